@@ -1,0 +1,50 @@
+package io.walden.core;
+
+import java.util.Locale;
+
+/**
+ * How far an append must get before it returns: PostgreSQL's {@code synchronous_commit} levels, with
+ * the same names and meanings. See {@code docs/durability.md} for what each level survives.
+ *
+ * <p>With no synchronous replicas configured (always, until a replication source is attached), the
+ * remote levels behave as {@link #LOCAL}, as PostgreSQL's {@code on} does without a synchronous standby.
+ */
+public enum Durability {
+    /** Returns once the record is in the mapped segment. A background writer forces it within
+     *  {@code writerDelay}; a crash of the machine may lose it, a crash of the JVM does not. */
+    OFF,
+    /** Returns once a local force covering the record has completed. */
+    LOCAL,
+    /** LOCAL, and the synchronous replicas have written the record (to their OS, not yet flushed). */
+    REMOTE_WRITE,
+    /** LOCAL, and the synchronous replicas have flushed the record. The default. */
+    ON,
+    /** LOCAL, and the synchronous replicas have applied the record (visible to their readers). */
+    REMOTE_APPLY;
+
+    private static final Durability[] VALUES = values();
+
+    /** True for every level that waits for a local force. */
+    public boolean waitsForLocalFlush() {
+        return this != OFF;
+    }
+
+    /** The PostgreSQL spelling: {@code off}, {@code local}, {@code remote_write}, {@code on}, {@code remote_apply}. */
+    public String configName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Parses a PostgreSQL spelling, case-insensitively. */
+    public static Durability parse(String text) {
+        if (text != null) {
+            String s = text.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+            for (Durability d : VALUES) {
+                if (d.name().equals(s)) {
+                    return d;
+                }
+            }
+        }
+        throw new IllegalArgumentException("unknown durability '" + text
+                + "' (expected one of off, local, remote_write, on, remote_apply)");
+    }
+}

@@ -1,0 +1,58 @@
+package io.walden.core;
+
+import java.util.Locale;
+
+/**
+ * Log sequence numbers: a {@code long} byte position in the whole log, never reused.
+ *
+ * <p>Every user-facing string renders an LSN as PostgreSQL does, the high and low 32 bits in
+ * hexadecimal separated by a slash ({@code 16/B374D848}); every input accepts that form and a plain
+ * decimal number. {@link #INVALID} (0) is never the position of a record: the first record of a log
+ * follows its first segment's header.
+ *
+ * <p>Thread-safety: stateless, all methods are pure functions.
+ */
+public final class Lsn {
+    /** Not a record position; the "previous record" of a log's first record. */
+    public static final long INVALID = 0L;
+
+    private Lsn() {
+    }
+
+    /** Renders {@code lsn} as {@code X/Y} (upper-case hexadecimal halves, no leading zeros). */
+    public static String format(long lsn) {
+        return Long.toHexString(lsn >>> 32).toUpperCase(Locale.ROOT) + "/"
+                + Long.toHexString(lsn & 0xFFFF_FFFFL).toUpperCase(Locale.ROOT);
+    }
+
+    /**
+     * Parses {@code X/Y} (hexadecimal halves, each at most 8 digits) or a non-negative decimal number.
+     *
+     * @throws IllegalArgumentException naming the text when it is neither
+     */
+    public static long parse(String text) {
+        if (text == null) {
+            throw new IllegalArgumentException("LSN is missing");
+        }
+        String s = text.trim();
+        int slash = s.indexOf('/');
+        try {
+            if (slash < 0) {
+                long value = Long.parseLong(s);
+                if (value < 0) {
+                    throw new NumberFormatException("negative");
+                }
+                return value;
+            }
+            String hi = s.substring(0, slash);
+            String lo = s.substring(slash + 1);
+            if (hi.isEmpty() || lo.isEmpty() || hi.length() > 8 || lo.length() > 8) {
+                throw new NumberFormatException("each half needs 1 to 8 hex digits");
+            }
+            return (Long.parseLong(hi, 16) << 32) | Long.parseLong(lo, 16);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(
+                    "not an LSN: '" + text + "' (expected X/Y in hexadecimal, e.g. 16/B374D848, or a decimal number)", e);
+        }
+    }
+}

@@ -1,0 +1,685 @@
+package io.walden.core;
+
+import io.walden.core.commit.Appender;
+import io.walden.core.commit.GroupCommit;
+import io.walden.core.commit.Position;
+import io.walden.core.commit.ReadNotifier;
+import io.walden.core.record.RecordDescriptor;
+import io.walden.core.recovery.Checkpointer;
+import io.walden.core.recovery.ControlFile;
+import io.walden.core.recovery.RecoveryScanner;
+import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentFiles;
+import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.segment.SegmentPreparer;
+import io.walden.core.segment.SegmentRegistry;
+import io.walden.core.sync.BackgroundWriter;
+import io.walden.core.sync.SyncStrategy;
+import net.openhft.chronicle.bytes.BytesStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A durable write-ahead log in one directory: memory-mapped, CRC'd segments, lock-free group commit,
+ * and a durability level chosen per append (PostgreSQL's {@code synchronous_commit}).
+ *
+ * <pre>{@code
+ * try (Wal wal = Wal.open(WalConfig.builder(Path.of("data/wal")).build())) {
+ *     long lsn = wal.append("hello".getBytes(UTF_8));          // returns once forced (durability ON)
+ *     try (WalReader r = wal.reader(lsn)) {
+ *         WalRecord rec = r.next();                             // the record just appended
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safety: every method may be called from any number of threads at once. Appends never take a
+ * lock; administrative calls ({@link #truncateBefore}, {@link #close}) serialise among themselves.
+ *
+ * <p>Opening a log runs recovery ({@link #recoveryReport()}); a second open of the same directory, from
+ * this process or another, is refused with {@link WalLockedException}.
+ */
+public final class Wal implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Wal.class);
+    private static final String LOCK_FILE = "walden.lock";
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    static {
+        ChronicleSettings.apply();
+    }
+
+    private final WalConfig config;
+    private final Path dir;
+    private final FileChannel lockChannel;
+    private final FileLock lock;
+    private final long logId;
+    private final ControlFile controlFile;
+    private final SegmentRegistry registry;
+    private final SegmentPreparer preparer;
+    private final Position tail;
+    private final Position written;
+    private final Position flushed;
+    private final ReadNotifier notifier = new ReadNotifier();
+    private final Appender appender;
+    private final GroupCommit commit;
+    private final BackgroundWriter writer;
+    private final Checkpointer checkpointer;
+    private final SyncStrategy sync;
+    private final RecoveryReport report;
+    private final int maxPayload;
+    /** Appenders between their closed-check and their publication; close waits for zero before unmapping. */
+    private final AtomicInteger activeAppenders = new AtomicInteger();
+    private final Object adminLock = new Object();
+    private volatile boolean closed;
+
+    private Wal(WalConfig config, Path dir, FileChannel lockChannel, FileLock lock, long logId, ControlFile controlFile,
+                SegmentRegistry registry, List<Path> spares, RecoveryScanner.Result scan, ControlFile.Checkpoint after,
+                boolean created, boolean rebuilt, long startNanos) {
+        this.config = config;
+        this.dir = dir;
+        this.lockChannel = lockChannel;
+        this.lock = lock;
+        this.logId = logId;
+        this.controlFile = controlFile;
+        this.registry = registry;
+        this.maxPayload = config.maxPayloadSize();
+        this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
+        long end = scan.endLsn();
+        this.tail = new Position(end);
+        this.written = new Position(end);
+        this.flushed = new Position(end);
+        Map<Long, Long> firstPrev = new ConcurrentHashMap<>(scan.firstPrevBySegment());
+        firstPrev.put(after.scanStart(), after.scanStartPrev());
+        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(), spares);
+        this.appender = new Appender(registry, preparer, tail, written, notifier, firstPrev, scan.lastRecordLsn());
+        this.commit = new GroupCommit(appender, written, flushed, registry, sync, notifier,
+                config.commitDelay().toNanos(), config.commitSiblings());
+        this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart());
+        this.writer = new BackgroundWriter(commit, config.writerDelay().toNanos(), config.checkpointInterval().toNanos(),
+                checkpointer::checkpoint);
+        this.report = new RecoveryReport(created, rebuilt, scan.scanStart(), end, scan.lastRecordLsn(), scan.records(),
+                scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
+                System.nanoTime() - startNanos);
+    }
+
+    // ------------------------------------------------------------------ open
+
+    /**
+     * Opens (or creates) the log in {@code config.directory()}, running recovery: finds the end of the
+     * log from the last checkpoint, cuts off a torn tail, forces the repair and records a new checkpoint
+     * before returning, so that nothing recovery did can be undone by a later crash.
+     *
+     * @throws WalLockedException    when another process or another Wal holds the directory
+     * @throws WalCorruptedException when once-durable data fails validation (see {@link WalConfig.Builder#truncateAtCorruption})
+     * @throws WalException          on any I/O error, with the cause
+     */
+    public static Wal open(WalConfig config) {
+        long startNanos = System.nanoTime();
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+            throw new WalException("Walden maps little-endian files and needs a little-endian platform");
+        }
+        Path dir = config.directory().toAbsolutePath();
+        FileChannel lockChannel = null;
+        FileLock lock = null;
+        SegmentRegistry registry = new SegmentRegistry(config.segmentSize());
+        ControlFile controlFile = null;
+        try {
+            Files.createDirectories(dir);
+            lockChannel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            try {
+                lock = lockChannel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                throw new WalLockedException("log directory " + dir + " is already open in this JVM");
+            }
+            if (lock == null) {
+                throw new WalLockedException("log directory " + dir + " is in use by another process (" + LOCK_FILE
+                        + " is locked); stop that process first");
+            }
+            for (Path temp : SegmentFiles.listWithSuffix(dir, SegmentFiles.TEMP_SUFFIX)) {
+                LOG.info("Removing {} left by an interrupted segment preparation", temp.getFileName());
+                Files.delete(temp);
+            }
+            List<Long> starts = SegmentFiles.list(dir);
+            boolean hasControl = ControlFile.exists(dir);
+            boolean created = false;
+            boolean rebuilt = false;
+            long logId;
+            ControlFile.Checkpoint cp;
+            if (!hasControl && starts.isEmpty()) {
+                created = true;
+                logId = newLogId();
+                SegmentFiles.prepare(dir, config.segmentSize(), 0, logId, null);
+                starts = List.of(0L);
+                cp = new ControlFile.Checkpoint(logId, config.segmentSize(), 0, Lsn.INVALID, SegmentHeaderDescriptor.LENGTH);
+                controlFile = ControlFile.create(dir, cp);
+            } else if (!hasControl) {
+                rebuilt = true;
+                logId = logIdOf(SegmentFiles.path(dir, starts.get(0)));
+                LOG.warn("Control file {} is missing in {}: rebuilding it by scanning from the oldest segment; "
+                        + "damage anywhere in the scan will be treated as a torn tail", ControlFile.NAME, dir);
+                cp = new ControlFile.Checkpoint(logId, config.segmentSize(), starts.get(0), -1, 0);
+            } else {
+                controlFile = ControlFile.open(dir);
+                cp = controlFile.read();
+                logId = cp.logId();
+                if (cp.segmentSize() != config.segmentSize()) {
+                    throw new WalException("the log in " + dir + " was created with segments of " + cp.segmentSize()
+                            + " bytes but the config asks for " + config.segmentSize() + "; the size of an existing log cannot change");
+                }
+            }
+            mapSegments(dir, config.segmentSize(), logId, starts, registry);
+            RecoveryScanner.Result scan = RecoveryScanner.scan(registry, cp.scanStart(), cp.scanStartPrev(),
+                    cp.flushedLsn(), config.truncateAtCorruption());
+            long endSegment = registry.segmentStart(scan.endLsn());
+            if (registry.get(endSegment) == null) {
+                Path p = SegmentFiles.prepare(dir, config.segmentSize(), endSegment, logId, null);
+                registry.add(Segment.map(p, endSegment, config.segmentSize()));
+            }
+            // Make what recovery found durable before anything is appended after it.
+            for (Segment s : registry.snapshot()) {
+                if (s.startLsn() >= scan.scanStart()) {
+                    s.force(false);
+                }
+            }
+            SegmentFiles.forceDirectory(dir);
+            Long endPrev = scan.firstPrevBySegment().get(endSegment);
+            ControlFile.Checkpoint after = new ControlFile.Checkpoint(logId, config.segmentSize(), endSegment,
+                    endPrev == null ? scan.lastRecordLsn() : endPrev, scan.endLsn());
+            if (controlFile == null) {
+                controlFile = ControlFile.create(dir, after);
+            } else {
+                controlFile.write(after);
+            }
+            List<Path> spares = SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX);
+            Wal wal = new Wal(config, dir, lockChannel, lock, logId, controlFile, registry, spares, scan, after,
+                    created, rebuilt, startNanos);
+            wal.start();
+            return wal;
+        } catch (IOException e) {
+            cleanUpFailedOpen(registry, controlFile, lockChannel);
+            throw new WalException("could not open the log in " + dir + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            cleanUpFailedOpen(registry, controlFile, lockChannel);
+            throw e;
+        }
+    }
+
+    private void start() {
+        if (!sync.durable()) {
+            LOG.warn("Walden log {} uses sync method NONE: NOTHING appended to it is durable across a power failure "
+                    + "or OS crash, whatever durability an append asks for", dir);
+        }
+        preparer.start();
+        preparer.request(registry.segmentStart(tail.get()) + config.segmentSize());
+        writer.start();
+        if (report.repaired()) {
+            LOG.warn("Opened Walden log {}: {}", dir, report);
+        } else {
+            LOG.info("Opened Walden log {}: {}", dir, report);
+        }
+    }
+
+    private static void mapSegments(Path dir, long segmentSize, long logId, List<Long> starts, SegmentRegistry registry)
+            throws IOException {
+        long expected = -1;
+        for (long start : starts) {
+            Path p = SegmentFiles.path(dir, start);
+            if (expected >= 0 && start != expected) {
+                throw new WalCorruptedException("segment " + SegmentFiles.name(expected) + " is missing from " + dir
+                        + " (the segments before and after it are present)", expected, SegmentFiles.path(dir, expected));
+            }
+            if ((start & (segmentSize - 1)) != 0) {
+                throw new WalCorruptedException("segment file " + p.getFileName() + " does not start on a segment boundary",
+                        start, p);
+            }
+            Segment s;
+            try {
+                s = Segment.map(p, start, segmentSize);
+            } catch (IOException e) {
+                throw new WalCorruptedException("segment " + p + " cannot be mapped: " + e.getMessage(), start, p);
+            }
+            registry.add(s);
+            ByteBuffer header = s.newView().limit(SegmentHeaderDescriptor.LENGTH);
+            String problem = SegmentHeaderDescriptor.validate(header, segmentSize, start, logId);
+            if (problem != null) {
+                throw new WalCorruptedException("segment " + p + " is not part of this log: " + problem, start, p);
+            }
+            expected = start + segmentSize;
+        }
+    }
+
+    private static long logIdOf(Path segment) throws IOException {
+        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            ch.read(b, 0);
+            return b.getLong(SegmentHeaderDescriptor.LOG_ID_OFFSET);
+        }
+    }
+
+    private static long newLogId() {
+        long id;
+        SecureRandom random = new SecureRandom();
+        do {
+            id = random.nextLong();
+        } while (id == 0);
+        return id;
+    }
+
+    private static void cleanUpFailedOpen(SegmentRegistry registry, ControlFile controlFile, FileChannel lockChannel) {
+        for (Segment s : registry.snapshot()) {
+            registry.remove(s);
+            s.retire();
+        }
+        try {
+            if (controlFile != null) {
+                controlFile.close();
+            }
+            if (lockChannel != null) {
+                lockChannel.close(); // releases the lock
+            }
+        } catch (IOException e) {
+            LOG.warn("Cleaning up after a failed open: {}", e.toString());
+        }
+    }
+
+    // ------------------------------------------------------------------ append
+
+    /** Appends with the configured default durability; returns the record's LSN once that level is reached. */
+    public long append(byte[] payload) {
+        return append(0, payload, 0, payload.length, config.durability());
+    }
+
+    /** Appends and returns the record's LSN once {@code durability} is reached. */
+    public long append(byte[] payload, Durability durability) {
+        return append(0, payload, 0, payload.length, durability);
+    }
+
+    /** Appends a record with a user-defined type tag (0 to 65535). */
+    public long append(int type, byte[] payload, Durability durability) {
+        return append(type, payload, 0, payload.length, durability);
+    }
+
+    /** Appends {@code length} bytes of {@code payload} from {@code offset}, with a type tag. */
+    public long append(int type, byte[] payload, int offset, int length, Durability durability) {
+        Objects.checkFromIndexSize(offset, length, payload.length);
+        long lsn = appendNoWait(type, payload, offset, length);
+        awaitDurable(lsn, durability);
+        return lsn;
+    }
+
+    /** Appends the remaining bytes of {@code payload} (its position is not moved). */
+    public long append(int type, ByteBuffer payload, Durability durability) {
+        int length = payload.remaining();
+        checkRecord(type, length);
+        enter();
+        long lsn;
+        try {
+            lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
+            appender.append(lsn, type, payload, length);
+        } finally {
+            exit();
+        }
+        awaitDurable(lsn, durability);
+        return lsn;
+    }
+
+    /** Appends the readable bytes of a Chronicle {@link BytesStore} (from its read position, for its read remaining). */
+    public long append(int type, BytesStore<?, ?> payload, Durability durability) {
+        long remaining = payload.readRemaining();
+        if (remaining > maxPayload) {
+            throw new PayloadTooLargeException(remaining, maxPayload);
+        }
+        int length = (int) remaining;
+        checkRecord(type, length);
+        enter();
+        long lsn;
+        try {
+            lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
+            appender.append(lsn, type, payload, payload.readPosition(), length);
+        } finally {
+            exit();
+        }
+        awaitDurable(lsn, durability);
+        return lsn;
+    }
+
+    /**
+     * Appends without blocking for durability: the future completes with the LSN once {@code durability}
+     * is reached (or exceptionally if the log fails first). No thread waits per future: the flush that
+     * covers the record completes it. Futures pending together complete in LSN order.
+     */
+    public CompletableFuture<Long> appendAsync(byte[] payload, Durability durability) {
+        return appendAsync(0, payload, durability);
+    }
+
+    /** {@link #appendAsync(byte[], Durability)} with a type tag. */
+    public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
+        long lsn = appendNoWait(type, payload, 0, payload.length);
+        if (!durability.waitsForLocalFlush()) {
+            return CompletableFuture.completedFuture(lsn);
+        }
+        CompletableFuture<Long> f = commit.flushedFuture(lsn);
+        if (!f.isDone()) {
+            writer.wakeUp();
+        }
+        return f;
+    }
+
+    /**
+     * Reserves a record of {@code length} payload bytes for zero-copy writing through {@code claim}.
+     * The claim must be committed or aborted promptly (see {@link WalClaim}).
+     */
+    public WalClaim claim(int type, int length, WalClaim claim) {
+        if (claim.isActive()) {
+            throw new IllegalStateException("claim is still active: commit or abort it before claiming again");
+        }
+        checkRecord(type, length);
+        enter();
+        boolean ok = false;
+        try {
+            long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
+            Segment seg = appender.segment(lsn);
+            appender.writeHeaderFields(seg, lsn - seg.startLsn(), type);
+            claim.open(this, seg, lsn, length);
+            ok = true;
+            return claim;
+        } finally {
+            if (!ok) {
+                exit();
+            }
+        }
+    }
+
+    void publishClaim(Segment seg, long offset, long lsn, int recordLength, int flags) {
+        try {
+            appender.publish(seg, offset, lsn, recordLength, flags);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Waits until the record at {@code lsn} has reached {@code durability}.
+     *
+     * @throws IllegalLsnException when {@code lsn} is not below {@link #insertLsn()}
+     * @throws WalFailedException  when the log is failed
+     */
+    public void awaitDurable(long lsn, Durability durability) {
+        if (!durability.waitsForLocalFlush()) {
+            return;
+        }
+        if (lsn >= tail.get()) {
+            throw new IllegalLsnException("LSN " + Lsn.format(lsn) + " is not below the insert position "
+                    + Lsn.format(tail.get()));
+        }
+        commit.awaitFlushed(lsn);
+    }
+
+    private long appendNoWait(int type, byte[] payload, int offset, int length) {
+        checkRecord(type, length);
+        enter();
+        try {
+            long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
+            appender.append(lsn, type, payload, offset, length);
+            return lsn;
+        } finally {
+            exit();
+        }
+    }
+
+    private void checkRecord(int type, int length) {
+        if (length > maxPayload) {
+            throw new PayloadTooLargeException(length, maxPayload);
+        }
+        if (type < 0 || type > RecordDescriptor.MAX_TYPE) {
+            throw new IllegalArgumentException("record type must be from 0 to " + RecordDescriptor.MAX_TYPE + ", got " + type);
+        }
+    }
+
+    /** Admits an appender; Dekker-paired with close(): increment, then check closed. */
+    private void enter() {
+        activeAppenders.incrementAndGet();
+        if (closed) {
+            activeAppenders.decrementAndGet();
+            throw new WalClosedException("the log in " + dir + " is closed");
+        }
+        WalFailedException f = commit.failure();
+        if (f != null) {
+            activeAppenders.decrementAndGet();
+            throw new WalFailedException(f.getMessage(), f.getCause());
+        }
+    }
+
+    private void exit() {
+        activeAppenders.decrementAndGet();
+    }
+
+    // ------------------------------------------------------------------ read
+
+    /** A reader from {@code fromLsn} that sees only flushed records. */
+    public WalReader reader(long fromLsn) {
+        return reader(fromLsn, WalReader.Visibility.FLUSHED);
+    }
+
+    /**
+     * A reader from {@code fromLsn}: an LSN returned by an append, a record's {@code nextLsn()},
+     * {@link #oldestLsn()}, or the current {@link #insertLsn()} to read only what comes next.
+     *
+     * @throws LsnRemovedException when {@code fromLsn} is below {@link #oldestLsn()}
+     * @throws IllegalLsnException when {@code fromLsn} is beyond the insert position
+     */
+    public WalReader reader(long fromLsn, WalReader.Visibility visibility) {
+        ensureOpen();
+        long oldest = oldestLsn();
+        if (fromLsn < oldest) {
+            throw new LsnRemovedException(fromLsn, oldest);
+        }
+        if (fromLsn > tail.get()) {
+            throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond the end of the log ("
+                    + Lsn.format(tail.get()) + ")");
+        }
+        return new WalReader(this, fromLsn, visibility);
+    }
+
+    // ------------------------------------------------------------------ positions
+
+    /** Where the next record will be reserved (PostgreSQL's insert position). */
+    public long insertLsn() {
+        return tail.get();
+    }
+
+    /** Every record below this is complete in the mapped log. */
+    public long writtenLsn() {
+        return written.get();
+    }
+
+    /** Every record below this has been forced to stable storage. */
+    public long flushedLsn() {
+        return flushed.get();
+    }
+
+    /** The first record still kept: below it, reads fail with {@link LsnRemovedException}. */
+    public long oldestLsn() {
+        Segment s = registry.oldest();
+        return s == null ? tail.get() : s.startLsn() + SegmentHeaderDescriptor.LENGTH;
+    }
+
+    /**
+     * Removes whole segments that lie entirely below {@code lsn}'s segment, recycling up to
+     * {@code spareSegments} of them for future use. Never removes the segment holding the flushed position
+     * or the last checkpoint's scan start, so it cannot remove unflushed records.
+     */
+    public void truncateBefore(long lsn) {
+        ensureOpen();
+        synchronized (adminLock) {
+            try {
+                checkpointer.write(true);
+            } catch (IOException e) {
+                throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
+            }
+            long limit = Math.min(registry.segmentStart(Math.min(lsn, flushed.get())), checkpointer.durableScanStart());
+            for (Segment s : registry.snapshot()) {
+                if (s.endLsn() > limit) {
+                    break;
+                }
+                registry.remove(s);
+                preparer.retire(s);
+                LOG.debug("Truncated segment {}", s.path().getFileName());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ status
+
+    public WalConfig config() {
+        return config;
+    }
+
+    public Path directory() {
+        return dir;
+    }
+
+    /** The random 64-bit identifier chosen when the log was created; every segment carries it. */
+    public long logId() {
+        return logId;
+    }
+
+    public RecoveryReport recoveryReport() {
+        return report;
+    }
+
+    public int segmentCount() {
+        return registry.size();
+    }
+
+    /** Bytes of log kept, from the oldest record to the insert position. */
+    public long retainedBytes() {
+        return tail.get() - oldestLsn();
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** True once a force failed; appends are refused until the log is reopened. */
+    public boolean isFailed() {
+        return commit.failure() != null;
+    }
+
+    /** Forces every written record now (as a durable append would). */
+    public void flush() {
+        ensureOpen();
+        commit.flushAll();
+    }
+
+    // ------------------------------------------------------------------ internals for readers, claims and meters
+
+    SegmentRegistry registry() {
+        return registry;
+    }
+
+    ReadNotifier notifier() {
+        return notifier;
+    }
+
+    GroupCommit groupCommit() {
+        return commit;
+    }
+
+    SegmentPreparer preparer() {
+        return preparer;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new WalClosedException("the log in " + dir + " is closed");
+        }
+    }
+
+    // ------------------------------------------------------------------ close
+
+    /**
+     * Flushes every written record, writes a checkpoint, stops the background threads, unmaps the segments
+     * and releases the directory. Idempotent. Appends started after close fail with {@link WalClosedException}.
+     */
+    @Override
+    public void close() {
+        synchronized (adminLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
+            while (activeAppenders.get() > 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+                Thread.yield();
+            }
+            boolean quiescent = activeAppenders.get() == 0;
+            if (!quiescent) {
+                LOG.error("Closing {} while {} append(s) or claim(s) are still in progress after {} s; the segments "
+                        + "stay mapped so that they cannot fault", dir, activeAppenders.get(), TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
+            }
+            writer.close();
+            List<Throwable> problems = new ArrayList<>();
+            try {
+                if (commit.failure() == null) {
+                    commit.flushAll();
+                    checkpointer.write(true);
+                } else {
+                    commit.completeAsync();
+                }
+            } catch (IOException | RuntimeException e) {
+                problems.add(e);
+            }
+            preparer.close();
+            notifier.signal();
+            if (quiescent) {
+                for (Segment s : registry.snapshot()) {
+                    registry.remove(s);
+                    s.retire();
+                }
+            }
+            try {
+                controlFile.close();
+                lock.release();
+                lockChannel.close();
+            } catch (IOException e) {
+                problems.add(e);
+            }
+            LOG.info("Closed Walden log {} at {}", dir, Lsn.format(flushed.get()));
+            if (!problems.isEmpty()) {
+                Throwable first = problems.get(0);
+                if (first instanceof WalFailedException) {
+                    throw (WalFailedException) first;
+                }
+                throw new WalException("closing the log in " + dir + " failed: " + first.getMessage(),
+                        first instanceof IOException ? new UncheckedIOException((IOException) first) : first);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Wal{" + dir + ", insert=" + Lsn.format(insertLsn()) + ", written=" + Lsn.format(writtenLsn())
+                + ", flushed=" + Lsn.format(flushedLsn()) + ", oldest=" + Lsn.format(oldestLsn()) + "}";
+    }
+}

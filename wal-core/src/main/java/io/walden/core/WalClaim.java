@@ -1,0 +1,104 @@
+package io.walden.core;
+
+import io.walden.core.record.RecordDescriptor;
+import io.walden.core.segment.Segment;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A zero-copy append in the style of Aeron's {@code tryClaim}/{@code BufferClaim}: {@link Wal#claim}
+ * reserves a record of a fixed length, the caller writes its payload straight into the mapped segment
+ * through {@link #buffer()}, then {@link #commit()}s it (or {@link #abort()}s it, leaving padding that
+ * readers skip).
+ *
+ * <p>Reuse one instance per thread: claiming, writing and committing allocate nothing. Until it is
+ * committed or aborted, a claim holds up the written position of every later record, so keep the time
+ * between claim and commit short, and always commit or abort (try/finally).
+ *
+ * <p>Thread-safety: NOT thread-safe; one thread uses an instance at a time.
+ */
+public final class WalClaim {
+    private Wal wal;
+    private Segment segment;
+    private Segment viewSegment;
+    private ByteBuffer view;
+    private long offset;
+    private long lsn;
+    private int length;
+
+    public WalClaim() {
+    }
+
+    void open(Wal wal, Segment segment, long lsn, int payloadLength) {
+        if (segment != viewSegment) {
+            view = segment.newView();
+            viewSegment = segment;
+        }
+        this.wal = wal;
+        this.segment = segment;
+        this.lsn = lsn;
+        this.offset = lsn - segment.startLsn();
+        this.length = payloadLength;
+        int start = (int) offset + RecordDescriptor.HEADER_LENGTH;
+        this.view.limit(start + payloadLength).position(start);
+    }
+
+    /** True between a successful {@link Wal#claim} and its commit or abort. */
+    public boolean isActive() {
+        return wal != null;
+    }
+
+    /**
+     * The claimed payload bytes, little-endian: from {@code position()} (inclusive) to {@code limit()}.
+     * Write with relative puts, or absolute puts at {@code position() + i}. The bytes start zeroed.
+     */
+    public ByteBuffer buffer() {
+        ensureActive();
+        return view;
+    }
+
+    public long lsn() {
+        return lsn;
+    }
+
+    public int length() {
+        return length;
+    }
+
+    /** Publishes the record and waits for the log's default durability; returns its LSN. */
+    public long commit() {
+        ensureActive();
+        return commit(wal.config().durability());
+    }
+
+    /** Publishes the record and waits for {@code durability}; returns its LSN. */
+    public long commit(Durability durability) {
+        ensureActive();
+        Wal w = finish(0);
+        w.awaitDurable(lsn, durability);
+        return lsn;
+    }
+
+    /** Turns the claimed space into padding that readers skip; the log moves on. */
+    public void abort() {
+        ensureActive();
+        finish(RecordDescriptor.FLAG_PADDING);
+    }
+
+    private Wal finish(int flags) {
+        Wal w = wal;
+        wal = null;
+        try {
+            w.publishClaim(segment, offset, lsn, RecordDescriptor.HEADER_LENGTH + length, flags);
+        } finally {
+            segment = null;
+        }
+        return w;
+    }
+
+    private void ensureActive() {
+        if (wal == null) {
+            throw new IllegalStateException("no active claim: call Wal.claim first (a claim is committed or aborted once)");
+        }
+    }
+}

@@ -1,0 +1,168 @@
+package io.walden.core;
+
+import io.walden.core.record.RecordCheck;
+import io.walden.core.record.RecordDescriptor;
+import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentHeaderDescriptor;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32C;
+
+/**
+ * Reads records in LSN order, from a starting LSN, concurrently with appenders and other readers.
+ *
+ * <p>Every record is validated (length, prev link, CRC-32C) before it is returned, so a reader never
+ * hands out corrupt bytes. A reader holds the segment it is positioned in, so truncation cannot unmap it
+ * underneath; reading below {@link Wal#oldestLsn()} throws {@link LsnRemovedException}.
+ *
+ * <p>Thread-safety: a reader is used by one thread at a time (create one per consumer thread).
+ */
+public final class WalReader implements AutoCloseable {
+
+    /** Which records a reader may see. */
+    public enum Visibility {
+        /** Records once written to the mapped log, before they are forced: the lowest latency, but a crash of
+         *  the machine may take away a record that was read (PostgreSQL's non-durable reads). */
+        WRITTEN,
+        /** Only records that a completed force covered: nothing read can be lost in a crash. The default. */
+        FLUSHED
+    }
+
+    private final Wal wal;
+    private final Visibility visibility;
+    private final CRC32C crc = new CRC32C();
+    private long position;
+    private long expectedPrev = -1;
+    private Segment segment;
+    private ByteBuffer view;
+    private boolean closed;
+
+    WalReader(Wal wal, long from, Visibility visibility) {
+        this.wal = wal;
+        this.visibility = visibility;
+        this.position = from;
+    }
+
+    /** The LSN of the next record this reader will return (or wait for). */
+    public long position() {
+        return position;
+    }
+
+    public Visibility visibility() {
+        return visibility;
+    }
+
+    /**
+     * The next visible record, or null when the reader is at the current end.
+     *
+     * @throws LsnRemovedException   when the reader's position was truncated away
+     * @throws WalCorruptedException when a record fails validation (the position is left on it)
+     */
+    public WalRecord next() {
+        ensureOpen();
+        long limit = limit();
+        while (position < limit) {
+            Segment seg = enter(position);
+            long o = position - seg.startLsn();
+            int code = RecordCheck.check(seg, view, crc, o, expectedPrev);
+            if (code != RecordCheck.VALID) {
+                throw failOnInvalid(seg, code);
+            }
+            int length = seg.readInt(o + RecordDescriptor.LENGTH_OFFSET);
+            int flags = seg.readShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
+            long lsn = position;
+            expectedPrev = lsn;
+            position += RecordDescriptor.aligned(length);
+            if (position == seg.endLsn()) {
+                position += SegmentHeaderDescriptor.LENGTH;
+            }
+            if ((flags & RecordDescriptor.FLAG_PADDING) != 0) {
+                continue;
+            }
+            int type = seg.readShort(o + RecordDescriptor.TYPE_OFFSET) & 0xFFFF;
+            int start = (int) o + RecordDescriptor.HEADER_LENGTH;
+            ByteBuffer payload = view.duplicate().limit(start + length - RecordDescriptor.HEADER_LENGTH).position(start)
+                    .slice().asReadOnlyBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            return new WalRecord(lsn, position, type, payload);
+        }
+        return null;
+    }
+
+    /**
+     * The next visible record, waiting up to {@code timeout} for one to appear.
+     *
+     * @return the record, or null when none appeared in time (or the log was closed meanwhile)
+     */
+    public WalRecord poll(long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (true) {
+            WalRecord r = next();
+            if (r != null) {
+                return r;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || !wal.notifier().await(this::limit, position, left, TimeUnit.NANOSECONDS, wal::isClosed)) {
+                return wal.isClosed() ? null : next();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            leave();
+        }
+    }
+
+    private long limit() {
+        return visibility == Visibility.WRITTEN ? wal.writtenLsn() : wal.flushedLsn();
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new WalClosedException("reader is closed");
+        }
+        if (wal.isClosed()) {
+            close();
+            throw new WalClosedException("the log was closed");
+        }
+    }
+
+    /** Makes {@code lsn}'s segment the current one, holding it against truncation. */
+    private Segment enter(long lsn) {
+        if (segment != null && segment.contains(lsn)) {
+            return segment;
+        }
+        leave();
+        Segment s = wal.registry().get(lsn);
+        if (s == null || !s.tryEnter()) {
+            throw new LsnRemovedException(lsn, wal.oldestLsn());
+        }
+        segment = s;
+        view = s.newView();
+        if (lsn - s.startLsn() < SegmentHeaderDescriptor.LENGTH) {
+            position = s.startLsn() + SegmentHeaderDescriptor.LENGTH;
+        }
+        return s;
+    }
+
+    private void leave() {
+        if (segment != null) {
+            segment.exit();
+            segment = null;
+            view = null;
+        }
+    }
+
+    private WalException failOnInvalid(Segment seg, int code) {
+        if (expectedPrev < 0) {
+            return new IllegalLsnException("no record starts at " + Lsn.format(position) + " ("
+                    + RecordCheck.describe(code) + "): start readers at an LSN returned by append, at oldestLsn(), "
+                    + "or at a record's nextLsn()");
+        }
+        return new WalCorruptedException("record at " + Lsn.format(position) + " in " + seg.path()
+                + " fails validation while reading: " + RecordCheck.describe(code), position, seg.path());
+    }
+}

@@ -1,0 +1,252 @@
+package io.walden.core.commit;
+
+import io.walden.core.record.RecordCheck;
+import io.walden.core.record.RecordDescriptor;
+import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.segment.SegmentPreparer;
+import io.walden.core.segment.SegmentRegistry;
+import net.openhft.chronicle.bytes.BytesStore;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32C;
+
+/**
+ * The lock-free append path: reserve, copy, publish, advance the written position.
+ * See {@code docs/group-commit.md} for the argument; in short:
+ *
+ * <ol>
+ *   <li><b>Reserve</b> with one CAS on the tail. A record fits at {@code t} when it leaves room for one
+ *       record header before the segment's end; otherwise the CAS moves the tail into the next (already
+ *       prepared) segment and its winner closes the old segment with a padding record.</li>
+ *   <li><b>Link</b>: right after its CAS the reserver stores its own LSN into the prev field of the
+ *       <em>next</em> record's header (release). Its successor waits for that store (acquire) before
+ *       computing its CRC, so every record carries the exact LSN of its predecessor without a lock.
+ *       The wait is short (two stores) and costs nothing for durability: a record can never become
+ *       written before its predecessor anyway.</li>
+ *   <li><b>Copy</b> header fields and payload into the mapping, in parallel with other appenders.</li>
+ *   <li><b>Publish</b>: CRC-32C, then the length word with a release store, last.</li>
+ *   <li><b>Written</b>: advance over the contiguous prefix of published records (acquire loads of the length words).</li>
+ * </ol>
+ *
+ * <p>Nothing here allocates per record: the CRC and the segment view are per-thread and reused.
+ * Thread-safety: every method may be called from any number of threads at once.
+ */
+public final class Appender {
+    private static final int SEGMENT_HEADER = SegmentHeaderDescriptor.LENGTH;
+    private static final int HEADER = RecordDescriptor.HEADER_LENGTH;
+    private static final long ROLL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    private final SegmentRegistry registry;
+    private final SegmentPreparer preparer;
+    private final Position tail;
+    private final Position written;
+    private final ReadNotifier notifier;
+    private final Map<Long, Long> firstPrevBySegment;
+    private final long segmentSize;
+    /** The LSN of the first record appended after open, and its prev link (0 when the log is new). */
+    private final long bootstrapLsn;
+    private final long bootstrapPrev;
+    private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+
+    /** Per-thread CRC state and a view of the segment last written to. */
+    static final class Scratch {
+        final CRC32C crc = new CRC32C();
+        Segment segment;
+        ByteBuffer view;
+
+        ByteBuffer view(Segment s) {
+            if (segment != s) {
+                segment = s;
+                view = s.newView();
+            }
+            return view;
+        }
+    }
+
+    public Appender(SegmentRegistry registry, SegmentPreparer preparer, Position tail, Position written,
+                    ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn) {
+        this.registry = registry;
+        this.preparer = preparer;
+        this.tail = tail;
+        this.written = written;
+        this.notifier = notifier;
+        this.firstPrevBySegment = firstPrevBySegment;
+        this.segmentSize = registry.segmentSize();
+        this.bootstrapLsn = tail.get();
+        this.bootstrapPrev = lastRecordLsn;
+        Segment s = registry.get(bootstrapLsn);
+        s.writeLongRelease(bootstrapLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET, lastRecordLsn);
+    }
+
+    /**
+     * Reserves {@code aligned} bytes for one record and links its successor; returns the record's LSN.
+     * The caller must then {@link #publish} it (or publish it as padding), or the log stalls.
+     */
+    public long reserve(long aligned) {
+        while (true) {
+            long t = tail.get();
+            long segmentEnd = (t & -segmentSize) + segmentSize;
+            if (t + aligned + HEADER <= segmentEnd) {
+                if (tail.compareAndSet(t, t + aligned)) {
+                    linkSuccessor(t + aligned, t);
+                    return t;
+                }
+                continue;
+            }
+            if (registry.get(segmentEnd) == null) {
+                preparer.await(segmentEnd, ROLL_WAIT_NANOS); // a full disk surfaces here, before anything is reserved
+                continue;
+            }
+            long lsn = segmentEnd + SEGMENT_HEADER;
+            if (tail.compareAndSet(t, lsn + aligned)) {
+                linkSuccessor(lsn + aligned, lsn);
+                roll(t, segmentEnd, lsn);
+                return lsn;
+            }
+        }
+    }
+
+    /** Writes the header fields and payload of a reserved record and publishes it. */
+    public void append(long lsn, int type, byte[] src, int offset, int length) {
+        Segment seg = registry.get(lsn);
+        long o = lsn - seg.startLsn();
+        int flags = RecordDescriptor.FLAG_PADDING;
+        try {
+            writeHeaderFields(seg, o, type);
+            seg.write(o + HEADER, src, offset, length);
+            flags = 0;
+        } finally {
+            publish(seg, o, lsn, HEADER + length, flags);
+        }
+    }
+
+    public void append(long lsn, int type, ByteBuffer src, int length) {
+        Segment seg = registry.get(lsn);
+        long o = lsn - seg.startLsn();
+        int flags = RecordDescriptor.FLAG_PADDING;
+        try {
+            writeHeaderFields(seg, o, type);
+            seg.write(o + HEADER, src, src.position(), length);
+            flags = 0;
+        } finally {
+            publish(seg, o, lsn, HEADER + length, flags);
+        }
+    }
+
+    public void append(long lsn, int type, BytesStore<?, ?> src, long srcOffset, int length) {
+        Segment seg = registry.get(lsn);
+        long o = lsn - seg.startLsn();
+        int flags = RecordDescriptor.FLAG_PADDING;
+        try {
+            writeHeaderFields(seg, o, type);
+            seg.write(o + HEADER, src, srcOffset, length);
+            flags = 0;
+        } finally {
+            publish(seg, o, lsn, HEADER + length, flags);
+        }
+    }
+
+    /** Writes type, flags and reserved fields of a reserved record (for claims, before the payload is written). */
+    public void writeHeaderFields(Segment seg, long offset, int type) {
+        seg.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) type);
+        seg.writeShort(offset + RecordDescriptor.FLAGS_OFFSET, (short) 0);
+        seg.writeInt(offset + RecordDescriptor.RESERVED_OFFSET, 0);
+    }
+
+    /**
+     * Completes a record whose fields and payload are in place: waits for the prev link, computes the CRC,
+     * releases the length word, advances the written position.
+     *
+     * @param flags 0, or {@link RecordDescriptor#FLAG_PADDING} to turn a failed or aborted record into
+     *              padding that readers skip (the log must never stall on a reservation nobody fills)
+     */
+    public void publish(Segment seg, long offset, long lsn, int recordLength, int flags) {
+        if (flags != 0) {
+            seg.writeShort(offset + RecordDescriptor.FLAGS_OFFSET, (short) flags);
+            seg.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) 0);
+        }
+        awaitPrevLink(seg, offset, lsn);
+        Scratch s = scratch.get();
+        int crc = RecordCheck.crc(s.view(seg), s.crc, offset, recordLength);
+        seg.writeInt(offset + RecordDescriptor.CRC_OFFSET, crc);
+        seg.writeIntRelease(offset + RecordDescriptor.LENGTH_OFFSET, recordLength); // publication: last store
+        advanceWritten();
+    }
+
+    /**
+     * Moves the written position over every record published contiguously after it; returns the position.
+     * Safe from any thread: each caller validates its own range with acquire loads, and the position
+     * only ever rises to the highest value a caller validated.
+     */
+    public long advanceWritten() {
+        long w = written.get();
+        long pos = w;
+        Segment seg = registry.get(pos);
+        while (seg != null) {
+            int length = seg.readIntAcquire(pos - seg.startLsn());
+            if (length <= 0) {
+                break;
+            }
+            pos += RecordDescriptor.aligned(length);
+            if (pos == seg.endLsn()) {
+                pos += SEGMENT_HEADER;
+                seg = registry.get(pos);
+            }
+        }
+        if (pos > w) {
+            written.advanceTo(pos);
+            notifier.signal();
+            return Math.max(pos, written.get());
+        }
+        return w;
+    }
+
+    public long insertPosition() {
+        return tail.get();
+    }
+
+    public Segment segment(long lsn) {
+        return registry.get(lsn);
+    }
+
+    public ByteBuffer viewFor(Segment seg) {
+        return scratch.get().view(seg);
+    }
+
+    private void linkSuccessor(long successorLsn, long lsn) {
+        Segment s = registry.get(successorLsn);
+        s.writeLongRelease(successorLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET, lsn);
+    }
+
+    private void awaitPrevLink(Segment seg, long offset, long lsn) {
+        if (lsn == bootstrapLsn) {
+            return; // linked at open (possibly to 0, the "no previous record" of a new log)
+        }
+        long at = offset + RecordDescriptor.PREV_OFFSET;
+        for (int spins = 0; seg.readLongAcquire(at) == 0; spins++) {
+            if (spins < 200) {
+                Thread.onSpinWait();
+            } else if (spins < 300) {
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(1_000); // the predecessor was descheduled between its CAS and its link store
+            }
+        }
+    }
+
+    /** Closes the segment ending at {@code segmentEnd} with a padding record at {@code t}; links the new segment. */
+    private void roll(long t, long segmentEnd, long firstLsn) {
+        Segment next = registry.get(firstLsn);
+        next.writeLong(firstLsn - next.startLsn() + RecordDescriptor.PREV_OFFSET, t);
+        firstPrevBySegment.put(segmentEnd, t);
+        preparer.request(segmentEnd + segmentSize); // keep one segment ready ahead of the tail
+        Segment old = registry.get(t);
+        long o = t - old.startLsn();
+        writeHeaderFields(old, o, 0);
+        publish(old, o, t, (int) (segmentEnd - t), RecordDescriptor.FLAG_PADDING);
+    }
+}

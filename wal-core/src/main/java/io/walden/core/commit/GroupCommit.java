@@ -1,0 +1,306 @@
+package io.walden.core.commit;
+
+import io.walden.core.Lsn;
+import io.walden.core.WalFailedException;
+import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentRegistry;
+import io.walden.core.sync.SyncStrategy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Lock-free group commit: PostgreSQL's flush leader without the WAL write lock.
+ *
+ * <p>A committer whose record is not flushed yet either becomes the leader (one CAS on {@code leader})
+ * or waits for the current leader and then re-checks: most committers never force. The leader forces
+ * everything written so far, not only its own record, publishes the new flushed position, steps down,
+ * and wakes exactly the waiters it satisfied plus one unsatisfied waiter to lead the next flush.
+ *
+ * <p>Guarantees:
+ * <ul>
+ *   <li>At most one force is in flight ({@code leader} is a mutual-exclusion flag taken by CAS).</li>
+ *   <li>{@code flushed} never exceeds what a completed force covered: the leader samples its target
+ *       from the written position (every record below it published, seen through acquire loads), forces,
+ *       and only then stores the target (volatile) into {@code flushed}.</li>
+ *   <li>A failed force is never retried: the failure is recorded, every waiter and pending future fails,
+ *       and so does every later durable append, until the log is reopened.</li>
+ * </ul>
+ *
+ * <p>Batching: an adaptive gather (the leader first waits, briefly and boundedly, for records already
+ * reserved by other appenders to be published, PostgreSQL's WaitXLogInsertionsToFinish) fills flushes
+ * under load and costs a lone committer nothing, since with one committer nothing else is in flight.
+ * {@code commitDelay}/{@code commitSiblings} add PostgreSQL's explicit delay on top, off by default.
+ *
+ * <p>Thread-safety: every public method may be called from any thread.
+ */
+public final class GroupCommit {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupCommit.class);
+    private static final int SPIN_TRIES = 64;
+    /** Safety net only: a waiter re-checks at least this often even if a wake-up were missed. */
+    private static final long PARK_CAP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** Longest the adaptive gather waits for in-flight records before forcing. */
+    private static final long GATHER_MAX_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+
+    private final Appender appender;
+    private final Position written;
+    private final Position flushed;
+    private final SegmentRegistry registry;
+    private final SyncStrategy sync;
+    private final ReadNotifier notifier;
+    private final AtomicInteger leader = new AtomicInteger();
+    private final AtomicInteger committers = new AtomicInteger();
+    private final LongAdder flushRequests = new LongAdder();
+    private final Waiter.Stack waiters = new Waiter.Stack();
+    private final ThreadLocal<Waiter> waiterOfThread = ThreadLocal.withInitial(() -> new Waiter(Thread.currentThread()));
+    private final AsyncCompletions async = new AsyncCompletions();
+    private final long commitDelayNanos;
+    private final int commitSiblings;
+    private volatile FlushObserver observer = FlushObserver.NONE;
+    private volatile WalFailedException failure;
+    /** Written by the leader only. */
+    private volatile long flushCount;
+
+    public GroupCommit(Appender appender, Position written, Position flushed, SegmentRegistry registry,
+                       SyncStrategy sync, ReadNotifier notifier, long commitDelayNanos, int commitSiblings) {
+        this.appender = appender;
+        this.written = written;
+        this.flushed = flushed;
+        this.registry = registry;
+        this.sync = sync;
+        this.notifier = notifier;
+        this.commitDelayNanos = commitDelayNanos;
+        this.commitSiblings = commitSiblings;
+    }
+
+    public void observer(FlushObserver observer) {
+        this.observer = observer == null ? FlushObserver.NONE : observer;
+    }
+
+    public long flushedPosition() {
+        return flushed.get();
+    }
+
+    public long flushCount() {
+        return flushCount;
+    }
+
+    public WalFailedException failure() {
+        return failure;
+    }
+
+    /** Throws the failed state's exception if the log has failed. */
+    public void checkNotFailed() {
+        WalFailedException f = failure;
+        if (f != null) {
+            throw new WalFailedException(f.getMessage(), f.getCause());
+        }
+    }
+
+    /**
+     * Blocks until the record at {@code lsn} is flushed ({@code flushed > lsn}).
+     *
+     * @throws WalFailedException when the log is or becomes failed first
+     */
+    public void awaitFlushed(long lsn) {
+        if (flushed.get() > lsn) {
+            return;
+        }
+        flushRequests.increment();
+        committers.incrementAndGet();
+        Waiter w = null;
+        try {
+            int spins = 0;
+            while (true) {
+                if (flushed.get() > lsn) {
+                    return;
+                }
+                checkNotFailed();
+                if (written.get() <= lsn && appender.advanceWritten() <= lsn) {
+                    backoff(spins++); // this record or an earlier one is still being copied
+                    continue;
+                }
+                if (leader.get() == 0 && leader.compareAndSet(0, 1)) {
+                    lead();
+                    continue;
+                }
+                if (spins++ < SPIN_TRIES) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                if (w == null) {
+                    w = waiterOfThread.get();
+                    w.target = lsn;
+                    w.waiting = true;
+                }
+                if (!w.inStack) {
+                    w.inStack = true;
+                    waiters.push(w);
+                }
+                // Re-check after being visible to the leader: a flush that finished before the push is seen here.
+                if (flushed.get() > lsn || failure != null || leader.get() == 0) {
+                    continue;
+                }
+                LockSupport.parkNanos(this, PARK_CAP_NANOS);
+            }
+        } finally {
+            committers.decrementAndGet();
+            if (w != null) {
+                w.waiting = false;
+            }
+        }
+    }
+
+    /** Registers an asynchronous wait for the record at {@code lsn}; the caller must make sure someone flushes. */
+    public CompletableFuture<Long> flushedFuture(long lsn) {
+        AppendFuture f = new AppendFuture(lsn);
+        flushRequests.increment();
+        async.add(f);
+        async.complete(flushed.get(), failure);
+        return f;
+    }
+
+    public boolean hasPendingAsync() {
+        return async.hasPending();
+    }
+
+    /** Completes pending futures that are flushed (or fails them all if the log failed). */
+    public void completeAsync() {
+        async.complete(flushed.get(), failure);
+    }
+
+    /**
+     * Flushes everything written so far, leading if no one else is; used by the background writer and close.
+     *
+     * @throws WalFailedException when the log is failed
+     */
+    public void flushAll() {
+        long w = appender.advanceWritten();
+        if (w > flushed.get()) {
+            awaitFlushed(w - 1);
+        }
+        completeAsync();
+    }
+
+    /** Enters the failed state (idempotent) and releases everybody. */
+    public void fail(String what, Throwable cause) {
+        synchronized (this) {
+            if (failure == null) {
+                failure = new WalFailedException(what + "; the log refuses appends until it is reopened "
+                        + "(a failed force is never retried: its data may already be lost from the page cache)", cause);
+                LOG.error("Walden log entered the failed state: {}", failure.getMessage(), cause);
+            }
+        }
+        wakeAll();
+        async.complete(flushed.get(), failure);
+        notifier.signal();
+    }
+
+    private void lead() {
+        long from = flushed.get();
+        try {
+            if (commitDelayNanos > 0 && committers.get() - 1 >= commitSiblings) {
+                LockSupport.parkNanos(this, commitDelayNanos);
+            }
+            long target = gather();
+            if (target > from && failure == null) {
+                long start = System.nanoTime();
+                force(from, target);
+                long nanos = System.nanoTime() - start;
+                flushed.set(target); // volatile store: publishes the new durable point to every waiter
+                flushCount++;
+                observer.onFlush(nanos, target - from, flushRequests.sumThenReset());
+            }
+        } catch (IOException | RuntimeException e) {
+            fail("force of " + Lsn.format(from) + " up to the written position failed: " + e, e);
+        } finally {
+            leader.set(0);
+        }
+        wake();
+        async.complete(flushed.get(), failure);
+        notifier.signal();
+    }
+
+    /** The flush target: the written position after waiting (boundedly) for records reserved before now. */
+    private long gather() {
+        long w = appender.advanceWritten();
+        long reserved = appender.insertPosition();
+        if (reserved > w) {
+            long deadline = System.nanoTime() + GATHER_MAX_NANOS;
+            while (w < reserved && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+                w = appender.advanceWritten();
+            }
+        }
+        return w;
+    }
+
+    private void force(long from, long to) throws IOException {
+        long size = registry.segmentSize();
+        for (long start = registry.segmentStart(from); start < to; start += size) {
+            Segment seg = registry.get(start);
+            if (seg == null) {
+                throw new IOException("segment " + Lsn.format(start) + " vanished while being flushed");
+            }
+            long lo = Math.max(from, start) - start;
+            long hi = Math.min(to, start + size) - start;
+            if (hi > lo) {
+                sync.force(seg, lo, hi);
+            }
+        }
+    }
+
+    /**
+     * Pops the waiters: satisfied ones are unparked and dropped, unsatisfied ones pushed back, and one of
+     * them unparked so that it can lead the next flush. A node whose owner stopped waiting is dropped; if
+     * the owner started waiting again in the meantime, it is unparked so that it pushes itself anew.
+     */
+    private void wake() {
+        long f = flushed.get();
+        boolean failed = failure != null;
+        boolean leaderWoken = false;
+        for (Waiter w = waiters.popAll(); w != null; ) {
+            Waiter next = w.next;
+            w.next = null;
+            if (w.waiting && !failed && w.target >= f) {
+                waiters.push(w);
+                if (!leaderWoken) {
+                    leaderWoken = true;
+                    LockSupport.unpark(w.thread);
+                }
+            } else {
+                w.inStack = false;
+                if (w.waiting) {
+                    LockSupport.unpark(w.thread);
+                }
+            }
+            w = next;
+        }
+    }
+
+    private void wakeAll() {
+        for (Waiter w = waiters.popAll(); w != null; ) {
+            Waiter next = w.next;
+            w.next = null;
+            w.inStack = false;
+            LockSupport.unpark(w.thread);
+            w = next;
+        }
+    }
+
+    private static void backoff(int spins) {
+        if (spins < 100) {
+            Thread.onSpinWait();
+        } else if (spins < 200) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(1_000);
+        }
+    }
+}

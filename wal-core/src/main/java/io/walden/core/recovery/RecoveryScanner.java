@@ -1,0 +1,154 @@
+package io.walden.core.recovery;
+
+import io.walden.core.Lsn;
+import io.walden.core.WalCorruptedException;
+import io.walden.core.record.RecordCheck;
+import io.walden.core.record.RecordDescriptor;
+import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.segment.SegmentRegistry;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.zip.CRC32C;
+
+/**
+ * Finds the end of a log and repairs a torn tail (PostgreSQL's rule: the log ends at the first record that
+ * fails any check; everything after it in that segment is zeroed).
+ *
+ * <ol>
+ *   <li>Start at the checkpoint's segment with the prev link the checkpoint recorded.</li>
+ *   <li>Validate each record (length, flags, prev link, CRC-32C); a padding record that closes a segment
+ *       continues the scan at the next segment's first record.</li>
+ *   <li>At the first failure, decide: below the checkpoint's flushed LSN the bytes were once durable, so the
+ *       failure is corruption and open fails (unless the config allows truncation); at or above it, it is a
+ *       torn tail of writes that were never acknowledged as durable.</li>
+ *   <li>Zero every non-zero byte past the end (in the end segment and any later, prepared one) and force
+ *       them, so that the repair is durable before the first new append (Kafka's "phantom messages").</li>
+ * </ol>
+ *
+ * <p>Thread-safety: used by the opening thread only, before any other thread sees the log.
+ */
+public final class RecoveryScanner {
+
+    /** What the scan found. {@code firstPrevBySegment} maps each segment start it crossed to its first record's prev link. */
+    public record Result(long scanStart, long endLsn, long lastRecordLsn, long records, int segments, long bytesCut,
+                         long firstBadLsn, String reason, boolean truncatedCorruption,
+                         Map<Long, Long> firstPrevBySegment) {
+    }
+
+    private RecoveryScanner() {
+    }
+
+    /**
+     * @param scanStartPrev prev link of the first record of the scan-start segment, or -1 when unknown
+     *                      (control file rebuilt): then any link below the record is accepted for that record
+     * @param fence         the highest LSN known to have been flushed; failures below it are corruption
+     */
+    public static Result scan(SegmentRegistry registry, long scanStart, long scanStartPrev, long fence,
+                              boolean truncateAtCorruption) throws IOException {
+        Segment seg = registry.get(scanStart);
+        if (seg == null) {
+            throw new WalCorruptedException("the segment at " + Lsn.format(scanStart)
+                    + " that the control file's checkpoint points to is missing", scanStart, null);
+        }
+        Map<Long, Long> firstPrev = new HashMap<>();
+        firstPrev.put(scanStart, scanStartPrev);
+        CRC32C crc = new CRC32C();
+        ByteBuffer view = seg.newView();
+        long pos = scanStart + SegmentHeaderDescriptor.LENGTH;
+        long prev = scanStartPrev;
+        long records = 0;
+        int segments = 1;
+        int code;
+        while (true) {
+            long offset = pos - seg.startLsn();
+            code = RecordCheck.check(seg, view, crc, offset, prev);
+            if (code != RecordCheck.VALID) {
+                break;
+            }
+            records++;
+            prev = pos;
+            pos += RecordDescriptor.aligned(seg.readInt(offset));
+            if (pos == seg.endLsn()) {
+                firstPrev.put(pos, prev);
+                Segment next = registry.get(pos);
+                pos += SegmentHeaderDescriptor.LENGTH;
+                if (next == null) {
+                    code = RecordCheck.END; // the closing record is the last one; the next segment is not there yet
+                    break;
+                }
+                seg = next;
+                view = seg.newView();
+                segments++;
+            }
+        }
+        long cut = 0;
+        if (registry.get(pos) == seg) {
+            cut += zeroPast(seg, pos - seg.startLsn(), code == RecordCheck.END);
+        }
+        for (Segment later : registry.snapshot()) {
+            if (later.startLsn() > seg.startLsn()) {
+                cut += zeroPast(later, SegmentHeaderDescriptor.LENGTH, false);
+            }
+        }
+        boolean damaged = code != RecordCheck.END || cut > 0;
+        long firstBad = code == RecordCheck.END ? Lsn.INVALID : pos;
+        String reason;
+        if (!damaged) {
+            reason = "clean end";
+        } else if (code == RecordCheck.END) {
+            reason = "torn record at " + Lsn.format(pos) + " (its length word was never written)";
+        } else {
+            reason = RecordCheck.describe(code) + " at " + Lsn.format(pos);
+        }
+        boolean corruption = damaged && pos < fence;
+        if (corruption && !truncateAtCorruption) {
+            throw new WalCorruptedException("record at " + Lsn.format(pos) + " in segment " + seg.path()
+                    + " fails validation (" + RecordCheck.describe(code) + "), but it lies below " + Lsn.format(fence)
+                    + ", a point recorded as flushed: this is corruption, not a torn tail. Nothing was changed. "
+                    + "Restore the directory from a replica or backup, or open with truncateAtCorruption(true) to cut "
+                    + "the log at this record and lose everything after it.", pos, seg.path());
+        }
+        return new Result(scanStart, pos, prev < 0 ? Lsn.INVALID : prev, records, segments, cut, firstBad, reason,
+                corruption, firstPrev);
+    }
+
+    /**
+     * Zeroes every non-zero byte of {@code seg} from {@code offset} to its end and forces the segment when
+     * anything changed; returns how many non-zero bytes there were. When {@code atEnd} the 8 bytes of the
+     * next record's prev link, which the writer fills in ahead of time, do not count as garbage.
+     */
+    private static long zeroPast(Segment seg, long offset, boolean atEnd) throws IOException {
+        long size = seg.size();
+        long nonZero = 0;
+        long lastNonZero = -1;
+        long prefill = atEnd ? offset + RecordDescriptor.PREV_OFFSET : -1;
+        for (long o = offset; o < size; o += Long.BYTES) {
+            long word = seg.readLong(o);
+            if (word != 0) {
+                lastNonZero = o;
+                if (o != prefill) {
+                    nonZero += nonZeroBytes(word);
+                }
+            }
+        }
+        if (lastNonZero >= 0) {
+            seg.zero(offset, lastNonZero + Long.BYTES);
+            seg.force(false);
+        }
+        return nonZero;
+    }
+
+    private static int nonZeroBytes(long word) {
+        int n = 0;
+        for (int i = 0; i < Long.BYTES; i++) {
+            if (((word >>> (8 * i)) & 0xFF) != 0) {
+                n++;
+            }
+        }
+        return n;
+    }
+}

@@ -1,0 +1,244 @@
+package io.walden.core.segment;
+
+import net.openhft.chronicle.bytes.MappedBytesStore;
+import net.openhft.chronicle.bytes.MappedFile;
+import net.openhft.chronicle.core.io.ReferenceOwner;
+import net.openhft.posix.MSyncFlag;
+import net.openhft.posix.PosixAPI;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One segment file, fully allocated on disk and mapped whole with Chronicle Bytes.
+ *
+ * <p>Offsets passed to the accessors are byte offsets within the file ({@code lsn - startLsn()}).
+ * Accessors are named by their memory-ordering semantics: a {@code ...Release} store pairs with a
+ * {@code ...Acquire} load of the same word (Agrona's rule: unmatched pairs are data races).
+ *
+ * <p>Lifetime: the {@code Wal} owns one reference. Readers {@link #tryEnter()} before touching the
+ * mapping and {@link #exit()} afterwards; {@link #retire()} marks the segment removed, and the mapping
+ * is released only when it is retired and no reader is inside (Dekker-style: the reader increments then
+ * checks {@code retired}; the retirer sets {@code retired} then checks the count; with volatile
+ * accesses at least one of them sees the other).
+ *
+ * <p>Thread-safety: every method may be called from any thread.
+ */
+public final class Segment {
+    private static final ReferenceOwner OWNER = ReferenceOwner.temporary("walden-segment");
+    private final Path path;
+    private final long startLsn;
+    private final long size;
+    private final FileChannel channel;
+    private final MappedFile mappedFile;
+    private final MappedBytesStore store;
+    private final ByteBuffer view;
+    private final long address;
+    /** Readers inside plus one for the owner; 0 means the mapping is released. */
+    private final AtomicInteger users = new AtomicInteger(1);
+    private volatile boolean retired;
+
+    private Segment(Path path, long startLsn, long size, FileChannel channel, MappedFile mappedFile, MappedBytesStore store) {
+        this.path = path;
+        this.startLsn = startLsn;
+        this.size = size;
+        this.channel = channel;
+        this.mappedFile = mappedFile;
+        this.store = store;
+        this.view = store.toTemporaryDirectByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        this.address = store.addressForRead(0);
+    }
+
+    /**
+     * Maps an existing, fully allocated segment file read-write.
+     *
+     * @throws IOException when the file's length is not the segment size (never maps a short file:
+     *                     a store past its end would fault inside the JVM)
+     */
+    public static Segment map(Path path, long startLsn, long size) throws IOException {
+        FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        try {
+            long actual = channel.size();
+            if (actual != size) {
+                throw new IOException("segment " + path + " is " + actual + " bytes long, expected " + size);
+            }
+            MappedFile mf = MappedFile.ofSingle(path.toFile(), size, false);
+            MappedBytesStore store = mf.acquireByteStore(OWNER, 0);
+            return new Segment(path, startLsn, size, channel, mf, store);
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    public long startLsn() {
+        return startLsn;
+    }
+
+    public long endLsn() {
+        return startLsn + size;
+    }
+
+    public long size() {
+        return size;
+    }
+
+    public boolean contains(long lsn) {
+        return lsn >= startLsn && lsn < startLsn + size;
+    }
+
+    // ---- accessors (offsets within the file) ----
+
+    public int readIntAcquire(long offset) {
+        return store.readVolatileInt(offset);
+    }
+
+    /** Publishes a record's length word: every earlier store of this thread becomes visible first. */
+    public void writeIntRelease(long offset, int value) {
+        store.writeOrderedInt(offset, value);
+    }
+
+    public int readInt(long offset) {
+        return store.readInt(offset);
+    }
+
+    public void writeInt(long offset, int value) {
+        store.writeInt(offset, value);
+    }
+
+    public long readLong(long offset) {
+        return store.readLong(offset);
+    }
+
+    public long readLongAcquire(long offset) {
+        return store.readVolatileLong(offset);
+    }
+
+    public void writeLong(long offset, long value) {
+        store.writeLong(offset, value);
+    }
+
+    public void writeLongRelease(long offset, long value) {
+        store.writeOrderedLong(offset, value);
+    }
+
+    public void writeShort(long offset, short value) {
+        store.writeShort(offset, value);
+    }
+
+    public short readShort(long offset) {
+        return store.readShort(offset);
+    }
+
+    public void write(long offset, byte[] src, int srcOffset, int length) {
+        store.write(offset, src, srcOffset, length);
+    }
+
+    public void write(long offset, ByteBuffer src, int srcPosition, int length) {
+        store.write(offset, src, srcPosition, length);
+    }
+
+    public void write(long offset, net.openhft.chronicle.bytes.BytesStore<?, ?> src, long srcOffset, long length) {
+        store.write(offset, src, srcOffset, length);
+    }
+
+    public void zero(long from, long to) {
+        if (to > from) {
+            store.zeroOut(from, to);
+        }
+    }
+
+    /** A fresh little-endian view of the whole mapping; its position and limit are the caller's to move. */
+    public ByteBuffer newView() {
+        return view.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    // ---- forcing ----
+
+    /** fdatasync ({@code metadata=false}) or fsync of the whole file. */
+    public void force(boolean metadata) throws IOException {
+        channel.force(metadata);
+    }
+
+    /** msync(MS_SYNC) of {@code [from, to)}, widened to whole pages. */
+    public void msync(long from, long to) throws IOException {
+        long page = 4096;
+        long start = from & ~(page - 1);
+        long end = Math.min(size, (to + page - 1) & ~(page - 1));
+        if (end <= start) {
+            return;
+        }
+        int rc = PosixAPI.posix().msync(address + start, end - start, MSyncFlag.MS_SYNC);
+        if (rc != 0) {
+            throw new IOException("msync of " + path + " [" + start + ", " + end + ") failed: "
+                    + PosixAPI.posix().lastErrorStr());
+        }
+    }
+
+    /** Positional read through the file channel, for tools that must not trust the mapping. */
+    public FileChannel channel() {
+        return channel;
+    }
+
+    // ---- lifetime ----
+
+    /** Enters as a reader; false when the segment was retired (its LSNs are removed). */
+    public boolean tryEnter() {
+        users.incrementAndGet();
+        if (retired) {
+            exit();
+            return false;
+        }
+        return true;
+    }
+
+    public void exit() {
+        if (users.decrementAndGet() == 0) {
+            unmap();
+        }
+    }
+
+    public boolean isRetired() {
+        return retired;
+    }
+
+    /** Marks the segment removed and drops the owner's reference; the mapping goes with the last reader. */
+    public void retire() {
+        if (!retired) {
+            retired = true;
+            exit();
+        }
+    }
+
+    /** True once retired and no reader remains inside: the file may be renamed, recycled or deleted. */
+    public boolean isReleased() {
+        return users.get() == 0;
+    }
+
+    private void unmap() {
+        try {
+            store.release(OWNER);
+            mappedFile.releaseLast();
+        } finally {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // closing a channel we only forced through cannot lose data
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Segment{" + path.getFileName() + "}";
+    }
+}

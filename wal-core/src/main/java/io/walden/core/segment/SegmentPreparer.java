@@ -1,0 +1,212 @@
+package io.walden.core.segment;
+
+import io.walden.core.Lsn;
+import io.walden.core.WalException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The agent that prepares segments ahead of need and disposes of truncated ones, on its own thread
+ * ({@code walden-segment-preparer}), so that neither a roll nor a truncation makes an appender wait for
+ * file creation, zeroing, forcing or renaming.
+ *
+ * <p>Other threads talk to it only through {@link #request(long)}, {@link #retire(Segment)} and
+ * {@link #await(long, long)}; every field below that is not final or volatile is owned by the preparer
+ * thread. A failed preparation (a full disk) is logged, remembered for waiters, and retried with backoff:
+ * nothing was reserved in the missing segment, so the log keeps serving reads and resumes appends once
+ * the preparation succeeds.
+ */
+public final class SegmentPreparer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SegmentPreparer.class);
+    private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final Path dir;
+    private final long segmentSize;
+    private final long logId;
+    private final SegmentRegistry registry;
+    private final int maxSpares;
+    private final Deque<Path> spares = new ArrayDeque<>();
+    private final ConcurrentLinkedQueue<Segment> retired = new ConcurrentLinkedQueue<>();
+    private final AtomicLong wanted = new AtomicLong(-1);
+    private final AtomicLong preparedCount = new AtomicLong();
+    private final AtomicLong recycledCount = new AtomicLong();
+    private final Object prepared = new Object();
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile IOException lastFailure;
+
+    public SegmentPreparer(Path dir, long segmentSize, long logId, SegmentRegistry registry, int maxSpares,
+                           List<Path> existingSpares) {
+        this.dir = dir;
+        this.segmentSize = segmentSize;
+        this.logId = logId;
+        this.registry = registry;
+        this.maxSpares = maxSpares;
+        this.spares.addAll(existingSpares);
+        this.thread = new Thread(this::run, "walden-segment-preparer");
+        this.thread.setDaemon(true);
+    }
+
+    public void start() {
+        thread.start();
+    }
+
+    /** Asks for every segment up to and including the one starting at {@code startLsn}. */
+    public void request(long startLsn) {
+        if (wanted.get() < startLsn) {
+            wanted.accumulateAndGet(startLsn, Math::max);
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** Hands over a truncated segment (already removed from the registry) for recycling or deletion. */
+    public void retire(Segment segment) {
+        segment.retire();
+        retired.add(segment);
+        LockSupport.unpark(thread);
+    }
+
+    /**
+     * Waits until the segment starting at {@code startLsn} is live.
+     *
+     * @throws WalException when it could not be prepared within the timeout (the message carries the
+     *                      last I/O error, e.g. a full disk)
+     */
+    public Segment await(long startLsn, long timeoutNanos) {
+        request(startLsn);
+        long deadline = System.nanoTime() + timeoutNanos;
+        synchronized (prepared) {
+            while (true) {
+                Segment s = registry.get(startLsn);
+                if (s != null) {
+                    return s;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || !running) {
+                    IOException failure = lastFailure;
+                    throw new WalException("segment " + Lsn.format(startLsn) + " is not available"
+                            + (failure != null ? ": preparing it failed: " + failure.getMessage()
+                            : running ? " yet (timed out waiting for the preparer)" : " (the log is closing)")
+                            + "; nothing was written", failure);
+                }
+                try {
+                    prepared.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new WalException("interrupted while waiting for segment " + Lsn.format(startLsn), e);
+                }
+            }
+        }
+    }
+
+    public IOException lastFailure() {
+        return lastFailure;
+    }
+
+    public long preparedCount() {
+        return preparedCount.get();
+    }
+
+    public long recycledCount() {
+        return recycledCount.get();
+    }
+
+    private void run() {
+        long backoff = 0;
+        while (running) {
+            disposeRetired();
+            try {
+                prepareWanted();
+                backoff = 0;
+                LockSupport.parkNanos(this, retired.isEmpty() ? IDLE_PARK_NANOS : IDLE_PARK_NANOS / 10);
+            } catch (IOException e) {
+                lastFailure = e;
+                backoff = Math.min(MAX_BACKOFF_NANOS, Math.max(TimeUnit.MILLISECONDS.toNanos(50), backoff * 2));
+                LOG.error("Preparing the next segment in {} failed; appends that need it will fail until it "
+                        + "succeeds (retrying in {} ms): {}", dir, TimeUnit.NANOSECONDS.toMillis(backoff), e.toString());
+                synchronized (prepared) {
+                    prepared.notifyAll();
+                }
+                LockSupport.parkNanos(this, backoff);
+            } catch (RuntimeException e) {
+                LOG.error("Segment preparer hit an unexpected error; retrying", e);
+                LockSupport.parkNanos(this, MAX_BACKOFF_NANOS);
+            }
+        }
+    }
+
+    private void prepareWanted() throws IOException {
+        Segment newest = registry.newest();
+        long next = newest == null ? -1 : newest.endLsn();
+        while (running && next >= 0 && next <= wanted.get()) {
+            Path reuse = spares.pollFirst();
+            Path file;
+            try {
+                file = SegmentFiles.prepare(dir, segmentSize, next, logId, reuse);
+            } catch (IOException e) {
+                throw e;
+            }
+            Segment segment = Segment.map(file, next, segmentSize);
+            registry.add(segment);
+            lastFailure = null;
+            preparedCount.incrementAndGet();
+            if (reuse != null) {
+                recycledCount.incrementAndGet();
+            }
+            LOG.debug("Prepared segment {}{}", file.getFileName(), reuse != null ? " (recycled)" : "");
+            synchronized (prepared) {
+                prepared.notifyAll();
+            }
+            next += segmentSize;
+        }
+    }
+
+    private void disposeRetired() {
+        for (Iterator<Segment> it = retired.iterator(); it.hasNext(); ) {
+            Segment s = it.next();
+            if (!s.isReleased()) {
+                continue; // a reader is still inside; try again later
+            }
+            it.remove();
+            try {
+                if (spares.size() < maxSpares) {
+                    Path spare = dir.resolve(s.path().getFileName().toString().replace(SegmentFiles.SUFFIX, SegmentFiles.SPARE_SUFFIX));
+                    SegmentFiles.rename(dir, s.path(), spare);
+                    spares.addLast(spare);
+                } else {
+                    SegmentFiles.delete(dir, s.path());
+                }
+            } catch (IOException e) {
+                LOG.warn("Could not dispose of truncated segment {}: {}", s.path(), e.toString());
+            }
+        }
+    }
+
+    /** Stops the thread; segments it prepared stay in the registry for the owner to release. */
+    @Override
+    public void close() {
+        running = false;
+        LockSupport.unpark(thread);
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(30));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        disposeRetired();
+        synchronized (prepared) {
+            prepared.notifyAll();
+        }
+    }
+}
