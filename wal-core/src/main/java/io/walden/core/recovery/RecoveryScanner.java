@@ -85,13 +85,12 @@ public final class RecoveryScanner {
                 segments++;
             }
         }
-        long cut = 0;
-        if (registry.get(pos) == seg) {
-            cut += zeroPast(seg, pos - seg.startLsn(), code == RecordCheck.END);
-        }
+        // Decide before touching anything: a refused open must leave every byte as it found it.
+        Segment endSegment = registry.get(pos) == seg ? seg : null;
+        long cut = endSegment != null ? nonZeroPast(endSegment, pos - seg.startLsn(), code == RecordCheck.END, false) : 0;
         for (Segment later : registry.snapshot()) {
             if (later.startLsn() > seg.startLsn()) {
-                cut += zeroPast(later, SegmentHeaderDescriptor.LENGTH, false);
+                cut += nonZeroPast(later, SegmentHeaderDescriptor.LENGTH, false, false);
             }
         }
         boolean damaged = code != RecordCheck.END || cut > 0;
@@ -112,16 +111,24 @@ public final class RecoveryScanner {
                     + "Restore the directory from a replica or backup, or open with truncateAtCorruption(true) to cut "
                     + "the log at this record and lose everything after it.", pos, seg.path());
         }
+        if (endSegment != null) {
+            nonZeroPast(endSegment, pos - seg.startLsn(), code == RecordCheck.END, true);
+        }
+        for (Segment later : registry.snapshot()) {
+            if (later.startLsn() > seg.startLsn()) {
+                nonZeroPast(later, SegmentHeaderDescriptor.LENGTH, false, true);
+            }
+        }
         return new Result(scanStart, pos, prev < 0 ? Lsn.INVALID : prev, records, segments, cut, firstBad, reason,
                 corruption, firstPrev);
     }
 
     /**
-     * Zeroes every non-zero byte of {@code seg} from {@code offset} to its end and forces the segment when
-     * anything changed; returns how many non-zero bytes there were. When {@code atEnd} the 8 bytes of the
-     * next record's prev link, which the writer fills in ahead of time, do not count as garbage.
+     * Counts the non-zero bytes of {@code seg} from {@code offset} to its end; with {@code repair}, also zeroes
+     * them and forces the segment when anything changed. When {@code atEnd} the 8 bytes of the next record's
+     * prev link, which the writer fills in ahead of time, do not count as garbage (they are still zeroed).
      */
-    private static long zeroPast(Segment seg, long offset, boolean atEnd) throws IOException {
+    private static long nonZeroPast(Segment seg, long offset, boolean atEnd, boolean repair) throws IOException {
         long size = seg.size();
         long nonZero = 0;
         long lastNonZero = -1;
@@ -135,7 +142,7 @@ public final class RecoveryScanner {
                 }
             }
         }
-        if (lastNonZero >= 0) {
+        if (repair && lastNonZero >= 0) {
             seg.zero(offset, lastNonZero + Long.BYTES);
             seg.force(false);
         }

@@ -1,0 +1,75 @@
+package io.walden.core;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A child JVM appending with LOCAL from several threads is killed (SIGKILL) at random moments, many times
+ * over the same log; after each kill, recovery must return every record whose append had returned, intact
+ * and in order, and nothing corrupt. Iterations: {@code -Dwalden.crash.iterations} (default 8; the
+ * {@code soak} profile runs 200).
+ */
+class CrashRecoveryTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldKeepEveryAcknowledgedRecordAcrossRepeatedKills() throws Exception {
+        int iterations = Integer.getInteger("walden.crash.iterations", 8);
+        Random random = new Random();
+        Map<Long, long[]> acknowledged = new HashMap<>(); // lsn -> {thread, seq}
+        Path stderr = dir.resolve("child.err");
+        Path log = dir.resolve("log");
+        long totalAcked = 0;
+        for (int i = 0; i < iterations; i++) {
+            try (ChildJvm child = ChildJvm.start(CrashingAppender.class, stderr, log.toString(), "4",
+                    String.valueOf(TestLogs.SMALL_SEGMENT))) {
+                assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
+                Thread.sleep(50 + random.nextInt(700));
+                child.kill();
+                for (String line : child.lines()) {
+                    String[] f = line.split(" ");
+                    if (f.length == 4 && f[0].equals("A")) {
+                        acknowledged.put(Long.parseLong(f[3]), new long[] {Long.parseLong(f[1]), Long.parseLong(f[2])});
+                        totalAcked++;
+                    }
+                }
+            }
+            verify(log, acknowledged);
+        }
+        assertThat(totalAcked).as("the children acknowledged appends before being killed").isGreaterThan(iterations * 10L);
+    }
+
+    private void verify(Path log, Map<Long, long[]> acknowledged) {
+        try (Wal wal = Wal.open(WalConfig.builder(log).segmentSize(TestLogs.SMALL_SEGMENT).build())) {
+            Map<Long, Long> lastSeqOfThread = new HashMap<>();
+            int found = 0;
+            try (WalReader r = wal.reader(wal.oldestLsn())) {
+                for (WalRecord rec; (rec = r.next()) != null; ) {
+                    long seq = rec.payloadView().order(java.nio.ByteOrder.BIG_ENDIAN).getLong(0);
+                    assertThat(rec.payload()).as("record %s", Lsn.format(rec.lsn()))
+                            .isEqualTo(CrashingAppender.payload(rec.type(), seq));
+                    Long last = lastSeqOfThread.put((long) rec.type(), seq);
+                    if (last != null) {
+                        assertThat(seq).as("thread %d's records stay in order", rec.type()).isGreaterThan(last);
+                    }
+                    long[] ack = acknowledged.get(rec.lsn());
+                    if (ack != null) {
+                        assertThat(new long[] {rec.type(), seq}).isEqualTo(ack);
+                        found++;
+                    }
+                }
+            }
+            assertThat(found).as("every acknowledged record is there (recovery: %s)", wal.recoveryReport())
+                    .isEqualTo(acknowledged.size());
+        }
+    }
+}

@@ -1,0 +1,50 @@
+package io.walden.core;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Child-JVM main for the crash tests: several threads append LOCAL records forever and print
+ * {@code A <thread> <seq> <lsn>} for each append only after it returned (so after it was forced).
+ * The payload of (thread, seq) is {@link #payload}: the parent recomputes it to check the bytes.
+ *
+ * <p>Args: directory, threads, segment size.
+ */
+public final class CrashingAppender {
+    private CrashingAppender() {
+    }
+
+    static byte[] payload(int thread, long seq) {
+        byte[] random = TestLogs.payload(thread, seq, 300);
+        return ByteBuffer.allocate(8 + random.length).putLong(seq).put(random).array();
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path dir = Path.of(args[0]);
+        int threads = Integer.parseInt(args[1]);
+        long segmentSize = Long.parseLong(args[2]);
+        Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(segmentSize).build());
+        long startSeq = wal.insertLsn(); // distinct seqs per run: the LSN where this run started
+        System.out.println("READY");
+        System.out.flush();
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final int thread = t + 1;
+            Thread w = new Thread(() -> {
+                for (long seq = startSeq; ; seq++) {
+                    long lsn = wal.append(thread, payload(thread, seq), Durability.LOCAL);
+                    synchronized (System.out) {
+                        System.out.println("A " + thread + " " + seq + " " + lsn);
+                    }
+                }
+            }, "appender-" + thread);
+            w.start();
+            workers.add(w);
+        }
+        for (Thread w : workers) {
+            w.join();
+        }
+    }
+}

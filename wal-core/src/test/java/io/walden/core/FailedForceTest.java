@@ -1,0 +1,79 @@
+package io.walden.core;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static io.walden.core.TestLogs.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+@Timeout(60)
+class FailedForceTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldFailEveryPendingAndLaterDurableAppendOnceAForceFails() throws Exception {
+        FailingSync sync = new FailingSync();
+        Wal wal = Wal.open(TestLogs.small(dir).syncStrategy(sync).writerDelay(Duration.ofHours(1)).build());
+        long before = wal.append(bytes("before"), Durability.LOCAL);
+        sync.failing = true;
+        CompletableFuture<Long> async = wal.appendAsync(bytes("async"), Durability.ON);
+
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Future<Long>> blocking = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            int n = i;
+            blocking.add(pool.submit(() -> wal.append(bytes("during " + n), Durability.LOCAL)));
+        }
+        for (Future<Long> f : blocking) {
+            assertThatThrownBy(() -> f.get(30, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(WalFailedException.class)
+                    .hasMessageContaining("Input/output error");
+        }
+        assertThatThrownBy(() -> async.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(WalFailedException.class);
+        assertThat(wal.isFailed()).isTrue();
+        assertThat(wal.flushedLsn()).isGreaterThan(before);
+
+        sync.failing = false; // the disk "recovers": the log must still not pretend the lost force happened
+        assertThatThrownBy(() -> wal.append(bytes("later"), Durability.LOCAL))
+                .isInstanceOf(WalFailedException.class).hasMessageContaining("reopened");
+        assertThatThrownBy(() -> wal.append(bytes("later off"), Durability.OFF)).isInstanceOf(WalFailedException.class);
+        pool.shutdownNow();
+        wal.close();
+
+        try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
+            try (WalReader r = reopened.reader(before)) {
+                assertThat(TestLogs.string(r.next().payload())).isEqualTo("before");
+            }
+            reopened.append(bytes("after reopen"), Durability.LOCAL);
+        }
+    }
+
+    @Test
+    void shouldFailOffRecordsPendingTheBackgroundWriterWithoutHanging() {
+        FailingSync sync = new FailingSync();
+        try (Wal wal = Wal.open(TestLogs.small(dir).syncStrategy(sync).writerDelay(Duration.ofMillis(10)).build())) {
+            sync.failing = true;
+            wal.append(bytes("off"), Durability.OFF);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!wal.isFailed() && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertThat(wal.isFailed()).as("the background writer's failed force put the log in the failed state").isTrue();
+        }
+    }
+}
