@@ -228,6 +228,11 @@ public final class Segment {
         try {
             store.release(OWNER);
             mappedFile.releaseLast();
+            // The MappedFile keeps its own reference to the store it created and does not drop it when it is
+            // released; without this the mapping (and a deleted file's disk space) would live until exit.
+            if (store.refCount() > 0) {
+                store.releaseLast();
+            }
         } finally {
             try {
                 channel.close();

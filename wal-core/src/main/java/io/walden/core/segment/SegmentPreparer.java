@@ -94,8 +94,10 @@ public final class SegmentPreparer implements AutoCloseable {
                     return s;
                 }
                 long left = deadline - System.nanoTime();
-                if (left <= 0 || !running) {
-                    IOException failure = lastFailure;
+                IOException failure = lastFailure;
+                if (left <= 0 || !running || failure != null) {
+                    // A failed preparation (a full disk) fails the waiter at once rather than stalling it;
+                    // the preparer keeps retrying in the background.
                     throw new WalException("segment " + Lsn.format(startLsn) + " is not available"
                             + (failure != null ? ": preparing it failed: " + failure.getMessage()
                             : running ? " yet (timed out waiting for the preparer)" : " (the log is closing)")
@@ -152,12 +154,7 @@ public final class SegmentPreparer implements AutoCloseable {
         long next = newest == null ? -1 : newest.endLsn();
         while (running && next >= 0 && next <= wanted.get()) {
             Path reuse = spares.pollFirst();
-            Path file;
-            try {
-                file = SegmentFiles.prepare(dir, segmentSize, next, logId, reuse);
-            } catch (IOException e) {
-                throw e;
-            }
+            Path file = SegmentFiles.prepare(dir, segmentSize, next, logId, reuse);
             Segment segment = Segment.map(file, next, segmentSize);
             registry.add(segment);
             lastFailure = null;
