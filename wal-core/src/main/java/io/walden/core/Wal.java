@@ -1,10 +1,13 @@
 package io.walden.core;
 
 import io.walden.core.commit.Appender;
+import io.walden.core.commit.FlushObserver;
 import io.walden.core.commit.GroupCommit;
 import io.walden.core.commit.Position;
 import io.walden.core.commit.ReadNotifier;
 import io.walden.core.record.RecordDescriptor;
+import io.walden.core.metrics.WalMetrics;
+import io.walden.core.metrics.WalStats;
 import io.walden.core.recovery.Checkpointer;
 import io.walden.core.recovery.ControlFile;
 import io.walden.core.recovery.RecoveryScanner;
@@ -15,6 +18,7 @@ import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
 import io.walden.core.sync.BackgroundWriter;
 import io.walden.core.sync.SyncStrategy;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import net.openhft.chronicle.bytes.BytesStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -86,6 +90,8 @@ public final class Wal implements AutoCloseable {
     private final SyncStrategy sync;
     private final RecoveryReport report;
     private final int maxPayload;
+    private final WalStats stats = new WalStats();
+    private final WalMetrics metrics;
     /** Appenders between their closed-check and their publication; close waits for zero before unmapping. */
     private final AtomicInteger activeAppenders = new AtomicInteger();
     private final Object adminLock = new Object();
@@ -110,12 +116,28 @@ public final class Wal implements AutoCloseable {
         Map<Long, Long> firstPrev = new ConcurrentHashMap<>(scan.firstPrevBySegment());
         firstPrev.put(after.scanStart(), after.scanStartPrev());
         this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(), spares);
-        this.appender = new Appender(registry, preparer, tail, written, notifier, firstPrev, scan.lastRecordLsn());
+        this.appender = new Appender(registry, preparer, tail, written, notifier, firstPrev, scan.lastRecordLsn(), stats);
         this.commit = new GroupCommit(appender, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart());
         this.writer = new BackgroundWriter(commit, config.writerDelay().toNanos(), config.checkpointInterval().toNanos(),
                 checkpointer::checkpoint);
+        this.metrics = new WalMetrics(this, stats, new WalMetrics.Sources() {
+            @Override
+            public long flushCount() {
+                return commit.flushCount();
+            }
+
+            @Override
+            public long recycledSegments() {
+                return preparer.recycledCount();
+            }
+
+            @Override
+            public void flushObserver(FlushObserver observer) {
+                commit.observer(observer);
+            }
+        });
         this.report = new RecoveryReport(created, rebuilt, scan.scanStart(), end, scan.lastRecordLsn(), scan.records(),
                 scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - startNanos);
@@ -321,7 +343,7 @@ public final class Wal implements AutoCloseable {
     /** Appends {@code length} bytes of {@code payload} from {@code offset}, with a type tag. */
     public long append(int type, byte[] payload, int offset, int length, Durability durability) {
         Objects.checkFromIndexSize(offset, length, payload.length);
-        long lsn = appendNoWait(type, payload, offset, length);
+        long lsn = appendNoWait(type, payload, offset, length, durability);
         awaitDurable(lsn, durability);
         return lsn;
     }
@@ -338,6 +360,7 @@ public final class Wal implements AutoCloseable {
         } finally {
             exit();
         }
+        stats.onAppend(durability, length);
         awaitDurable(lsn, durability);
         return lsn;
     }
@@ -358,6 +381,7 @@ public final class Wal implements AutoCloseable {
         } finally {
             exit();
         }
+        stats.onAppend(durability, length);
         awaitDurable(lsn, durability);
         return lsn;
     }
@@ -373,7 +397,7 @@ public final class Wal implements AutoCloseable {
 
     /** {@link #appendAsync(byte[], Durability)} with a type tag. */
     public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
-        long lsn = appendNoWait(type, payload, 0, payload.length);
+        long lsn = appendNoWait(type, payload, 0, payload.length, durability);
         if (!durability.waitsForLocalFlush()) {
             return CompletableFuture.completedFuture(lsn);
         }
@@ -409,11 +433,14 @@ public final class Wal implements AutoCloseable {
         }
     }
 
-    void publishClaim(Segment seg, long offset, long lsn, int recordLength, int flags) {
+    void publishClaim(Segment seg, long offset, long lsn, int recordLength, int flags, Durability durability) {
         try {
             appender.publish(seg, offset, lsn, recordLength, flags);
         } finally {
             exit();
+        }
+        if (flags == 0) {
+            stats.onAppend(durability, recordLength - RecordDescriptor.HEADER_LENGTH);
         }
     }
 
@@ -434,16 +461,18 @@ public final class Wal implements AutoCloseable {
         commit.awaitFlushed(lsn);
     }
 
-    private long appendNoWait(int type, byte[] payload, int offset, int length) {
+    private long appendNoWait(int type, byte[] payload, int offset, int length, Durability durability) {
         checkRecord(type, length);
         enter();
+        long lsn;
         try {
-            long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
+            lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
             appender.append(lsn, type, payload, offset, length);
-            return lsn;
         } finally {
             exit();
         }
+        stats.onAppend(durability, length);
+        return lsn;
     }
 
     private void checkRecord(int type, int length) {
@@ -583,6 +612,19 @@ public final class Wal implements AutoCloseable {
     /** True once a force failed; appends are refused until the log is reopened. */
     public boolean isFailed() {
         return commit.failure() != null;
+    }
+
+    /**
+     * The Micrometer meters of this log (names in {@link WalMetrics}); bind it to any registry:
+     * {@code wal.meterBinder().bindTo(registry)}. Walden itself creates no registry.
+     */
+    public MeterBinder meterBinder() {
+        return metrics;
+    }
+
+    /** Total forces since open. */
+    public long flushCount() {
+        return commit.flushCount();
     }
 
     /** Forces every written record now (as a durable append would). */

@@ -74,7 +74,7 @@ public final class WalClaim {
     /** Publishes the record and waits for {@code durability}; returns its LSN. */
     public long commit(Durability durability) {
         ensureActive();
-        Wal w = finish(0);
+        Wal w = finish(0, durability);
         w.awaitDurable(lsn, durability);
         return lsn;
     }
@@ -82,14 +82,14 @@ public final class WalClaim {
     /** Turns the claimed space into padding that readers skip; the log moves on. */
     public void abort() {
         ensureActive();
-        finish(RecordDescriptor.FLAG_PADDING);
+        finish(RecordDescriptor.FLAG_PADDING, Durability.OFF);
     }
 
-    private Wal finish(int flags) {
+    private Wal finish(int flags, Durability durability) {
         Wal w = wal;
         wal = null;
         try {
-            w.publishClaim(segment, offset, lsn, RecordDescriptor.HEADER_LENGTH + length, flags);
+            w.publishClaim(segment, offset, lsn, RecordDescriptor.HEADER_LENGTH + length, flags, durability);
         } finally {
             segment = null;
         }

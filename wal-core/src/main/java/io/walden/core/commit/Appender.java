@@ -1,5 +1,6 @@
 package io.walden.core.commit;
 
+import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
@@ -50,6 +51,7 @@ public final class Appender {
     /** The LSN of the first record appended after open, and its prev link (0 when the log is new). */
     private final long bootstrapLsn;
     private final long bootstrapPrev;
+    private final WalStats stats;
     private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
 
     /** Per-thread CRC state and a view of the segment last written to. */
@@ -68,7 +70,8 @@ public final class Appender {
     }
 
     public Appender(SegmentRegistry registry, SegmentPreparer preparer, Position tail, Position written,
-                    ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn) {
+                    ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn, WalStats stats) {
+        this.stats = stats;
         this.registry = registry;
         this.preparer = preparer;
         this.tail = tail;
@@ -243,6 +246,7 @@ public final class Appender {
         Segment next = registry.get(firstLsn);
         next.writeLong(firstLsn - next.startLsn() + RecordDescriptor.PREV_OFFSET, t);
         firstPrevBySegment.put(segmentEnd, t);
+        stats.onRoll();
         preparer.request(segmentEnd + segmentSize); // keep one segment ready ahead of the tail
         Segment old = registry.get(t);
         long o = t - old.startLsn();

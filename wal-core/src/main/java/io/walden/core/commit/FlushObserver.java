@@ -10,8 +10,8 @@ public interface FlushObserver {
     /**
      * @param nanos   how long the force took
      * @param bytes   how far the flushed position moved
-     * @param commits durable appends that asked for a flush since the previous one (an estimate of
-     *                how many commits this flush served)
+     * @param commits durable appends that waited for a flush since the previous one: how many commits this
+     *                flush served, give or take the few that arrived while it ran
      */
     void onFlush(long nanos, long bytes, long commits);
 }

@@ -109,10 +109,10 @@ public final class GroupCommit {
      * @throws WalFailedException when the log is or becomes failed first
      */
     public void awaitFlushed(long lsn) {
+        flushRequests.increment();
         if (flushed.get() > lsn) {
             return;
         }
-        flushRequests.increment();
         committers.incrementAndGet();
         Waiter w = null;
         try {

@@ -1,0 +1,118 @@
+package io.walden.core.metrics;
+
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.walden.core.Durability;
+import io.walden.core.Wal;
+import io.walden.core.commit.FlushObserver;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Binds a {@link Wal}'s meters to a Micrometer registry. The names are a contract; Prometheus renders them
+ * as shown in brackets:
+ *
+ * <ul>
+ *   <li>{@code walden.appends} counter, tag {@code durability} ({@code walden_appends_total})</li>
+ *   <li>{@code walden.append.bytes} counter, payload bytes ({@code walden_append_bytes_total})</li>
+ *   <li>{@code walden.flushes} counter ({@code walden_flushes_total})</li>
+ *   <li>{@code walden.flush.duration} timer with p50/p99/p99.9 ({@code walden_flush_duration_seconds})</li>
+ *   <li>{@code walden.commits.per.flush} distribution summary ({@code walden_commits_per_flush})</li>
+ *   <li>{@code walden.lsn} gauge, tag {@code position} = insert/written/flushed/oldest ({@code walden_lsn})</li>
+ *   <li>{@code walden.segments} gauge; {@code walden.segment.rolls} and {@code walden.segment.recycles} counters</li>
+ *   <li>{@code walden.retained.bytes} gauge; {@code walden.failed} gauge (1 once a force failed)</li>
+ * </ul>
+ *
+ * Every meter carries the tag {@code log} (the directory name) so that several logs can share a registry.
+ * Counters and gauges read the log's own striped counters when scraped; the flush timer and the summary are
+ * recorded by the flush leader once per flush (not per append), through Micrometer's allocation-free paths.
+ *
+ * <p>Thread-safety: {@link #bindTo} may be called for several registries, from any thread.
+ */
+public final class WalMetrics implements MeterBinder {
+    private final Wal wal;
+    private final WalStats stats;
+    private final Sources sources;
+    private volatile FlushObserver[] observers = new FlushObserver[0];
+
+    /** What the meters read beyond {@link WalStats}; implemented by the Wal. */
+    public interface Sources {
+        long flushCount();
+
+        long recycledSegments();
+
+        void flushObserver(FlushObserver observer);
+    }
+
+    public WalMetrics(Wal wal, WalStats stats, Sources sources) {
+        this.wal = wal;
+        this.stats = stats;
+        this.sources = sources;
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        Tags tags = Tags.of("log", String.valueOf(wal.directory().getFileName()));
+        for (Durability d : Durability.values()) {
+            FunctionCounter.builder("walden.appends", stats, s -> s.appends(d))
+                    .description("Records appended")
+                    .tags(tags).tag("durability", d.configName()).register(registry);
+        }
+        FunctionCounter.builder("walden.append.bytes", stats, WalStats::appendBytes)
+                .description("Payload bytes appended").baseUnit("bytes").tags(tags).register(registry);
+        FunctionCounter.builder("walden.flushes", sources, Sources::flushCount)
+                .description("Forces of the log (each serves a group of commits)").tags(tags).register(registry);
+        FunctionCounter.builder("walden.segment.rolls", stats, WalStats::rolls)
+                .description("Times the log moved to a new segment").tags(tags).register(registry);
+        FunctionCounter.builder("walden.segment.recycles", sources, Sources::recycledSegments)
+                .description("Segments prepared by recycling a truncated one").tags(tags).register(registry);
+        gauge(registry, tags, "insert", Wal::insertLsn);
+        gauge(registry, tags, "written", Wal::writtenLsn);
+        gauge(registry, tags, "flushed", Wal::flushedLsn);
+        gauge(registry, tags, "oldest", w -> w.isClosed() ? Double.NaN : w.oldestLsn());
+        Gauge.builder("walden.segments", wal, Wal::segmentCount).description("Live segment files").tags(tags).register(registry);
+        Gauge.builder("walden.retained.bytes", wal, w -> w.isClosed() ? Double.NaN : w.retainedBytes())
+                .description("Bytes kept from the oldest record to the insert position").baseUnit("bytes").tags(tags).register(registry);
+        Gauge.builder("walden.failed", wal, w -> w.isFailed() ? 1 : 0)
+                .description("1 once a force failed (appends refused until reopen)").tags(tags).register(registry);
+
+        Timer flushTimer = Timer.builder("walden.flush.duration").description("Time one force of the log took")
+                .publishPercentiles(0.5, 0.99, 0.999).distributionStatisticExpiry(Duration.ofMinutes(1))
+                .tags(tags).register(registry);
+        DistributionSummary perFlush = DistributionSummary.builder("walden.commits.per.flush")
+                .description("Durable commits served by one force (group commit)")
+                .publishPercentiles(0.5, 0.99).distributionStatisticExpiry(Duration.ofMinutes(1))
+                .tags(tags).register(registry);
+        addObserver((nanos, bytes, commits) -> {
+            flushTimer.record(nanos, TimeUnit.NANOSECONDS);
+            perFlush.record(commits);
+        });
+    }
+
+    private void gauge(MeterRegistry registry, Tags tags, String position, ToDoubleFunction<Wal> f) {
+        Gauge.builder("walden.lsn", wal, f).description("Log position (LSN) as a byte offset")
+                .tags(tags).tag("position", position).register(registry);
+    }
+
+    private synchronized void addObserver(FlushObserver o) {
+        FlushObserver[] next = java.util.Arrays.copyOf(observers, observers.length + 1);
+        next[next.length - 1] = o;
+        observers = next;
+        if (next.length == 1) {
+            sources.flushObserver(this::onFlush);
+        }
+    }
+
+    private void onFlush(long nanos, long bytes, long commits) {
+        for (FlushObserver o : observers) {
+            o.onFlush(nanos, bytes, commits);
+        }
+    }
+}
