@@ -344,7 +344,7 @@ public final class Wal implements AutoCloseable {
     public long append(int type, byte[] payload, int offset, int length, Durability durability) {
         Objects.checkFromIndexSize(offset, length, payload.length);
         long lsn = appendNoWait(type, payload, offset, length, durability);
-        awaitDurable(lsn, durability);
+        awaitCommitted(lsn, durability);
         return lsn;
     }
 
@@ -361,7 +361,7 @@ public final class Wal implements AutoCloseable {
             exit();
         }
         stats.onAppend(durability, length);
-        awaitDurable(lsn, durability);
+        awaitCommitted(lsn, durability);
         return lsn;
     }
 
@@ -382,7 +382,7 @@ public final class Wal implements AutoCloseable {
             exit();
         }
         stats.onAppend(durability, length);
-        awaitDurable(lsn, durability);
+        awaitCommitted(lsn, durability);
         return lsn;
     }
 
@@ -459,6 +459,13 @@ public final class Wal implements AutoCloseable {
                     + Lsn.format(tail.get()));
         }
         commit.awaitFlushed(lsn);
+    }
+
+    /** The durability wait of an append (counted as a commit, unlike a user's {@link #awaitDurable}). */
+    void awaitCommitted(long lsn, Durability durability) {
+        if (durability.waitsForLocalFlush()) {
+            commit.awaitCommit(lsn);
+        }
     }
 
     private long appendNoWait(int type, byte[] payload, int offset, int length, Durability durability) {

@@ -75,7 +75,7 @@ public final class WalClaim {
     public long commit(Durability durability) {
         ensureActive();
         Wal w = finish(0, durability);
-        w.awaitDurable(lsn, durability);
+        w.awaitCommitted(lsn, durability);
         return lsn;
     }
 

@@ -109,7 +109,6 @@ public final class GroupCommit {
      * @throws WalFailedException when the log is or becomes failed first
      */
     public void awaitFlushed(long lsn) {
-        flushRequests.increment();
         if (flushed.get() > lsn) {
             return;
         }
@@ -155,6 +154,12 @@ public final class GroupCommit {
                 w.waiting = false;
             }
         }
+    }
+
+    /** {@link #awaitFlushed} for a durable append: also counted as a commit for the commits-per-flush figure. */
+    public void awaitCommit(long lsn) {
+        flushRequests.increment();
+        awaitFlushed(lsn);
     }
 
     /** Registers an asynchronous wait for the record at {@code lsn}; the caller must make sure someone flushes. */
