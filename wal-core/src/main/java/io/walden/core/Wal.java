@@ -41,7 +41,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A durable write-ahead log in one directory: memory-mapped, CRC'd segments, lock-free group commit,
@@ -92,8 +91,6 @@ public final class Wal implements AutoCloseable {
     private final int maxPayload;
     private final WalStats stats = new WalStats();
     private final WalMetrics metrics;
-    /** Appenders between their closed-check and their publication; close waits for zero before unmapping. */
-    private final AtomicInteger activeAppenders = new AtomicInteger();
     private final Object adminLock = new Object();
     private volatile boolean closed;
 
@@ -280,7 +277,8 @@ public final class Wal implements AutoCloseable {
                 throw new WalCorruptedException("segment " + p + " cannot be mapped: " + e.getMessage(), start, p);
             }
             registry.add(s);
-            ByteBuffer header = s.newView().limit(SegmentHeaderDescriptor.LENGTH);
+            ByteBuffer header = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            s.channel().read(header, 0);
             String problem = SegmentHeaderDescriptor.validate(header, segmentSize, start, logId);
             if (problem != null) {
                 throw new WalCorruptedException("segment " + p + " is not part of this log: " + problem, start, p);
@@ -350,17 +348,9 @@ public final class Wal implements AutoCloseable {
 
     /** Appends the remaining bytes of {@code payload} (its position is not moved). */
     public long append(int type, ByteBuffer payload, Durability durability) {
-        int length = payload.remaining();
-        checkRecord(type, length);
-        enter();
-        long lsn;
-        try {
-            lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
-            appender.append(lsn, type, payload, length);
-        } finally {
-            exit();
-        }
-        stats.onAppend(durability, length);
+        checkRecord(type, payload.remaining());
+        checkWritable();
+        long lsn = appender.append(type, payload, durability);
         awaitCommitted(lsn, durability);
         return lsn;
     }
@@ -373,15 +363,8 @@ public final class Wal implements AutoCloseable {
         }
         int length = (int) remaining;
         checkRecord(type, length);
-        enter();
-        long lsn;
-        try {
-            lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
-            appender.append(lsn, type, payload, payload.readPosition(), length);
-        } finally {
-            exit();
-        }
-        stats.onAppend(durability, length);
+        checkWritable();
+        long lsn = appender.append(type, payload, payload.readPosition(), length, durability);
         awaitCommitted(lsn, durability);
         return lsn;
     }
@@ -417,31 +400,16 @@ public final class Wal implements AutoCloseable {
             throw new IllegalStateException("claim is still active: commit or abort it before claiming again");
         }
         checkRecord(type, length);
-        enter();
-        boolean ok = false;
-        try {
-            long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
-            Segment seg = appender.segment(lsn);
-            appender.writeHeaderFields(seg, lsn - seg.startLsn(), type);
-            claim.open(this, seg, lsn, length);
-            ok = true;
-            return claim;
-        } finally {
-            if (!ok) {
-                exit();
-            }
-        }
+        checkWritable();
+        long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
+        Segment seg = appender.segment(lsn);
+        appender.writeHeaderFields(seg, lsn - seg.startLsn(), type);
+        claim.open(this, seg, lsn, length);
+        return claim;
     }
 
     void publishClaim(Segment seg, long offset, long lsn, int recordLength, int flags, Durability durability) {
-        try {
-            appender.publish(seg, offset, lsn, recordLength, flags);
-        } finally {
-            exit();
-        }
-        if (flags == 0) {
-            stats.onAppend(durability, recordLength - RecordDescriptor.HEADER_LENGTH);
-        }
+        appender.publish(seg, offset, lsn, recordLength, flags, durability);
     }
 
     /**
@@ -470,16 +438,8 @@ public final class Wal implements AutoCloseable {
 
     private long appendNoWait(int type, byte[] payload, int offset, int length, Durability durability) {
         checkRecord(type, length);
-        enter();
-        long lsn;
-        try {
-            lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
-            appender.append(lsn, type, payload, offset, length);
-        } finally {
-            exit();
-        }
-        stats.onAppend(durability, length);
-        return lsn;
+        checkWritable();
+        return appender.append(type, payload, offset, length, durability);
     }
 
     private void checkRecord(int type, int length) {
@@ -491,22 +451,18 @@ public final class Wal implements AutoCloseable {
         }
     }
 
-    /** Admits an appender; Dekker-paired with close(): increment, then check closed. */
-    private void enter() {
-        activeAppenders.incrementAndGet();
+    /**
+     * Refuses appends to a closed or failed log early, with the log's directory in the message. (The
+     * authoritative closed check is the appender's, after its reservation: see Appender.checkNotClosed.)
+     */
+    private void checkWritable() {
         if (closed) {
-            activeAppenders.decrementAndGet();
             throw new WalClosedException("the log in " + dir + " is closed");
         }
         WalFailedException f = commit.failure();
         if (f != null) {
-            activeAppenders.decrementAndGet();
             throw new WalFailedException(f.getMessage(), f.getCause());
         }
-    }
-
-    private void exit() {
-        activeAppenders.decrementAndGet();
     }
 
     // ------------------------------------------------------------------ read
@@ -677,15 +633,17 @@ public final class Wal implements AutoCloseable {
                 return;
             }
             closed = true;
+            appender.close();
+            // Every reservation made before appender.close() is published soon (claims: when committed).
+            long reserved = tail.get();
             long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
-            while (activeAppenders.get() > 0 && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
+            while (appender.advanceWritten() < reserved && System.nanoTime() < deadline) {
                 Thread.yield();
             }
-            boolean quiescent = activeAppenders.get() == 0;
+            boolean quiescent = written.get() >= reserved;
             if (!quiescent) {
-                LOG.error("Closing {} while {} append(s) or claim(s) are still in progress after {} s; the segments "
-                        + "stay mapped so that they cannot fault", dir, activeAppenders.get(), TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
+                LOG.error("Closing {} while appends or claims below {} are still unpublished after {} s; the segments "
+                        + "stay mapped so that they cannot fault", dir, Lsn.format(reserved), TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
             }
             writer.close();
             List<Throwable> problems = new ArrayList<>();

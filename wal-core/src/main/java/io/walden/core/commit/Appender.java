@@ -1,5 +1,7 @@
 package io.walden.core.commit;
 
+import io.walden.core.Durability;
+import io.walden.core.WalClosedException;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
@@ -52,13 +54,20 @@ public final class Appender {
     private final long bootstrapLsn;
     private final long bootstrapPrev;
     private final WalStats stats;
-    private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+    private final ThreadLocal<Scratch> scratch;
+    /** Set by close(); an appender that reserved after it saw this must not touch the mapping. */
+    private volatile boolean closed;
 
-    /** Per-thread CRC state and a view of the segment last written to. */
+    /** Per-thread CRC state, a view of the segment last written to, and the thread's counters. */
     static final class Scratch {
         final CRC32C crc = new CRC32C();
+        final WalStats.Cell stats;
         Segment segment;
         ByteBuffer view;
+
+        Scratch(WalStats.Cell stats) {
+            this.stats = stats;
+        }
 
         ByteBuffer view(Segment s) {
             if (segment != s) {
@@ -72,6 +81,7 @@ public final class Appender {
     public Appender(SegmentRegistry registry, SegmentPreparer preparer, Position tail, Position written,
                     ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn, WalStats stats) {
         this.stats = stats;
+        this.scratch = ThreadLocal.withInitial(() -> new Scratch(stats.newCell()));
         this.registry = registry;
         this.preparer = preparer;
         this.tail = tail;
@@ -95,6 +105,7 @@ public final class Appender {
             long segmentEnd = (t & -segmentSize) + segmentSize;
             if (t + aligned + HEADER <= segmentEnd) {
                 if (tail.compareAndSet(t, t + aligned)) {
+                    checkNotClosed();
                     linkSuccessor(t + aligned, t);
                     return t;
                 }
@@ -106,6 +117,7 @@ public final class Appender {
             }
             long lsn = segmentEnd + SEGMENT_HEADER;
             if (tail.compareAndSet(t, lsn + aligned)) {
+                checkNotClosed();
                 linkSuccessor(lsn + aligned, lsn);
                 roll(t, segmentEnd, lsn);
                 return lsn;
@@ -113,8 +125,12 @@ public final class Appender {
         }
     }
 
-    /** Writes the header fields and payload of a reserved record and publishes it. */
-    public void append(long lsn, int type, byte[] src, int offset, int length) {
+    /**
+     * Reserves, writes and publishes one record; returns its LSN. If copying the payload fails, the
+     * reserved space is published as padding (the log must never stall on a reservation nobody fills).
+     */
+    public long append(int type, byte[] src, int offset, int length, Durability durability) {
+        long lsn = reserve(RecordDescriptor.aligned(HEADER + length));
         Segment seg = registry.get(lsn);
         long o = lsn - seg.startLsn();
         int flags = RecordDescriptor.FLAG_PADDING;
@@ -123,11 +139,15 @@ public final class Appender {
             seg.write(o + HEADER, src, offset, length);
             flags = 0;
         } finally {
-            publish(seg, o, lsn, HEADER + length, flags);
+            publish(seg, o, lsn, HEADER + length, flags, durability);
         }
+        return lsn;
     }
 
-    public void append(long lsn, int type, ByteBuffer src, int length) {
+    /** {@link #append(int, byte[], int, int, Durability)} for the remaining bytes of a buffer (position unchanged). */
+    public long append(int type, ByteBuffer src, Durability durability) {
+        int length = src.remaining();
+        long lsn = reserve(RecordDescriptor.aligned(HEADER + length));
         Segment seg = registry.get(lsn);
         long o = lsn - seg.startLsn();
         int flags = RecordDescriptor.FLAG_PADDING;
@@ -136,11 +156,14 @@ public final class Appender {
             seg.write(o + HEADER, src, src.position(), length);
             flags = 0;
         } finally {
-            publish(seg, o, lsn, HEADER + length, flags);
+            publish(seg, o, lsn, HEADER + length, flags, durability);
         }
+        return lsn;
     }
 
-    public void append(long lsn, int type, BytesStore<?, ?> src, long srcOffset, int length) {
+    /** {@link #append(int, byte[], int, int, Durability)} for a Chronicle store's bytes. */
+    public long append(int type, BytesStore<?, ?> src, long srcOffset, int length, Durability durability) {
+        long lsn = reserve(RecordDescriptor.aligned(HEADER + length));
         Segment seg = registry.get(lsn);
         long o = lsn - seg.startLsn();
         int flags = RecordDescriptor.FLAG_PADDING;
@@ -149,7 +172,25 @@ public final class Appender {
             seg.write(o + HEADER, src, srcOffset, length);
             flags = 0;
         } finally {
-            publish(seg, o, lsn, HEADER + length, flags);
+            publish(seg, o, lsn, HEADER + length, flags, durability);
+        }
+        return lsn;
+    }
+
+    /** Refuses every reservation from now on; see {@link #reserve}. */
+    public void close() {
+        closed = true;
+    }
+
+    /**
+     * Dekker-paired with close(): the reserver's CAS on the tail precedes this read, close() sets the flag
+     * before it reads the tail; so either close() sees this reservation (and waits for it to be published)
+     * or this reserver sees the flag and leaves the mapping untouched (the hole it leaves past the end is
+     * zero and recovery ends the log before it).
+     */
+    private void checkNotClosed() {
+        if (closed) {
+            throw new WalClosedException("the log is closed");
         }
     }
 
@@ -166,8 +207,9 @@ public final class Appender {
      *
      * @param flags 0, or {@link RecordDescriptor#FLAG_PADDING} to turn a failed or aborted record into
      *              padding that readers skip (the log must never stall on a reservation nobody fills)
+     * @param durability the append's level, for the counters (null: not an append, e.g. a segment's closing record)
      */
-    public void publish(Segment seg, long offset, long lsn, int recordLength, int flags) {
+    public void publish(Segment seg, long offset, long lsn, int recordLength, int flags, Durability durability) {
         if (flags != 0) {
             seg.writeShort(offset + RecordDescriptor.FLAGS_OFFSET, (short) flags);
             seg.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) 0);
@@ -178,6 +220,9 @@ public final class Appender {
         seg.writeInt(offset + RecordDescriptor.CRC_OFFSET, crc);
         seg.writeIntRelease(offset + RecordDescriptor.LENGTH_OFFSET, recordLength); // publication: last store
         advanceWritten();
+        if (flags == 0 && durability != null) {
+            WalStats.onAppend(s.stats, durability, recordLength - HEADER);
+        }
     }
 
     /**
@@ -251,6 +296,6 @@ public final class Appender {
         Segment old = registry.get(t);
         long o = t - old.startLsn();
         writeHeaderFields(old, o, 0);
-        publish(old, o, t, (int) (segmentEnd - t), RecordDescriptor.FLAG_PADDING);
+        publish(old, o, t, (int) (segmentEnd - t), RecordDescriptor.FLAG_PADDING, null);
     }
 }

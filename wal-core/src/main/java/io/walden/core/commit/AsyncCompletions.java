@@ -20,9 +20,16 @@ final class AsyncCompletions {
     private final ConcurrentLinkedQueue<AppendFuture> incoming = new ConcurrentLinkedQueue<>();
     private final PriorityQueue<AppendFuture> pending = new PriorityQueue<>((a, b) -> Long.compare(a.lsn, b.lsn));
     private final AtomicBoolean completing = new AtomicBoolean();
+    /** Futures added and not yet completed (an estimate for the group-commit batching). */
+    private final java.util.concurrent.atomic.AtomicInteger pendingCount = new java.util.concurrent.atomic.AtomicInteger();
 
     void add(AppendFuture future) {
+        pendingCount.incrementAndGet();
         incoming.add(future);
+    }
+
+    int pendingCount() {
+        return pendingCount.get();
     }
 
     boolean hasPending() {
@@ -38,6 +45,7 @@ final class AsyncCompletions {
                 }
                 for (AppendFuture f; (f = pending.peek()) != null && (f.lsn < flushed || failure != null); ) {
                     pending.poll();
+                    pendingCount.decrementAndGet();
                     if (f.lsn < flushed) {
                         f.complete(f.lsn);
                     } else {

@@ -33,10 +33,16 @@ import java.util.concurrent.locks.LockSupport;
  *       and so does every later durable append, until the log is reopened.</li>
  * </ul>
  *
- * <p>Batching: an adaptive gather (the leader first waits, briefly and boundedly, for records already
- * reserved by other appenders to be published, PostgreSQL's WaitXLogInsertionsToFinish) fills flushes
- * under load and costs a lone committer nothing, since with one committer nothing else is in flight.
- * {@code commitDelay}/{@code commitSiblings} add PostgreSQL's explicit delay on top, off by default.
+ * <p>Batching is adaptive and needs no setting. Closed-loop committers otherwise settle into two groups
+ * that alternate between flushes (those released by one flush come back just after the next one started),
+ * halving the commits per flush. So before sampling its target the leader waits, boundedly, for the
+ * commits it can expect: as many as the peak number of outstanding commits (blocked committers plus
+ * pending futures) in the recent cycles, decayed so that the estimate follows a falling load. The wait
+ * ends as soon as that many commits have asked for a flush, and never lasts longer than half the recent
+ * flush time, so a lone committer (expecting one commit: its own) never waits, and a wrong estimate costs
+ * at most half a flush. Then the leader waits, briefly, for records already reserved by other appenders to
+ * be published (PostgreSQL's WaitXLogInsertionsToFinish). {@code commitDelay}/{@code commitSiblings} add
+ * PostgreSQL's explicit delay on top, off by default.
  *
  * <p>Thread-safety: every public method may be called from any thread.
  */
@@ -56,6 +62,11 @@ public final class GroupCommit {
     private final ReadNotifier notifier;
     private final AtomicInteger leader = new AtomicInteger();
     private final AtomicInteger committers = new AtomicInteger();
+    /** Highest number of outstanding commits seen since the last flush; written racily (an estimate). */
+    private volatile int peakOutstanding;
+    /** Leader-owned estimates: commits to expect per flush (x16, fixed point) and the mean flush time. */
+    private int expectedX16 = 16;
+    private long flushNanosEwma = TimeUnit.MICROSECONDS.toNanos(200);
     private final LongAdder flushRequests = new LongAdder();
     private final Waiter.Stack waiters = new Waiter.Stack();
     private final ThreadLocal<Waiter> waiterOfThread = ThreadLocal.withInitial(() -> new Waiter(Thread.currentThread()));
@@ -112,7 +123,7 @@ public final class GroupCommit {
         if (flushed.get() > lsn) {
             return;
         }
-        committers.incrementAndGet();
+        notePeak(committers.incrementAndGet() + async.pendingCount());
         Waiter w = null;
         try {
             int spins = 0;
@@ -167,6 +178,7 @@ public final class GroupCommit {
         AppendFuture f = new AppendFuture(lsn);
         flushRequests.increment();
         async.add(f);
+        notePeak(committers.get() + async.pendingCount());
         async.complete(flushed.get(), failure);
         return f;
     }
@@ -213,14 +225,17 @@ public final class GroupCommit {
             if (commitDelayNanos > 0 && committers.get() - 1 >= commitSiblings) {
                 LockSupport.parkNanos(this, commitDelayNanos);
             }
+            awaitExpectedCommits();
             long target = gather();
             if (target > from && failure == null) {
+                long commits = flushRequests.sumThenReset();
                 long start = System.nanoTime();
                 force(from, target);
                 long nanos = System.nanoTime() - start;
                 flushed.set(target); // volatile store: publishes the new durable point to every waiter
                 flushCount++;
-                observer.onFlush(nanos, target - from, flushRequests.sumThenReset());
+                learn(nanos);
+                observer.onFlush(nanos, target - from, commits);
             }
         } catch (IOException | RuntimeException e) {
             fail("force of " + Lsn.format(from) + " up to the written position failed: " + e, e);
@@ -230,6 +245,37 @@ public final class GroupCommit {
         wake();
         async.complete(flushed.get(), failure);
         notifier.signal();
+    }
+
+    private void notePeak(int outstanding) {
+        if (outstanding > peakOutstanding) {
+            peakOutstanding = outstanding; // racy max: a lost update only makes the estimate a little low
+        }
+    }
+
+    /** Leader only: waits until the expected number of commits asked for a flush, or half a flush time passed. */
+    private void awaitExpectedCommits() {
+        int expected = expectedX16 >> 4;
+        if (expected <= 1) {
+            return;
+        }
+        long deadline = System.nanoTime() + flushNanosEwma / 2;
+        for (int spins = 0; flushRequests.sum() < expected && System.nanoTime() < deadline; spins++) {
+            if (spins < 50) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield(); // the committers we wait for need the CPU to get here
+            }
+        }
+    }
+
+    /** Leader only: updates the estimates after a flush. */
+    private void learn(long flushNanos) {
+        flushNanosEwma += (flushNanos - flushNanosEwma) >> 3;
+        int peak = peakOutstanding;
+        peakOutstanding = committers.get() + async.pendingCount();
+        // Rise at once to a new peak, decay by 1/8 per flush when the load falls.
+        expectedX16 = Math.max(peak << 4, expectedX16 - (expectedX16 >> 3));
     }
 
     /** The flush target: the written position after waiting (boundedly) for records reserved before now. */

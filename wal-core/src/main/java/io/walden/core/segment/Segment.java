@@ -2,6 +2,7 @@ package io.walden.core.segment;
 
 import net.openhft.chronicle.bytes.MappedBytesStore;
 import net.openhft.chronicle.bytes.MappedFile;
+import net.openhft.chronicle.core.UnsafeMemory;
 import net.openhft.chronicle.core.io.ReferenceOwner;
 import net.openhft.posix.MSyncFlag;
 import net.openhft.posix.PosixAPI;
@@ -17,7 +18,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One segment file, fully allocated on disk and mapped whole with Chronicle Bytes.
  *
- * <p>Offsets passed to the accessors are byte offsets within the file ({@code lsn - startLsn()}).
+ * <p>Offsets passed to the accessors are byte offsets within the file ({@code lsn - startLsn()}). The
+ * word accessors go straight to the mapped address through Chronicle's {@code UnsafeMemory}, without the
+ * store's per-call state and bounds checks: they are the append path's, whose offsets the reservation
+ * has already bounded (asserted when assertions are on), and the lifetime rule below keeps the address valid.
  * Accessors are named by their memory-ordering semantics: a {@code ...Release} store pairs with a
  * {@code ...Acquire} load of the same word (Agrona's rule: unmatched pairs are data races).
  *
@@ -98,49 +102,58 @@ public final class Segment {
 
     // ---- accessors (offsets within the file) ----
 
+    private static final UnsafeMemory MEMORY = UnsafeMemory.MEMORY;
+    private static final long BYTE_ARRAY_BASE = UnsafeMemory.UNSAFE.arrayBaseOffset(byte[].class);
+
+    private long at(long offset, int width) {
+        assert offset >= 0 && offset + width <= size : "offset " + offset + " outside " + path;
+        return address + offset;
+    }
+
     public int readIntAcquire(long offset) {
-        return store.readVolatileInt(offset);
+        return MEMORY.readVolatileInt(at(offset, Integer.BYTES));
     }
 
     /** Publishes a record's length word: every earlier store of this thread becomes visible first. */
     public void writeIntRelease(long offset, int value) {
-        store.writeOrderedInt(offset, value);
+        MEMORY.writeOrderedInt(at(offset, Integer.BYTES), value);
     }
 
     public int readInt(long offset) {
-        return store.readInt(offset);
+        return MEMORY.readInt(at(offset, Integer.BYTES));
     }
 
     public void writeInt(long offset, int value) {
-        store.writeInt(offset, value);
+        MEMORY.writeInt(at(offset, Integer.BYTES), value);
     }
 
     public long readLong(long offset) {
-        return store.readLong(offset);
+        return MEMORY.readLong(at(offset, Long.BYTES));
     }
 
     public long readLongAcquire(long offset) {
-        return store.readVolatileLong(offset);
+        return MEMORY.readVolatileLong(at(offset, Long.BYTES));
     }
 
     public void writeLong(long offset, long value) {
-        store.writeLong(offset, value);
+        MEMORY.writeLong(at(offset, Long.BYTES), value);
     }
 
     public void writeLongRelease(long offset, long value) {
-        store.writeOrderedLong(offset, value);
+        MEMORY.writeOrderedLong(at(offset, Long.BYTES), value);
     }
 
     public void writeShort(long offset, short value) {
-        store.writeShort(offset, value);
+        MEMORY.writeShort(at(offset, Short.BYTES), value);
     }
 
     public short readShort(long offset) {
-        return store.readShort(offset);
+        return MEMORY.readShort(at(offset, Short.BYTES));
     }
 
     public void write(long offset, byte[] src, int srcOffset, int length) {
-        store.write(offset, src, srcOffset, length);
+        // Unsafe.copyMemory is the JVM's intrinsic bulk copy; Chronicle's byte[] overload loops in Java.
+        UnsafeMemory.UNSAFE.copyMemory(src, BYTE_ARRAY_BASE + srcOffset, null, at(offset, length), length);
     }
 
     public void write(long offset, ByteBuffer src, int srcPosition, int length) {

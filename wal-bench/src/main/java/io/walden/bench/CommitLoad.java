@@ -1,0 +1,343 @@
+package io.walden.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.walden.core.Durability;
+import io.walden.core.SyncMethod;
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import net.openhft.chronicle.queue.ChronicleQueue;
+import net.openhft.chronicle.queue.ExcerptAppender;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The commit load generator: durable commit throughput and latency with 1 to 256 committers (threads, or
+ * asynchronous appends in flight from one thread), against the physical baselines measured in the same run:
+ * a raw {@code FileChannel} write + {@code force(false)} loop, a raw mmap write + {@code force(false)} loop,
+ * and Chronicle Queue's appender for {@code OFF}. Latencies go into HdrHistograms; commits per flush come
+ * from the log's own flush counter.
+ *
+ * <p>Usage: {@code CommitLoad [--full] [--dir DIR] [--json FILE]}. Quick mode finishes in about three minutes.
+ */
+public final class CommitLoad {
+    private static final long RAW_FILE_SIZE = 256L << 20;
+
+    private final boolean full;
+    private final Path dir;
+    private final long warmupNanos;
+    private final long measureNanos;
+    private final List<Map<String, Object>> results = new ArrayList<>();
+
+    private CommitLoad(boolean full, Path dir) {
+        this.full = full;
+        this.dir = dir;
+        this.warmupNanos = TimeUnit.MILLISECONDS.toNanos(full ? 2000 : 700);
+        this.measureNanos = TimeUnit.MILLISECONDS.toNanos(full ? 8000 : 2500);
+    }
+
+    public static void main(String[] args) throws Exception {
+        boolean full = false;
+        Path dir = Path.of("target/bench-data");
+        Path json = Path.of("target/commit-load.json");
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--full": full = true; break;
+                case "--quick": full = false; break;
+                case "--dir": dir = Path.of(args[++i]); break;
+                case "--json": json = Path.of(args[++i]); break;
+                default: throw new IllegalArgumentException("unknown argument " + args[i]
+                        + " (usage: CommitLoad [--quick|--full] [--dir DIR] [--json FILE])");
+            }
+        }
+        Files.createDirectories(dir);
+        CommitLoad load = new CommitLoad(full, dir);
+        load.runAll();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("mode", full ? "full" : "quick");
+        out.put("machine", Machine.describe(dir));
+        out.put("results", load.results);
+        Files.createDirectories(json.toAbsolutePath().getParent());
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
+        System.out.println("wrote " + json);
+    }
+
+    private void runAll() throws Exception {
+        int[] committers = {1, 4, 16, 64, 256};
+        int[] payloads = full ? new int[] {64, 1024, 16384} : new int[] {64};
+        SyncMethod[] methods = full ? new SyncMethod[] {SyncMethod.FDATASYNC, SyncMethod.FSYNC, SyncMethod.MSYNC}
+                : new SyncMethod[] {SyncMethod.FDATASYNC};
+        for (int payload : payloads) {
+            rawPwrite(payload);
+            rawMmap(payload);
+        }
+        for (SyncMethod method : methods) {
+            for (int payload : payloads) {
+                for (int n : committers) {
+                    waldenThreads(Durability.LOCAL, method, payload, n);
+                }
+                for (int n : full ? committers : new int[] {1, 16, 256}) {
+                    waldenAsync(method, payload, n);
+                }
+            }
+        }
+        for (int payload : payloads) {
+            waldenThreads(Durability.OFF, SyncMethod.FDATASYNC, payload, 1);
+            chronicleQueue(payload);
+        }
+    }
+
+    // ------------------------------------------------------------------ scenarios
+
+    private void rawPwrite(int payload) throws Exception {
+        Path d = BenchFiles.newDir("raw-pwrite");
+        try (FileChannel ch = RawForceLoop.preallocated(d.resolve("raw.dat"), RAW_FILE_SIZE)) {
+            ByteBuffer record = ByteBuffer.allocateDirect(payload + 24);
+            long[] pos = {0};
+            measure("raw pwrite+fdatasync", "baseline", null, payload, 1, () -> {
+                pos[0] = RawForceLoop.writeAndForce(ch, record, pos[0], RAW_FILE_SIZE);
+            }, () -> -1);
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    private void rawMmap(int payload) throws Exception {
+        Path d = BenchFiles.newDir("raw-mmap");
+        try (FileChannel ch = RawForceLoop.preallocated(d.resolve("raw.dat"), RAW_FILE_SIZE)) {
+            MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, 0, RAW_FILE_SIZE);
+            byte[] record = new byte[payload + 24];
+            long[] pos = {0};
+            measure("raw mmap write+fdatasync", "baseline", null, payload, 1, () -> {
+                if (pos[0] + record.length > RAW_FILE_SIZE) {
+                    pos[0] = 0;
+                }
+                map.put((int) pos[0], record);
+                pos[0] += record.length;
+                ch.force(false);
+            }, () -> -1);
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    private void waldenThreads(Durability level, SyncMethod method, int payload, int threads) throws Exception {
+        Path d = BenchFiles.newDir("walden");
+        try (Wal wal = Wal.open(WalConfig.builder(d).syncMethod(method).build())) {
+            byte[] bytes = new byte[payload];
+            String name = "walden " + level.configName() + " " + method.name().toLowerCase(Locale.ROOT);
+            measure(name, "threads", method, payload, threads, () -> wal.append(bytes, level), wal::flushCount);
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    private void waldenAsync(SyncMethod method, int payload, int inFlight) throws Exception {
+        Path d = BenchFiles.newDir("walden-async");
+        try (Wal wal = Wal.open(WalConfig.builder(d).syncMethod(method).build())) {
+            byte[] bytes = new byte[payload];
+            Semaphore window = new Semaphore(inFlight);
+            Recorder recorder = new Recorder(3);
+            LongAdder commits = new LongAdder();
+            AtomicBoolean counting = new AtomicBoolean();
+            AtomicBoolean stop = new AtomicBoolean();
+            Thread producer = new Thread(() -> {
+                while (!stop.get()) {
+                    window.acquireUninterruptibly();
+                    long start = System.nanoTime();
+                    wal.appendAsync(bytes, Durability.LOCAL).whenComplete((lsn, error) -> {
+                        if (counting.get() && error == null) {
+                            recorder.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
+                            commits.increment();
+                        }
+                        window.release();
+                    });
+                }
+            }, "async-producer");
+            producer.start();
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmupNanos));
+            recorder.reset();
+            long flushes0 = wal.flushCount();
+            long cpu0 = processCpuNanos();
+            counting.set(true);
+            long t0 = System.nanoTime();
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(measureNanos));
+            counting.set(false);
+            long elapsed = System.nanoTime() - t0;
+            long cpu = processCpuNanos() - cpu0;
+            long flushes = wal.flushCount() - flushes0;
+            stop.set(true);
+            window.release(inFlight);
+            producer.join();
+            record("walden local " + method.name().toLowerCase(Locale.ROOT), "async", method, payload, inFlight,
+                    commits.sum(), elapsed, flushes, recorder.getIntervalHistogram(), cpu);
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    private void chronicleQueue(int payload) throws Exception {
+        Path d = BenchFiles.newDir("chronicle");
+        try (ChronicleQueue queue = SingleChronicleQueueBuilder.single(d.toFile()).build();
+             ExcerptAppender appender = queue.createAppender()) {
+            byte[] bytes = new byte[payload];
+            measure("chronicle queue writeBytes", "peer", null, payload, 1,
+                    () -> appender.writeBytes(b -> b.write(bytes)), () -> -1);
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    // ------------------------------------------------------------------ measurement
+
+    @FunctionalInterface
+    private interface Op {
+        void run() throws Exception;
+    }
+
+    @FunctionalInterface
+    private interface Counter {
+        long get();
+    }
+
+    /** Runs {@code op} back to back on {@code threads} threads: warm-up, then a measured window. */
+    private void measure(String name, String kind, SyncMethod method, int payload, int threads, Op op,
+                         Counter flushCounter) throws Exception {
+        Recorder recorder = new Recorder(3);
+        LongAdder commits = new LongAdder();
+        AtomicBoolean counting = new AtomicBoolean();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Throwable> errors = new ArrayList<>();
+        CountDownLatch done = new CountDownLatch(threads);
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        long start = System.nanoTime();
+                        op.run();
+                        if (counting.get()) {
+                            recorder.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
+                            commits.increment();
+                        }
+                    }
+                } catch (Throwable e) {
+                    synchronized (errors) {
+                        errors.add(e);
+                    }
+                } finally {
+                    done.countDown();
+                }
+            }, "load-" + t);
+            th.setDaemon(true);
+            th.start();
+        }
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmupNanos));
+        recorder.reset();
+        long flushes0 = flushCounter.get();
+        long cpu0 = processCpuNanos();
+        counting.set(true);
+        long t0 = System.nanoTime();
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(measureNanos));
+        counting.set(false);
+        long elapsed = System.nanoTime() - t0;
+        long cpu = processCpuNanos() - cpu0;
+        long flushes = flushCounter.get() - flushes0;
+        Histogram h = recorder.getIntervalHistogram();
+        stop.set(true);
+        if (!done.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException(name + ": load threads did not stop");
+        }
+        if (!errors.isEmpty()) {
+            throw new IllegalStateException(name + " failed", errors.get(0));
+        }
+        record(name, kind, method, payload, threads, commits.sum(), elapsed, flushes0 < 0 ? -1 : flushes, h, cpu);
+    }
+
+    private void record(String name, String kind, SyncMethod method, int payload, int committers, long commits,
+                        long elapsedNanos, long flushes, Histogram h, long cpuNanos) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("name", name);
+        r.put("kind", kind);
+        r.put("syncMethod", method == null ? null : method.name());
+        r.put("payload", payload);
+        r.put("committers", committers);
+        r.put("commits", commits);
+        double seconds = elapsedNanos / 1e9;
+        r.put("commitsPerSecond", Math.round(commits / seconds));
+        r.put("flushes", flushes);
+        r.put("commitsPerFlush", flushes > 0 ? round2((double) commits / flushes) : null);
+        r.put("p50us", h.getValueAtPercentile(50));
+        r.put("p99us", h.getValueAtPercentile(99));
+        r.put("p999us", h.getValueAtPercentile(99.9));
+        r.put("meanUs", round2(h.getMean()));
+        r.put("cpuCores", round2(cpuNanos / (double) elapsedNanos));
+        results.add(r);
+        System.out.printf(Locale.ROOT, "%-34s %-8s %6d B %4d committers: %,10d commits/s  %8s commits/flush  p50 %6d us  p99 %6d us  p99.9 %6d us  cpu %.2f cores%n",
+                name, kind, payload, committers, r.get("commitsPerSecond"),
+                r.get("commitsPerFlush") == null ? "-" : r.get("commitsPerFlush"), h.getValueAtPercentile(50),
+                h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), cpuNanos / (double) elapsedNanos);
+    }
+
+    private static double round2(double v) {
+        return Math.round(v * 100) / 100.0;
+    }
+
+    private static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return 0;
+    }
+
+    /** What the run was measured on. */
+    static final class Machine {
+        private Machine() {
+        }
+
+        static Map<String, Object> describe(Path dir) throws IOException {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("date", java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC).toString());
+            m.put("cpus", Runtime.getRuntime().availableProcessors());
+            m.put("cpuModel", firstLine(Path.of("/proc/cpuinfo"), "model name"));
+            m.put("memoryGiB", Math.round(((com.sun.management.OperatingSystemMXBean) ManagementFactory
+                    .getOperatingSystemMXBean()).getTotalMemorySize() / (1024.0 * 1024 * 1024)));
+            m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+            m.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+            m.put("fileStore", Files.getFileStore(dir).type() + " (" + Files.getFileStore(dir).name() + ")");
+            return m;
+        }
+
+        private static String firstLine(Path file, String key) {
+            try {
+                for (String line : Files.readAllLines(file)) {
+                    if (line.startsWith(key)) {
+                        return line.substring(line.indexOf(':') + 1).trim();
+                    }
+                }
+            } catch (IOException e) {
+                return "unknown";
+            }
+            return "unknown";
+        }
+    }
+}
