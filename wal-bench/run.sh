@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs Walden's benchmark suite and rewrites docs/benchmarks.md from the results.
+#   wal-bench/run.sh           quick mode, about 5 minutes
+#   wal-bench/run.sh --full    every payload, sync method and committer count (for publishing; ~30 min)
+# Benchmark files go to wal-bench/target/bench-data (set WALDEN_BENCH_DIR to measure another file system).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODE="${1:---quick}"
+case "$MODE" in --quick|--full) ;; *) echo "usage: $0 [--quick|--full]" >&2; exit 2 ;; esac
+
+mvn -B -q -DskipTests package -pl wal-bench -am
+JAR=wal-bench/target/walden-bench.jar
+DATA="${WALDEN_BENCH_DIR:-wal-bench/target/bench-data}"
+mkdir -p "$DATA"
+FLAGS=(--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED
+       --add-exports=java.base/sun.nio.ch=ALL-UNNAMED --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED
+       --add-opens=java.base/java.lang=ALL-UNNAMED --add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED
+       -Dchronicle.analytics.disable=true -Dchronicle.announcer.disable=true
+       -Dorg.slf4j.simpleLogger.defaultLogLevel=warn "-Dwalden.bench.dir=$DATA")
+
+echo "== JMH (-prof gc; -foe: a failing benchmark fails the run)"
+if [ "$MODE" = "--full" ]; then JMH_OPTS=(-f 3); else JMH_OPTS=(-f 1 -wi 3 -i 5); fi
+java "${FLAGS[@]}" -jar "$JAR" 'OffAppendBenchmark|LoneCommitterBenchmark' -prof gc -foe true "${JMH_OPTS[@]}" \
+  -jvmArgsAppend "-Dwalden.bench.dir=$DATA" -rf json -rff wal-bench/target/jmh.json
+
+echo "== Commit load generator"
+java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.CommitLoad "$MODE" --dir "$DATA" --json wal-bench/target/commit-load.json
+
+java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.BenchReport wal-bench/target/jmh.json wal-bench/target/commit-load.json docs/benchmarks.md
