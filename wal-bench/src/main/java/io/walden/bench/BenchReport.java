@@ -107,12 +107,18 @@ public final class BenchReport {
                         n, r.get("kind").asText(), ratio, ratio >= 0.8 ? "≥ 0.8" : "< 0.8" + bound));
             }
         }
-        JsonNode off = jmhScore("OffAppendBenchmark.waldenAppendOff");
+        JsonNode off = jmhScore("OffAppendBenchmark.waldenAppendOff", "200");
+        JsonNode offNoWriter = jmhScore("OffAppendBenchmark.waldenAppendOff", "60000");
         JsonNode cq = jmhScore("OffAppendBenchmark.chronicleQueueWriteBytes");
         if (off != null && cq != null) {
             double r = off.get("score").asDouble() / cq.get("score").asDouble();
             line(String.format(Locale.ROOT, "| OFF, 1 thread, 64 B: appends/s ≥ 3 × Chronicle Queue (JMH) | %.2f vs %.2f ops/µs = **%.2f×** | %s |",
                     off.get("score").asDouble(), cq.get("score").asDouble(), r, r >= 3 ? "met" : "not met: see note 2"));
+        }
+        if (offNoWriter != null && cq != null) {
+            double r = offNoWriter.get("score").asDouble() / cq.get("score").asDouble();
+            line(String.format(Locale.ROOT, "| (same, background writer forcing only once a minute: outside the OFF contract) | %.2f vs %.2f ops/µs = **%.2f×** | %s |",
+                    offNoWriter.get("score").asDouble(), cq.get("score").asDouble(), r, r >= 3 ? "≥ 3" : "< 3"));
         }
         JsonNode alloc = jmhSecondary("OffAppendBenchmark.waldenAppendOff", "gc.alloc.rate.norm");
         if (alloc != null) {
@@ -137,7 +143,9 @@ public final class BenchReport {
         line("   with `pwrite`, as PostgreSQL does), which would give up the mapped log's zero-copy claims and the");
         line("   survival of `OFF` records across a JVM crash. See docs/group-commit.md.");
         line("2. **OFF appends.** The JMH figure measures the cost of an append, with Walden's background writer forcing");
-        line("   every 200 ms as its durability contract requires (Chronicle Queue forces nothing). The sustained figure in");
+        line("   every 200 ms as its durability contract requires (Chronicle Queue forces nothing): at ~10 M appends/s that");
+        line("   writer is busy writing back ~0.9 GB/s, and cleaning those mapped pages interrupts the appender's core. The");
+        line("   row after it shows the append alone. The sustained figure in");
         line("   the load table includes segment preparation (zero-filling and forcing 64 MiB files), which makes a");
         line("   firehose of OFF appends disk-bandwidth bound.");
         line("3. **Allocation.** `FileChannel.force` itself allocates a few dozen bytes per call inside the JDK, as the raw");
@@ -206,8 +214,14 @@ public final class BenchReport {
     }
 
     private JsonNode jmhScore(String benchmark) {
+        return jmhScore(benchmark, null);
+    }
+
+    /** The primary metric of a benchmark, optionally the run whose writerDelayMs parameter has this value. */
+    private JsonNode jmhScore(String benchmark, String writerDelayMs) {
         for (JsonNode b : jmh) {
-            if (b.get("benchmark").asText().endsWith(benchmark)) {
+            if (b.get("benchmark").asText().endsWith(benchmark) && (writerDelayMs == null
+                    || !b.path("params").has("writerDelayMs") || b.path("params").path("writerDelayMs").asText().equals(writerDelayMs))) {
                 return b.get("primaryMetric");
             }
         }

@@ -65,7 +65,7 @@ public final class WalReader implements AutoCloseable {
         while (position < limit) {
             Segment seg = enter(position);
             long o = position - seg.startLsn();
-            int code = RecordCheck.check(seg, view, crc, o, expectedPrev);
+            int code = RecordCheck.check(view, seg.startLsn(), crc, o, expectedPrev);
             if (code != RecordCheck.VALID) {
                 throw failOnInvalid(seg, code);
             }

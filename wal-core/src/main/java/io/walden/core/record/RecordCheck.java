@@ -1,6 +1,5 @@
 package io.walden.core.record;
 
-import io.walden.core.segment.Segment;
 
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
@@ -12,7 +11,8 @@ import java.util.zip.CRC32C;
  * <p>Order of checks (PostgreSQL's rule: bound the length before trusting anything, trust nothing before
  * the CRC passes): length word, fits in the segment, flags and reserved bits, previous-record link, CRC.
  *
- * <p>Thread-safety: stateless; the {@link CRC32C} and view passed in belong to the calling thread.
+ * <p>Thread-safety: stateless; the {@link CRC32C} and view passed in belong to the calling thread. The view
+ * must be little-endian and span the whole segment (its capacity is the segment size).
  */
 public final class RecordCheck {
     public static final int VALID = 0;
@@ -39,38 +39,45 @@ public final class RecordCheck {
     }
 
     /**
-     * Checks the record at {@code offset} of {@code segment}.
+     * Checks the record at {@code offset} of a segment, through a little-endian view of the whole segment.
+     * Plain loads suffice: callers either own the segment (recovery, tools) or read below a position they
+     * loaded with volatile semantics after the record was published (readers).
      *
+     * @param startLsn     the segment's start LSN
      * @param expectedPrev the LSN the record's prev link must hold, or -1 to accept any link that points
      *                     below the record (only for the first record a scan meets)
-     * @param view a view of the same segment owned by the caller (position and limit are changed)
+     * @param view a view of the whole segment owned by the caller (position and limit are changed)
      */
-    public static int check(Segment segment, ByteBuffer view, CRC32C crc, long offset, long expectedPrev) {
-        int length = segment.readIntAcquire(offset + RecordDescriptor.LENGTH_OFFSET);
+    public static int check(ByteBuffer view, long startLsn, CRC32C crc, long offset, long expectedPrev) {
+        int o = (int) offset;
+        int length = view.getInt(o + RecordDescriptor.LENGTH_OFFSET);
         if (length == 0) {
             return END;
         }
         // Bounded by the segment, not by the configured maximum payload: a log written with a larger
         // maximum must still open after the setting is lowered.
-        if (length < RecordDescriptor.HEADER_LENGTH || offset + RecordDescriptor.aligned(length) > segment.size()) {
+        if (length < RecordDescriptor.HEADER_LENGTH || offset + RecordDescriptor.aligned(length) > view.capacity()) {
             return BAD_LENGTH;
         }
-        int flags = segment.readShort(offset + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
-        if ((flags & ~RecordDescriptor.KNOWN_FLAGS) != 0 || segment.readInt(offset + RecordDescriptor.RESERVED_OFFSET) != 0) {
+        int flags = view.getShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
+        if ((flags & ~RecordDescriptor.KNOWN_FLAGS) != 0 || view.getInt(o + RecordDescriptor.RESERVED_OFFSET) != 0) {
             return BAD_FLAGS;
         }
-        long prev = segment.readLong(offset + RecordDescriptor.PREV_OFFSET);
-        long lsn = segment.startLsn() + offset;
+        long prev = view.getLong(o + RecordDescriptor.PREV_OFFSET);
+        long lsn = startLsn + offset;
         if (expectedPrev >= 0 ? prev != expectedPrev : (prev >= lsn || prev < 0)) {
             return BAD_PREV;
         }
-        if (segment.readInt(offset + RecordDescriptor.CRC_OFFSET) != crc(view, crc, offset, length)) {
+        if (view.getInt(o + RecordDescriptor.CRC_OFFSET) != crc(view, crc, offset, length)) {
             return BAD_CRC;
         }
         return VALID;
     }
 
-    /** CRC-32C of bytes {@code [offset + 8, offset + length)} of the view, then the length's 4 LE bytes. */
+    /**
+     * CRC-32C of bytes {@code [offset + 8, offset + length)} of the view, then the length's 4 LE bytes.
+     * Leaves the view's position at 0 and its limit at its capacity.
+     */
     public static int crc(ByteBuffer view, CRC32C crc, long offset, int length) {
         crc.reset();
         int start = (int) offset;
@@ -80,6 +87,7 @@ public final class RecordCheck {
         crc.update(length >>> 8);
         crc.update(length >>> 16);
         crc.update(length >>> 24);
+        view.clear(); // absolute reads elsewhere are checked against the limit: leave the whole segment readable
         return (int) crc.getValue();
     }
 }

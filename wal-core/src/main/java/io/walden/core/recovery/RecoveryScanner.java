@@ -69,7 +69,7 @@ public final class RecoveryScanner {
         int code;
         while (true) {
             long offset = pos - seg.startLsn();
-            code = RecordCheck.check(seg, view, crc, offset, prev);
+            code = RecordCheck.check(view, seg.startLsn(), crc, offset, prev);
             if (code != RecordCheck.VALID) {
                 break;
             }

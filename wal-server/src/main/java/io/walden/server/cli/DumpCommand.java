@@ -1,0 +1,99 @@
+package io.walden.server.cli;
+
+import io.walden.core.Lsn;
+import io.walden.core.recovery.LogInspector;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+
+/**
+ * Like pg_waldump: one line per record, or with {@code --stats} a table of counts and bytes per type.
+ * Reads a directory no server holds, changing nothing.
+ */
+@Command(name = "dump", mixinStandardHelpOptions = true,
+        description = {"Print the records of a log directory, one line each (like pg_waldump), or statistics per type.",
+                "Reads the files without changing them; the directory need not be held by a server."})
+final class DumpCommand implements Callable<Integer> {
+
+    @Option(names = "--data-dir", defaultValue = "walden-data", description = "Log directory (default: ${DEFAULT-VALUE}).")
+    Path dataDir;
+
+    @Option(names = "--from", description = "First LSN to show (X/Y or decimal; default: the oldest record).")
+    String from;
+
+    @Option(names = "--to", description = "Stop before this LSN (X/Y or decimal; default: the end of the log).")
+    String to;
+
+    @Option(names = "--stats", description = "Print counts and bytes per record type instead of the records.")
+    boolean stats;
+
+    @Option(names = "--padding", description = "Also show padding records (segment ends and aborted claims).")
+    boolean padding;
+
+    @Override
+    public Integer call() throws Exception {
+        long fromLsn = from == null ? 0 : Lsn.parse(from);
+        long toLsn = to == null ? Long.MAX_VALUE : Lsn.parse(to);
+        PrintWriter out = new PrintWriter(System.out, false);
+        Map<Integer, long[]> perType = new TreeMap<>(); // type -> {count, record bytes, payload bytes}
+        LogInspector.Result result = new LogInspector(dataDir).inspect(new LogInspector.Visitor() {
+            @Override
+            public boolean onRecord(LogInspector.RecordInfo r) {
+                if (r.lsn() >= toLsn) {
+                    return false;
+                }
+                if (r.lsn() < fromLsn || (r.padding() && !padding)) {
+                    return true;
+                }
+                if (stats) {
+                    long[] t = perType.computeIfAbsent(r.padding() ? -1 : r.type(), k -> new long[3]);
+                    t[0]++;
+                    t[1] += r.length();
+                    t[2] += r.payloadLength();
+                } else {
+                    out.printf(Locale.ROOT, "lsn: %s, prev: %s, len (rec/payload): %d/%d, type: %s, crc: ok%n",
+                            Lsn.format(r.lsn()), Lsn.format(r.prev()), r.length(), r.payloadLength(),
+                            r.padding() ? "padding" : Integer.toString(r.type()));
+                }
+                return true;
+            }
+        });
+        if (stats) {
+            printStats(out, perType);
+        }
+        out.flush();
+        if (!result.clean()) {
+            System.err.println("walden dump: stopped at " + Lsn.format(result.problemLsn()) + ": " + result.problem());
+            return 1;
+        }
+        return 0;
+    }
+
+    private static void printStats(PrintWriter out, Map<Integer, long[]> perType) {
+        long count = 0;
+        long bytes = 0;
+        for (long[] t : perType.values()) {
+            count += t[0];
+            bytes += t[1];
+        }
+        out.printf(Locale.ROOT, "%-10s %12s %9s %16s %9s %16s%n", "Type", "N", "(%)", "Record size", "(%)", "Payload size");
+        out.printf(Locale.ROOT, "%-10s %12s %9s %16s %9s %16s%n", "----", "-", "---", "-----------", "---", "------------");
+        for (Map.Entry<Integer, long[]> e : perType.entrySet()) {
+            long[] t = e.getValue();
+            out.printf(Locale.ROOT, "%-10s %12d (%6.2f) %16d (%6.2f) %16d%n", e.getKey() < 0 ? "padding" : e.getKey().toString(),
+                    t[0], pct(t[0], count), t[1], pct(t[1], bytes), t[2]);
+        }
+        out.printf(Locale.ROOT, "%-10s %12d (%6.2f) %16d (%6.2f)%n", "Total", count, count == 0 ? 0.0 : 100.0, bytes,
+                bytes == 0 ? 0.0 : 100.0);
+    }
+
+    private static double pct(long part, long whole) {
+        return whole == 0 ? 0 : 100.0 * part / whole;
+    }
+}

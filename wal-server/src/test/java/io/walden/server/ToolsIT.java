@@ -1,0 +1,135 @@
+package io.walden.server;
+
+import io.walden.core.Durability;
+import io.walden.core.Lsn;
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The offline tools, run through the real jar against logs written by wal-core. */
+class ToolsIT {
+    private static final long SEGMENT = 64 << 10;
+
+    @TempDir
+    Path work;
+    private Path log;
+    private final List<Long> lsns = new ArrayList<>();
+
+    @BeforeEach
+    void writeALog() {
+        log = work.resolve("log");
+        try (Wal wal = Wal.open(WalConfig.builder(log).segmentSize(SEGMENT).build())) {
+            for (int i = 0; i < 3000; i++) {
+                lsns.add(wal.append(i % 3, ("record " + i).getBytes(), Durability.OFF));
+            }
+        }
+    }
+
+    @Test
+    void dumpShouldPrintOneLinePerRecordWithItsLinks() throws Exception {
+        WaldenJar.Run run = WaldenJar.run(work, "dump", "--data-dir", log.toString());
+        assertThat(run.exitCode()).as(run.stderr()).isZero();
+        String[] lines = run.stdout().split("\n");
+        assertThat(lines).hasSize(3000);
+        assertThat(lines[0]).isEqualTo("lsn: 0/40, prev: 0/0, len (rec/payload): 32/8, type: 0, crc: ok");
+        assertThat(lines[1]).startsWith("lsn: " + Lsn.format(lsns.get(1)) + ", prev: 0/40,").contains("type: 1");
+    }
+
+    @Test
+    void dumpShouldHonourFromAndTo() throws Exception {
+        WaldenJar.Run run = WaldenJar.run(work, "dump", "--data-dir", log.toString(),
+                "--from", Lsn.format(lsns.get(100)), "--to", Long.toString(lsns.get(110)));
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.stdout().split("\n")).hasSize(10);
+        assertThat(run.stdout()).startsWith("lsn: " + Lsn.format(lsns.get(100)) + ",");
+    }
+
+    @Test
+    void dumpStatsShouldCountRecordsAndBytesPerType() throws Exception {
+        WaldenJar.Run run = WaldenJar.run(work, "dump", "--data-dir", log.toString(), "--stats");
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.stdout()).containsPattern("(?m)^0\\s+1000 \\( 33\\.33\\)")
+                .containsPattern("(?m)^1\\s+1000 \\( 33\\.33\\)")
+                .containsPattern("(?m)^Total\\s+3000 \\(100\\.00\\)");
+    }
+
+    @Test
+    void verifyShouldPassACleanLog() throws Exception {
+        WaldenJar.Run run = WaldenJar.run(work, "verify", "--data-dir", log.toString());
+        assertThat(run.exitCode()).as(run.stdout() + run.stderr()).isZero();
+        assertThat(run.stdout()).contains("3000 records").contains("clean");
+    }
+
+    @Test
+    void verifyShouldNameTheFirstCorruptRecord() throws Exception {
+        long bad = lsns.get(1500);
+        flipBit(bad + 26);
+        WaldenJar.Run run = WaldenJar.run(work, "verify", "--data-dir", log.toString());
+        assertThat(run.exitCode()).isEqualTo(1);
+        assertThat(run.stdout()).contains("PROBLEM at " + Lsn.format(bad)).contains("CRC-32C mismatch")
+                .contains("CORRUPTION");
+    }
+
+    @Test
+    void verifyShouldReportATornTail() throws Exception {
+        long end = lsns.get(2999) + 40;
+        write(end, new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9});
+        WaldenJar.Run run = WaldenJar.run(work, "verify", "--data-dir", log.toString());
+        assertThat(run.exitCode()).isEqualTo(1);
+        assertThat(run.stdout()).contains("PROBLEM at " + Lsn.format(end));
+    }
+
+    @Test
+    void testFsyncShouldMeasureEveryMethodAndRecommendOne() throws Exception {
+        WaldenJar.Run run = WaldenJar.run(work, "test-fsync", "--dir", work.toString(), "--seconds", "0.2");
+        assertThat(run.exitCode()).as(run.stderr()).isZero();
+        assertThat(run.stdout()).contains("On a preallocated file:").contains("On a growing file:")
+                .contains("write + fdatasync").contains("mmap store + msync(range)").contains("write, O_DSYNC")
+                .containsPattern("Recommended sync method: (FDATASYNC|FSYNC|MSYNC)")
+                .containsPattern("ceiling for one committer: about [\\d,]+ commits/s");
+    }
+
+    @Test
+    void everyCommandShouldHaveHelp() throws Exception {
+        for (String command : new String[] {"demo", "dump", "verify", "test-fsync"}) {
+            WaldenJar.Run run = WaldenJar.run(work, command, "--help");
+            assertThat(run.exitCode()).isZero();
+            assertThat(run.stdout()).startsWith("Usage: walden " + command);
+        }
+    }
+
+    private void flipBit(long lsn) throws Exception {
+        byte[] b = read(lsn);
+        b[0] ^= 1;
+        write(lsn, b);
+    }
+
+    private byte[] read(long lsn) throws Exception {
+        try (FileChannel ch = FileChannel.open(segmentOf(lsn), StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            ch.read(b, lsn & (SEGMENT - 1));
+            return b.array();
+        }
+    }
+
+    private void write(long lsn, byte[] bytes) throws Exception {
+        try (FileChannel ch = FileChannel.open(segmentOf(lsn), StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.wrap(bytes), lsn & (SEGMENT - 1));
+        }
+    }
+
+    private Path segmentOf(long lsn) {
+        return log.resolve(io.walden.core.segment.SegmentFiles.name(lsn & -SEGMENT));
+    }
+}

@@ -1,0 +1,43 @@
+package io.walden.server;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Runs the real {@code walden.jar} (built by the package phase) in a child JVM, as a user would. */
+final class WaldenJar {
+    record Run(int exitCode, String stdout, String stderr) {
+    }
+
+    private WaldenJar() {
+    }
+
+    static Path jar() {
+        Path jar = Path.of(System.getProperty("walden.jar", "target/walden.jar"));
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException(jar + " is missing: integration tests run after 'mvn package'");
+        }
+        return jar;
+    }
+
+    static Run run(Path workDir, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-jar");
+        cmd.add(jar().toAbsolutePath().toString());
+        cmd.addAll(List.of(args));
+        Path out = Files.createTempFile(workDir, "out", ".txt");
+        Path err = Files.createTempFile(workDir, "err", ".txt");
+        Process p = new ProcessBuilder(cmd).directory(workDir.toFile())
+                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("walden " + String.join(" ", args) + " did not finish");
+        }
+        return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+    }
+}
