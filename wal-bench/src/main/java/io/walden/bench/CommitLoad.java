@@ -174,22 +174,12 @@ public final class CommitLoad {
                 }
             }, "async-producer");
             producer.start();
-            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmupNanos));
-            recorder.reset();
-            long flushes0 = wal.flushCount();
-            long cpu0 = processCpuNanos();
-            counting.set(true);
-            long t0 = System.nanoTime();
-            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(measureNanos));
-            counting.set(false);
-            long elapsed = System.nanoTime() - t0;
-            long cpu = processCpuNanos() - cpu0;
-            long flushes = wal.flushCount() - flushes0;
+            Window w = window(recorder, counting, wal::flushCount);
             stop.set(true);
             window.release(inFlight);
             producer.join();
             record("walden local " + method.name().toLowerCase(Locale.ROOT), "async", method, payload, inFlight,
-                    commits.sum(), elapsed, flushes, recorder.getIntervalHistogram(), cpu);
+                    commits.sum(), w.elapsedNanos, w.flushes, w.histogram, w.cpuNanos);
         } finally {
             BenchFiles.delete(d);
         }
@@ -250,6 +240,23 @@ public final class CommitLoad {
             th.setDaemon(true);
             th.start();
         }
+        Window w = window(recorder, counting, flushCounter);
+        stop.set(true);
+        if (!done.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException(name + ": load threads did not stop");
+        }
+        if (!errors.isEmpty()) {
+            throw new IllegalStateException(name + " failed", errors.get(0));
+        }
+        record(name, kind, method, payload, threads, commits.sum(), w.elapsedNanos, w.flushes, w.histogram, w.cpuNanos);
+    }
+
+    /** What one measured window saw. */
+    private record Window(long elapsedNanos, long flushes, Histogram histogram, long cpuNanos) {
+    }
+
+    /** Lets the load warm up, then counts commits, flushes and CPU over the measured window. */
+    private Window window(Recorder recorder, AtomicBoolean counting, Counter flushCounter) throws InterruptedException {
         Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmupNanos));
         recorder.reset();
         long flushes0 = flushCounter.get();
@@ -260,16 +267,8 @@ public final class CommitLoad {
         counting.set(false);
         long elapsed = System.nanoTime() - t0;
         long cpu = processCpuNanos() - cpu0;
-        long flushes = flushCounter.get() - flushes0;
-        Histogram h = recorder.getIntervalHistogram();
-        stop.set(true);
-        if (!done.await(60, TimeUnit.SECONDS)) {
-            throw new IllegalStateException(name + ": load threads did not stop");
-        }
-        if (!errors.isEmpty()) {
-            throw new IllegalStateException(name + " failed", errors.get(0));
-        }
-        record(name, kind, method, payload, threads, commits.sum(), elapsed, flushes0 < 0 ? -1 : flushes, h, cpu);
+        long flushes = flushes0 < 0 ? -1 : flushCounter.get() - flushes0;
+        return new Window(elapsed, flushes, recorder.getIntervalHistogram(), cpu);
     }
 
     private void record(String name, String kind, SyncMethod method, int payload, int committers, long commits,
