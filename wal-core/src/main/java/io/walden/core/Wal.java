@@ -474,7 +474,8 @@ public final class Wal implements AutoCloseable {
 
     /**
      * A reader from {@code fromLsn}: an LSN returned by an append, a record's {@code nextLsn()},
-     * {@link #oldestLsn()}, or the current {@link #insertLsn()} to read only what comes next.
+     * {@link #oldestLsn()} (or any LSN in the oldest segment's header, such as {@code 0/0} for a log never
+     * truncated), or the current {@link #insertLsn()} to read only what comes next.
      *
      * @throws LsnRemovedException when {@code fromLsn} is below {@link #oldestLsn()}
      * @throws IllegalLsnException when {@code fromLsn} is beyond the insert position
@@ -482,6 +483,10 @@ public final class Wal implements AutoCloseable {
     public WalReader reader(long fromLsn, WalReader.Visibility visibility) {
         ensureOpen();
         long oldest = oldestLsn();
+        Segment first = registry.oldest();
+        if (first != null && fromLsn >= first.startLsn() && fromLsn < oldest) {
+            fromLsn = oldest; // inside the oldest segment's header: the log starts right after it
+        }
         if (fromLsn < oldest) {
             throw new LsnRemovedException(fromLsn, oldest);
         }
@@ -561,6 +566,15 @@ public final class Wal implements AutoCloseable {
 
     public int segmentCount() {
         return registry.size();
+    }
+
+    /** The live segment files, oldest first (a snapshot; truncation may remove some at any time). */
+    public List<SegmentInfo> segments() {
+        List<SegmentInfo> out = new ArrayList<>();
+        for (Segment s : registry.snapshot()) {
+            out.add(new SegmentInfo(s.startLsn(), s.endLsn(), s.path()));
+        }
+        return out;
     }
 
     /** Bytes of log kept, from the oldest record to the insert position. */

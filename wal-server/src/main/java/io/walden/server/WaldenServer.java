@@ -1,0 +1,166 @@
+package io.walden.server;
+
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.netty4.NettyAllocatorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.walden.core.Lsn;
+import io.walden.core.Wal;
+import io.walden.server.admin.AdminApi;
+import io.walden.server.config.ServerConfig;
+import io.walden.server.http.DataApi;
+import io.walden.server.http.HttpServerHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The sidecar: one log, served over HTTP (data API and admin API on one port). Start with {@link #start},
+ * stop with {@link #close}: stop accepting, let in-flight requests finish (up to 10 s), close the log (which
+ * flushes), release the threads.
+ *
+ * <p>Threads: Netty event loops ({@code walden-http-*}) run appends and admin calls; a bounded pool
+ * ({@code walden-reader-*}) runs reads, which may long-poll.
+ */
+public final class WaldenServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WaldenServer.class);
+    private static final int MAX_INITIAL_LINE = 4096;
+    private static final int MAX_HEADER_SIZE = 8192;
+    private static final int IDLE_SECONDS = 120;
+
+    private final ServerConfig config;
+    private Wal wal;
+    private EventLoopGroup boss;
+    private EventLoopGroup workers;
+    private ThreadPoolExecutor readers;
+    private Channel serverChannel;
+    private DataApi data;
+    private HttpServerHandler handler;
+    private volatile boolean accepting;
+
+    public WaldenServer(ServerConfig config) {
+        this.config = config;
+    }
+
+    /**
+     * Opens the log (running recovery) and binds the HTTP port.
+     *
+     * @throws IllegalStateException when the HTTP address is not loopback and no auth token is configured
+     */
+    public WaldenServer start() throws InterruptedException {
+        if (!config.loopbackOnly() && config.authToken() == null) {
+            throw new IllegalStateException("refusing to listen on " + config.httpAddress()
+                    + " without an auth token: set --auth-token (or auth-token in the config file), or bind 127.0.0.1");
+        }
+        wal = Wal.open(config.walConfig());
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
+        wal.meterBinder().bindTo(registry);
+
+        AtomicInteger readerThreads = new AtomicInteger();
+        readers = new ThreadPoolExecutor(config.maxReaders(), config.maxReaders(), 60, TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(config.maxReaders()), r -> {
+                    Thread t = new Thread(r, "walden-reader-" + readerThreads.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        data = new DataApi(wal, readers);
+        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting), config.authToken());
+        int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, Math.max(config.maxBatchBytes(), wal.config().maxPayloadSize()));
+        boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        workers = new MultiThreadIoEventLoopGroup(0, NioIoHandler.newFactory());
+        ServerBootstrap b = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline()
+                                .addLast(new IdleStateHandler(IDLE_SECONDS, 0, 0))
+                                .addLast(new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192))
+                                .addLast(new HttpObjectAggregator(maxContent))
+                                .addLast(handler);
+                    }
+                });
+        serverChannel = b.bind(config.httpAddress()).sync().channel();
+        accepting = true;
+        LOG.info("Walden serving {} on http://{} (durability {}, sync {}); log at {}", wal.directory(),
+                format(boundAddress()), config.durability().configName(), config.syncMethod(), Lsn.format(wal.insertLsn()));
+        return this;
+    }
+
+    public InetSocketAddress boundAddress() {
+        return (InetSocketAddress) serverChannel.localAddress();
+    }
+
+    public Wal wal() {
+        return wal;
+    }
+
+    private static String format(InetSocketAddress a) {
+        return a.getAddress().getHostAddress() + ":" + a.getPort();
+    }
+
+    /** Stops accepting, finishes in-flight requests (up to 10 s), closes the log, releases the threads. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (serverChannel == null) {
+            return;
+        }
+        accepting = false;
+        serverChannel.close().awaitUninterruptibly();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (handler.inFlight() > 0 && System.nanoTime() < deadline) {
+            sleep(10);
+        }
+        data.stop();
+        readers.shutdown();
+        try {
+            wal.close(); // flushes; appends still racing now fail cleanly with 503
+        } finally {
+            workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            readers.shutdownNow();
+            serverChannel = null;
+            LOG.info("Walden server stopped; log closed at {}", Lsn.format(wal.flushedLsn()));
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

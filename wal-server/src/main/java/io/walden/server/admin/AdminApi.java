@@ -1,0 +1,102 @@
+package io.walden.server.admin;
+
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.walden.core.Lsn;
+import io.walden.core.RecoveryReport;
+import io.walden.core.SegmentInfo;
+import io.walden.core.Wal;
+import io.walden.server.http.Exchange;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The admin API (docs/http-api.md): liveness, readiness, Prometheus metrics, status, segments, checkpoint.
+ * Field names are a contract used by tools outside this repository.
+ */
+public final class AdminApi {
+    private final Wal wal;
+    private final PrometheusMeterRegistry registry;
+    private final BooleanSupplier accepting;
+
+    public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting) {
+        this.wal = wal;
+        this.registry = registry;
+        this.accepting = accepting;
+    }
+
+    public void health(Exchange ex) {
+        ex.json(HttpResponseStatus.OK, Map.of("status", "alive"));
+    }
+
+    public void ready(Exchange ex) {
+        if (wal.isFailed()) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", "a force failed; restart the server to recover");
+        } else if (!accepting.getAsBoolean() || wal.isClosed()) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "not_ready", "the server is shutting down");
+        } else {
+            ex.json(HttpResponseStatus.OK, Map.of("status", "ready"));
+        }
+    }
+
+    public void metrics(Exchange ex) {
+        ex.text(HttpResponseStatus.OK, registry.scrape(), "text/plain; version=0.0.4; charset=utf-8");
+    }
+
+    public void status(Exchange ex) {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("role", "primary");
+        s.put("insert_lsn", Lsn.format(wal.insertLsn()));
+        s.put("written_lsn", Lsn.format(wal.writtenLsn()));
+        s.put("flushed_lsn", Lsn.format(wal.flushedLsn()));
+        s.put("oldest_lsn", Lsn.format(wal.oldestLsn()));
+        s.put("segments", wal.segmentCount());
+        s.put("bytes", wal.retainedBytes());
+        s.put("durability", wal.config().durability().configName());
+        s.put("sync_method", wal.config().syncMethod().name().toLowerCase(Locale.ROOT));
+        s.put("epoch", 0);
+        s.put("failed", wal.isFailed());
+        s.put("log_id", String.format("%016x", wal.logId()));
+        RecoveryReport r = wal.recoveryReport();
+        Map<String, Object> rec = new LinkedHashMap<>();
+        rec.put("created_new_log", r.createdNewLog());
+        rec.put("records_scanned", r.recordsScanned());
+        rec.put("segments_scanned", r.segmentsScanned());
+        rec.put("scan_start_lsn", Lsn.format(r.scanStartLsn()));
+        rec.put("end_lsn", Lsn.format(r.endLsn()));
+        rec.put("bytes_cut_off", r.bytesCutOff());
+        rec.put("reason", r.reason());
+        rec.put("duration_ms", r.durationNanos() / 1_000_000);
+        s.put("recovery", rec);
+        s.put("replicas", List.of());
+        ex.json(HttpResponseStatus.OK, s);
+    }
+
+    public void segments(Exchange ex) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (SegmentInfo info : wal.segments()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", info.path().getFileName().toString());
+            m.put("start_lsn", Lsn.format(info.startLsn()));
+            m.put("end_lsn", Lsn.format(info.endLsn()));
+            m.put("bytes", info.size());
+            out.add(m);
+        }
+        ex.json(HttpResponseStatus.OK, Map.of("segments", out));
+    }
+
+    /** POST /admin/checkpoint?lsn= : removes the segments wholly below lsn's segment (truncateBefore). */
+    public void checkpoint(Exchange ex) {
+        String lsn = ex.param("lsn");
+        if (lsn == null) {
+            throw new IllegalArgumentException("lsn is required: POST /admin/checkpoint?lsn=X/Y");
+        }
+        wal.truncateBefore(Lsn.parse(lsn));
+        ex.json(HttpResponseStatus.OK, Map.of("oldest_lsn", Lsn.format(wal.oldestLsn())));
+    }
+}

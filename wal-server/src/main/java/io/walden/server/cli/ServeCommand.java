@@ -1,0 +1,84 @@
+package io.walden.server.cli;
+
+import io.walden.server.WaldenServer;
+import io.walden.server.config.ServerConfig;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** Runs the sidecar until SIGTERM/SIGINT, then shuts down cleanly (nothing acknowledged is lost). */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = {"Run a Walden log behind an HTTP data API and admin API (docs/http-api.md).",
+                "Settings come from defaults, then --config, then flags. Stops cleanly on SIGTERM."})
+final class ServeCommand implements Callable<Integer> {
+
+    @Option(names = "--config", description = "YAML file with any of the settings below (flags win over it).")
+    Path configFile;
+
+    @Option(names = "--data-dir", description = "Log directory (default: " + ServerConfig.DEFAULT_DATA_DIR + ").")
+    String dataDir;
+
+    @Option(names = "--http", paramLabel = "HOST:PORT", description = "HTTP address (default: " + ServerConfig.DEFAULT_HTTP + ").")
+    String http;
+
+    @Option(names = "--durability", description = "Default durability: off, local, remote_write, on, remote_apply (default: on).")
+    String durability;
+
+    @Option(names = "--sync-method", description = "fdatasync, fsync, msync or none (default: fdatasync).")
+    String syncMethod;
+
+    @Option(names = "--segment-size", description = "Segment size in bytes for a new log (default: 67108864).")
+    String segmentSize;
+
+    @Option(names = "--auth-token", description = "Bearer token required by the data API and mutating admin calls; "
+            + "required when --http is not a loopback address.")
+    String authToken;
+
+    @Option(names = "--max-batch-bytes", description = "Largest request body accepted (default: 67108864).")
+    String maxBatchBytes;
+
+    @Option(names = "--max-readers", description = "Concurrent reads and streams before 503 (default: 32).")
+    String maxReaders;
+
+    @Override
+    public Integer call() throws Exception {
+        Map<String, String> flags = new LinkedHashMap<>();
+        flags.put("data-dir", dataDir);
+        flags.put("http", http);
+        flags.put("durability", durability);
+        flags.put("sync-method", syncMethod);
+        flags.put("segment-size", segmentSize);
+        flags.put("auth-token", authToken);
+        flags.put("max-batch-bytes", maxBatchBytes);
+        flags.put("max-readers", maxReaders);
+        ServerConfig config;
+        try {
+            config = ServerConfig.load(configFile, flags);
+        } catch (IllegalArgumentException e) {
+            System.err.println("walden serve: " + e.getMessage());
+            return 2;
+        }
+        WaldenServer server = new WaldenServer(config);
+        try {
+            server.start();
+        } catch (IllegalStateException e) {
+            System.err.println("walden serve: " + e.getMessage());
+            return 2;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }, "walden-shutdown"));
+        System.out.println("walden: serving on http://" + server.boundAddress().getAddress().getHostAddress() + ":"
+                + server.boundAddress().getPort() + " (data " + config.dataDir().toAbsolutePath() + ")");
+        System.out.flush();
+        stopped.await();
+        return 0;
+    }
+}

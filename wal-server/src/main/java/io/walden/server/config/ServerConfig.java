@@ -1,0 +1,182 @@
+package io.walden.server.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.walden.core.Durability;
+import io.walden.core.SyncMethod;
+import io.walden.core.WalConfig;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * The server's settings: defaults, overridden by a YAML file, overridden by command-line flags. Every flag of
+ * {@code walden serve} has a YAML key of the same name (without the dashes in front), e.g.
+ * <pre>
+ * data-dir: /var/lib/walden
+ * http: 127.0.0.1:7400
+ * durability: on
+ * sync-method: fdatasync
+ * auth-token: s3cret
+ * </pre>
+ * Unknown keys are refused, so that a typo never silently falls back to a default.
+ *
+ * <p>Thread-safety: immutable once built.
+ */
+public final class ServerConfig {
+    public static final String DEFAULT_DATA_DIR = "walden-data";
+    public static final String DEFAULT_HTTP = "127.0.0.1:7400";
+    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size",
+            "auth-token", "max-batch-bytes", "max-readers");
+
+    private final Map<String, String> values;
+
+    private ServerConfig(Map<String, String> values) {
+        this.values = values;
+    }
+
+    /**
+     * Builds the configuration.
+     *
+     * @param yaml  a YAML file, or null
+     * @param flags flags given on the command line (key without dashes to value); absent keys are not set
+     */
+    public static ServerConfig load(Path yaml, Map<String, String> flags) throws IOException {
+        Map<String, String> v = new TreeMap<>();
+        v.put("data-dir", DEFAULT_DATA_DIR);
+        v.put("http", DEFAULT_HTTP);
+        v.put("durability", "on");
+        v.put("sync-method", "fdatasync");
+        v.put("segment-size", Long.toString(WalConfig.DEFAULT_SEGMENT_SIZE));
+        v.put("max-batch-bytes", Long.toString(64L << 20));
+        v.put("max-readers", "32");
+        if (yaml != null) {
+            JsonNode root = new ObjectMapper(new YAMLFactory()).readTree(yaml.toFile());
+            if (root != null && !root.isObject()) {
+                throw new IllegalArgumentException(yaml + ": expected a mapping of settings");
+            }
+            if (root != null) {
+                for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
+                    Map.Entry<String, JsonNode> e = it.next();
+                    put(v, e.getKey(), e.getValue().asText(), yaml.toString());
+                }
+            }
+        }
+        for (Map.Entry<String, String> e : flags.entrySet()) {
+            if (e.getValue() != null) {
+                put(v, e.getKey(), e.getValue(), "command line");
+            }
+        }
+        ServerConfig c = new ServerConfig(v);
+        c.validate();
+        return c;
+    }
+
+    private static void put(Map<String, String> v, String key, String value, String source) {
+        if (!KEYS.contains(key)) {
+            throw new IllegalArgumentException(source + ": unknown setting '" + key + "' (known: "
+                    + String.join(", ", new java.util.TreeSet<>(KEYS)) + ")");
+        }
+        v.put(key, value);
+    }
+
+    private void validate() {
+        httpAddress();
+        durability();
+        syncMethod();
+        walConfig();
+        if (maxBatchBytes() <= 0 || maxReaders() <= 0) {
+            throw new IllegalArgumentException("max-batch-bytes and max-readers must be positive");
+        }
+    }
+
+    public Path dataDir() {
+        return Path.of(values.get("data-dir"));
+    }
+
+    public InetSocketAddress httpAddress() {
+        return parseAddress(values.get("http"), "http");
+    }
+
+    public Durability durability() {
+        return Durability.parse(values.get("durability"));
+    }
+
+    public SyncMethod syncMethod() {
+        String s = values.get("sync-method").trim().toUpperCase(Locale.ROOT);
+        try {
+            return SyncMethod.valueOf(s);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("unknown sync-method '" + values.get("sync-method")
+                    + "' (expected fdatasync, fsync, msync or none)", e);
+        }
+    }
+
+    /** The bearer token the data API and mutating admin endpoints require, or null for none. */
+    public String authToken() {
+        String t = values.get("auth-token");
+        return t == null || t.isBlank() ? null : t;
+    }
+
+    public long maxBatchBytes() {
+        return Long.parseLong(values.get("max-batch-bytes"));
+    }
+
+    public int maxReaders() {
+        return Integer.parseInt(values.get("max-readers"));
+    }
+
+    public WalConfig walConfig() {
+        return WalConfig.builder(dataDir())
+                .segmentSize(Long.parseLong(values.get("segment-size")))
+                .durability(durability())
+                .syncMethod(syncMethod())
+                .build();
+    }
+
+    /** True when the HTTP address is a loopback address (127.0.0.0/8, ::1). */
+    public boolean loopbackOnly() {
+        return httpAddress().getAddress().isLoopbackAddress();
+    }
+
+    /** HOST:PORT (IPv6 hosts in brackets); the host must resolve locally. */
+    public static InetSocketAddress parseAddress(String text, String what) {
+        int colon = text == null ? -1 : text.lastIndexOf(':');
+        if (colon <= 0 || colon == text.length() - 1) {
+            throw new IllegalArgumentException(what + ": expected HOST:PORT, got '" + text + "'");
+        }
+        String host = text.substring(0, colon).replace("[", "").replace("]", "");
+        int port;
+        try {
+            port = Integer.parseInt(text.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(what + ": bad port in '" + text + "'", e);
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException(what + ": port out of range in '" + text + "'");
+        }
+        try {
+            return new InetSocketAddress(InetAddress.getByName(host), port);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException(what + ": unknown host '" + host + "'", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        Map<String, String> shown = new TreeMap<>(values);
+        if (shown.containsKey("auth-token")) {
+            shown.put("auth-token", "***");
+        }
+        return shown.toString();
+    }
+}

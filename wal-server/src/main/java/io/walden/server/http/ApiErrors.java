@@ -1,0 +1,46 @@
+package io.walden.server.http;
+
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.walden.core.IllegalLsnException;
+import io.walden.core.Lsn;
+import io.walden.core.LsnRemovedException;
+import io.walden.core.PayloadTooLargeException;
+import io.walden.core.WalClosedException;
+import io.walden.core.WalCorruptedException;
+import io.walden.core.WalFailedException;
+import io.walden.core.WalException;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+
+/** Maps Walden's exceptions to HTTP answers, one place for every endpoint (docs/http-api.md lists them). */
+final class ApiErrors {
+    private ApiErrors() {
+    }
+
+    static void answer(Exchange ex, Throwable t) {
+        Throwable e = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+        if (e instanceof PayloadTooLargeException) {
+            ex.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", e.getMessage());
+        } else if (e instanceof LsnRemovedException) {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", "lsn_removed");
+            body.put("detail", e.getMessage());
+            body.put("oldest_lsn", Lsn.format(((LsnRemovedException) e).oldest()));
+            ex.json(HttpResponseStatus.GONE, body);
+        } else if (e instanceof IllegalLsnException || e instanceof IllegalArgumentException) {
+            ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", e.getMessage());
+        } else if (e instanceof WalFailedException) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", e.getMessage());
+        } else if (e instanceof WalClosedException) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", e.getMessage());
+        } else if (e instanceof WalCorruptedException) {
+            ex.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, "corrupt", e.getMessage());
+        } else if (e instanceof WalException) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "unavailable", e.getMessage());
+        } else {
+            ex.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal", String.valueOf(e));
+        }
+    }
+}

@@ -1,0 +1,261 @@
+package io.walden.server.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.walden.core.Durability;
+import io.walden.core.Lsn;
+import io.walden.core.PayloadTooLargeException;
+import io.walden.core.Wal;
+import io.walden.core.WalReader;
+import io.walden.core.WalRecord;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The data API (docs/http-api.md): append one record or a batch, read records (long-polling), stream them.
+ *
+ * <p>Appends run on the connection's event loop (a copy into the mapped log) and are answered by whoever
+ * completes their durability future: no thread waits per request, and requests from many connections are
+ * group-committed together. Reads block (they may long-poll), so they run on a bounded pool; when it is
+ * full the request gets 503 rather than a queue that grows without bound.
+ */
+public final class DataApi {
+    static final int MAX_LIMIT = 10_000;
+    static final long MAX_WAIT_MS = 60_000;
+
+    private final Wal wal;
+    private final ExecutorService readers;
+    private volatile boolean stopping;
+
+    public DataApi(Wal wal, ExecutorService readers) {
+        this.wal = wal;
+        this.readers = readers;
+    }
+
+    public void stop() {
+        stopping = true;
+    }
+
+    /** POST /v1/records?durability=&type= with the payload as body. */
+    void append(Exchange ex) {
+        Durability level = durability(ex);
+        int type = type(ex);
+        ByteBuf body = ex.request().content();
+        int length = body.readableBytes();
+        if (length > wal.config().maxPayloadSize()) {
+            throw new PayloadTooLargeException(length, wal.config().maxPayloadSize());
+        }
+        byte[] payload = new byte[length];
+        body.getBytes(body.readerIndex(), payload);
+        wal.appendAsync(type, payload, level).whenComplete((lsn, error) -> {
+            if (error != null) {
+                ApiErrors.answer(ex, error);
+            } else {
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("lsn", Lsn.format(lsn));
+                out.put("durability", level.configName());
+                ex.json(HttpResponseStatus.OK, out);
+            }
+        });
+    }
+
+    /**
+     * POST /v1/records/batch: the body is a sequence of records, each a 4-byte big-endian length followed by
+     * that many payload bytes. Everything is validated before anything is written; one durability wait
+     * covers the batch (its last record's, since a flush covers everything before it).
+     */
+    void batch(Exchange ex) {
+        Durability level = durability(ex);
+        int type = type(ex);
+        ByteBuf body = ex.request().content();
+        List<byte[]> payloads = new ArrayList<>();
+        int max = wal.config().maxPayloadSize();
+        for (int at = body.readerIndex(); at < body.writerIndex(); ) {
+            if (body.writerIndex() - at < 4) {
+                throw new IllegalArgumentException("batch body: " + (body.writerIndex() - at)
+                        + " trailing bytes where a 4-byte length was expected (record " + payloads.size() + ")");
+            }
+            long length = body.getUnsignedInt(at);
+            at += 4;
+            if (length > max) {
+                throw new PayloadTooLargeException(length, max);
+            }
+            if (length > body.writerIndex() - at) {
+                throw new IllegalArgumentException("batch body: record " + payloads.size() + " declares " + length
+                        + " bytes but only " + (body.writerIndex() - at) + " follow");
+            }
+            byte[] p = new byte[(int) length];
+            body.getBytes(at, p);
+            payloads.add(p);
+            at += (int) length;
+        }
+        if (payloads.isEmpty()) {
+            throw new IllegalArgumentException("batch body is empty: send at least one length-prefixed record");
+        }
+        List<String> lsns = new ArrayList<>(payloads.size());
+        CompletableFuture<Long> last = null;
+        for (int i = 0; i < payloads.size(); i++) {
+            boolean isLast = i == payloads.size() - 1;
+            CompletableFuture<Long> f = wal.appendAsync(type, payloads.get(i), isLast ? level : Durability.OFF);
+            if (!isLast) {
+                lsns.add(Lsn.format(f.join())); // OFF futures are complete on return
+            }
+            last = f;
+        }
+        CompletableFuture<Long> lastFuture = last;
+        lastFuture.whenComplete((lsn, error) -> {
+            if (error != null) {
+                ApiErrors.answer(ex, error);
+                return;
+            }
+            lsns.add(Lsn.format(lsn));
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("lsns", lsns);
+            out.put("durability", level.configName());
+            ex.json(HttpResponseStatus.OK, out);
+        });
+    }
+
+    /** GET /v1/records?from=&limit=&wait_ms=&visibility= */
+    void read(Exchange ex) {
+        long from = ex.param("from") == null ? wal.oldestLsn() : Lsn.parse(ex.param("from"));
+        int limit = intParam(ex, "limit", 100, 1, MAX_LIMIT);
+        long waitMs = intParam(ex, "wait_ms", 0, 0, (int) MAX_WAIT_MS);
+        WalReader.Visibility visibility = visibility(ex);
+        WalReader reader = wal.reader(from, visibility); // validates from (410, 400) on the event loop
+        submit(ex, reader, () -> {
+            List<Map<String, Object>> records = new ArrayList<>();
+            try (reader) {
+                WalRecord r = reader.next();
+                if (r == null && waitMs > 0) {
+                    r = reader.poll(waitMs, TimeUnit.MILLISECONDS);
+                }
+                while (r != null) {
+                    records.add(recordJson(r));
+                    r = records.size() < limit ? reader.next() : null;
+                }
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("records", records);
+                out.put("next", Lsn.format(reader.position()));
+                ex.json(HttpResponseStatus.OK, out);
+            }
+        });
+    }
+
+    /** GET /v1/records/stream?from=&visibility= : NDJSON over chunked transfer, one record per line, until the client goes. */
+    void stream(Exchange ex) {
+        long from = ex.param("from") == null ? wal.insertLsn() : Lsn.parse(ex.param("from"));
+        WalReader reader = wal.reader(from, visibility(ex));
+        submit(ex, reader, () -> {
+            ex.markStreaming();
+            var channel = ex.ctx().channel();
+            HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            head.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/x-ndjson");
+            head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+            channel.writeAndFlush(head);
+            try (reader) {
+                while (channel.isActive() && !stopping) {
+                    WalRecord r = reader.poll(500, TimeUnit.MILLISECONDS);
+                    if (r == null) {
+                        continue;
+                    }
+                    byte[] line = (Exchange.JSON.writeValueAsString(recordJson(r)) + "\n").getBytes(StandardCharsets.UTF_8);
+                    channel.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(line)));
+                    while (!channel.isWritable() && channel.isActive()) {
+                        Thread.sleep(5); // the client reads slowly: wait rather than buffer without bound
+                    }
+                }
+            } finally {
+                if (channel.isActive()) {
+                    channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+                }
+            }
+        });
+    }
+
+    @FunctionalInterface
+    private interface Work {
+        void run() throws Exception;
+    }
+
+    private void submit(Exchange ex, WalReader reader, Work work) {
+        try {
+            readers.execute(() -> {
+                try {
+                    work.run();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    ApiErrors.answer(ex, e);
+                } catch (Exception e) {
+                    ApiErrors.answer(ex, e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            reader.close();
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "too_many_readers",
+                    "every reader slot is busy (max-readers); retry shortly");
+        }
+    }
+
+    private static Map<String, Object> recordJson(WalRecord r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("lsn", Lsn.format(r.lsn()));
+        m.put("type", r.type());
+        m.put("data", Base64.getEncoder().encodeToString(r.payload()));
+        return m;
+    }
+
+    private Durability durability(Exchange ex) {
+        String d = ex.param("durability");
+        return d == null ? wal.config().durability() : Durability.parse(d);
+    }
+
+    private static int type(Exchange ex) {
+        return intParam(ex, "type", 0, 0, 65535);
+    }
+
+    private static WalReader.Visibility visibility(Exchange ex) {
+        String v = ex.param("visibility");
+        if (v == null || v.equalsIgnoreCase("flushed")) {
+            return WalReader.Visibility.FLUSHED;
+        }
+        if (v.equalsIgnoreCase("written")) {
+            return WalReader.Visibility.WRITTEN;
+        }
+        throw new IllegalArgumentException("visibility must be written or flushed, got '" + v + "'");
+    }
+
+    static int intParam(Exchange ex, String name, int defaultValue, int min, int max) {
+        String v = ex.param(name);
+        if (v == null) {
+            return defaultValue;
+        }
+        try {
+            int n = Integer.parseInt(v.trim());
+            if (n < min || n > max) {
+                throw new IllegalArgumentException(name + " must be from " + min + " to " + max + ", got " + n);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be a whole number, got '" + v + "'", e);
+        }
+    }
+}

@@ -1,0 +1,259 @@
+package io.walden.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Lsn;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The sidecar through the real jar in child processes, over real HTTP on loopback. */
+class ServerIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String[] LEVELS = {"off", "local", "remote_write", "on", "remote_apply"};
+
+    @TempDir
+    Path work;
+
+    private Path data() {
+        return work.resolve("data");
+    }
+
+    @Test
+    void shouldKeepEveryAcknowledgedAppendAcrossKill9() throws Exception {
+        Map<String, String> acked = new ConcurrentHashMap<>(); // lsn -> payload
+        List<Throwable> errors = new CopyOnWriteArrayList<>();
+        int port = ServerProcess.freePort();
+        try (ServerProcess server = ServerProcess.start(work, data(), port)) {
+            List<Thread> clients = new ArrayList<>();
+            for (int c = 0; c < 8; c++) {
+                int client = c;
+                Thread t = new Thread(() -> {
+                    try {
+                        for (int i = 0; i < 40; i++) {
+                            String level = LEVELS[(client + i) % LEVELS.length];
+                            String payload = "client " + client + " record " + i + " at " + level;
+                            HttpResponse<String> r = server.post("/v1/records?durability=" + level + "&type=" + client,
+                                    payload.getBytes(StandardCharsets.UTF_8));
+                            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                            JsonNode body = JSON.readTree(r.body());
+                            assertThat(body.get("durability").asText()).isEqualTo(level);
+                            acked.put(body.get("lsn").asText(), payload);
+                        }
+                    } catch (Throwable e) {
+                        errors.add(e);
+                    }
+                });
+                clients.add(t);
+                t.start();
+            }
+            for (Thread t : clients) {
+                t.join();
+            }
+            server.kill();
+        }
+        assertThat(errors).isEmpty();
+        assertThat(acked).hasSize(320);
+        try (ServerProcess server = ServerProcess.start(work, data(), port)) {
+            Map<Long, String> found = readAll(server);
+            for (Map.Entry<String, String> e : acked.entrySet()) {
+                assertThat(found.get(Lsn.parse(e.getKey()))).as("record %s", e.getKey()).isEqualTo(e.getValue());
+            }
+        }
+    }
+
+    @Test
+    void shouldLoseNothingAndRecoverCleanlyAfterSigterm() throws Exception {
+        int port = ServerProcess.freePort();
+        List<String> lsns = new ArrayList<>();
+        try (ServerProcess server = ServerProcess.start(work, data(), port)) {
+            for (int i = 0; i < 20; i++) {
+                lsns.add(JSON.readTree(server.post("/v1/records?durability=off", ("r" + i).getBytes()).body()).get("lsn").asText());
+            }
+            assertThat(server.terminate()).isIn(0, 143);
+            assertThat(server.output()).contains("Walden server stopped");
+        }
+        try (ServerProcess server = ServerProcess.start(work, data(), port)) {
+            JsonNode status = JSON.readTree(server.get("/admin/status").body());
+            assertThat(status.at("/recovery/reason").asText()).isEqualTo("clean end");
+            assertThat(status.at("/recovery/bytes_cut_off").asLong()).isZero();
+            assertThat(readAll(server)).hasSize(20).containsKey(Lsn.parse(lsns.get(19)));
+        }
+    }
+
+    @Test
+    void shouldServeTheAdminEndpointsAndPrometheusMetrics() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
+            for (int i = 0; i < 5; i++) {
+                server.post("/v1/records?durability=on", new byte[100]);
+            }
+            assertThat(server.get("/health").body()).contains("alive");
+            assertThat(server.get("/ready").statusCode()).isEqualTo(200);
+            JsonNode status = JSON.readTree(server.get("/admin/status").body());
+            for (String field : new String[] {"role", "insert_lsn", "written_lsn", "flushed_lsn", "oldest_lsn", "segments",
+                    "bytes", "durability", "sync_method", "epoch", "recovery", "replicas"}) {
+                assertThat(status.has(field)).as(field).isTrue();
+            }
+            assertThat(status.get("role").asText()).isEqualTo("primary");
+            assertThat(status.get("durability").asText()).isEqualTo("on");
+            assertThat(Lsn.parse(status.get("flushed_lsn").asText())).isEqualTo(Lsn.parse(status.get("insert_lsn").asText()));
+            JsonNode segments = JSON.readTree(server.get("/admin/segments").body()).get("segments");
+            assertThat(segments.get(0).get("name").asText()).isEqualTo("0000000000000000.wal");
+            String metrics = server.get("/metrics").body();
+            assertThat(metrics).contains("walden_appends_total{durability=\"on\",log=\"data\"} 5.0")
+                    .contains("walden_flushes_total").contains("walden_flush_duration_seconds_count")
+                    .contains("walden_commits_per_flush_count").contains("walden_lsn{log=\"data\",position=\"flushed\"}")
+                    .contains("jvm_memory_used_bytes").contains("netty_allocator_memory_used");
+            for (String line : metrics.split("\n")) {
+                assertThat(line).as("Prometheus text format").matches("^(#.*|[a-zA-Z_:][a-zA-Z0-9_:]*(\\{.*\\})? \\S+)$");
+            }
+            HttpResponse<String> cp = server.post("/admin/checkpoint?lsn=" + status.get("flushed_lsn").asText(), new byte[0]);
+            assertThat(cp.statusCode()).isEqualTo(200);
+            assertThat(cp.body()).contains("oldest_lsn");
+        }
+    }
+
+    @Test
+    void shouldReadAppendBatchesLongPollAndStream() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
+            ByteBuffer batch = ByteBuffer.allocate(64);
+            for (String s : new String[] {"one", "two", "three"}) {
+                batch.putInt(s.length()).put(s.getBytes(StandardCharsets.UTF_8));
+            }
+            HttpResponse<String> b = server.post("/v1/records/batch?durability=local&type=7",
+                    java.util.Arrays.copyOf(batch.array(), batch.position()));
+            assertThat(b.statusCode()).as(b.body()).isEqualTo(200);
+            JsonNode lsns = JSON.readTree(b.body()).get("lsns");
+            assertThat(lsns).hasSize(3);
+
+            JsonNode page = JSON.readTree(server.get("/v1/records?from=0/0&limit=2").body());
+            assertThat(page.get("records")).hasSize(2);
+            assertThat(page.get("records").get(0).get("type").asInt()).isEqualTo(7);
+            assertThat(new String(Base64.getDecoder().decode(page.get("records").get(1).get("data").asText()))).isEqualTo("two");
+            assertThat(page.get("next").asText()).isEqualTo(lsns.get(2).asText());
+
+            String next = JSON.readTree(server.get("/v1/records?from=" + lsns.get(2).asText()).body()).get("next").asText();
+            Thread late = new Thread(() -> {
+                try {
+                    Thread.sleep(300);
+                    server.post("/v1/records", "late".getBytes());
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            late.start();
+            long t0 = System.nanoTime();
+            JsonNode polled = JSON.readTree(server.get("/v1/records?from=" + next + "&wait_ms=10000").body());
+            late.join();
+            assertThat(polled.get("records")).hasSize(1);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(9000);
+
+            HttpResponse<InputStream> stream = server.http.send(HttpRequest.newBuilder(server.uri("/v1/records/stream?from=0/0")).build(),
+                    HttpResponse.BodyHandlers.ofInputStream());
+            assertThat(stream.headers().firstValue("content-type")).hasValue("application/x-ndjson");
+            try (var lines = new java.io.BufferedReader(new java.io.InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+                for (String expected : new String[] {"one", "two", "three", "late"}) {
+                    JsonNode rec = JSON.readTree(lines.readLine());
+                    assertThat(new String(Base64.getDecoder().decode(rec.get("data").asText()))).isEqualTo(expected);
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldAnswerBadInputWithClearErrorsAndKeepServing() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
+            assertError(server.get("/v1/records?from=12/xyz"), 400, "not an LSN");
+            assertError(server.post("/v1/records?durability=sometimes", new byte[1]), 400, "unknown durability");
+            assertError(server.post("/v1/records?type=70000", new byte[1]), 400, "type");
+            assertError(server.get("/v1/records?limit=0"), 400, "limit");
+            assertError(server.get("/v1/records?visibility=maybe"), 400, "visibility");
+            assertError(server.post("/v1/records", new byte[(16 << 20) + 1]), 413, "exceeds the maximum");
+            assertError(server.post("/v1/records/batch", new byte[0]), 400, "empty");
+            assertError(server.post("/v1/records/batch", new byte[] {0, 0, 0, 9, 1, 2}), 400, "declares 9 bytes");
+            assertError(server.send("DELETE", "/v1/records"), 405, "not allowed");
+            assertError(server.get("/nope"), 404, "no endpoint");
+            assertError(server.post("/admin/checkpoint?lsn=oops", new byte[0]), 400, "not an LSN");
+            try (Socket s = new Socket("127.0.0.1", server.port)) {
+                OutputStream out = s.getOutputStream();
+                out.write(new byte[] {0x16, 0x03, 0x01, 0x00, (byte) 0xff, 'G', '\r', '\n', '\r', '\n'});
+                out.flush();
+                s.setSoTimeout(5000);
+                String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+                assertThat(answer).startsWith("HTTP/1.1 400");
+            }
+            assertThat(server.post("/v1/records", "still here".getBytes()).statusCode()).isEqualTo(200);
+            assertThat(server.get("/health").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void shouldRequireATokenOffLoopbackAndCheckIt() throws Exception {
+        WaldenJar.Run refused = WaldenJar.run(work, "serve", "--data-dir", data().toString(), "--http", "0.0.0.0:" + ServerProcess.freePort());
+        assertThat(refused.exitCode()).isEqualTo(2);
+        assertThat(refused.stderr()).contains("without an auth token");
+
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--auth-token", "s3cret")) {
+            assertError(server.post("/v1/records", "x".getBytes()), 401, "Bearer");
+            assertError(server.post("/v1/records", "x".getBytes(), "Authorization", "Bearer wrong"), 401, "Bearer");
+            assertThat(server.post("/v1/records", "x".getBytes(), "Authorization", "Bearer s3cret").statusCode()).isEqualTo(200);
+            assertThat(server.get("/health").statusCode()).as("liveness stays open").isEqualTo(200);
+        }
+    }
+
+    @Test
+    void shouldTakeSettingsFromAConfigFileWithFlagsWinning() throws Exception {
+        Path yaml = work.resolve("walden.yaml");
+        java.nio.file.Files.writeString(yaml, "data-dir: " + data() + "\ndurability: local\nsync-method: fsync\n");
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--config", yaml.toString(),
+                "--durability", "off")) {
+            JsonNode status = JSON.readTree(server.get("/admin/status").body());
+            assertThat(status.get("durability").asText()).isEqualTo("off");
+            assertThat(status.get("sync_method").asText()).isEqualTo("fsync");
+        }
+        java.nio.file.Files.writeString(yaml, "durabilty: local\n");
+        WaldenJar.Run bad = WaldenJar.run(work, "serve", "--config", yaml.toString());
+        assertThat(bad.exitCode()).isEqualTo(2);
+        assertThat(bad.stderr()).contains("unknown setting 'durabilty'");
+    }
+
+    private static void assertError(HttpResponse<String> r, int status, String detail) throws Exception {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
+        JsonNode body = JSON.readTree(r.body());
+        assertThat(body.has("error")).as(r.body()).isTrue();
+        assertThat(body.get("detail").asText()).containsIgnoringCase(detail);
+    }
+
+    private static Map<Long, String> readAll(ServerProcess server) throws Exception {
+        Map<Long, String> out = new TreeMap<>();
+        String from = "0/0";
+        while (true) {
+            JsonNode page = JSON.readTree(server.get("/v1/records?limit=1000&from=" + from).body());
+            for (JsonNode r : page.get("records")) {
+                out.put(Lsn.parse(r.get("lsn").asText()), new String(Base64.getDecoder().decode(r.get("data").asText()), StandardCharsets.UTF_8));
+            }
+            if (page.get("records").isEmpty()) {
+                return out;
+            }
+            from = page.get("next").asText();
+        }
+    }
+}
