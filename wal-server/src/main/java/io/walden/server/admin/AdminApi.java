@@ -30,6 +30,21 @@ public final class AdminApi {
         this.accepting = accepting;
     }
 
+    /** GET / : the live status page (plain HTML and JS, no build step). */
+    public void page(Exchange ex) {
+        ex.text(HttpResponseStatus.OK, STATUS_PAGE, "text/html; charset=utf-8");
+    }
+
+    private static final String STATUS_PAGE = loadPage();
+
+    private static String loadPage() {
+        try (var in = AdminApi.class.getResourceAsStream("status.html")) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (java.io.IOException | NullPointerException e) {
+            throw new IllegalStateException("status.html is missing from the jar", e);
+        }
+    }
+
     public void health(Exchange ex) {
         ex.json(HttpResponseStatus.OK, Map.of("status", "alive"));
     }
@@ -62,6 +77,12 @@ public final class AdminApi {
         s.put("epoch", 0);
         s.put("failed", wal.isFailed());
         s.put("log_id", String.format("%016x", wal.logId()));
+        long appends = 0;
+        for (io.walden.core.Durability d : io.walden.core.Durability.values()) {
+            appends += (long) registry.get("walden.appends").tag("durability", d.configName()).functionCounter().count();
+        }
+        s.put("appends_total", appends);
+        s.put("flushes_total", wal.flushCount());
         RecoveryReport r = wal.recoveryReport();
         Map<String, Object> rec = new LinkedHashMap<>();
         rec.put("created_new_log", r.createdNewLog());

@@ -40,6 +40,7 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<FullHtt
                 "/v1/records", new Route(null, true, null), // GET read, POST append: resolved in route()
                 "/v1/records/batch", new Route(HttpMethod.POST, true, data::batch),
                 "/v1/records/stream", new Route(HttpMethod.GET, true, data::stream),
+                "/", new Route(HttpMethod.GET, false, admin::page),
                 "/health", new Route(HttpMethod.GET, false, admin::health),
                 "/ready", new Route(HttpMethod.GET, false, admin::ready),
                 "/metrics", new Route(HttpMethod.GET, false, admin::metrics),
