@@ -21,6 +21,8 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
@@ -68,12 +70,22 @@ public final class WaldenServer implements AutoCloseable {
     /**
      * Opens the log (running recovery) and binds the HTTP port.
      *
-     * @throws IllegalStateException when the HTTP address is not loopback and no auth token is configured
+     * @throws IllegalStateException when the HTTP address is not loopback and no auth token is configured, or the
+     *                               TLS files cannot be used
+     * @throws io.walden.core.WalException when the log cannot be opened (locked, corrupt, I/O)
      */
     public WaldenServer start() throws InterruptedException {
         if (!config.loopbackOnly() && config.authToken() == null) {
             throw new IllegalStateException("refusing to listen on " + config.httpAddress()
                     + " without an auth token: set --auth-token (or auth-token in the config file), or bind 127.0.0.1");
+        }
+        SslContext tls;
+        try {
+            tls = config.tlsCert() == null ? null
+                    : SslContextBuilder.forServer(config.tlsCert().toFile(), config.tlsKey().toFile()).build();
+        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+            throw new IllegalStateException("cannot use the TLS certificate/key (" + config.tlsCert() + ", "
+                    + config.tlsKey() + "): " + e.getMessage(), e);
         }
         wal = Wal.open(config.walConfig());
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -105,6 +117,9 @@ public final class WaldenServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                        }
                         ch.pipeline()
                                 .addLast(new IdleStateHandler(IDLE_SECONDS, 0, 0))
                                 .addLast(new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192))
@@ -114,7 +129,7 @@ public final class WaldenServer implements AutoCloseable {
                 });
         serverChannel = b.bind(config.httpAddress()).sync().channel();
         accepting = true;
-        LOG.info("Walden serving {} on http://{} (durability {}, sync {}); log at {}", wal.directory(),
+        LOG.info("Walden serving {} on {}://{} (durability {}, sync {}); log at {}", wal.directory(), tls == null ? "http" : "https",
                 format(boundAddress()), config.durability().configName(), config.syncMethod(), Lsn.format(wal.insertLsn()));
         return this;
     }
@@ -135,6 +150,9 @@ public final class WaldenServer implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (serverChannel == null) {
+            if (wal != null && !wal.isClosed()) {
+                wal.close(); // started the log but never bound the port
+            }
             return;
         }
         accepting = false;

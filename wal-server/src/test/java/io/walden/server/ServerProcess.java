@@ -18,12 +18,15 @@ final class ServerProcess implements AutoCloseable {
     final int port;
     final Path log;
     private final Process process;
-    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    final HttpClient http;
+    private final String scheme;
 
-    private ServerProcess(int port, Path log, Process process) {
+    private ServerProcess(int port, Path log, Process process, String scheme, HttpClient http) {
         this.port = port;
         this.log = log;
         this.process = process;
+        this.scheme = scheme;
+        this.http = http;
     }
 
     static int freePort() throws IOException {
@@ -33,6 +36,11 @@ final class ServerProcess implements AutoCloseable {
     }
 
     static ServerProcess start(Path work, Path dataDir, int port, String... extra) throws Exception {
+        return start(work, dataDir, port, "http", HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(), extra);
+    }
+
+    static ServerProcess start(Path work, Path dataDir, int port, String scheme, HttpClient client, String... extra)
+            throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-jar", WaldenJar.jar().toAbsolutePath().toString(), "serve", "--data-dir", dataDir.toString(),
                 "--http", "127.0.0.1:" + port));
@@ -40,7 +48,7 @@ final class ServerProcess implements AutoCloseable {
         Path log = Files.createTempFile(work, "server", ".log");
         Process p = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        ServerProcess server = new ServerProcess(port, log, p);
+        ServerProcess server = new ServerProcess(port, log, p, scheme, client);
         server.awaitReady();
         return server;
     }
@@ -81,7 +89,7 @@ final class ServerProcess implements AutoCloseable {
     }
 
     URI uri(String path) {
-        return URI.create("http://127.0.0.1:" + port + path);
+        return URI.create(scheme + "://127.0.0.1:" + port + path);
     }
 
     /** kill -9. */

@@ -39,6 +39,12 @@ final class ServeCommand implements Callable<Integer> {
             + "required when --http is not a loopback address.")
     String authToken;
 
+    @Option(names = "--tls-cert", description = "PEM certificate chain: serve HTTPS (with --tls-key).")
+    String tlsCert;
+
+    @Option(names = "--tls-key", description = "PEM private key (PKCS#8) for --tls-cert.")
+    String tlsKey;
+
     @Option(names = "--max-batch-bytes", description = "Largest request body accepted (default: 67108864).")
     String maxBatchBytes;
 
@@ -56,6 +62,8 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("auth-token", authToken);
         flags.put("max-batch-bytes", maxBatchBytes);
         flags.put("max-readers", maxReaders);
+        flags.put("tls-cert", tlsCert);
+        flags.put("tls-key", tlsKey);
         ServerConfig config;
         try {
             config = ServerConfig.load(configFile, flags);
@@ -66,8 +74,9 @@ final class ServeCommand implements Callable<Integer> {
         WaldenServer server = new WaldenServer(config);
         try {
             server.start();
-        } catch (IllegalStateException e) {
+        } catch (IllegalStateException | io.walden.core.WalException e) {
             System.err.println("walden serve: " + e.getMessage());
+            server.close();
             return 2;
         }
         CountDownLatch stopped = new CountDownLatch(1);
@@ -75,7 +84,7 @@ final class ServeCommand implements Callable<Integer> {
             server.close();
             stopped.countDown();
         }, "walden-shutdown"));
-        System.out.println("walden: serving on http://" + server.boundAddress().getAddress().getHostAddress() + ":"
+        System.out.println("walden: serving on " + (config.tlsCert() != null ? "https" : "http") + "://" + server.boundAddress().getAddress().getHostAddress() + ":"
                 + server.boundAddress().getPort() + " (data " + config.dataDir().toAbsolutePath() + ")");
         System.out.flush();
         stopped.await();

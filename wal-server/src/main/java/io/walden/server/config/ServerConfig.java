@@ -36,7 +36,7 @@ public final class ServerConfig {
     public static final String DEFAULT_DATA_DIR = "walden-data";
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
     static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size",
-            "auth-token", "max-batch-bytes", "max-readers");
+            "auth-token", "max-batch-bytes", "max-readers", "tls-cert", "tls-key");
 
     private final Map<String, String> values;
 
@@ -94,6 +94,9 @@ public final class ServerConfig {
         durability();
         syncMethod();
         walConfig();
+        if ((values.get("tls-cert") == null) != (values.get("tls-key") == null)) {
+            throw new IllegalArgumentException("tls-cert and tls-key go together: give both PEM files, or neither");
+        }
         if (maxBatchBytes() <= 0 || maxReaders() <= 0) {
             throw new IllegalArgumentException("max-batch-bytes and max-readers must be positive");
         }
@@ -125,6 +128,16 @@ public final class ServerConfig {
     public String authToken() {
         String t = values.get("auth-token");
         return t == null || t.isBlank() ? null : t;
+    }
+
+    /** PEM certificate chain for HTTPS, or null for plain HTTP. */
+    public Path tlsCert() {
+        return values.get("tls-cert") == null ? null : Path.of(values.get("tls-cert"));
+    }
+
+    /** PEM private key (PKCS#8) for HTTPS, or null. */
+    public Path tlsKey() {
+        return values.get("tls-key") == null ? null : Path.of(values.get("tls-key"));
     }
 
     public long maxBatchBytes() {

@@ -1,0 +1,66 @@
+package io.walden.server;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+import java.io.InputStream;
+import java.net.http.HttpClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/** HTTPS from PEM files: a self-signed certificate made with openssl, trusted by the client. */
+class TlsIT {
+    @TempDir
+    Path work;
+
+    @Test
+    void shouldServeHttpsFromPemFiles() throws Exception {
+        Path cert = work.resolve("cert.pem");
+        Path key = work.resolve("key.pem");
+        Process openssl;
+        try {
+            openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                    "-keyout", key.toString(), "-out", cert.toString()).redirectErrorStream(true).start();
+        } catch (java.io.IOException e) {
+            assumeTrue(false, "openssl is not installed");
+            return;
+        }
+        openssl.getInputStream().readAllBytes();
+        assumeTrue(openssl.waitFor(60, TimeUnit.SECONDS) && openssl.exitValue() == 0, "openssl could not make a certificate");
+
+        HttpClient client = HttpClient.newBuilder().sslContext(trusting(cert)).connectTimeout(Duration.ofSeconds(5)).build();
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort(), "https", client,
+                "--tls-cert", cert.toString(), "--tls-key", key.toString())) {
+            assertThat(server.post("/v1/records?durability=local", "over tls".getBytes()).statusCode()).isEqualTo(200);
+            assertThat(server.get("/health").body()).contains("alive");
+            HttpClient plain = HttpClient.newHttpClient();
+            assertThatThrownBy(() -> plain.send(java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create("http://127.0.0.1:" + server.port + "/health")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString())).isInstanceOf(java.io.IOException.class);
+        }
+    }
+
+    private static SSLContext trusting(Path certPem) throws Exception {
+        KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+        trust.load(null, null);
+        try (InputStream in = Files.newInputStream(certPem)) {
+            trust.setCertificateEntry("walden", CertificateFactory.getInstance("X.509").generateCertificate(in));
+        }
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trust);
+        SSLContext ctx = SSLContext.getInstance("TLS");
+        ctx.init(null, tmf.getTrustManagers(), null);
+        return ctx;
+    }
+}
