@@ -1,5 +1,6 @@
 package io.walden.core;
 
+import io.walden.core.commit.Activity;
 import io.walden.core.commit.Appender;
 import io.walden.core.commit.FlushObserver;
 import io.walden.core.commit.GroupCommit;
@@ -90,6 +91,8 @@ public final class Wal implements AutoCloseable {
     private final RecoveryReport report;
     private final int maxPayload;
     private final WalStats stats = new WalStats();
+    /** Who is inside the log: close() waits for them, truncation's grace periods too (see Activity). */
+    private final Activity activity = new Activity();
     private final WalMetrics metrics;
     private final Object adminLock = new Object();
     private volatile boolean closed;
@@ -112,12 +115,13 @@ public final class Wal implements AutoCloseable {
         this.flushed = new Position(end);
         Map<Long, Long> firstPrev = new ConcurrentHashMap<>(scan.firstPrevBySegment());
         firstPrev.put(after.scanStart(), after.scanStartPrev());
-        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(), spares);
+        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(), spares,
+                activity::gracePeriod);
         this.appender = new Appender(registry, preparer, tail, written, notifier, firstPrev, scan.lastRecordLsn(), stats);
         this.commit = new GroupCommit(appender, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
-        this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart());
-        this.writer = new BackgroundWriter(commit, config.writerDelay().toNanos(), config.checkpointInterval().toNanos(),
+        this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable());
+        this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.checkpointInterval().toNanos(),
                 checkpointer::checkpoint);
         this.metrics = new WalMetrics(this, stats, new WalMetrics.Sources() {
             @Override
@@ -176,6 +180,10 @@ public final class Wal implements AutoCloseable {
             for (Path temp : SegmentFiles.listWithSuffix(dir, SegmentFiles.TEMP_SUFFIX)) {
                 LOG.info("Removing {} left by an interrupted segment preparation", temp.getFileName());
                 Files.delete(temp);
+            }
+            for (Path old : SegmentFiles.listWithSuffix(dir, SegmentFiles.RETIRED_SUFFIX)) {
+                LOG.info("Removing {}, truncated before the last stop", old.getFileName());
+                Files.delete(old);
             }
             List<Long> starts = SegmentFiles.list(dir);
             boolean hasControl = ControlFile.exists(dir);
@@ -341,18 +349,28 @@ public final class Wal implements AutoCloseable {
     /** Appends {@code length} bytes of {@code payload} from {@code offset}, with a type tag. */
     public long append(int type, byte[] payload, int offset, int length, Durability durability) {
         Objects.checkFromIndexSize(offset, length, payload.length);
-        long lsn = appendNoWait(type, payload, offset, length, durability);
-        awaitCommitted(lsn, durability);
-        return lsn;
+        checkRecord(type, length);
+        Activity.Cell cell = enter();
+        try {
+            long lsn = appender.append(type, payload, offset, length, durability);
+            awaitCommitted(lsn, durability);
+            return lsn;
+        } finally {
+            Activity.exit(cell);
+        }
     }
 
     /** Appends the remaining bytes of {@code payload} (its position is not moved). */
     public long append(int type, ByteBuffer payload, Durability durability) {
         checkRecord(type, payload.remaining());
-        checkWritable();
-        long lsn = appender.append(type, payload, durability);
-        awaitCommitted(lsn, durability);
-        return lsn;
+        Activity.Cell cell = enter();
+        try {
+            long lsn = appender.append(type, payload, durability);
+            awaitCommitted(lsn, durability);
+            return lsn;
+        } finally {
+            Activity.exit(cell);
+        }
     }
 
     /** Appends the readable bytes of a Chronicle {@link BytesStore} (from its read position, for its read remaining). */
@@ -363,10 +381,14 @@ public final class Wal implements AutoCloseable {
         }
         int length = (int) remaining;
         checkRecord(type, length);
-        checkWritable();
-        long lsn = appender.append(type, payload, payload.readPosition(), length, durability);
-        awaitCommitted(lsn, durability);
-        return lsn;
+        Activity.Cell cell = enter();
+        try {
+            long lsn = appender.append(type, payload, payload.readPosition(), length, durability);
+            awaitCommitted(lsn, durability);
+            return lsn;
+        } finally {
+            Activity.exit(cell);
+        }
     }
 
     /**
@@ -380,15 +402,21 @@ public final class Wal implements AutoCloseable {
 
     /** {@link #appendAsync(byte[], Durability)} with a type tag. */
     public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
-        long lsn = appendNoWait(type, payload, 0, payload.length, durability);
-        if (!durability.waitsForLocalFlush()) {
-            return CompletableFuture.completedFuture(lsn);
+        checkRecord(type, payload.length);
+        Activity.Cell cell = enter();
+        try {
+            long lsn = appender.append(type, payload, 0, payload.length, durability);
+            if (!durability.waitsForLocalFlush()) {
+                return CompletableFuture.completedFuture(lsn);
+            }
+            CompletableFuture<Long> f = commit.flushedFuture(lsn);
+            if (!f.isDone()) {
+                writer.wakeUp();
+            }
+            return f;
+        } finally {
+            Activity.exit(cell);
         }
-        CompletableFuture<Long> f = commit.flushedFuture(lsn);
-        if (!f.isDone()) {
-            writer.wakeUp();
-        }
-        return f;
     }
 
     /**
@@ -400,16 +428,35 @@ public final class Wal implements AutoCloseable {
             throw new IllegalStateException("claim is still active: commit or abort it before claiming again");
         }
         checkRecord(type, length);
-        checkWritable();
-        long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
-        Segment seg = appender.segment(lsn);
-        appender.writeHeaderFields(seg, lsn - seg.startLsn(), type);
-        claim.open(this, seg, lsn, length);
-        return claim;
+        Activity.Cell cell = enter(); // left by the claim's commit or abort, on this thread
+        boolean ok = false;
+        try {
+            long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
+            Segment seg = appender.segment(lsn);
+            appender.writeHeaderFields(seg, lsn - seg.startLsn(), type);
+            seg.zero(lsn - seg.startLsn() + RecordDescriptor.HEADER_LENGTH,
+                    lsn - seg.startLsn() + RecordDescriptor.HEADER_LENGTH + length);
+            claim.open(this, seg, lsn, length, cell);
+            ok = true;
+            return claim;
+        } finally {
+            if (!ok) {
+                Activity.exit(cell);
+            }
+        }
     }
 
-    void publishClaim(Segment seg, long offset, long lsn, int recordLength, int flags, Durability durability) {
-        appender.publish(seg, offset, lsn, recordLength, flags, durability);
+    /** Publishes a claim (as padding when aborted), waits for its durability, and leaves the activity it entered. */
+    void finishClaim(Segment seg, long offset, long lsn, int recordLength, int flags, Durability durability,
+                     Activity.Cell cell) {
+        try {
+            appender.publish(seg, offset, lsn, recordLength, flags, durability);
+            if (flags == 0) {
+                awaitCommitted(lsn, durability);
+            }
+        } finally {
+            Activity.exit(cell);
+        }
     }
 
     /**
@@ -426,7 +473,12 @@ public final class Wal implements AutoCloseable {
             throw new IllegalLsnException("LSN " + Lsn.format(lsn) + " is not below the insert position "
                     + Lsn.format(tail.get()));
         }
-        commit.awaitFlushed(lsn);
+        Activity.Cell cell = enter();
+        try {
+            commit.awaitFlushed(lsn);
+        } finally {
+            Activity.exit(cell);
+        }
     }
 
     /** The durability wait of an append (counted as a commit, unlike a user's {@link #awaitDurable}). */
@@ -434,12 +486,6 @@ public final class Wal implements AutoCloseable {
         if (durability.waitsForLocalFlush()) {
             commit.awaitCommit(lsn);
         }
-    }
-
-    private long appendNoWait(int type, byte[] payload, int offset, int length, Durability durability) {
-        checkRecord(type, length);
-        checkWritable();
-        return appender.append(type, payload, offset, length, durability);
     }
 
     private void checkRecord(int type, int length) {
@@ -452,17 +498,24 @@ public final class Wal implements AutoCloseable {
     }
 
     /**
-     * Refuses appends to a closed or failed log early, with the log's directory in the message. (The
-     * authoritative closed check is the appender's, after its reservation: see Appender.checkNotClosed.)
+     * Enters the log's {@link Activity} and refuses a closed or failed log. The closed check comes after the
+     * entry's volatile store, pairing with close(), which sets {@code closed} before it waits for everyone
+     * inside to leave: either close() waits for this caller, or this caller sees the flag and reserves
+     * nothing. So no reservation is ever abandoned and no mapping is released under a caller.
      */
-    private void checkWritable() {
+    private Activity.Cell enter() {
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell);
         if (closed) {
+            Activity.exit(cell);
             throw new WalClosedException("the log in " + dir + " is closed");
         }
         WalFailedException f = commit.failure();
         if (f != null) {
+            Activity.exit(cell);
             throw new WalFailedException(f.getMessage(), f.getCause());
         }
+        return cell;
     }
 
     // ------------------------------------------------------------------ read
@@ -526,8 +579,8 @@ public final class Wal implements AutoCloseable {
      * or the last checkpoint's scan start, so it cannot remove unflushed records.
      */
     public void truncateBefore(long lsn) {
-        ensureOpen();
         synchronized (adminLock) {
+            ensureOpen();
             try {
                 checkpointer.write(true);
             } catch (IOException e) {
@@ -538,8 +591,16 @@ public final class Wal implements AutoCloseable {
                 if (s.endLsn() > limit) {
                     break;
                 }
+                Path retiredFile = dir.resolve(s.path().getFileName() + SegmentFiles.RETIRED_SUFFIX);
+                try {
+                    // Out of the log at once (a crash from here on never brings it back); the mapping stays
+                    // valid for whoever still reads it, and is released after the grace period.
+                    SegmentFiles.rename(dir, s.path(), retiredFile);
+                } catch (IOException e) {
+                    throw new WalException("could not remove segment " + s.path() + ": " + e.getMessage(), e);
+                }
                 registry.remove(s);
-                preparer.retire(s);
+                preparer.retire(s, retiredFile);
                 LOG.debug("Truncated segment {}", s.path().getFileName());
             }
         }
@@ -606,8 +667,14 @@ public final class Wal implements AutoCloseable {
 
     /** Forces every written record now (as a durable append would). */
     public void flush() {
-        ensureOpen();
-        commit.flushAll();
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell);
+        try {
+            ensureOpen();
+            commit.flushAll();
+        } finally {
+            Activity.exit(cell);
+        }
     }
 
     // ------------------------------------------------------------------ internals for readers, claims and meters
@@ -646,20 +713,15 @@ public final class Wal implements AutoCloseable {
             if (closed) {
                 return;
             }
-            closed = true;
-            appender.close();
-            // Every reservation made before appender.close() is published soon (claims: when committed).
-            long reserved = tail.get();
-            long deadline = System.nanoTime() + CLOSE_WAIT_NANOS;
-            while (appender.advanceWritten() < reserved && System.nanoTime() < deadline) {
-                Thread.yield();
-            }
-            boolean quiescent = written.get() >= reserved;
-            if (!quiescent) {
-                LOG.error("Closing {} while appends or claims below {} are still unpublished after {} s; the segments "
-                        + "stay mapped so that they cannot fault", dir, Lsn.format(reserved), TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
-            }
+            closed = true; // from now on every entry is refused (see enter())
             writer.close();
+            boolean quiescent = activity.awaitNoneInside(CLOSE_WAIT_NANOS, TimeUnit.NANOSECONDS);
+            if (!quiescent) {
+                LOG.error("Closing {} while appends, commits or claims are still in progress after {} s: the segments "
+                        + "stay mapped and the directory stays locked until this process exits, so that a late claim "
+                        + "can neither fault nor write into a log reopened by someone else", dir,
+                        TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
+            }
             List<Throwable> problems = new ArrayList<>();
             try {
                 if (commit.failure() == null) {
@@ -678,13 +740,13 @@ public final class Wal implements AutoCloseable {
                     registry.remove(s);
                     s.retire();
                 }
-            }
-            try {
-                controlFile.close();
-                lock.release();
-                lockChannel.close();
-            } catch (IOException e) {
-                problems.add(e);
+                try {
+                    controlFile.close();
+                    lock.release();
+                    lockChannel.close();
+                } catch (IOException e) {
+                    problems.add(e);
+                }
             }
             LOG.info("Closed Walden log {} at {}", dir, Lsn.format(flushed.get()));
             if (!problems.isEmpty()) {

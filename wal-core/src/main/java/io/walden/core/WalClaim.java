@@ -1,5 +1,6 @@
 package io.walden.core;
 
+import io.walden.core.commit.Activity;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
 
@@ -15,7 +16,8 @@ import java.nio.ByteBuffer;
  * committed or aborted, a claim holds up the written position of every later record, so keep the time
  * between claim and commit short, and always commit or abort (try/finally).
  *
- * <p>Thread-safety: NOT thread-safe; one thread uses an instance at a time.
+ * <p>Thread-safety: NOT thread-safe. The thread that claims must also commit or abort (the claim holds that
+ * thread's place in the log's activity, which close() waits for).
  */
 public final class WalClaim {
     private Wal wal;
@@ -23,13 +25,17 @@ public final class WalClaim {
     private Segment viewSegment;
     private ByteBuffer view;
     private long offset;
+    private Activity.Cell activity;
+    private Thread owner;
     private long lsn;
     private int length;
 
     public WalClaim() {
     }
 
-    void open(Wal wal, Segment segment, long lsn, int payloadLength) {
+    void open(Wal wal, Segment segment, long lsn, int payloadLength, Activity.Cell activity) {
+        this.activity = activity;
+        this.owner = Thread.currentThread();
         if (segment != viewSegment) {
             view = segment.newView();
             viewSegment = segment;
@@ -53,7 +59,9 @@ public final class WalClaim {
      * Write with relative puts, or absolute puts at {@code position() + i}. The bytes start zeroed.
      */
     public ByteBuffer buffer() {
-        ensureActive();
+        if (wal == null) {
+            throw new IllegalStateException("no active claim");
+        }
         return view;
     }
 
@@ -74,8 +82,7 @@ public final class WalClaim {
     /** Publishes the record and waits for {@code durability}; returns its LSN. */
     public long commit(Durability durability) {
         ensureActive();
-        Wal w = finish(0, durability);
-        w.awaitCommitted(lsn, durability);
+        finish(0, durability);
         return lsn;
     }
 
@@ -85,20 +92,20 @@ public final class WalClaim {
         finish(RecordDescriptor.FLAG_PADDING, Durability.OFF);
     }
 
-    private Wal finish(int flags, Durability durability) {
+    private void finish(int flags, Durability durability) {
         Wal w = wal;
+        Segment s = segment;
         wal = null;
-        try {
-            w.publishClaim(segment, offset, lsn, RecordDescriptor.HEADER_LENGTH + length, flags, durability);
-        } finally {
-            segment = null;
-        }
-        return w;
+        segment = null;
+        w.finishClaim(s, offset, lsn, RecordDescriptor.HEADER_LENGTH + length, flags, durability, activity);
     }
 
     private void ensureActive() {
         if (wal == null) {
             throw new IllegalStateException("no active claim: call Wal.claim first (a claim is committed or aborted once)");
+        }
+        if (Thread.currentThread() != owner) {
+            throw new IllegalStateException("a claim is committed or aborted by the thread that made it");
         }
     }
 }

@@ -127,17 +127,16 @@ class ConcurrentAppendTest {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             List<Long> completions = Collections.synchronizedList(new ArrayList<>());
             AtomicInteger completedTwice = new AtomicInteger();
-            List<CompletableFuture<Long>> futures = new ArrayList<>();
+            List<CompletableFuture<Void>> futures = new ArrayList<>();
             for (int i = 0; i < 20_000; i++) {
                 CompletableFuture<Long> f = wal.appendAsync(payload(0, i), i % 3 == 0 ? Durability.ON : Durability.LOCAL);
                 AtomicBoolean once = new AtomicBoolean();
-                f.thenAccept(lsn -> {
+                futures.add(f.thenAccept(lsn -> {
                     if (!once.compareAndSet(false, true)) {
                         completedTwice.incrementAndGet();
                     }
                     completions.add(lsn);
-                });
-                futures.add(f);
+                }));
             }
             CompletableFuture.allOf(futures.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
             assertThat(completedTwice.get()).isZero();

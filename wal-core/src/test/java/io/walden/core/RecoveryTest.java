@@ -217,6 +217,53 @@ class RecoveryTest {
     }
 
     @Test
+    void shouldRefuseToOpenWhenTheLastFlushedSegmentIsMissing() throws Exception {
+        List<Long> lsns = appendRecords(5000, false);
+        long last = lsns.get(4999) & -SMALL_SEGMENT;
+        Files.delete(dir.resolve(SegmentFiles.name(last)));
+        for (long s = last + SMALL_SEGMENT; Files.exists(dir.resolve(SegmentFiles.name(s))); s += SMALL_SEGMENT) {
+            Files.delete(dir.resolve(SegmentFiles.name(s)));
+        }
+
+        assertThatThrownBy(() -> Wal.open(config().build()))
+                .isInstanceOf(WalCorruptedException.class)
+                .hasMessageContaining("missing");
+    }
+
+    @Test
+    void shouldRefuseToOpenWhenFlushedRecordsReadBackAsZeros() {
+        List<Long> lsns = appendRecords(100, false);
+        files().zero(lsns.get(90), (int) (lsns.get(99) - lsns.get(90)) + 48);
+
+        assertThatThrownBy(() -> Wal.open(config().build()))
+                .isInstanceOf(WalCorruptedException.class)
+                .hasMessageContaining(Lsn.format(lsns.get(90)));
+    }
+
+    @Test
+    void shouldTreatARecordThatBreaksTheFitRuleAsTheEnd() {
+        List<Long> lsns = appendRecords(10, true);
+        // A CRC-valid record ending 8 bytes before the segment's end: no room for a closing header after it.
+        long at = lsns.get(9) + 32;
+        int length = (int) (SMALL_SEGMENT - 8 - (at & (SMALL_SEGMENT - 1)));
+        java.nio.ByteBuffer rec = java.nio.ByteBuffer.allocate(length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        rec.putInt(0, length).putLong(8, lsns.get(9));
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(rec.array(), 8, length - 8);
+        for (int i = 0; i < 4; i++) {
+            crc.update(length >>> (8 * i));
+        }
+        rec.putInt(4, (int) crc.getValue());
+        files().write(at, rec.array());
+
+        try (Wal wal = Wal.open(config().build())) {
+            assertThat(wal.recoveryReport().endLsn()).isEqualTo(at);
+            assertThat(wal.recoveryReport().reason()).contains("impossible length");
+            wal.append(bytes("after"), Durability.LOCAL);
+        }
+    }
+
+    @Test
     void shouldRebuildAMissingControlFileFromTheSegments() {
         List<Long> lsns = appendRecords(3000, false);
         files().deleteControl();

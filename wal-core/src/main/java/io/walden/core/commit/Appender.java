@@ -1,7 +1,6 @@
 package io.walden.core.commit;
 
 import io.walden.core.Durability;
-import io.walden.core.WalClosedException;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
@@ -55,8 +54,6 @@ public final class Appender {
     private final long bootstrapPrev;
     private final WalStats stats;
     private final ThreadLocal<Scratch> scratch;
-    /** Set by close(); an appender that reserved after it saw this must not touch the mapping. */
-    private volatile boolean closed;
 
     /** Per-thread CRC state, a view of the segment last written to, and the thread's counters. */
     static final class Scratch {
@@ -97,7 +94,8 @@ public final class Appender {
 
     /**
      * Reserves {@code aligned} bytes for one record and links its successor; returns the record's LSN.
-     * The caller must then {@link #publish} it (or publish it as padding), or the log stalls.
+     * The caller must then {@link #publish} it (or publish it as padding), or the log stalls; so a caller
+     * checks that the log is open (inside its {@link Activity}) before reserving, never after.
      */
     public long reserve(long aligned) {
         while (true) {
@@ -105,7 +103,6 @@ public final class Appender {
             long segmentEnd = (t & -segmentSize) + segmentSize;
             if (t + aligned + HEADER <= segmentEnd) {
                 if (tail.compareAndSet(t, t + aligned)) {
-                    checkNotClosed();
                     linkSuccessor(t + aligned, t);
                     return t;
                 }
@@ -117,7 +114,6 @@ public final class Appender {
             }
             long lsn = segmentEnd + SEGMENT_HEADER;
             if (tail.compareAndSet(t, lsn + aligned)) {
-                checkNotClosed();
                 linkSuccessor(lsn + aligned, lsn);
                 roll(t, segmentEnd, lsn);
                 return lsn;
@@ -175,23 +171,6 @@ public final class Appender {
             publish(seg, o, lsn, HEADER + length, flags, durability);
         }
         return lsn;
-    }
-
-    /** Refuses every reservation from now on; see {@link #reserve}. */
-    public void close() {
-        closed = true;
-    }
-
-    /**
-     * Dekker-paired with close(): the reserver's CAS on the tail precedes this read, close() sets the flag
-     * before it reads the tail; so either close() sees this reservation (and waits for it to be published)
-     * or this reserver sees the flag and leaves the mapping untouched (the hole it leaves past the end is
-     * zero and recovery ends the log before it).
-     */
-    private void checkNotClosed() {
-        if (closed) {
-            throw new WalClosedException("the log is closed");
-        }
     }
 
     /** Writes type, flags and reserved fields of a reserved record (for claims, before the payload is written). */

@@ -70,7 +70,7 @@ public final class GroupCommit {
     private final LongAdder flushRequests = new LongAdder();
     private final Waiter.Stack waiters = new Waiter.Stack();
     private final ThreadLocal<Waiter> waiterOfThread = ThreadLocal.withInitial(() -> new Waiter(Thread.currentThread()));
-    private final AsyncCompletions async = new AsyncCompletions();
+    private final AsyncCompletions async;
     private final long commitDelayNanos;
     private final int commitSiblings;
     private volatile FlushObserver observer = FlushObserver.NONE;
@@ -88,6 +88,7 @@ public final class GroupCommit {
         this.notifier = notifier;
         this.commitDelayNanos = commitDelayNanos;
         this.commitSiblings = commitSiblings;
+        this.async = new AsyncCompletions(flushed::get, () -> failure);
     }
 
     public void observer(FlushObserver observer) {
@@ -179,7 +180,7 @@ public final class GroupCommit {
         flushRequests.increment();
         async.add(f);
         notePeak(committers.get() + async.pendingCount());
-        async.complete(flushed.get(), failure);
+        async.complete();
         return f;
     }
 
@@ -189,7 +190,7 @@ public final class GroupCommit {
 
     /** Completes pending futures that are flushed (or fails them all if the log failed). */
     public void completeAsync() {
-        async.complete(flushed.get(), failure);
+        async.complete();
     }
 
     /**
@@ -215,7 +216,7 @@ public final class GroupCommit {
             }
         }
         wakeAll();
-        async.complete(flushed.get(), failure);
+        async.complete();
         notifier.signal();
     }
 
@@ -243,7 +244,7 @@ public final class GroupCommit {
             leader.set(0);
         }
         wake();
-        async.complete(flushed.get(), failure);
+        async.complete();
         notifier.signal();
     }
 

@@ -56,7 +56,11 @@ public final class RecordCheck {
         }
         // Bounded by the segment, not by the configured maximum payload: a log written with a larger
         // maximum must still open after the setting is lowered.
-        if (length < RecordDescriptor.HEADER_LENGTH || offset + RecordDescriptor.aligned(length) > view.capacity()) {
+        long end = offset + RecordDescriptor.aligned(length);
+        // The fit rule (docs/format.md): a record ends exactly at the segment's end (a closing record) or leaves
+        // room for one more header; anything else was not written by Walden and would break the walk after it.
+        if (length < RecordDescriptor.HEADER_LENGTH
+                || (end != view.capacity() && end + RecordDescriptor.HEADER_LENGTH > view.capacity())) {
             return BAD_LENGTH;
         }
         int flags = view.getShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;

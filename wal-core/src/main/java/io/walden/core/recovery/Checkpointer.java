@@ -21,11 +21,13 @@ public final class Checkpointer {
     private final Position flushed;
     private final Map<Long, Long> firstPrevBySegment;
     private final long logId;
+    private final boolean durable;
     private long lastFlushed = -1;
     private volatile long durableScanStart;
 
     public Checkpointer(ControlFile controlFile, SegmentRegistry registry, Position flushed,
-                        Map<Long, Long> firstPrevBySegment, long logId, long durableScanStart) {
+                        Map<Long, Long> firstPrevBySegment, long logId, long durableScanStart, boolean durable) {
+        this.durable = durable;
         this.controlFile = controlFile;
         this.registry = registry;
         this.flushed = flushed;
@@ -54,7 +56,9 @@ public final class Checkpointer {
         if (prev == null) {
             return; // not reachable: every segment the tail entered recorded its first prev link
         }
-        controlFile.write(new ControlFile.Checkpoint(logId, registry.segmentSize(), start, prev, f));
+        // Without real forces (SyncMethod.NONE) nothing is known to be on disk: record no flush point, so that
+        // recovery after an OS crash treats whatever it finds as a torn tail rather than as corruption.
+        controlFile.write(new ControlFile.Checkpoint(logId, registry.segmentSize(), start, prev, durable ? f : 0));
         lastFlushed = f;
         durableScanStart = start;
         firstPrevBySegment.keySet().removeIf(k -> k < start);

@@ -73,6 +73,11 @@ public final class RecoveryScanner {
             if (code != RecordCheck.VALID) {
                 break;
             }
+            if (prev < 0 && records == 0) {
+                // Rebuilt control file: the first record was accepted with any backward link; from now on the
+                // checkpoint records the link it actually has, so the exact check applies again.
+                firstPrev.put(scanStart, seg.readLong(offset + RecordDescriptor.PREV_OFFSET));
+            }
             records++;
             prev = pos;
             pos += RecordDescriptor.aligned(seg.readInt(offset));
@@ -107,10 +112,13 @@ public final class RecoveryScanner {
         } else {
             reason = RecordCheck.describe(code) + " at " + Lsn.format(pos);
         }
-        boolean corruption = damaged && pos < fence;
+        // With storage that keeps its promises the end is never below the last recorded flush point: a clean
+        // end there means flushed records vanished (a lost segment file, a lying cache), which is corruption too.
+        boolean corruption = pos < fence;
         if (corruption && !truncateAtCorruption) {
-            throw new WalCorruptedException("record at " + Lsn.format(pos) + " in segment " + seg.path()
-                    + " fails validation (" + RecordCheck.describe(code) + "), but it lies below " + Lsn.format(fence)
+            throw new WalCorruptedException((code == RecordCheck.END ? "the log ends at " + Lsn.format(pos) + " in segment "
+                    + seg.path() : "record at " + Lsn.format(pos) + " in segment " + seg.path() + " fails validation ("
+                    + RecordCheck.describe(code) + ")") + ", but it lies below " + Lsn.format(fence)
                     + ", a point recorded as flushed: this is corruption, not a torn tail. Nothing was changed. "
                     + "Restore the directory from a replica or backup, or open with truncateAtCorruption(true) to cut "
                     + "the log at this record and lose everything after it.", pos, seg.path());

@@ -206,12 +206,16 @@ public final class Segment {
 
     /** Enters as a reader; false when the segment was retired (its LSNs are removed). */
     public boolean tryEnter() {
-        users.incrementAndGet();
-        if (retired) {
-            exit();
-            return false;
+        for (int n; (n = users.get()) > 0; ) {
+            if (users.compareAndSet(n, n + 1)) {
+                if (retired) {
+                    exit();
+                    return false;
+                }
+                return true;
+            }
         }
-        return true;
+        return false; // already released: never take a count from 0, which would unmap twice
     }
 
     public void exit() {

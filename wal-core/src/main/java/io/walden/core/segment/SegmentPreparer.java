@@ -15,13 +15,15 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * The agent that prepares segments ahead of need and disposes of truncated ones, on its own thread
  * ({@code walden-segment-preparer}), so that neither a roll nor a truncation makes an appender wait for
  * file creation, zeroing, forcing or renaming.
  *
- * <p>Other threads talk to it only through {@link #request(long)}, {@link #retire(Segment)} and
+ * <p>Other threads talk to it only through {@link #request(long)}, {@link #retire(Segment, Path)} and
  * {@link #await(long, long)}; every field below that is not final or volatile is owned by the preparer
  * thread. A failed preparation (a full disk) is logged, remembered for waiters, and retried with backoff:
  * nothing was reserved in the missing segment, so the log keeps serving reads and resumes appends once
@@ -38,7 +40,8 @@ public final class SegmentPreparer implements AutoCloseable {
     private final SegmentRegistry registry;
     private final int maxSpares;
     private final Deque<Path> spares = new ArrayDeque<>();
-    private final ConcurrentLinkedQueue<Segment> retired = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Retired> retired = new ConcurrentLinkedQueue<>();
+    private final Supplier<BooleanSupplier> gracePeriods;
     private final AtomicLong wanted = new AtomicLong(-1);
     private final AtomicLong preparedCount = new AtomicLong();
     private final AtomicLong recycledCount = new AtomicLong();
@@ -47,8 +50,27 @@ public final class SegmentPreparer implements AutoCloseable {
     private volatile boolean running = true;
     private volatile IOException lastFailure;
 
+    /** A truncated segment on its way out: its file already renamed, its mapping released after the grace period. */
+    private static final class Retired {
+        final Segment segment;
+        final Path file;
+        final BooleanSupplier graceOver;
+        boolean ownerReleased;
+
+        Retired(Segment segment, Path file, BooleanSupplier graceOver) {
+            this.segment = segment;
+            this.file = file;
+            this.graceOver = graceOver;
+        }
+    }
+
+    /**
+     * @param gracePeriods starts a grace period when called; the answer turns true once every appender-side
+     *                     thread that might still hold a raw address into a just-removed segment has moved on
+     */
     public SegmentPreparer(Path dir, long segmentSize, long logId, SegmentRegistry registry, int maxSpares,
-                           List<Path> existingSpares) {
+                           List<Path> existingSpares, Supplier<BooleanSupplier> gracePeriods) {
+        this.gracePeriods = gracePeriods;
         this.dir = dir;
         this.segmentSize = segmentSize;
         this.logId = logId;
@@ -71,10 +93,12 @@ public final class SegmentPreparer implements AutoCloseable {
         }
     }
 
-    /** Hands over a truncated segment (already removed from the registry) for recycling or deletion. */
-    public void retire(Segment segment) {
-        segment.retire();
-        retired.add(segment);
+    /**
+     * Hands over a truncated segment, already removed from the registry and its file already renamed to
+     * {@code file}, for recycling or deletion once no thread can reach its mapping any more.
+     */
+    public void retire(Segment segment, Path file) {
+        retired.add(new Retired(segment, file, gracePeriods.get()));
         LockSupport.unpark(thread);
     }
 
@@ -170,23 +194,31 @@ public final class SegmentPreparer implements AutoCloseable {
         }
     }
 
-    private void disposeRetired() {
-        for (Iterator<Segment> it = retired.iterator(); it.hasNext(); ) {
-            Segment s = it.next();
-            if (!s.isReleased()) {
+    private synchronized void disposeRetired() {
+        for (Iterator<Retired> it = retired.iterator(); it.hasNext(); ) {
+            Retired r = it.next();
+            if (!r.ownerReleased) {
+                if (!r.graceOver.getAsBoolean()) {
+                    continue; // an appender or the flush leader may still hold its address
+                }
+                r.segment.retire();
+                r.ownerReleased = true;
+            }
+            if (!r.segment.isReleased()) {
                 continue; // a reader is still inside; try again later
             }
             it.remove();
             try {
                 if (spares.size() < maxSpares) {
-                    Path spare = dir.resolve(s.path().getFileName().toString().replace(SegmentFiles.SUFFIX, SegmentFiles.SPARE_SUFFIX));
-                    SegmentFiles.rename(dir, s.path(), spare);
+                    Path spare = dir.resolve(r.segment.path().getFileName().toString()
+                            .replace(SegmentFiles.SUFFIX, SegmentFiles.SPARE_SUFFIX));
+                    SegmentFiles.rename(dir, r.file, spare);
                     spares.addLast(spare);
                 } else {
-                    SegmentFiles.delete(dir, s.path());
+                    SegmentFiles.delete(dir, r.file);
                 }
             } catch (IOException e) {
-                LOG.warn("Could not dispose of truncated segment {}: {}", s.path(), e.toString());
+                LOG.warn("Could not dispose of truncated segment {}: {}", r.file, e.toString());
             }
         }
     }

@@ -1,6 +1,7 @@
 package io.walden.core.sync;
 
 import io.walden.core.WalFailedException;
+import io.walden.core.commit.Activity;
 import io.walden.core.commit.GroupCommit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,6 +23,7 @@ public final class BackgroundWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BackgroundWriter.class);
 
     private final GroupCommit commit;
+    private final Activity activity;
     private final long delayNanos;
     private final long checkpointNanos;
     private final Runnable checkpoint;
@@ -30,8 +32,9 @@ public final class BackgroundWriter implements AutoCloseable {
     private volatile boolean sleeping;
     private volatile boolean wanted;
 
-    public BackgroundWriter(GroupCommit commit, long delayNanos, long checkpointNanos, Runnable checkpoint) {
+    public BackgroundWriter(GroupCommit commit, Activity activity, long delayNanos, long checkpointNanos, Runnable checkpoint) {
         this.commit = commit;
+        this.activity = activity;
         this.delayNanos = delayNanos;
         this.checkpointNanos = checkpointNanos;
         this.checkpoint = checkpoint;
@@ -62,6 +65,8 @@ public final class BackgroundWriter implements AutoCloseable {
                 sleeping = false;
             }
             wanted = false;
+            Activity.Cell cell = activity.cell();
+            Activity.enter(cell); // the flush reads segments by address: close() and truncation wait for us
             try {
                 if (commit.failure() == null) {
                     commit.flushAll();
@@ -72,6 +77,8 @@ public final class BackgroundWriter implements AutoCloseable {
                 // already logged by the leader that failed; pending futures were failed with it
             } catch (RuntimeException e) {
                 LOG.error("Background writer flush failed unexpectedly", e);
+            } finally {
+                Activity.exit(cell);
             }
             if (System.nanoTime() - lastCheckpoint >= checkpointNanos) {
                 lastCheckpoint = System.nanoTime();
