@@ -21,6 +21,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.flow.FlowControlHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -30,11 +31,14 @@ import io.walden.server.admin.AdminApi;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.DataApi;
 import io.walden.server.http.HttpServerHandler;
+import io.walden.server.http.RequestGate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
-import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -58,6 +62,7 @@ public final class WaldenServer implements AutoCloseable {
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private ThreadPoolExecutor readers;
+    private ExecutorService admin;
     private Channel serverChannel;
     private DataApi data;
     private HttpServerHandler handler;
@@ -99,15 +104,22 @@ public final class WaldenServer implements AutoCloseable {
         wal.meterBinder().bindTo(registry);
 
         AtomicInteger readerThreads = new AtomicInteger();
+        // No queue: the read beyond max-readers is refused at once (503), never parked behind long polls and streams.
         readers = new ThreadPoolExecutor(config.maxReaders(), config.maxReaders(), 60, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(config.maxReaders()), r -> {
+                new SynchronousQueue<>(), r -> {
                     Thread t = new Thread(r, "walden-reader-" + readerThreads.incrementAndGet());
                     t.setDaemon(true);
                     return t;
                 });
-        data = new DataApi(wal, readers);
-        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting), config.authToken());
-        int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, Math.max(config.maxBatchBytes(), wal.config().maxPayloadSize()));
+        data = new DataApi(wal, readers, config.maxBatchBytes());
+        admin = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "walden-admin");
+            t.setDaemon(true);
+            return t;
+        });
+        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting, admin));
+        int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
+        String token = config.authToken();
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(0, NioIoHandler.newFactory());
         ServerBootstrap b = new ServerBootstrap()
@@ -123,7 +135,9 @@ public final class WaldenServer implements AutoCloseable {
                         ch.pipeline()
                                 .addLast(new IdleStateHandler(IDLE_SECONDS, 0, 0))
                                 .addLast(new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192))
+                                .addLast(new RequestGate(token, maxContent)) // token and size, before buffering
                                 .addLast(new HttpObjectAggregator(maxContent))
+                                .addLast(new FlowControlHandler()) // one request per read: answers stay in order
                                 .addLast(handler);
                     }
                 });
@@ -157,12 +171,13 @@ public final class WaldenServer implements AutoCloseable {
         }
         accepting = false;
         serverChannel.close().awaitUninterruptibly();
+        data.stop(); // streams end within half a second
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (handler.inFlight() > 0 && System.nanoTime() < deadline) {
             sleep(10);
         }
-        data.stop();
         readers.shutdown();
+        admin.shutdown();
         try {
             wal.close(); // flushes; appends still racing now fail cleanly with 503
         } finally {

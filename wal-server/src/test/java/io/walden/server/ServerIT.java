@@ -187,6 +187,13 @@ class ServerIT {
             assertError(server.get("/v1/records?limit=0"), 400, "limit");
             assertError(server.get("/v1/records?visibility=maybe"), 400, "visibility");
             assertError(server.post("/v1/records", new byte[(16 << 20) + 1]), 413, "exceeds the maximum");
+            try (Socket s = new Socket("127.0.0.1", server.port)) { // a body over max-batch-bytes is refused from its head
+                s.getOutputStream().write(("POST /v1/records/batch HTTP/1.1\r\nHost: x\r\nContent-Length: 70000000\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                s.setSoTimeout(5000);
+                assertThat(new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
+                        .startsWith("HTTP/1.1 413").contains("\"error\":\"payload_too_large\"").contains("max-batch-bytes");
+            }
             assertError(server.post("/v1/records/batch", new byte[0]), 400, "empty");
             assertError(server.post("/v1/records/batch", new byte[] {0, 0, 0, 9, 1, 2}), 400, "declares 9 bytes");
             assertError(server.send("DELETE", "/v1/records"), 405, "not allowed");
@@ -216,23 +223,80 @@ class ServerIT {
             assertError(server.post("/v1/records", "x".getBytes(), "Authorization", "Bearer wrong"), 401, "Bearer");
             assertThat(server.post("/v1/records", "x".getBytes(), "Authorization", "Bearer s3cret").statusCode()).isEqualTo(200);
             assertThat(server.get("/health").statusCode()).as("liveness stays open").isEqualTo(200);
+            try (Socket s = new Socket("127.0.0.1", server.port)) { // refused before a byte of the body is buffered
+                s.getOutputStream().write(("POST /v1/records HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                s.setSoTimeout(5000);
+                assertThat(new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII)).startsWith("HTTP/1.1 401");
+            }
         }
     }
 
     @Test
     void shouldTakeSettingsFromAConfigFileWithFlagsWinning() throws Exception {
         Path yaml = work.resolve("walden.yaml");
-        java.nio.file.Files.writeString(yaml, "data-dir: " + data() + "\ndurability: local\nsync-method: fsync\n");
+        java.nio.file.Files.writeString(yaml, "data-dir: " + data() + "\ndurability: on\nsync-method: fsync\nsegment-size: 1048576\n");
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--config", yaml.toString(),
                 "--durability", "off")) {
             JsonNode status = JSON.readTree(server.get("/admin/status").body());
             assertThat(status.get("durability").asText()).isEqualTo("off");
             assertThat(status.get("sync_method").asText()).isEqualTo("fsync");
         }
+        java.nio.file.Files.writeString(yaml, "durability: on\n"); // YAML 1.1 would read that as a boolean
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--config", yaml.toString())) {
+            JsonNode status = JSON.readTree(server.get("/admin/status").body());
+            assertThat(status.get("durability").asText()).isEqualTo("on");
+            assertThat(JSON.readTree(server.get("/admin/segments").body()).at("/segments/0/bytes").asLong())
+                    .as("an existing log keeps its segment size without the flag").isEqualTo(1048576);
+        }
+        java.nio.file.Files.writeString(yaml, "http: 0.0.0.0:" + ServerProcess.freePort() + "\nauth-token: ~\n");
+        WaldenJar.Run empty = WaldenJar.run(work, "serve", "--config", yaml.toString());
+        assertThat(empty.exitCode()).as("a null token never becomes the token 'null'").isEqualTo(2);
+        assertThat(empty.stderr()).contains("'auth-token' has no value");
         java.nio.file.Files.writeString(yaml, "durabilty: local\n");
         WaldenJar.Run bad = WaldenJar.run(work, "serve", "--config", yaml.toString());
         assertThat(bad.exitCode()).isEqualTo(2);
         assertThat(bad.stderr()).contains("unknown setting 'durabilty'");
+    }
+
+    @Test
+    void shouldAnswerPipelinedRequestsInOrder() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort());
+             Socket s = new Socket("127.0.0.1", server.port)) {
+            String pipelined = "POST /v1/records?durability=on HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nfirst"
+                    + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "POST /v1/records?durability=off HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\nConnection: close\r\n\r\nsecond";
+            s.getOutputStream().write(pipelined.getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            s.setSoTimeout(10_000);
+            String answers = new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            int first = answers.indexOf("\"durability\":\"on\"");
+            int health = answers.indexOf("{\"status\":\"alive\"}");
+            int second = answers.indexOf("\"durability\":\"off\"");
+            assertThat(first).as(answers).isPositive();
+            assertThat(health).as(answers).isGreaterThan(first);
+            assertThat(second).as(answers).isGreaterThan(health);
+        }
+    }
+
+    @Test
+    void shouldRefuseReadsBeyondMaxReadersAtOnce() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--max-readers", "1")) {
+            String end = JSON.readTree(server.get("/admin/status").body()).get("insert_lsn").asText();
+            Thread poll = new Thread(() -> {
+                try {
+                    server.get("/v1/records?from=" + end + "&wait_ms=3000");
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            poll.start();
+            Thread.sleep(300);
+            long t0 = System.nanoTime();
+            assertError(server.get("/v1/records?from=" + end), 503, "busy");
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(2000);
+            poll.join();
+        }
     }
 
     private static void assertError(HttpResponse<String> r, int status, String detail) throws Exception {

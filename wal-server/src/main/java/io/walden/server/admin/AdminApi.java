@@ -23,11 +23,14 @@ public final class AdminApi {
     private final Wal wal;
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier accepting;
+    private final java.util.concurrent.Executor blocking;
 
-    public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting) {
+    /** @param blocking runs admin work that blocks (truncation forces files), off the event loops */
+    public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, java.util.concurrent.Executor blocking) {
         this.wal = wal;
         this.registry = registry;
         this.accepting = accepting;
+        this.blocking = blocking;
     }
 
     /** GET / : the live status page (plain HTML and JS, no build step). */
@@ -53,7 +56,7 @@ public final class AdminApi {
         if (wal.isFailed()) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", "a force failed; restart the server to recover");
         } else if (!accepting.getAsBoolean() || wal.isClosed()) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "not_ready", "the server is shutting down");
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
         } else {
             ex.json(HttpResponseStatus.OK, Map.of("status", "ready"));
         }
@@ -117,7 +120,19 @@ public final class AdminApi {
         if (lsn == null) {
             throw new IllegalArgumentException("lsn is required: POST /admin/checkpoint?lsn=X/Y");
         }
-        wal.truncateBefore(Lsn.parse(lsn));
-        ex.json(HttpResponseStatus.OK, Map.of("oldest_lsn", Lsn.format(wal.oldestLsn())));
+        long before = Lsn.parse(lsn);
+        try {
+            blocking.execute(() -> {
+                try {
+                    wal.truncateBefore(before);
+                    ex.json(HttpResponseStatus.OK, Map.of("oldest_lsn", Lsn.format(wal.oldestLsn())));
+                } catch (RuntimeException e) {
+                    ex.error(e instanceof io.walden.core.WalClosedException ? HttpResponseStatus.SERVICE_UNAVAILABLE
+                            : HttpResponseStatus.INTERNAL_SERVER_ERROR, "checkpoint_failed", e.getMessage());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "busy", "no worker free for the checkpoint; retry shortly");
+        }
     }
 }

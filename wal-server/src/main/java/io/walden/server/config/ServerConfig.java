@@ -56,18 +56,28 @@ public final class ServerConfig {
         v.put("http", DEFAULT_HTTP);
         v.put("durability", "on");
         v.put("sync-method", "fdatasync");
-        v.put("segment-size", Long.toString(WalConfig.DEFAULT_SEGMENT_SIZE));
         v.put("max-batch-bytes", Long.toString(64L << 20));
         v.put("max-readers", "32");
         if (yaml != null) {
-            JsonNode root = new ObjectMapper(new YAMLFactory()).readTree(yaml.toFile());
+            // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
+            YAMLFactory factory = YAMLFactory.builder()
+                    .enable(com.fasterxml.jackson.dataformat.yaml.YAMLParser.Feature.PARSE_BOOLEAN_LIKE_WORDS_AS_STRINGS)
+                    .build();
+            JsonNode root = new ObjectMapper(factory).readTree(yaml.toFile());
             if (root != null && !root.isObject()) {
                 throw new IllegalArgumentException(yaml + ": expected a mapping of settings");
             }
             if (root != null) {
                 for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
                     Map.Entry<String, JsonNode> e = it.next();
-                    put(v, e.getKey(), e.getValue().asText(), yaml.toString());
+                    JsonNode value = e.getValue();
+                    if (value.isNull() || value.isMissingNode()) {
+                        throw new IllegalArgumentException(yaml + ": '" + e.getKey() + "' has no value (remove the key to use the default)");
+                    }
+                    if (!value.isValueNode()) {
+                        throw new IllegalArgumentException(yaml + ": '" + e.getKey() + "' must be a single value");
+                    }
+                    put(v, e.getKey(), value.asText(), yaml.toString());
                 }
             }
         }
@@ -148,12 +158,35 @@ public final class ServerConfig {
         return Integer.parseInt(values.get("max-readers"));
     }
 
+    /**
+     * The log's settings. The segment size applies to a new log; when none is given and the directory already
+     * holds a log, that log's size is used (it cannot change), so a plain restart never fails on it.
+     */
     public WalConfig walConfig() {
         return WalConfig.builder(dataDir())
-                .segmentSize(Long.parseLong(values.get("segment-size")))
+                .segmentSize(segmentSize())
                 .durability(durability())
                 .syncMethod(syncMethod())
                 .build();
+    }
+
+    private long segmentSize() {
+        String given = values.get("segment-size");
+        if (given != null) {
+            try {
+                return Long.parseLong(given.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("segment-size must be a number of bytes, got '" + given + "'", e);
+            }
+        }
+        if (io.walden.core.recovery.ControlFile.exists(dataDir())) {
+            try (io.walden.core.recovery.ControlFile cf = io.walden.core.recovery.ControlFile.open(dataDir())) {
+                return cf.read().segmentSize();
+            } catch (IOException e) {
+                // an unreadable control file is the log's business: Wal.open reports it properly
+            }
+        }
+        return WalConfig.DEFAULT_SEGMENT_SIZE;
     }
 
     /** True when the HTTP address is a loopback address (127.0.0.0/8, ::1). */

@@ -2,7 +2,6 @@ package io.walden.server.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -43,11 +42,13 @@ public final class DataApi {
 
     private final Wal wal;
     private final ExecutorService readers;
+    private final long maxResponseBytes;
     private volatile boolean stopping;
 
-    public DataApi(Wal wal, ExecutorService readers) {
+    public DataApi(Wal wal, ExecutorService readers, long maxResponseBytes) {
         this.wal = wal;
         this.readers = readers;
+        this.maxResponseBytes = maxResponseBytes;
     }
 
     public void stop() {
@@ -65,7 +66,9 @@ public final class DataApi {
         }
         byte[] payload = new byte[length];
         body.getBytes(body.readerIndex(), payload);
-        wal.appendAsync(type, payload, level).whenComplete((lsn, error) -> {
+        ex.releaseRequest(); // copied: do not hold the body through the durability wait
+        // Answer on the connection's event loop, not on the flushing thread that completes the future.
+        wal.appendAsync(type, payload, level).whenCompleteAsync((lsn, error) -> {
             if (error != null) {
                 ApiErrors.answer(ex, error);
             } else {
@@ -74,7 +77,7 @@ public final class DataApi {
                 out.put("durability", level.configName());
                 ex.json(HttpResponseStatus.OK, out);
             }
-        });
+        }, ex.ctx().executor());
     }
 
     /**
@@ -110,18 +113,24 @@ public final class DataApi {
         if (payloads.isEmpty()) {
             throw new IllegalArgumentException("batch body is empty: send at least one length-prefixed record");
         }
+        ex.releaseRequest();
         List<String> lsns = new ArrayList<>(payloads.size());
         CompletableFuture<Long> last = null;
         for (int i = 0; i < payloads.size(); i++) {
             boolean isLast = i == payloads.size() - 1;
-            CompletableFuture<Long> f = wal.appendAsync(type, payloads.get(i), isLast ? level : Durability.OFF);
-            if (!isLast) {
-                lsns.add(Lsn.format(f.join())); // OFF futures are complete on return
+            try {
+                CompletableFuture<Long> f = wal.appendAsync(type, payloads.get(i), isLast ? level : Durability.OFF);
+                if (!isLast) {
+                    lsns.add(Lsn.format(f.join())); // OFF futures are complete on return
+                }
+                last = f;
+            } catch (RuntimeException e) {
+                answerPartialBatch(ex, e, lsns);
+                return;
             }
-            last = f;
         }
         CompletableFuture<Long> lastFuture = last;
-        lastFuture.whenComplete((lsn, error) -> {
+        lastFuture.whenCompleteAsync((lsn, error) -> {
             if (error != null) {
                 ApiErrors.answer(ex, error);
                 return;
@@ -131,7 +140,24 @@ public final class DataApi {
             out.put("lsns", lsns);
             out.put("durability", level.configName());
             ex.json(HttpResponseStatus.OK, out);
-        });
+        }, ex.ctx().executor());
+    }
+
+    /**
+     * A batch that failed part-way (the log closed or failed, or the disk filled at a segment roll): the error
+     * lists the records already appended, which are in the log (at durability off), so a client can avoid
+     * appending them twice.
+     */
+    private static void answerPartialBatch(Exchange ex, RuntimeException e, List<String> written) {
+        if (written.isEmpty()) {
+            ApiErrors.answer(ex, e);
+            return;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("error", "batch_incomplete");
+        out.put("detail", "the first " + written.size() + " record(s) were appended, then: " + e.getMessage());
+        out.put("written_lsns", written);
+        ex.json(HttpResponseStatus.SERVICE_UNAVAILABLE, out);
     }
 
     /** GET /v1/records?from=&limit=&wait_ms=&visibility= */
@@ -148,9 +174,11 @@ public final class DataApi {
                 if (r == null && waitMs > 0) {
                     r = reader.poll(waitMs, TimeUnit.MILLISECONDS);
                 }
+                long bytes = 0;
                 while (r != null) {
                     records.add(recordJson(r));
-                    r = records.size() < limit ? reader.next() : null;
+                    bytes += 64 + (r.size() + 2L) / 3 * 4; // base64 and the JSON around it
+                    r = records.size() < limit && bytes < maxResponseBytes ? reader.next() : null;
                 }
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("records", records);
@@ -167,6 +195,8 @@ public final class DataApi {
         submit(ex, reader, () -> {
             ex.markStreaming();
             var channel = ex.ctx().channel();
+            // Keep reading, so that a client that goes away is noticed (further requests on it are dropped).
+            ex.ctx().executor().execute(() -> channel.config().setAutoRead(true));
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
             head.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/x-ndjson");
             head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
@@ -185,7 +215,9 @@ public final class DataApi {
                 }
             } finally {
                 if (channel.isActive()) {
-                    channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+                    channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(f -> ex.finish());
+                } else {
+                    ex.finish();
                 }
             }
         });
@@ -210,8 +242,12 @@ public final class DataApi {
             });
         } catch (RejectedExecutionException e) {
             reader.close();
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "too_many_readers",
-                    "every reader slot is busy (max-readers); retry shortly");
+            if (stopping) {
+                ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
+            } else {
+                ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "too_many_readers",
+                        "every reader slot is busy (max-readers); retry shortly");
+            }
         }
     }
 

@@ -3,7 +3,6 @@ package io.walden.server.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -22,25 +21,36 @@ import java.util.Map;
 
 /**
  * One request and the means to answer it exactly once, from any thread (the answer is handed to the
- * channel's event loop). After answering, the connection reads its next request: requests on one
- * connection are answered in order (HTTP/1.1 pipelining) because the next one is read only then.
+ * channel's event loop). Every way an exchange ends — an answer written, a stream finished, the connection
+ * lost — goes through {@link #finish}, which releases the request and tells the handler, once.
+ *
+ * <p>Ordering: the handler reads the next request of a connection only after this one finished, so
+ * pipelined requests are answered in order.
  */
 public final class Exchange {
     static final ObjectMapper JSON = new ObjectMapper();
 
+    /** Told once when the exchange ends; {@code keepAlive} says whether the connection reads its next request. */
+    interface Done {
+        void finished(Exchange exchange, boolean keepAlive);
+    }
+
     private final ChannelHandlerContext ctx;
     private final FullHttpRequest request;
     private final QueryStringDecoder query;
+    private final Done done;
     private boolean keepAlive;
-    private final Runnable onDone;
     private boolean answered;
+    private boolean finished;
+    private boolean released;
+    private boolean streaming;
 
-    Exchange(ChannelHandlerContext ctx, FullHttpRequest request, Runnable onDone) {
+    Exchange(ChannelHandlerContext ctx, FullHttpRequest request, Done done) {
         this.ctx = ctx;
         this.request = request;
         this.query = new QueryStringDecoder(request.uri());
         this.keepAlive = HttpUtil.isKeepAlive(request);
-        this.onDone = onDone;
+        this.done = done;
     }
 
     public FullHttpRequest request() {
@@ -59,6 +69,14 @@ public final class Exchange {
     public String param(String name) {
         List<String> v = query.parameters().get(name);
         return v == null || v.isEmpty() ? null : v.get(0);
+    }
+
+    /** Releases the request's body as soon as it was copied (idempotent; event loop only). */
+    void releaseRequest() {
+        if (!released) {
+            released = true;
+            request.release();
+        }
     }
 
     /** Answers with a JSON body. */
@@ -85,24 +103,27 @@ public final class Exchange {
         send(status, Unpooled.copiedBuffer(body, StandardCharsets.UTF_8), contentType);
     }
 
-    private void send(HttpResponseStatus status, ByteBuf content, String contentType) {
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
-        response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
-        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
-        if (keepAlive) {
-            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
-        }
-        writeOnLoop(response);
-    }
-
     /** Closes the connection after the answer (the request could not be parsed: nothing after it can be). */
     void closeAfterAnswer() {
         keepAlive = false;
     }
 
-    /** Starts a streamed (chunked) answer; the caller writes the chunks and the last one. */
+    /** The answer is a stream written by the caller; {@link #finish} ends it. */
     void markStreaming() {
         answered = true;
+        streaming = true;
+        keepAlive = false;
+    }
+
+    boolean isStreaming() {
+        return streaming;
+    }
+
+    private void send(HttpResponseStatus status, ByteBuf content, String contentType) {
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+        writeOnLoop(response);
     }
 
     private void writeOnLoop(FullHttpResponse response) {
@@ -110,13 +131,30 @@ public final class Exchange {
             ctx.executor().execute(() -> writeOnLoop(response));
             return;
         }
-        if (answered) {
+        if (answered || finished) {
             response.release();
             return;
         }
         answered = true;
-        request.release();
-        ctx.writeAndFlush(response).addListener(keepAlive ? (ChannelFutureListener) f -> onDone.run()
-                : ChannelFutureListener.CLOSE);
+        response.headers().set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
+        ctx.writeAndFlush(response).addListener(f -> finish());
+    }
+
+    /** Ends the exchange once: releases the request, tells the handler, closes the connection unless kept alive. */
+    void finish() {
+        if (!ctx.executor().inEventLoop()) {
+            ctx.executor().execute(this::finish);
+            return;
+        }
+        if (finished) {
+            return;
+        }
+        finished = true;
+        answered = true;
+        releaseRequest();
+        done.finished(this, keepAlive);
+        if (!keepAlive) {
+            ctx.close();
+        }
     }
 }

@@ -4,70 +4,77 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.AttributeKey;
 import io.walden.server.admin.AdminApi;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
- * Routes requests to the data and admin APIs, checks the bearer token, and reads one request at a time per
- * connection (so pipelined requests are answered in order). One instance serves every connection.
+ * Routes requests to the data and admin APIs. Reads one request at a time per connection (auto-read off,
+ * and a FlowControlHandler in front releases one decoded request per read), so pipelined requests are
+ * answered in order; the next is read when the current {@link Exchange} finishes. The bearer token and body
+ * size were already checked by {@link RequestGate}, before the body was buffered.
  */
 @ChannelHandler.Sharable
 public final class HttpServerHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static final Logger LOG = LoggerFactory.getLogger(HttpServerHandler.class);
+    private static final AttributeKey<Exchange> CURRENT = AttributeKey.valueOf("walden.exchange");
 
-    private record Route(HttpMethod method, boolean protectedByToken, Consumer<Exchange> handler) {
+    private record Route(HttpMethod method, Consumer<Exchange> handler) {
     }
 
     private final Map<String, Route> routes;
-    private final byte[] token;
-    private final AtomicInteger inFlight = new AtomicInteger();
-
-    public HttpServerHandler(DataApi data, AdminApi admin, String authToken) {
-        super(false);
-        this.token = authToken == null ? null : ("Bearer " + authToken).getBytes(StandardCharsets.UTF_8);
-        this.routes = Map.of(
-                "/v1/records", new Route(null, true, null), // GET read, POST append: resolved in route()
-                "/v1/records/batch", new Route(HttpMethod.POST, true, data::batch),
-                "/v1/records/stream", new Route(HttpMethod.GET, true, data::stream),
-                "/", new Route(HttpMethod.GET, false, admin::page),
-                "/health", new Route(HttpMethod.GET, false, admin::health),
-                "/ready", new Route(HttpMethod.GET, false, admin::ready),
-                "/metrics", new Route(HttpMethod.GET, false, admin::metrics),
-                "/admin/status", new Route(HttpMethod.GET, false, admin::status),
-                "/admin/segments", new Route(HttpMethod.GET, false, admin::segments),
-                "/admin/checkpoint", new Route(HttpMethod.POST, true, admin::checkpoint));
-        this.append = data::append;
-        this.read = data::read;
-    }
-
     private final Consumer<Exchange> append;
     private final Consumer<Exchange> read;
+    private final AtomicInteger inFlight = new AtomicInteger();
 
-    /** Requests received and not yet answered. */
+    public HttpServerHandler(DataApi data, AdminApi admin) {
+        super(false);
+        this.append = data::append;
+        this.read = data::read;
+        this.routes = Map.ofEntries(
+                Map.entry("/v1/records", new Route(null, null)), // GET reads, POST appends: resolved in route()
+                Map.entry("/v1/records/batch", new Route(HttpMethod.POST, data::batch)),
+                Map.entry("/v1/records/stream", new Route(HttpMethod.GET, data::stream)),
+                Map.entry("/", new Route(HttpMethod.GET, admin::page)),
+                Map.entry("/health", new Route(HttpMethod.GET, admin::health)),
+                Map.entry("/ready", new Route(HttpMethod.GET, admin::ready)),
+                Map.entry("/metrics", new Route(HttpMethod.GET, admin::metrics)),
+                Map.entry("/admin/status", new Route(HttpMethod.GET, admin::status)),
+                Map.entry("/admin/segments", new Route(HttpMethod.GET, admin::segments)),
+                Map.entry("/admin/checkpoint", new Route(HttpMethod.POST, admin::checkpoint)));
+    }
+
+    /** Requests received and not yet finished (streams included until they end). */
     public int inFlight() {
         return inFlight.get();
     }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
-        ctx.channel().config().setAutoRead(false); // the next request is read once this one is answered
+        Exchange current = ctx.channel().attr(CURRENT).get();
+        if (current != null && current.isStreaming()) {
+            request.release(); // a request sent on a streaming connection: nothing can answer it
+            return;
+        }
+        ctx.channel().config().setAutoRead(false);
         inFlight.incrementAndGet();
-        Exchange ex = new Exchange(ctx, request, () -> {
+        Exchange ex = new Exchange(ctx, request, (done, keepAlive) -> {
             inFlight.decrementAndGet();
-            ctx.channel().config().setAutoRead(true);
-            ctx.read();
+            ctx.channel().attr(CURRENT).compareAndSet(done, null);
+            if (keepAlive) {
+                ctx.channel().config().setAutoRead(true);
+                ctx.read();
+            }
         });
+        ctx.channel().attr(CURRENT).set(ex);
         if (!request.decoderResult().isSuccess()) {
             ex.closeAfterAnswer();
             ex.error(HttpResponseStatus.BAD_REQUEST, "bad_request", "malformed HTTP request: " + request.decoderResult().cause());
@@ -75,9 +82,7 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<FullHtt
         }
         try {
             route(ex, request);
-        } catch (IllegalArgumentException e) {
-            ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", e.getMessage());
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             ApiErrors.answer(ex, e);
         }
     }
@@ -100,10 +105,6 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<FullHtt
             methodNotAllowed(ex, route.method().name());
             return;
         }
-        if (route.protectedByToken() && token != null && !authorized(request)) {
-            ex.error(HttpResponseStatus.UNAUTHORIZED, "unauthorized", "send Authorization: Bearer <token>");
-            return;
-        }
         handler.accept(ex);
     }
 
@@ -112,21 +113,35 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<FullHtt
                 ex.request().method() + " is not allowed on " + ex.path() + "; use " + allowed);
     }
 
-    private boolean authorized(FullHttpRequest request) {
-        String header = request.headers().get(HttpHeaderNames.AUTHORIZATION);
-        return header != null && MessageDigest.isEqual(token, header.getBytes(StandardCharsets.UTF_8));
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        finishCurrent(ctx);
+        super.channelInactive(ctx);
     }
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt instanceof IdleStateEvent) {
-            ctx.close(); // an idle or stalled client does not keep a connection forever
+            Exchange current = ctx.channel().attr(CURRENT).get();
+            if (current == null || !current.isStreaming()) {
+                ctx.close(); // an idle or stalled client does not keep a connection forever (a stream may be quiet)
+            }
+        } else {
+            ctx.fireUserEventTriggered(evt);
         }
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         LOG.debug("Closing HTTP connection from {}: {}", ctx.channel().remoteAddress(), cause.toString());
+        finishCurrent(ctx);
         ctx.close();
+    }
+
+    private static void finishCurrent(ChannelHandlerContext ctx) {
+        Exchange current = ctx.channel().attr(CURRENT).get();
+        if (current != null) {
+            current.finish();
+        }
     }
 }
