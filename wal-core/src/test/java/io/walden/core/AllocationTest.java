@@ -1,0 +1,50 @@
+package io.walden.core;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The append path allocates nothing per record in steady state: bytes allocated by the appending thread
+ * itself (HotSpot's per-thread counter, exact, unlike a sampled profile), after the JIT has warmed up.
+ * The wal-bench JMH runs report the same with -prof gc, where harness and background threads blur it.
+ */
+class AllocationTest {
+    @TempDir
+    Path dir;
+
+    private static long allocatedByThisThread() {
+        return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
+                .getThreadAllocatedBytes(Thread.currentThread().getId());
+    }
+
+    @Test
+    void shouldAllocateNothingPerRecordOnOffAndBlockingLocalAppends() {
+        try (Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(256L << 20).build())) {
+            byte[] payload = new byte[64];
+            for (int i = 0; i < 200_000; i++) {
+                wal.append(payload, Durability.OFF);
+            }
+            for (int i = 0; i < 1_000; i++) {
+                wal.append(payload, Durability.LOCAL);
+            }
+            long before = allocatedByThisThread();
+            for (int i = 0; i < 100_000; i++) {
+                wal.append(payload, Durability.OFF);
+            }
+            double offPerOp = (allocatedByThisThread() - before) / 100_000.0;
+            before = allocatedByThisThread();
+            for (int i = 0; i < 1_000; i++) {
+                wal.append(payload, Durability.LOCAL);
+            }
+            double localPerOp = (allocatedByThisThread() - before) / 1_000.0;
+            System.out.printf("allocated per append: OFF %.3f B, LOCAL %.3f B%n", offPerOp, localPerOp);
+            assertThat(offPerOp).as("bytes per OFF append").isLessThan(1.0);
+            assertThat(localPerOp).as("bytes per blocking LOCAL append (incl. its force)").isLessThan(4.0);
+        }
+    }
+}
