@@ -6,6 +6,7 @@ import io.walden.core.commit.FlushObserver;
 import io.walden.core.commit.GroupCommit;
 import io.walden.core.commit.Position;
 import io.walden.core.commit.ReadNotifier;
+import io.walden.core.commit.RemoteWaits;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.metrics.WalMetrics;
 import io.walden.core.metrics.WalStats;
@@ -93,6 +94,7 @@ public final class Wal implements AutoCloseable {
     private final WalStats stats = new WalStats();
     /** Who is inside the log: close() waits for them, truncation's grace periods too (see Activity). */
     private final Activity activity = new Activity();
+    private final RemoteWaits remote;
     private final WalMetrics metrics;
     private final Object adminLock = new Object();
     private volatile boolean closed;
@@ -108,6 +110,7 @@ public final class Wal implements AutoCloseable {
         this.controlFile = controlFile;
         this.registry = registry;
         this.maxPayload = config.maxPayloadSize();
+        this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos());
         this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
         long end = scan.endLsn();
         this.tail = new Position(end);
@@ -413,6 +416,9 @@ public final class Wal implements AutoCloseable {
             if (!f.isDone()) {
                 writer.wakeUp();
             }
+            if (durability != Durability.LOCAL && remote.isActive()) {
+                return f.thenCompose(l -> remote.confirmation(durability, l));
+            }
             return f;
         } finally {
             Activity.exit(cell);
@@ -476,6 +482,7 @@ public final class Wal implements AutoCloseable {
         Activity.Cell cell = enter();
         try {
             commit.awaitFlushed(lsn);
+            remote.await(durability, lsn);
         } finally {
             Activity.exit(cell);
         }
@@ -485,6 +492,9 @@ public final class Wal implements AutoCloseable {
     void awaitCommitted(long lsn, Durability durability) {
         if (durability.waitsForLocalFlush()) {
             commit.awaitCommit(lsn);
+            if (durability != Durability.LOCAL) {
+                remote.await(durability, lsn); // a volatile read when no synchronous policy is set
+            }
         }
     }
 
@@ -658,6 +668,14 @@ public final class Wal implements AutoCloseable {
      */
     public MeterBinder meterBinder() {
         return metrics;
+    }
+
+    /**
+     * The seam replication drives: set and clear the synchronous policy, report confirmed positions per level.
+     * With no policy set the remote levels act as {@link Durability#LOCAL}.
+     */
+    public RemoteWaits remoteWaits() {
+        return remote;
     }
 
     /** Total forces since open. */

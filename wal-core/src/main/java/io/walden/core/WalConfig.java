@@ -32,6 +32,7 @@ public final class WalConfig {
     private final boolean truncateAtCorruption;
     private final Duration commitDelay;
     private final int commitSiblings;
+    private final Duration remoteCommitTimeout;
 
     private WalConfig(Builder b) {
         this.directory = b.directory;
@@ -46,6 +47,7 @@ public final class WalConfig {
         this.truncateAtCorruption = b.truncateAtCorruption;
         this.commitDelay = b.commitDelay;
         this.commitSiblings = b.commitSiblings;
+        this.remoteCommitTimeout = b.remoteCommitTimeout;
     }
 
     public static Builder builder(Path directory) {
@@ -113,6 +115,11 @@ public final class WalConfig {
         return commitSiblings;
     }
 
+    /** How long a remote-level commit waits for the synchronous replicas; zero waits forever. */
+    public Duration remoteCommitTimeout() {
+        return remoteCommitTimeout;
+    }
+
     @Override
     public String toString() {
         return "WalConfig{directory=" + directory + ", segmentSize=" + segmentSize + ", maxPayloadSize="
@@ -137,6 +144,7 @@ public final class WalConfig {
         private boolean truncateAtCorruption;
         private Duration commitDelay = Duration.ZERO;
         private int commitSiblings = 5;
+        private Duration remoteCommitTimeout = Duration.ZERO;
 
         private Builder(Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -210,6 +218,16 @@ public final class WalConfig {
             return this;
         }
 
+        /**
+         * How long a commit at a remote level waits for the synchronous replicas before failing with
+         * {@link RemoteCommitTimeoutException} (the record stays durable locally). Default zero: wait as long
+         * as it takes, as PostgreSQL does.
+         */
+        public Builder remoteCommitTimeout(Duration timeout) {
+            this.remoteCommitTimeout = Objects.requireNonNull(timeout, "remoteCommitTimeout");
+            return this;
+        }
+
         public WalConfig build() {
             if (segmentSize < MIN_SEGMENT_SIZE || segmentSize > MAX_SEGMENT_SIZE || Long.bitCount(segmentSize) != 1) {
                 throw new IllegalArgumentException("segmentSize must be a power of two from 64 KiB to 1 GiB, got " + segmentSize);
@@ -230,6 +248,9 @@ public final class WalConfig {
             }
             if (commitDelay.isNegative() || commitDelay.compareTo(Duration.ofSeconds(1)) > 0) {
                 throw new IllegalArgumentException("commitDelay must be from 0 to 1 s, got " + commitDelay);
+            }
+            if (remoteCommitTimeout.isNegative()) {
+                throw new IllegalArgumentException("remoteCommitTimeout must be >= 0, got " + remoteCommitTimeout);
             }
             if (commitSiblings < 0) {
                 throw new IllegalArgumentException("commitSiblings must be >= 0, got " + commitSiblings);

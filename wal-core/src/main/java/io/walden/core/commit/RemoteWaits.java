@@ -1,0 +1,216 @@
+package io.walden.core.commit;
+
+import io.walden.core.Durability;
+import io.walden.core.Lsn;
+import io.walden.core.RemoteCommitTimeoutException;
+
+import java.util.PriorityQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The seam between the log and replication: commits at {@code REMOTE_WRITE}, {@code ON} and
+ * {@code REMOTE_APPLY} wait here, after their local flush, until the synchronous-replica policy has confirmed
+ * their record at that level (PostgreSQL's SyncRepWaitForLSN with its three queues: write, flush, apply).
+ *
+ * <p>The replication side drives it: {@link #activate()} when a synchronous policy is set, {@link #advance}
+ * each time the policy's confirmed position for a level moves, {@link #deactivate()} when the policy is
+ * cleared (which releases every waiter: with no synchronous replica, the remote levels act as {@code LOCAL},
+ * PostgreSQL's rule). With nothing attached the gate is inactive and costs a remote-level commit one
+ * volatile read.
+ *
+ * <p>No thread waits per commit: blocking committers park on a per-level Treiber stack of reusable
+ * {@link Waiter}s and are unparked by {@link #advance}; asynchronous commits wait in a per-level heap and are
+ * completed, in LSN order, by the thread that calls {@link #advance}. Positions only move forward.
+ *
+ * <p>Thread-safety: every method may be called from any thread.
+ */
+public final class RemoteWaits {
+    /** Waiting levels, in the order of {@link #index(Durability)}. */
+    private static final Durability[] LEVELS = {Durability.REMOTE_WRITE, Durability.ON, Durability.REMOTE_APPLY};
+    private static final long PARK_CAP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private final Position[] confirmed = {new Position(0), new Position(0), new Position(0)};
+    private final Waiter.Stack[] waiters = {new Waiter.Stack(), new Waiter.Stack(), new Waiter.Stack()};
+    private final Level[] async = {new Level(), new Level(), new Level()};
+    /** One reusable node per thread and level, so a node is never in two levels' stacks. */
+    private final ThreadLocal<Waiter[]> waitersOfThread = ThreadLocal.withInitial(() -> new Waiter[] {
+            new Waiter(Thread.currentThread()), new Waiter(Thread.currentThread()), new Waiter(Thread.currentThread())});
+    private final long timeoutNanos;
+    private volatile boolean active;
+
+    /** @param timeoutNanos how long a commit waits for the replicas before failing, or 0 to wait forever */
+    public RemoteWaits(long timeoutNanos) {
+        this.timeoutNanos = timeoutNanos;
+    }
+
+    private static int index(Durability level) {
+        switch (level) {
+            case REMOTE_WRITE: return 0;
+            case ON: return 1;
+            case REMOTE_APPLY: return 2;
+            default: return -1;
+        }
+    }
+
+    /** True while a synchronous policy is set: remote-level commits wait for it. */
+    public boolean isActive() {
+        return active;
+    }
+
+    public void activate() {
+        active = true;
+    }
+
+    /** Clears the policy: every waiting commit is released (the remote levels act as LOCAL again). */
+    public void deactivate() {
+        active = false;
+        for (int i = 0; i < LEVELS.length; i++) {
+            wake(i);
+            async[i].drain();
+        }
+    }
+
+    /** The position the policy has confirmed for {@code level}: records below it are confirmed. */
+    public long confirmed(Durability level) {
+        int i = index(level);
+        return i < 0 ? Long.MAX_VALUE : confirmed[i].get();
+    }
+
+    /**
+     * The policy confirmed everything below {@code lsn} at {@code level} (replication calls this, in any
+     * order per level; a position never moves back). Releases the waiters it satisfied.
+     */
+    public void advance(Durability level, long lsn) {
+        int i = index(level);
+        if (i < 0) {
+            throw new IllegalArgumentException(level + " is not a remote level");
+        }
+        if (confirmed[i].advanceTo(lsn) == lsn) {
+            wake(i);
+            async[i].drain();
+        }
+    }
+
+    /**
+     * Blocks until the record at {@code lsn} (already flushed locally) is confirmed at {@code level}, or the
+     * policy is cleared.
+     *
+     * @throws RemoteCommitTimeoutException when the timeout passes first: the record is durable locally but
+     *                                      not confirmed by the synchronous replicas
+     */
+    public void await(Durability level, long lsn) {
+        int i = index(level);
+        if (i < 0 || !active || confirmed[i].get() > lsn) {
+            return;
+        }
+        Waiter w = waitersOfThread.get()[i];
+        w.target = lsn;
+        w.waiting = true;
+        long deadline = timeoutNanos > 0 ? System.nanoTime() + timeoutNanos : Long.MAX_VALUE;
+        try {
+            while (active && confirmed[i].get() <= lsn) {
+                if (!w.inStack) {
+                    w.inStack = true;
+                    waiters[i].push(w);
+                }
+                if (!active || confirmed[i].get() > lsn) {
+                    break; // re-checked after becoming visible to advance(): no lost wake-up
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw timeout(level, lsn);
+                }
+                LockSupport.parkNanos(this, Math.min(left, PARK_CAP_NANOS));
+            }
+        } finally {
+            w.waiting = false;
+        }
+    }
+
+    /** Completes when the record at {@code lsn} is confirmed at {@code level} (or fails with the timeout). */
+    public CompletableFuture<Long> confirmation(Durability level, long lsn) {
+        int i = index(level);
+        if (i < 0 || !active || confirmed[i].get() > lsn) {
+            return CompletableFuture.completedFuture(lsn);
+        }
+        AppendFuture f = new AppendFuture(lsn);
+        async[i].add(f);
+        async[i].drain(); // after the add: an advance or a deactivate that ran before it did not see this future
+        if (timeoutNanos > 0 && !f.isDone()) {
+            CompletableFuture.delayedExecutor(timeoutNanos, TimeUnit.NANOSECONDS)
+                    .execute(() -> f.completeExceptionally(timeout(level, lsn)));
+        }
+        return f;
+    }
+
+    private RemoteCommitTimeoutException timeout(Durability level, long lsn) {
+        return new RemoteCommitTimeoutException("record " + Lsn.format(lsn) + " is durable locally but was not "
+                + "confirmed at " + level.configName() + " by the synchronous replicas within "
+                + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", lsn);
+    }
+
+    /** Pops the level's waiters: satisfied (or released) ones are unparked, the others pushed back. */
+    private void wake(int i) {
+        long c = confirmed[i].get();
+        boolean released = !active;
+        for (Waiter w = waiters[i].popAll(); w != null; ) {
+            Waiter next = w.next;
+            w.next = null;
+            if (w.waiting && !released && w.target >= c) {
+                waiters[i].push(w);
+            } else {
+                w.inStack = false;
+                if (w.waiting) {
+                    LockSupport.unpark(w.thread);
+                }
+            }
+            w = next;
+        }
+    }
+
+    /**
+     * One level's asynchronous waits: a lock-free queue drained into an LSN-ordered heap by one thread at a
+     * time (a work-in-progress counter elects it); each drain re-reads the level's confirmed position and
+     * whether the policy is still set, so no advance or release is missed.
+     */
+    private final class Level {
+        private final ConcurrentLinkedQueue<AppendFuture> incoming = new ConcurrentLinkedQueue<>();
+        private final PriorityQueue<AppendFuture> pending = new PriorityQueue<>((a, b) -> Long.compare(a.lsn, b.lsn));
+        private final AtomicInteger wip = new AtomicInteger();
+
+        void add(AppendFuture f) {
+            incoming.add(f);
+        }
+
+        void drain() {
+            if (wip.getAndIncrement() != 0) {
+                return;
+            }
+            int missed = 1;
+            do {
+                long limit = active ? confirmed[indexOf(this)].get() : Long.MAX_VALUE;
+                for (AppendFuture f; (f = incoming.poll()) != null; ) {
+                    pending.add(f);
+                }
+                for (AppendFuture f; (f = pending.peek()) != null && (f.lsn < limit || f.isDone()); ) {
+                    pending.poll();
+                    f.complete(f.lsn); // a no-op for one that already failed with the timeout
+                }
+                missed = wip.addAndGet(-missed);
+            } while (missed != 0);
+        }
+    }
+
+    private int indexOf(Level level) {
+        for (int i = 0; i < async.length; i++) {
+            if (async[i] == level) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("unknown level");
+    }
+}
