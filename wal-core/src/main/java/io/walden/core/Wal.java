@@ -354,26 +354,30 @@ public final class Wal implements AutoCloseable {
         Objects.checkFromIndexSize(offset, length, payload.length);
         checkRecord(type, length);
         Activity.Cell cell = enter();
+        long lsn;
         try {
-            long lsn = appender.append(type, payload, offset, length, durability);
-            awaitCommitted(lsn, durability);
-            return lsn;
+            lsn = appender.append(type, payload, offset, length, durability);
+            awaitLocalCommit(lsn, durability);
         } finally {
             Activity.exit(cell);
         }
+        remote.await(durability, lsn); // outside: it touches no segment, and may wait long for a replica
+        return lsn;
     }
 
     /** Appends the remaining bytes of {@code payload} (its position is not moved). */
     public long append(int type, ByteBuffer payload, Durability durability) {
         checkRecord(type, payload.remaining());
         Activity.Cell cell = enter();
+        long lsn;
         try {
-            long lsn = appender.append(type, payload, durability);
-            awaitCommitted(lsn, durability);
-            return lsn;
+            lsn = appender.append(type, payload, durability);
+            awaitLocalCommit(lsn, durability);
         } finally {
             Activity.exit(cell);
         }
+        remote.await(durability, lsn);
+        return lsn;
     }
 
     /** Appends the readable bytes of a Chronicle {@link BytesStore} (from its read position, for its read remaining). */
@@ -385,13 +389,15 @@ public final class Wal implements AutoCloseable {
         int length = (int) remaining;
         checkRecord(type, length);
         Activity.Cell cell = enter();
+        long lsn;
         try {
-            long lsn = appender.append(type, payload, payload.readPosition(), length, durability);
-            awaitCommitted(lsn, durability);
-            return lsn;
+            lsn = appender.append(type, payload, payload.readPosition(), length, durability);
+            awaitLocalCommit(lsn, durability);
         } finally {
             Activity.exit(cell);
         }
+        remote.await(durability, lsn);
+        return lsn;
     }
 
     /**
@@ -416,7 +422,8 @@ public final class Wal implements AutoCloseable {
             if (!f.isDone()) {
                 writer.wakeUp();
             }
-            if (durability != Durability.LOCAL && remote.isActive()) {
+            if (durability != Durability.LOCAL) {
+                // Whether replicas must confirm is decided once the record is flushed locally, not now.
                 return f.thenCompose(l -> remote.confirmation(durability, l));
             }
             return f;
@@ -458,10 +465,13 @@ public final class Wal implements AutoCloseable {
         try {
             appender.publish(seg, offset, lsn, recordLength, flags, durability);
             if (flags == 0) {
-                awaitCommitted(lsn, durability);
+                awaitLocalCommit(lsn, durability);
             }
         } finally {
             Activity.exit(cell);
+        }
+        if (flags == 0) {
+            remote.await(durability, lsn);
         }
     }
 
@@ -479,22 +489,21 @@ public final class Wal implements AutoCloseable {
             throw new IllegalLsnException("LSN " + Lsn.format(lsn) + " is not below the insert position "
                     + Lsn.format(tail.get()));
         }
-        Activity.Cell cell = enter();
-        try {
-            commit.awaitFlushed(lsn);
-            remote.await(durability, lsn);
-        } finally {
-            Activity.exit(cell);
+        if (flushed.get() <= lsn) { // a record already flushed is answered even by a closed or failed log
+            Activity.Cell cell = enter();
+            try {
+                commit.awaitFlushed(lsn);
+            } finally {
+                Activity.exit(cell);
+            }
         }
+        remote.await(durability, lsn);
     }
 
-    /** The durability wait of an append (counted as a commit, unlike a user's {@link #awaitDurable}). */
-    void awaitCommitted(long lsn, Durability durability) {
+    /** The local part of an append's durability wait (counted as a commit, unlike a user's {@link #awaitDurable}). */
+    private void awaitLocalCommit(long lsn, Durability durability) {
         if (durability.waitsForLocalFlush()) {
             commit.awaitCommit(lsn);
-            if (durability != Durability.LOCAL) {
-                remote.await(durability, lsn); // a volatile read when no synchronous policy is set
-            }
         }
     }
 
@@ -731,7 +740,13 @@ public final class Wal implements AutoCloseable {
             if (closed) {
                 return;
             }
+            if (activity.callerInside()) {
+                throw new IllegalStateException("close() called from inside an append, commit callback or claim of this "
+                        + "log: it would wait for itself; close it from another thread");
+            }
             closed = true; // from now on every entry is refused (see enter())
+            remote.fail(new WalClosedException("the log in " + dir + " is closing: records waiting for the synchronous "
+                    + "replicas are durable locally but their replication is not confirmed"));
             writer.close();
             boolean quiescent = activity.awaitNoneInside(CLOSE_WAIT_NANOS, TimeUnit.NANOSECONDS);
             if (!quiescent) {

@@ -136,6 +136,38 @@ class RemoteDurabilityTest {
         }
     }
 
+    @Test
+    void shouldFailWaitingRemoteCommitsPromptlyWhenTheLogCloses() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        Wal wal = Wal.open(TestLogs.small(dir).build());
+        wal.remoteWaits().activate();
+        Future<Long> blocked = pool.submit(() -> wal.append(bytes("b"), Durability.REMOTE_APPLY));
+        CompletableFuture<Long> async = wal.appendAsync(bytes("a"), Durability.ON);
+        Thread.sleep(100);
+        assertStillWaiting(blocked);
+        long t0 = System.nanoTime();
+        wal.close();
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("close() does not wait for the replicas").isLessThan(5000);
+        assertThatThrownBy(() -> blocked.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(WalClosedException.class)
+                .hasMessageContaining("durable locally");
+        assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(WalClosedException.class);
+        pool.shutdownNow();
+        try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
+            assertThat(reopened.recoveryReport().endLsn()).as("both records were durable locally").isGreaterThan(64 + 2 * 24);
+        }
+    }
+
+    @Test
+    void shouldRefuseACloseFromAThreadInsideTheLog() {
+        Wal wal = Wal.open(TestLogs.small(dir).build());
+        WalClaim claim = wal.claim(0, 8, new WalClaim()); // a claim holds its thread's place in the log
+        assertThatThrownBy(wal::close).isInstanceOf(IllegalStateException.class).hasMessageContaining("another thread");
+        assertThat(wal.isClosed()).isFalse();
+        claim.commit(Durability.LOCAL);
+        wal.close();
+        assertThat(wal.isClosed()).isTrue();
+    }
+
     private static void assertStillWaiting(Future<?>... futures) {
         for (Future<?> f : futures) {
             assertThatThrownBy(() -> f.get(150, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);

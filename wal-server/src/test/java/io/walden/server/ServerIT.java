@@ -263,7 +263,10 @@ class ServerIT {
     void shouldAnswerPipelinedRequestsInOrder() throws Exception {
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort());
              Socket s = new Socket("127.0.0.1", server.port)) {
+            long start = Lsn.parse(JSON.readTree(server.get("/admin/status").body()).get("insert_lsn").asText());
+            String afterFirst = Lsn.format(start + 32); // the 5-byte record takes 24 + 5 bytes, aligned to 32
             String pipelined = "POST /v1/records?durability=on HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nfirst"
+                    + "GET /v1/records?from=" + afterFirst + "&wait_ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n" // slow: long-polls
                     + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
                     + "POST /v1/records?durability=off HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\nConnection: close\r\n\r\nsecond";
             s.getOutputStream().write(pipelined.getBytes(StandardCharsets.US_ASCII));
@@ -271,10 +274,12 @@ class ServerIT {
             s.setSoTimeout(10_000);
             String answers = new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
             int first = answers.indexOf("\"durability\":\"on\"");
+            int poll = answers.indexOf("{\"records\":[]");
             int health = answers.indexOf("{\"status\":\"alive\"}");
             int second = answers.indexOf("\"durability\":\"off\"");
             assertThat(first).as(answers).isPositive();
-            assertThat(health).as(answers).isGreaterThan(first);
+            assertThat(poll).as(answers).isGreaterThan(first);
+            assertThat(health).as(answers).isGreaterThan(poll);
             assertThat(second).as(answers).isGreaterThan(health);
         }
     }

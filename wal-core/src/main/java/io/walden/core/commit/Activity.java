@@ -38,6 +38,12 @@ public final class Activity {
         long q1, q2, q3, q4, q5, q6, q7;
         /** Nesting depth, owner-only (an append's commit wait may lead a flush: still one activity). */
         int depth;
+        private final java.lang.ref.WeakReference<Thread> owner = new java.lang.ref.WeakReference<>(Thread.currentThread());
+
+        boolean ownerGone() {
+            Thread t = owner.get();
+            return t == null || !t.isAlive();
+        }
     }
 
     /** The cells inside at some moment, with the sequence each had then. */
@@ -77,16 +83,27 @@ public final class Activity {
         }
     }
 
-    /** The threads inside now. */
+    /** True when the calling thread is inside (a caller that must not wait for everyone to leave). */
+    public boolean callerInside() {
+        return cellOfThread.get().depth > 0;
+    }
+
+    /** The threads inside now; cells of threads that died are dropped on the way (thread churn does not grow the list). */
     public Snapshot snapshot() {
         List<Cell> inside = new ArrayList<>();
         List<Long> seqs = new ArrayList<>();
+        List<Cell> dead = new ArrayList<>();
         for (Cell c : cells) {
             long s = c.seq;
             if ((s & 1) != 0) {
                 inside.add(c);
                 seqs.add(s);
+            } else if (c.ownerGone()) {
+                dead.add(c);
             }
+        }
+        if (!dead.isEmpty()) {
+            cells.removeAll(dead);
         }
         long[] arr = new long[seqs.size()];
         for (int i = 0; i < arr.length; i++) {

@@ -41,10 +41,46 @@ public final class RemoteWaits {
             new Waiter(Thread.currentThread()), new Waiter(Thread.currentThread()), new Waiter(Thread.currentThread())});
     private final long timeoutNanos;
     private volatile boolean active;
+    /** Set by {@link #fail}: every present and later remote wait fails with it (the log is closing). */
+    private volatile io.walden.core.WalException failure;
+    private final java.util.concurrent.ScheduledExecutorService sweeper;
 
     /** @param timeoutNanos how long a commit waits for the replicas before failing, or 0 to wait forever */
     public RemoteWaits(long timeoutNanos) {
         this.timeoutNanos = timeoutNanos;
+        if (timeoutNanos > 0) {
+            // One thread expires timed-out asynchronous waits from the heads of the heaps: no timer per future.
+            this.sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "walden-remote-timeouts");
+                t.setDaemon(true);
+                return t;
+            });
+            long period = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(timeoutNanos / 4, TimeUnit.MILLISECONDS.toNanos(100)));
+            sweeper.scheduleWithFixedDelay(this::expire, period, period, TimeUnit.NANOSECONDS);
+        } else {
+            this.sweeper = null;
+        }
+    }
+
+    /**
+     * Fails every waiting and later remote-level commit with {@code error} (the log is closing): their records
+     * are durable locally, the replicas' confirmation will not come any more.
+     */
+    public void fail(io.walden.core.WalException error) {
+        failure = error;
+        for (int i = 0; i < LEVELS.length; i++) {
+            wakeAll(i);
+            async[i].drain();
+        }
+        if (sweeper != null) {
+            sweeper.shutdownNow();
+        }
+    }
+
+    private void expire() {
+        for (Level level : async) {
+            level.drain();
+        }
     }
 
     private static int index(Durability level) {
@@ -104,7 +140,7 @@ public final class RemoteWaits {
      */
     public void await(Durability level, long lsn) {
         int i = index(level);
-        if (i < 0 || !active || confirmed[i].get() > lsn) {
+        if (i < 0 || (!active && failure == null) || confirmed[i].get() > lsn) {
             return;
         }
         Waiter w = waitersOfThread.get()[i];
@@ -113,18 +149,29 @@ public final class RemoteWaits {
         long deadline = timeoutNanos > 0 ? System.nanoTime() + timeoutNanos : Long.MAX_VALUE;
         try {
             while (active && confirmed[i].get() <= lsn) {
+                if (failure != null) {
+                    throw failure;
+                }
                 if (!w.inStack) {
                     w.inStack = true;
                     waiters[i].push(w);
                 }
-                if (!active || confirmed[i].get() > lsn) {
-                    break; // re-checked after becoming visible to advance(): no lost wake-up
+                if (!active || confirmed[i].get() > lsn || failure != null) {
+                    continue; // re-checked after becoming visible to advance(): no lost wake-up
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw timeout(level, lsn);
                 }
+                if (Thread.interrupted()) {
+                    Thread.currentThread().interrupt(); // keep the flag for the caller
+                    throw new io.walden.core.WalException("interrupted while waiting for the synchronous replicas: record "
+                            + Lsn.format(lsn) + " is durable locally but not confirmed at " + level.configName());
+                }
                 LockSupport.parkNanos(this, Math.min(left, PARK_CAP_NANOS));
+            }
+            if (failure != null && confirmed[i].get() <= lsn && active) {
+                throw failure;
             }
         } finally {
             w.waiting = false;
@@ -134,16 +181,13 @@ public final class RemoteWaits {
     /** Completes when the record at {@code lsn} is confirmed at {@code level} (or fails with the timeout). */
     public CompletableFuture<Long> confirmation(Durability level, long lsn) {
         int i = index(level);
-        if (i < 0 || !active || confirmed[i].get() > lsn) {
+        if (i < 0) {
             return CompletableFuture.completedFuture(lsn);
         }
+        // Always through the level's heap, so that futures complete in LSN order even while a drain runs.
         AppendFuture f = new AppendFuture(lsn);
         async[i].add(f);
         async[i].drain(); // after the add: an advance or a deactivate that ran before it did not see this future
-        if (timeoutNanos > 0 && !f.isDone()) {
-            CompletableFuture.delayedExecutor(timeoutNanos, TimeUnit.NANOSECONDS)
-                    .execute(() -> f.completeExceptionally(timeout(level, lsn)));
-        }
         return f;
     }
 
@@ -151,6 +195,16 @@ public final class RemoteWaits {
         return new RemoteCommitTimeoutException("record " + Lsn.format(lsn) + " is durable locally but was not "
                 + "confirmed at " + level.configName() + " by the synchronous replicas within "
                 + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", lsn);
+    }
+
+    private void wakeAll(int i) {
+        for (Waiter w = waiters[i].popAll(); w != null; ) {
+            Waiter next = w.next;
+            w.next = null;
+            w.inStack = false;
+            LockSupport.unpark(w.thread);
+            w = next;
+        }
     }
 
     /** Pops the level's waiters: satisfied (or released) ones are unparked, the others pushed back. */
@@ -192,13 +246,24 @@ public final class RemoteWaits {
             }
             int missed = 1;
             do {
-                long limit = active ? confirmed[indexOf(this)].get() : Long.MAX_VALUE;
+                int i = indexOf(this);
+                long limit = active ? confirmed[i].get() : Long.MAX_VALUE;
+                io.walden.core.WalException failed = failure;
                 for (AppendFuture f; (f = incoming.poll()) != null; ) {
                     pending.add(f);
                 }
-                for (AppendFuture f; (f = pending.peek()) != null && (f.lsn < limit || f.isDone()); ) {
+                long now = System.nanoTime();
+                for (AppendFuture f; (f = pending.peek()) != null; ) {
+                    if (f.lsn < limit) {
+                        f.complete(f.lsn);
+                    } else if (failed != null) {
+                        f.completeExceptionally(failed);
+                    } else if (timeoutNanos > 0 && now - f.createdNanos >= timeoutNanos) {
+                        f.completeExceptionally(timeout(LEVELS[i], f.lsn)); // the head is the oldest wait
+                    } else {
+                        break;
+                    }
                     pending.poll();
-                    f.complete(f.lsn); // a no-op for one that already failed with the timeout
                 }
                 missed = wip.addAndGet(-missed);
             } while (missed != 0);

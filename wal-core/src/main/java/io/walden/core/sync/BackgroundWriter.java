@@ -99,6 +99,9 @@ public final class BackgroundWriter implements AutoCloseable {
     public void close() {
         running = false;
         LockSupport.unpark(thread);
+        if (Thread.currentThread() == thread) {
+            return; // closed from a callback running on this thread: it stops after the current iteration
+        }
         try {
             thread.join(TimeUnit.SECONDS.toMillis(30));
         } catch (InterruptedException e) {

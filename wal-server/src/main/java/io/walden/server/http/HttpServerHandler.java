@@ -23,7 +23,7 @@ import java.util.function.Consumer;
  * size were already checked by {@link RequestGate}, before the body was buffered.
  */
 @ChannelHandler.Sharable
-public final class HttpServerHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+public final class HttpServerHandler extends SimpleChannelInboundHandler<Object> {
     private static final Logger LOG = LoggerFactory.getLogger(HttpServerHandler.class);
     private static final AttributeKey<Exchange> CURRENT = AttributeKey.valueOf("walden.exchange");
 
@@ -58,23 +58,25 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<FullHtt
     }
 
     @Override
-    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
-        Exchange current = ctx.channel().attr(CURRENT).get();
-        if (current != null && current.isStreaming()) {
-            request.release(); // a request sent on a streaming connection: nothing can answer it
+    protected void channelRead0(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof RequestGate.Refusal) {
+            RequestGate.Refusal refusal = (RequestGate.Refusal) msg;
+            Exchange ex = start(ctx, refusal.request());
+            if (ex != null) {
+                ex.closeAfterAnswer(); // its body was not read: nothing after it on this connection can be parsed
+                ex.error(refusal.status(), refusal.error(), refusal.detail());
+            }
             return;
         }
-        ctx.channel().config().setAutoRead(false);
-        inFlight.incrementAndGet();
-        Exchange ex = new Exchange(ctx, request, (done, keepAlive) -> {
-            inFlight.decrementAndGet();
-            ctx.channel().attr(CURRENT).compareAndSet(done, null);
-            if (keepAlive) {
-                ctx.channel().config().setAutoRead(true);
-                ctx.read();
-            }
-        });
-        ctx.channel().attr(CURRENT).set(ex);
+        if (!(msg instanceof FullHttpRequest)) {
+            io.netty.util.ReferenceCountUtil.release(msg);
+            return;
+        }
+        FullHttpRequest request = (FullHttpRequest) msg;
+        Exchange ex = start(ctx, request);
+        if (ex == null) {
+            return;
+        }
         if (!request.decoderResult().isSuccess()) {
             ex.closeAfterAnswer();
             ex.error(HttpResponseStatus.BAD_REQUEST, "bad_request", "malformed HTTP request: " + request.decoderResult().cause());
@@ -85,6 +87,28 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<FullHtt
         } catch (Throwable e) {
             ApiErrors.answer(ex, e);
         }
+    }
+
+    /** Begins an exchange for the next request of a connection, or drops it (null) on a streaming connection. */
+    private Exchange start(ChannelHandlerContext ctx, FullHttpRequest request) {
+        Exchange current = ctx.channel().attr(CURRENT).get();
+        if (current != null && current.isStreaming()) {
+            request.release(); // a request sent on a streaming connection: nothing can answer it
+            return null;
+        }
+        ctx.channel().config().setAutoRead(false);
+        inFlight.incrementAndGet();
+        Exchange ex = new Exchange(ctx, request, (done, keepAlive) -> {
+            inFlight.decrementAndGet();
+            ctx.channel().attr(CURRENT).compareAndSet(done, null);
+            if (keepAlive) {
+                // Switching auto-read on issues exactly one read: the FlowControlHandler releases the next queued
+                // request (an extra ctx.read() here would release two, and answers would cross).
+                ctx.channel().config().setAutoRead(true);
+            }
+        });
+        ctx.channel().attr(CURRENT).set(ex);
+        return ex;
     }
 
     private void route(Exchange ex, FullHttpRequest request) {

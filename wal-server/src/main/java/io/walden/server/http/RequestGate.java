@@ -1,18 +1,11 @@
 package io.walden.server.http;
 
-import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.ReferenceCountUtil;
 
@@ -22,18 +15,24 @@ import java.util.Set;
 
 /**
  * Checks a request's head before its body is buffered: a request that lacks the bearer token where one is
- * required, or declares a body over the limit, is answered (JSON, then the connection closes) and its body
- * is discarded as it arrives. So an unauthenticated client cannot make the server hold large bodies.
+ * required, or declares a body over the limit, is replaced by a {@link Refusal} that travels down the pipeline
+ * in its place (so it is answered in order, after the requests before it), and everything after it on the
+ * connection is discarded as it arrives (the connection closes after the refusal's answer). So an
+ * unauthenticated client cannot make the server hold large bodies.
  *
- * <p>One instance per connection (it remembers whether it is discarding a refused request's body).
+ * <p>One instance per connection (it remembers that it refused).
  */
 public final class RequestGate extends ChannelInboundHandlerAdapter {
     /** Paths that need the token when one is configured (the data API and mutating admin calls). */
     static final Set<String> PROTECTED = Set.of("/v1/records", "/v1/records/batch", "/v1/records/stream", "/admin/checkpoint");
 
+    /** Stands for a refused request; answered by the handler in the request's turn. */
+    record Refusal(io.netty.handler.codec.http.FullHttpRequest request, HttpResponseStatus status, String error, String detail) {
+    }
+
     private final byte[] expected;
     private final long maxBody;
-    private boolean discarding;
+    private boolean refused;
 
     public RequestGate(String authToken, long maxBody) {
         this.expected = authToken == null ? null : ("Bearer " + authToken).getBytes(StandardCharsets.UTF_8);
@@ -42,21 +41,22 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (refused) {
+            ReferenceCountUtil.release(msg); // after a refusal the connection only waits to be closed
+            return;
+        }
         if (msg instanceof HttpRequest) {
             HttpRequest head = (HttpRequest) msg;
             String refusal = refusal(head);
             if (refusal != null) {
-                discarding = true;
+                refused = true;
                 boolean tooLarge = refusal.startsWith("payload");
-                reject(ctx, tooLarge ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE : HttpResponseStatus.UNAUTHORIZED,
-                        tooLarge ? "payload_too_large" : "unauthorized", refusal);
+                var stand = new io.netty.handler.codec.http.DefaultFullHttpRequest(head.protocolVersion(), head.method(), head.uri());
                 ReferenceCountUtil.release(msg);
+                ctx.fireChannelRead(new Refusal(stand, tooLarge ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
+                        : HttpResponseStatus.UNAUTHORIZED, tooLarge ? "payload_too_large" : "unauthorized", refusal));
                 return;
             }
-            discarding = false;
-        } else if (msg instanceof HttpContent && discarding) {
-            ReferenceCountUtil.release(msg);
-            return;
         }
         ctx.fireChannelRead(msg);
     }
@@ -77,19 +77,5 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
             return "payload of " + length + " bytes exceeds the request limit of " + maxBody + " bytes (max-batch-bytes); nothing was written";
         }
         return null;
-    }
-
-    private static void reject(ChannelHandlerContext ctx, HttpResponseStatus status, String error, String detail) {
-        byte[] body;
-        try {
-            body = Exchange.JSON.writeValueAsBytes(java.util.Map.of("error", error, "detail", detail));
-        } catch (Exception e) {
-            body = ("{\"error\":\"" + error + "\"}").getBytes(StandardCharsets.UTF_8);
-        }
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
-        response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
-        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
-        response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
     }
 }
