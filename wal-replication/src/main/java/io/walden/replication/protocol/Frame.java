@@ -1,0 +1,85 @@
+package io.walden.replication.protocol;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCounted;
+
+/**
+ * The frames of the replication protocol (docs/replication-protocol.md). All but {@link Data} are plain values;
+ * a {@link Data} frame holds a reference-counted slice of the received buffer, which its consumer releases.
+ */
+public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, Frame.Data, Frame.Keepalive, Frame.Status {
+
+    /** Replica → primary, first frame: who I am and where my log ends. {@code logId} 0 asks for a new copy. */
+    record Hello(int version, long logId, int epoch, long startLsn, String name, byte[] secret) implements Frame {
+    }
+
+    /** Primary → replica: accepted; data follows from the replica's start LSN. */
+    record Welcome(int version, long logId, long segmentSize, int epoch, long flushedLsn) implements Frame {
+    }
+
+    /** Either way: why the connection ends (the sender closes it after this frame). */
+    record Error(int code, String message) implements Frame {
+        public static final int UNSUPPORTED_VERSION = 1;
+        public static final int ANOTHER_LOG = 2;
+        public static final int LSN_REMOVED = 3;
+        public static final int EPOCH_DIVERGED = 4;
+        public static final int AUTHENTICATION_FAILED = 5;
+        public static final int NOT_A_PRIMARY = 6;
+        public static final int MALFORMED = 7;
+    }
+
+    /** Primary → replica: flushed log bytes from {@code startLsn}: whole records within one segment. */
+    record Data(long startLsn, long flushedLsn, long sendTimeMicros, ByteBuf bytes) implements Frame, ReferenceCounted {
+        public long endLsn() {
+            return startLsn + bytes.readableBytes();
+        }
+
+        @Override
+        public int refCnt() {
+            return bytes.refCnt();
+        }
+
+        @Override
+        public Data retain() {
+            bytes.retain();
+            return this;
+        }
+
+        @Override
+        public Data retain(int increment) {
+            bytes.retain(increment);
+            return this;
+        }
+
+        @Override
+        public Data touch() {
+            bytes.touch();
+            return this;
+        }
+
+        @Override
+        public Data touch(Object hint) {
+            bytes.touch(hint);
+            return this;
+        }
+
+        @Override
+        public boolean release() {
+            return bytes.release();
+        }
+
+        @Override
+        public boolean release(int decrement) {
+            return bytes.release(decrement);
+        }
+    }
+
+    /** Primary → replica when idle: its flushed end; {@code replyRequested} asks for a Status at once. */
+    record Keepalive(long flushedLsn, long sendTimeMicros, boolean replyRequested) implements Frame {
+    }
+
+    /** Replica → primary: how far it has written, flushed and applied (PostgreSQL's standby status update). */
+    record Status(long writtenLsn, long flushedLsn, long appliedLsn, long sendTimeMicros, boolean replyRequested)
+            implements Frame {
+    }
+}

@@ -1,0 +1,121 @@
+package io.walden.replication.protocol;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Reads {@link Frame}s (docs/replication-protocol.md): the length prefix bounds every frame before anything is
+ * buffered, then the body is checked field by field. Anything malformed raises a
+ * {@link CorruptedFrameException} naming what was wrong; the pipeline's last handler logs it and closes the
+ * connection (the protocol never resynchronises). One instance per channel.
+ */
+public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
+
+    public FrameDecoder() {
+        this(FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH);
+    }
+
+    /** @param maxFrameLength the largest frame accepted, counting the type byte and the body */
+    public FrameDecoder(int maxFrameLength) {
+        super(maxFrameLength + FrameDescriptor.LENGTH_FIELD_LENGTH, 0, FrameDescriptor.LENGTH_FIELD_LENGTH, 0,
+                FrameDescriptor.LENGTH_FIELD_LENGTH, true);
+    }
+
+    @Override
+    protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
+        ByteBuf frame = (ByteBuf) super.decode(ctx, in);
+        if (frame == null) {
+            return null;
+        }
+        try {
+            return parse(frame);
+        } catch (IndexOutOfBoundsException e) {
+            throw new CorruptedFrameException("frame body shorter than its fields (" + frame.writerIndex() + " bytes)", e);
+        } finally {
+            frame.release();
+        }
+    }
+
+    private static Frame parse(ByteBuf f) {
+        if (!f.isReadable()) {
+            throw new CorruptedFrameException("empty frame: no type byte");
+        }
+        byte type = f.readByte();
+        Frame frame;
+        switch (type) {
+            case FrameDescriptor.HELLO:
+                frame = new Frame.Hello(f.readUnsignedShort(), f.readLong(), f.readInt(), lsn(f.readLong(), "start LSN"),
+                        text(f, FrameDescriptor.MAX_NAME_BYTES, "replica name"), bytes(f, FrameDescriptor.MAX_SECRET_BYTES, "secret"));
+                break;
+            case FrameDescriptor.WELCOME:
+                frame = new Frame.Welcome(f.readUnsignedShort(), f.readLong(), f.readLong(), f.readInt(),
+                        lsn(f.readLong(), "flushed LSN"));
+                break;
+            case FrameDescriptor.ERROR:
+                frame = new Frame.Error(f.readUnsignedShort(), text(f, FrameDescriptor.MAX_MESSAGE_BYTES, "message"));
+                break;
+            case FrameDescriptor.DATA: {
+                long start = lsn(f.readLong(), "data start LSN");
+                long flushed = lsn(f.readLong(), "flushed LSN");
+                long sent = f.readLong();
+                ByteBuf bytes = f.retainedSlice(f.readerIndex(), f.readableBytes());
+                f.skipBytes(f.readableBytes());
+                return new Frame.Data(start, flushed, sent, bytes); // the rest of the frame is the payload
+            }
+            case FrameDescriptor.KEEPALIVE:
+                frame = new Frame.Keepalive(lsn(f.readLong(), "flushed LSN"), f.readLong(), flag(f.readByte()));
+                break;
+            case FrameDescriptor.STATUS:
+                frame = new Frame.Status(lsn(f.readLong(), "written LSN"), lsn(f.readLong(), "flushed LSN"),
+                        lsn(f.readLong(), "applied LSN"), f.readLong(), flag(f.readByte()));
+                break;
+            default:
+                throw new CorruptedFrameException(String.format("unknown frame type 0x%02x", type & 0xFF));
+        }
+        if (f.isReadable()) {
+            throw new CorruptedFrameException(f.readableBytes() + " unexpected bytes after a frame of type '" + (char) type + "'");
+        }
+        return frame;
+    }
+
+    private static long lsn(long value, String what) {
+        if (value < 0) {
+            throw new CorruptedFrameException(what + " is negative: " + value);
+        }
+        return value;
+    }
+
+    private static boolean flag(byte b) {
+        if (b != 0 && b != 1) {
+            throw new CorruptedFrameException("a flag must be 0 or 1, got " + b);
+        }
+        return b == 1;
+    }
+
+    private static byte[] bytes(ByteBuf f, int max, String what) {
+        int length = f.readUnsignedShort();
+        if (length > max) {
+            throw new CorruptedFrameException(what + " of " + length + " bytes is longer than " + max);
+        }
+        byte[] b = new byte[length];
+        f.readBytes(b);
+        return b;
+    }
+
+    private static String text(ByteBuf f, int max, String what) {
+        byte[] b = bytes(f, max, what);
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b)).toString();
+        } catch (CharacterCodingException e) {
+            throw new CorruptedFrameException(what + " is not UTF-8", e);
+        }
+    }
+}

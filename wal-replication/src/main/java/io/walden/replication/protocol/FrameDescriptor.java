@@ -1,0 +1,39 @@
+package io.walden.replication.protocol;
+
+/**
+ * Layout of a replication frame, as specified in {@code docs/replication-protocol.md}. Big-endian.
+ *
+ * <pre>
+ *   0                   1                   2                   3
+ *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *  +---------------------------------------------------------------+
+ *  |              frame length: bytes after this field             |
+ *  +---------------+-----------------------------------------------+
+ *  |     type      |  body ...                                      |
+ *  +---------------+                                               |
+ * </pre>
+ */
+public final class FrameDescriptor {
+    public static final int LENGTH_FIELD_LENGTH = Integer.BYTES;
+    public static final int TYPE_LENGTH = 1;
+    public static final int PROTOCOL_VERSION = 1;
+
+    public static final byte HELLO = 'H';
+    public static final byte WELCOME = 'W';
+    public static final byte ERROR = 'E';
+    public static final byte DATA = 'w';
+    public static final byte KEEPALIVE = 'k';
+    public static final byte STATUS = 'r';
+
+    /** Data frame header after the type: data start LSN, primary's flushed LSN, send time. */
+    public static final int DATA_HEADER_LENGTH = 3 * Long.BYTES;
+    /** Default receive limit: one largest record (16 MiB payload plus its header) and the data header, with room. */
+    public static final int DEFAULT_MAX_FRAME_LENGTH = (16 << 20) + (64 << 10);
+
+    public static final int MAX_NAME_BYTES = 64;
+    public static final int MAX_SECRET_BYTES = 1024;
+    public static final int MAX_MESSAGE_BYTES = 4096;
+
+    private FrameDescriptor() {
+    }
+}

@@ -1,0 +1,70 @@
+package io.walden.replication.protocol;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.MessageToByteEncoder;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Writes {@link Frame}s in the layout of {@link FrameDescriptor} (docs/replication-protocol.md). The bytes of a
+ * {@link Frame.Data} are released once written (it is reference-counted, and Netty's encoder releases what it
+ * encoded). Stateless: one instance may serve every channel.
+ */
+@ChannelHandler.Sharable
+public final class FrameEncoder extends MessageToByteEncoder<Frame> {
+
+    public FrameEncoder() {
+        super(Frame.class);
+    }
+
+    @Override
+    protected void encode(ChannelHandlerContext ctx, Frame frame, ByteBuf out) {
+        int lengthAt = out.writerIndex();
+        out.writeInt(0); // patched below
+        if (frame instanceof Frame.Hello h) {
+            out.writeByte(FrameDescriptor.HELLO).writeShort(h.version()).writeLong(h.logId()).writeInt(h.epoch())
+                    .writeLong(h.startLsn());
+            writeText(out, h.name(), FrameDescriptor.MAX_NAME_BYTES, "replica name");
+            writeBytes(out, h.secret(), FrameDescriptor.MAX_SECRET_BYTES, "secret");
+        } else if (frame instanceof Frame.Welcome w) {
+            out.writeByte(FrameDescriptor.WELCOME).writeShort(w.version()).writeLong(w.logId()).writeLong(w.segmentSize())
+                    .writeInt(w.epoch()).writeLong(w.flushedLsn());
+        } else if (frame instanceof Frame.Error e) {
+            out.writeByte(FrameDescriptor.ERROR).writeShort(e.code());
+            writeText(out, truncate(e.message()), FrameDescriptor.MAX_MESSAGE_BYTES, "message");
+        } else if (frame instanceof Frame.Data d) {
+            // MessageToByteEncoder releases the frame (a ReferenceCounted) after this method.
+            out.writeByte(FrameDescriptor.DATA).writeLong(d.startLsn()).writeLong(d.flushedLsn()).writeLong(d.sendTimeMicros())
+                    .writeBytes(d.bytes(), d.bytes().readerIndex(), d.bytes().readableBytes());
+        } else if (frame instanceof Frame.Keepalive k) {
+            out.writeByte(FrameDescriptor.KEEPALIVE).writeLong(k.flushedLsn()).writeLong(k.sendTimeMicros())
+                    .writeByte(k.replyRequested() ? 1 : 0);
+        } else if (frame instanceof Frame.Status s) {
+            out.writeByte(FrameDescriptor.STATUS).writeLong(s.writtenLsn()).writeLong(s.flushedLsn()).writeLong(s.appliedLsn())
+                    .writeLong(s.sendTimeMicros()).writeByte(s.replyRequested() ? 1 : 0);
+        }
+        out.setInt(lengthAt, out.writerIndex() - lengthAt - FrameDescriptor.LENGTH_FIELD_LENGTH);
+    }
+
+    private static String truncate(String message) {
+        String m = message == null ? "" : message;
+        while (m.getBytes(StandardCharsets.UTF_8).length > FrameDescriptor.MAX_MESSAGE_BYTES) {
+            m = m.substring(0, m.length() - Math.max(1, m.length() / 10));
+        }
+        return m;
+    }
+
+    private static void writeText(ByteBuf out, String text, int max, String what) {
+        writeBytes(out, (text == null ? "" : text).getBytes(StandardCharsets.UTF_8), max, what);
+    }
+
+    private static void writeBytes(ByteBuf out, byte[] bytes, int max, String what) {
+        byte[] b = bytes == null ? new byte[0] : bytes;
+        if (b.length > max) {
+            throw new IllegalArgumentException(what + " is " + b.length + " bytes; at most " + max);
+        }
+        out.writeShort(b.length).writeBytes(b);
+    }
+}
