@@ -11,6 +11,7 @@ import io.walden.core.record.RecordDescriptor;
 import io.walden.core.metrics.WalMetrics;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.recovery.Checkpointer;
+import io.walden.core.recovery.LogOpener;
 import io.walden.core.recovery.ControlFile;
 import io.walden.core.recovery.RecoveryScanner;
 import io.walden.core.segment.Segment;
@@ -28,14 +29,9 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -65,7 +61,6 @@ import java.util.concurrent.TimeUnit;
  */
 public final class Wal implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Wal.class);
-    private static final String LOCK_FILE = "walden.lock";
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     static {
@@ -99,16 +94,16 @@ public final class Wal implements AutoCloseable {
     private final Object adminLock = new Object();
     private volatile boolean closed;
 
-    private Wal(WalConfig config, Path dir, FileChannel lockChannel, FileLock lock, long logId, ControlFile controlFile,
-                SegmentRegistry registry, List<Path> spares, RecoveryScanner.Result scan, ControlFile.Checkpoint after,
-                boolean created, boolean rebuilt, long startNanos) {
+    private Wal(WalConfig config, LogOpener.OpenedLog opened) {
         this.config = config;
-        this.dir = dir;
-        this.lockChannel = lockChannel;
-        this.lock = lock;
-        this.logId = logId;
-        this.controlFile = controlFile;
-        this.registry = registry;
+        this.dir = opened.dir();
+        this.lockChannel = opened.lockChannel();
+        this.lock = opened.lock();
+        this.logId = opened.logId();
+        this.controlFile = opened.controlFile();
+        this.registry = opened.registry();
+        RecoveryScanner.Result scan = opened.scan();
+        ControlFile.Checkpoint after = opened.after();
         this.maxPayload = config.maxPayloadSize();
         this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos());
         this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
@@ -118,8 +113,8 @@ public final class Wal implements AutoCloseable {
         this.flushed = new Position(end);
         Map<Long, Long> firstPrev = new ConcurrentHashMap<>(scan.firstPrevBySegment());
         firstPrev.put(after.scanStart(), after.scanStartPrev());
-        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(), spares,
-                activity::gracePeriod);
+        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
+                opened.spares(), activity::gracePeriod);
         this.appender = new Appender(registry, preparer, tail, written, notifier, firstPrev, scan.lastRecordLsn(), stats);
         this.commit = new GroupCommit(appender, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
@@ -142,9 +137,9 @@ public final class Wal implements AutoCloseable {
                 commit.observer(observer);
             }
         });
-        this.report = new RecoveryReport(created, rebuilt, scan.scanStart(), end, scan.lastRecordLsn(), scan.records(),
-                scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
-                System.nanoTime() - startNanos);
+        this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, scan.lastRecordLsn(),
+                scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
+                System.nanoTime() - opened.startNanos());
     }
 
     // ------------------------------------------------------------------ open
@@ -159,98 +154,9 @@ public final class Wal implements AutoCloseable {
      * @throws WalException          on any I/O error, with the cause
      */
     public static Wal open(WalConfig config) {
-        long startNanos = System.nanoTime();
-        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
-            throw new WalException("Walden maps little-endian files and needs a little-endian platform");
-        }
-        Path dir = config.directory().toAbsolutePath();
-        FileChannel lockChannel = null;
-        FileLock lock = null;
-        SegmentRegistry registry = new SegmentRegistry(config.segmentSize());
-        ControlFile controlFile = null;
-        try {
-            Files.createDirectories(dir);
-            lockChannel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            try {
-                lock = lockChannel.tryLock();
-            } catch (OverlappingFileLockException e) {
-                throw new WalLockedException("log directory " + dir + " is already open in this JVM");
-            }
-            if (lock == null) {
-                throw new WalLockedException("log directory " + dir + " is in use by another process (" + LOCK_FILE
-                        + " is locked); stop that process first");
-            }
-            for (Path temp : SegmentFiles.listWithSuffix(dir, SegmentFiles.TEMP_SUFFIX)) {
-                LOG.info("Removing {} left by an interrupted segment preparation", temp.getFileName());
-                Files.delete(temp);
-            }
-            for (Path old : SegmentFiles.listWithSuffix(dir, SegmentFiles.RETIRED_SUFFIX)) {
-                LOG.info("Removing {}, truncated before the last stop", old.getFileName());
-                Files.delete(old);
-            }
-            List<Long> starts = SegmentFiles.list(dir);
-            boolean hasControl = ControlFile.exists(dir);
-            boolean created = false;
-            boolean rebuilt = false;
-            long logId;
-            ControlFile.Checkpoint cp;
-            if (!hasControl && starts.isEmpty()) {
-                created = true;
-                logId = newLogId();
-                SegmentFiles.prepare(dir, config.segmentSize(), 0, logId, null);
-                starts = List.of(0L);
-                cp = new ControlFile.Checkpoint(logId, config.segmentSize(), 0, Lsn.INVALID, SegmentHeaderDescriptor.LENGTH);
-                controlFile = ControlFile.create(dir, cp);
-            } else if (!hasControl) {
-                rebuilt = true;
-                logId = logIdOf(SegmentFiles.path(dir, starts.get(0)));
-                LOG.warn("Control file {} is missing in {}: rebuilding it by scanning from the oldest segment; "
-                        + "damage anywhere in the scan will be treated as a torn tail", ControlFile.NAME, dir);
-                cp = new ControlFile.Checkpoint(logId, config.segmentSize(), starts.get(0), -1, 0);
-            } else {
-                controlFile = ControlFile.open(dir);
-                cp = controlFile.read();
-                logId = cp.logId();
-                if (cp.segmentSize() != config.segmentSize()) {
-                    throw new WalException("the log in " + dir + " was created with segments of " + cp.segmentSize()
-                            + " bytes but the config asks for " + config.segmentSize() + "; the size of an existing log cannot change");
-                }
-            }
-            mapSegments(dir, config.segmentSize(), logId, starts, registry);
-            RecoveryScanner.Result scan = RecoveryScanner.scan(registry, cp.scanStart(), cp.scanStartPrev(),
-                    cp.flushedLsn(), config.truncateAtCorruption());
-            long endSegment = registry.segmentStart(scan.endLsn());
-            if (registry.get(endSegment) == null) {
-                Path p = SegmentFiles.prepare(dir, config.segmentSize(), endSegment, logId, null);
-                registry.add(Segment.map(p, endSegment, config.segmentSize()));
-            }
-            // Make what recovery found durable before anything is appended after it.
-            for (Segment s : registry.snapshot()) {
-                if (s.startLsn() >= scan.scanStart()) {
-                    s.force(false);
-                }
-            }
-            SegmentFiles.forceDirectory(dir);
-            Long endPrev = scan.firstPrevBySegment().get(endSegment);
-            ControlFile.Checkpoint after = new ControlFile.Checkpoint(logId, config.segmentSize(), endSegment,
-                    endPrev == null ? scan.lastRecordLsn() : endPrev, scan.endLsn());
-            if (controlFile == null) {
-                controlFile = ControlFile.create(dir, after);
-            } else {
-                controlFile.write(after);
-            }
-            List<Path> spares = SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX);
-            Wal wal = new Wal(config, dir, lockChannel, lock, logId, controlFile, registry, spares, scan, after,
-                    created, rebuilt, startNanos);
-            wal.start();
-            return wal;
-        } catch (IOException e) {
-            cleanUpFailedOpen(registry, controlFile, lockChannel);
-            throw new WalException("could not open the log in " + dir + ": " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            cleanUpFailedOpen(registry, controlFile, lockChannel);
-            throw e;
-        }
+        Wal wal = new Wal(config, LogOpener.open(config));
+        wal.start();
+        return wal;
     }
 
     private void start() {
@@ -265,70 +171,6 @@ public final class Wal implements AutoCloseable {
             LOG.warn("Opened Walden log {}: {}", dir, report);
         } else {
             LOG.info("Opened Walden log {}: {}", dir, report);
-        }
-    }
-
-    private static void mapSegments(Path dir, long segmentSize, long logId, List<Long> starts, SegmentRegistry registry)
-            throws IOException {
-        long expected = -1;
-        for (long start : starts) {
-            Path p = SegmentFiles.path(dir, start);
-            if (expected >= 0 && start != expected) {
-                throw new WalCorruptedException("segment " + SegmentFiles.name(expected) + " is missing from " + dir
-                        + " (the segments before and after it are present)", expected, SegmentFiles.path(dir, expected));
-            }
-            if ((start & (segmentSize - 1)) != 0) {
-                throw new WalCorruptedException("segment file " + p.getFileName() + " does not start on a segment boundary",
-                        start, p);
-            }
-            Segment s;
-            try {
-                s = Segment.map(p, start, segmentSize);
-            } catch (IOException e) {
-                throw new WalCorruptedException("segment " + p + " cannot be mapped: " + e.getMessage(), start, p);
-            }
-            registry.add(s);
-            ByteBuffer header = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-            s.channel().read(header, 0);
-            String problem = SegmentHeaderDescriptor.validate(header, segmentSize, start, logId);
-            if (problem != null) {
-                throw new WalCorruptedException("segment " + p + " is not part of this log: " + problem, start, p);
-            }
-            expected = start + segmentSize;
-        }
-    }
-
-    private static long logIdOf(Path segment) throws IOException {
-        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ)) {
-            ByteBuffer b = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-            ch.read(b, 0);
-            return b.getLong(SegmentHeaderDescriptor.LOG_ID_OFFSET);
-        }
-    }
-
-    private static long newLogId() {
-        long id;
-        SecureRandom random = new SecureRandom();
-        do {
-            id = random.nextLong();
-        } while (id == 0);
-        return id;
-    }
-
-    private static void cleanUpFailedOpen(SegmentRegistry registry, ControlFile controlFile, FileChannel lockChannel) {
-        for (Segment s : registry.snapshot()) {
-            registry.remove(s);
-            s.retire();
-        }
-        try {
-            if (controlFile != null) {
-                controlFile.close();
-            }
-            if (lockChannel != null) {
-                lockChannel.close(); // releases the lock
-            }
-        } catch (IOException e) {
-            LOG.warn("Cleaning up after a failed open: {}", e.toString());
         }
     }
 
