@@ -93,6 +93,8 @@ public final class Wal implements AutoCloseable {
     private final WalMetrics metrics;
     private final Object adminLock = new Object();
     private volatile boolean closed;
+    /** When set, local appends are refused with this reason (a replica names its primary). */
+    private volatile String appendsRefused;
 
     private Wal(WalConfig config, LogOpener.OpenedLog opened) {
         this.config = config;
@@ -371,6 +373,11 @@ public final class Wal implements AutoCloseable {
             Activity.exit(cell);
             throw new WalClosedException("the log in " + dir + " is closed");
         }
+        String refused = appendsRefused;
+        if (refused != null) {
+            Activity.exit(cell);
+            throw new AppendsRefusedException(refused);
+        }
         WalFailedException f = commit.failure();
         if (f != null) {
             Activity.exit(cell);
@@ -527,6 +534,35 @@ public final class Wal implements AutoCloseable {
      */
     public RemoteWaits remoteWaits() {
         return remote;
+    }
+
+    /**
+     * Refuses every local append from now on with {@code reason} (a replica: "this log is a replica of
+     * primary X; write to the primary"), or accepts them again with null (after a promotion).
+     */
+    public void refuseAppends(String reason) {
+        this.appendsRefused = reason;
+    }
+
+    /**
+     * Appends log bytes received from a primary, verbatim and byte for byte (see Appender.applyReplicated):
+     * whole records from exactly {@link #insertLsn()}, within one segment, each checked (prev chain, CRC)
+     * before the positions move. Not made durable here: call {@link #flush()} (a replica's flush is what it
+     * reports to its primary). For one receiver thread; local appends must be refused meanwhile.
+     *
+     * @return the new written position
+     */
+    public long applyReplicated(long startLsn, ByteBuffer bytes) {
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell);
+        try {
+            ensureOpen();
+            synchronized (adminLock) { // one applier at a time; never concurrently with truncation or close
+                return appender.applyReplicated(startLsn, bytes);
+            }
+        } finally {
+            Activity.exit(cell);
+        }
     }
 
     /** Total forces since open. */

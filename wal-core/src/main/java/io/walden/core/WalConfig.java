@@ -33,6 +33,7 @@ public final class WalConfig {
     private final Duration commitDelay;
     private final int commitSiblings;
     private final Duration remoteCommitTimeout;
+    private final long logId;
 
     private WalConfig(Builder b) {
         this.directory = b.directory;
@@ -48,6 +49,7 @@ public final class WalConfig {
         this.commitDelay = b.commitDelay;
         this.commitSiblings = b.commitSiblings;
         this.remoteCommitTimeout = b.remoteCommitTimeout;
+        this.logId = b.logId;
     }
 
     public static Builder builder(Path directory) {
@@ -115,6 +117,11 @@ public final class WalConfig {
         return commitSiblings;
     }
 
+    /** The log id a new log must take (a replica copying a primary), or 0 for a random one; an existing log must match. */
+    public long logId() {
+        return logId;
+    }
+
     /** How long a remote-level commit waits for the synchronous replicas; zero waits forever. */
     public Duration remoteCommitTimeout() {
         return remoteCommitTimeout;
@@ -145,6 +152,7 @@ public final class WalConfig {
         private Duration commitDelay = Duration.ZERO;
         private int commitSiblings = 5;
         private Duration remoteCommitTimeout = Duration.ZERO;
+        private long logId;
 
         private Builder(Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -225,6 +233,15 @@ public final class WalConfig {
          */
         public Builder remoteCommitTimeout(Duration timeout) {
             this.remoteCommitTimeout = Objects.requireNonNull(timeout, "remoteCommitTimeout");
+            return this;
+        }
+
+        /**
+         * Creates a new log with this identifier instead of a random one (a replica copying a primary, whose
+         * segments must be byte-identical); opening an existing log with another id fails. 0: any.
+         */
+        public Builder logId(long id) {
+            this.logId = id;
             return this;
         }
 

@@ -94,6 +94,20 @@ class WalAppendAndReadTest {
     }
 
     @Test
+    void shouldAppendSlicesOfHeapAndDirectBuffers() {
+        try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
+            ByteBuffer heap = ByteBuffer.wrap(bytes("xxheap-slicexx")).position(2).limit(12).slice();
+            ByteBuffer direct = ByteBuffer.allocateDirect(20).put(bytes("yydirect-sliceyy")).flip().position(2).limit(14).slice();
+            long a = wal.append(0, heap, Durability.LOCAL);
+            wal.append(0, direct, Durability.LOCAL);
+            try (WalReader r = wal.reader(a)) {
+                assertThat(string(r.next().payload())).isEqualTo("heap-slice");
+                assertThat(string(r.next().payload())).isEqualTo("direct-slice");
+            }
+        }
+    }
+
+    @Test
     void shouldWriteClaimedRecordsInPlace() {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             WalClaim claim = new WalClaim();

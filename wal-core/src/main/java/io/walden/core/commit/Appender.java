@@ -173,6 +173,71 @@ public final class Appender {
         return lsn;
     }
 
+    /**
+     * Appends log bytes received from a primary, verbatim: whole records starting exactly at the insert
+     * position, within one segment (docs/replication-protocol.md, Data frames). The bytes are copied past the
+     * end first (invisible: the written position has not moved, and recovery would cut them as a torn tail),
+     * then every record is checked in place — length and fit rule, flags, the exact prev link chain, CRC-32C —
+     * and only then are the positions moved past them. Invalid bytes are zeroed again and refused.
+     *
+     * <p>Single caller, and no local appends meanwhile (a replica's receiver). Returns the new written position.
+     *
+     * @throws io.walden.core.IllegalLsnException when {@code startLsn} is not the insert position (a gap or a repeat)
+     * @throws io.walden.core.WalCorruptedException when a record fails a check (nothing is kept)
+     */
+    public long applyReplicated(long startLsn, ByteBuffer bytes) {
+        long t = tail.get();
+        if (startLsn != t || written.get() != t) {
+            throw new io.walden.core.IllegalLsnException("replicated bytes start at " + io.walden.core.Lsn.format(startLsn)
+                    + " but this log ends at " + io.walden.core.Lsn.format(t) + (written.get() != t ? " with local appends in flight" : ""));
+        }
+        Segment seg = registry.get(t);
+        long offset = t - seg.startLsn();
+        int length = bytes.remaining();
+        if (length == 0) {
+            return t;
+        }
+        if (offset + length > seg.size()) {
+            throw new IllegalArgumentException("replicated bytes cross the end of segment " + seg.path().getFileName());
+        }
+        // The prev link the next record must carry was linked in ahead of time (at open, or by the last record).
+        long expectedPrev = t == bootstrapLsn ? bootstrapPrev : seg.readLongAcquire(offset + RecordDescriptor.PREV_OFFSET);
+        seg.write(offset, bytes, bytes.position(), length);
+        Scratch s = scratch.get();
+        ByteBuffer view = s.view(seg);
+        long o = offset;
+        long prev = expectedPrev;
+        long end = offset + length;
+        while (o < end) {
+            int code = RecordCheck.check(view, seg.startLsn(), s.crc, o, prev);
+            int recordLength = code == RecordCheck.VALID ? seg.readInt(o) : 0;
+            if (code != RecordCheck.VALID || o + RecordDescriptor.aligned(recordLength) > end) {
+                seg.zero(offset, end);
+                seg.writeLongRelease(offset + RecordDescriptor.PREV_OFFSET, expectedPrev); // the link, as it was
+                throw new io.walden.core.WalCorruptedException("replicated record at " + io.walden.core.Lsn.format(seg.startLsn() + o)
+                        + " fails validation (" + (code == RecordCheck.VALID ? "it runs past the bytes received" : RecordCheck.describe(code))
+                        + "); nothing of this batch was kept", seg.startLsn() + o, seg.path());
+            }
+            prev = seg.startLsn() + o;
+            o += RecordDescriptor.aligned(recordLength);
+        }
+        long newEnd = seg.startLsn() + end;
+        if (end == seg.size()) { // a closing record: the log continues in the next segment
+            long next = seg.endLsn();
+            Segment nextSeg = registry.get(next) != null ? registry.get(next) : preparer.await(next, ROLL_WAIT_NANOS);
+            firstPrevBySegment.put(next, prev);
+            stats.onRoll();
+            newEnd = next + SEGMENT_HEADER;
+            seg = nextSeg;
+        }
+        preparer.request(registry.segmentStart(newEnd) + segmentSize);
+        linkSuccessor(newEnd, prev); // so that appends after a promotion carry the right prev link
+        tail.advanceTo(newEnd);
+        written.advanceTo(newEnd);
+        notifier.signal();
+        return newEnd;
+    }
+
     /** Writes type, flags and reserved fields of a reserved record (for claims, before the payload is written). */
     public void writeHeaderFields(Segment seg, long offset, int type) {
         seg.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) type);

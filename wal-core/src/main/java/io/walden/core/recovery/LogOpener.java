@@ -90,7 +90,7 @@ public final class LogOpener {
             ControlFile.Checkpoint cp;
             if (!hasControl && starts.isEmpty()) {
                 created = true;
-                logId = newLogId();
+                logId = config.logId() != 0 ? config.logId() : newLogId();
                 SegmentFiles.prepare(dir, config.segmentSize(), 0, logId, null);
                 starts = List.of(0L);
                 cp = new ControlFile.Checkpoint(logId, config.segmentSize(), 0, Lsn.INVALID, SegmentHeaderDescriptor.LENGTH);
@@ -109,6 +109,11 @@ public final class LogOpener {
                     throw new WalException("the log in " + dir + " was created with segments of " + cp.segmentSize()
                             + " bytes but the config asks for " + config.segmentSize() + "; the size of an existing log cannot change");
                 }
+            }
+            if (config.logId() != 0 && logId != config.logId()) {
+                throw new WalCorruptedException("the log in " + dir + " has log id " + Long.toHexString(logId)
+                        + ", not the " + Long.toHexString(config.logId()) + " asked for: it is a copy of another log",
+                        io.walden.core.Lsn.INVALID, dir);
             }
             mapSegments(dir, config.segmentSize(), logId, starts, registry);
             RecoveryScanner.Result scan = RecoveryScanner.scan(registry, cp.scanStart(), cp.scanStartPrev(),

@@ -156,8 +156,15 @@ public final class Segment {
         UnsafeMemory.UNSAFE.copyMemory(src, BYTE_ARRAY_BASE + srcOffset, null, at(offset, length), length);
     }
 
+    /** Copies {@code length} bytes of {@code src} from index {@code srcPosition} (its position is not moved). */
     public void write(long offset, ByteBuffer src, int srcPosition, int length) {
-        store.write(offset, src, srcPosition, length);
+        if (src.hasArray()) {
+            // Through the array, honouring arrayOffset(): a slice of a heap buffer starts inside its array.
+            UnsafeMemory.UNSAFE.copyMemory(src.array(), BYTE_ARRAY_BASE + src.arrayOffset() + srcPosition, null,
+                    at(offset, length), length);
+        } else {
+            store.write(offset, src, srcPosition, length);
+        }
     }
 
     public void write(long offset, net.openhft.chronicle.bytes.BytesStore<?, ?> src, long srcOffset, long length) {

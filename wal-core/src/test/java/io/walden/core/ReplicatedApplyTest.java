@@ -1,0 +1,129 @@
+package io.walden.core;
+
+import io.walden.core.recovery.LogInspector;
+import io.walden.core.segment.SegmentFiles;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static io.walden.core.TestLogs.SMALL_SEGMENT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * What a replica's receiver will do with the primary's Data frames: apply the primary's log bytes verbatim,
+ * checked record by record, so that the replica's segments come out byte-identical.
+ */
+class ReplicatedApplyTest {
+    @TempDir
+    Path work;
+
+    /** The primary's log as data frames: whole records, never crossing a segment, in chunks of at most {@code max} bytes. */
+    private static List<long[]> frames(Path primary, int max) throws Exception {
+        List<long[]> ranges = new ArrayList<>(); // {start, end}
+        long[] current = {-1, -1};
+        new LogInspector(primary).inspect(new LogInspector.Visitor() {
+            @Override
+            public boolean onRecord(LogInspector.RecordInfo r) {
+                long end = r.lsn() + io.walden.core.record.RecordDescriptor.aligned(r.length());
+                boolean sameSegment = current[0] >= 0 && (current[0] & -SMALL_SEGMENT) == (r.lsn() & -SMALL_SEGMENT);
+                if (current[0] < 0 || !sameSegment || current[1] != r.lsn() || end - current[0] > max) {
+                    if (current[0] >= 0) {
+                        ranges.add(current.clone());
+                    }
+                    current[0] = r.lsn();
+                }
+                current[1] = end;
+                return true;
+            }
+        });
+        if (current[0] >= 0) {
+            ranges.add(current.clone());
+        }
+        return ranges;
+    }
+
+    private static ByteBuffer read(Path dir, long start, long end) throws Exception {
+        byte[] seg = Files.readAllBytes(dir.resolve(SegmentFiles.name(start & -SMALL_SEGMENT)));
+        int from = (int) (start & (SMALL_SEGMENT - 1));
+        return ByteBuffer.wrap(seg, from, (int) (end - start)).slice();
+    }
+
+    @Test
+    void shouldApplyAPrimarysBytesAndEndUpWithByteIdenticalSegments() throws Exception {
+        Path primaryDir = work.resolve("primary");
+        Path replicaDir = work.resolve("replica");
+        long logId;
+        Random random = new Random(7);
+        try (Wal primary = Wal.open(TestLogs.small(primaryDir).build())) {
+            logId = primary.logId();
+            for (int i = 0; i < 3000; i++) {
+                byte[] p = new byte[random.nextInt(700)];
+                random.nextBytes(p);
+                primary.append(i % 5, p, Durability.OFF);
+                if (i % 500 == 0) {
+                    primary.claim(1, 40, new WalClaim()).abort(); // padding in the middle of a segment
+                }
+            }
+        }
+        List<long[]> frames = frames(primaryDir, 3000);
+        assertThat(frames.size()).isGreaterThan(20);
+        try (Wal replica = Wal.open(TestLogs.small(replicaDir).logId(logId).build())) {
+            replica.refuseAppends("this log is a replica of primary 127.0.0.1:7401; write to the primary");
+            for (long[] f : frames) {
+                long end = replica.applyReplicated(f[0], read(primaryDir, f[0], f[1]));
+                assertThat(end).isGreaterThanOrEqualTo(f[1]);
+            }
+            replica.flush();
+            assertThatThrownBy(() -> replica.append(new byte[1], Durability.OFF))
+                    .isInstanceOf(AppendsRefusedException.class).hasMessageContaining("replica of primary");
+        }
+        for (long seg : SegmentFiles.list(primaryDir)) {
+            Path p = primaryDir.resolve(SegmentFiles.name(seg));
+            Path r = replicaDir.resolve(SegmentFiles.name(seg));
+            if (Files.exists(r)) {
+                assertThat(Files.mismatch(p, r)).as("segment %s", p.getFileName()).isEqualTo(-1L);
+            }
+        }
+        assertThat(new LogInspector(replicaDir).inspect(new LogInspector.Visitor() { }).clean()).isTrue();
+    }
+
+    @Test
+    void shouldRefuseAGapARepeatOrACorruptRecordAndKeepNothingOfIt() throws Exception {
+        Path primaryDir = work.resolve("primary");
+        long logId;
+        try (Wal primary = Wal.open(TestLogs.small(primaryDir).build())) {
+            logId = primary.logId();
+            for (int i = 0; i < 50; i++) {
+                primary.append(("record " + i).getBytes(), Durability.OFF);
+            }
+        }
+        List<long[]> frames = frames(primaryDir, 400);
+        try (Wal replica = Wal.open(TestLogs.small(work.resolve("replica")).logId(logId).build())) {
+            assertThatThrownBy(() -> replica.applyReplicated(frames.get(1)[0], read(primaryDir, frames.get(1)[0], frames.get(1)[1])))
+                    .isInstanceOf(IllegalLsnException.class).hasMessageContaining("ends at 0/40");
+            ByteBuffer corrupt = read(primaryDir, frames.get(0)[0], frames.get(0)[1]);
+            ByteBuffer copy = ByteBuffer.allocate(corrupt.remaining()).put(corrupt.duplicate()).flip();
+            copy.put(copy.limit() - 40, (byte) (copy.get(copy.limit() - 40) ^ 1));
+            long before = replica.insertLsn();
+            assertThatThrownBy(() -> replica.applyReplicated(frames.get(0)[0], copy))
+                    .isInstanceOf(WalCorruptedException.class).hasMessageContaining("nothing of this batch was kept");
+            assertThat(replica.insertLsn()).isEqualTo(before);
+            replica.applyReplicated(frames.get(0)[0], read(primaryDir, frames.get(0)[0], frames.get(0)[1]));
+            assertThatThrownBy(() -> replica.applyReplicated(frames.get(0)[0], read(primaryDir, frames.get(0)[0], frames.get(0)[1])))
+                    .isInstanceOf(IllegalLsnException.class);
+            replica.flush();
+            try (WalReader r = replica.reader(replica.oldestLsn())) {
+                assertThat(new String(r.next().payload())).isEqualTo("record 0");
+            }
+        }
+        assertThatThrownBy(() -> Wal.open(TestLogs.small(work.resolve("replica")).logId(logId + 1).build()))
+                .isInstanceOf(WalCorruptedException.class).hasMessageContaining("copy of another log");
+    }
+}
