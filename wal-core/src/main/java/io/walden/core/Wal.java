@@ -565,6 +565,66 @@ public final class Wal implements AutoCloseable {
         }
     }
 
+    /**
+     * Copies flushed log bytes for a replica (a primary's sender): whole records from {@code fromLsn}, within one
+     * segment, at most {@code maxBytes} (but always at least one record), never past the flushed position. Only
+     * flushed bytes leave: a replica never holds what this log could lose in a crash.
+     *
+     * @param fromLsn a record boundary: a replica's end; the start of a segment's first record is reached from
+     *                the end of the previous segment (its closing record) as well
+     * @return the chunk, or null when nothing flushed lies at or after {@code fromLsn} yet
+     * @throws LsnRemovedException when {@code fromLsn} was truncated away
+     * @throws IllegalLsnException when {@code fromLsn} is beyond the flushed position
+     */
+    public ReplicationChunk readFlushed(long fromLsn, int maxBytes) {
+        ensureOpen();
+        long limit = flushed.get();
+        long from = fromLsn;
+        if (from > limit) {
+            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the flushed end " + Lsn.format(limit));
+        }
+        if ((from & (config.segmentSize() - 1)) == 0) {
+            from += SegmentHeaderDescriptor.LENGTH; // a segment's start: its first record follows the header
+        }
+        if (from >= limit) {
+            return null;
+        }
+        Segment seg = registry.get(from);
+        if (seg == null || !seg.tryEnter()) {
+            throw new LsnRemovedException(from, oldestLsn());
+        }
+        try {
+            long offset = from - seg.startLsn();
+            long end = offset;
+            long max = Math.min(limit, seg.endLsn()) - seg.startLsn();
+            while (end < max) {
+                int length = seg.readIntAcquire(end);
+                long next = end + RecordDescriptor.aligned(length);
+                if (length <= 0 || next > seg.size() || (next - offset > maxBytes && end > offset)) {
+                    break;
+                }
+                end = next;
+            }
+            byte[] bytes = new byte[(int) (end - offset)];
+            ByteBuffer view = seg.newView();
+            view.position((int) offset).limit((int) end);
+            view.get(bytes);
+            return new ReplicationChunk(from, ByteBuffer.wrap(bytes).asReadOnlyBuffer());
+        } finally {
+            seg.exit();
+        }
+    }
+
+    /**
+     * Waits until the flushed position passes {@code lsn}, the timeout passes, or the log closes (a sender
+     * waiting for more to send). No thread is woken per record: the flush that moves the position wakes it.
+     *
+     * @return true when the flushed position is past {@code lsn}
+     */
+    public boolean awaitFlushedPast(long lsn, long timeout, TimeUnit unit) throws InterruptedException {
+        return notifier.await(flushed::get, lsn, timeout, unit, this::isClosed);
+    }
+
     /** Total forces since open. */
     public long flushCount() {
         return commit.flushCount();

@@ -95,6 +95,52 @@ class ReplicatedApplyTest {
     }
 
     @Test
+    void shouldStreamOnlyFlushedBytesFromALivePrimaryIntoAReplica() throws Exception {
+        Path primaryDir = work.resolve("live-primary");
+        Path replicaDir = work.resolve("live-replica");
+        try (Wal primary = Wal.open(TestLogs.small(primaryDir).writerDelay(java.time.Duration.ofMillis(5)).build());
+             Wal replica = Wal.open(TestLogs.small(replicaDir).logId(primary.logId()).build())) {
+            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+            List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+            Thread sender = new Thread(() -> { // what a primary's sender does, minus the network
+                try {
+                    long position = replica.insertLsn();
+                    while (!done.get() || position < primary.flushedLsn()) {
+                        ReplicationChunk chunk = primary.readFlushed(position, 4096);
+                        if (chunk == null) {
+                            primary.awaitFlushedPast(position, 50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                            continue;
+                        }
+                        if (chunk.endLsn() > primary.flushedLsn()) {
+                            errors.add(new AssertionError("sent bytes that were not flushed"));
+                        }
+                        position = replica.applyReplicated(chunk.startLsn(), chunk.bytes());
+                        replica.flush();
+                    }
+                } catch (Throwable t) {
+                    errors.add(t);
+                }
+            });
+            sender.start();
+            Random random = new Random(3);
+            for (int i = 0; i < 4000; i++) {
+                primary.append(i % 7, new byte[random.nextInt(500)], i % 10 == 0 ? Durability.LOCAL : Durability.OFF);
+            }
+            primary.flush();
+            done.set(true);
+            sender.join(30_000);
+            assertThat(errors).isEmpty();
+            assertThat(replica.flushedLsn()).isEqualTo(primary.flushedLsn());
+        }
+        for (long seg : SegmentFiles.list(primaryDir)) {
+            Path r = replicaDir.resolve(SegmentFiles.name(seg));
+            if (Files.exists(r)) {
+                assertThat(Files.mismatch(primaryDir.resolve(SegmentFiles.name(seg)), r)).as("segment %x", seg).isEqualTo(-1L);
+            }
+        }
+    }
+
+    @Test
     void shouldRefuseAGapARepeatOrACorruptRecordAndKeepNothingOfIt() throws Exception {
         Path primaryDir = work.resolve("primary");
         long logId;

@@ -94,15 +94,17 @@ class WalAppendAndReadTest {
     }
 
     @Test
-    void shouldAppendSlicesOfHeapAndDirectBuffers() {
+    void shouldAppendSlicesOfHeapDirectAndReadOnlyBuffers() {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             ByteBuffer heap = ByteBuffer.wrap(bytes("xxheap-slicexx")).position(2).limit(12).slice();
             ByteBuffer direct = ByteBuffer.allocateDirect(20).put(bytes("yydirect-sliceyy")).flip().position(2).limit(14).slice();
             long a = wal.append(0, heap, Durability.LOCAL);
             wal.append(0, direct, Durability.LOCAL);
+            wal.append(0, ByteBuffer.wrap(bytes("read-only")).asReadOnlyBuffer(), Durability.LOCAL);
             try (WalReader r = wal.reader(a)) {
                 assertThat(string(r.next().payload())).isEqualTo("heap-slice");
                 assertThat(string(r.next().payload())).isEqualTo("direct-slice");
+                assertThat(string(r.next().payload())).isEqualTo("read-only");
             }
         }
     }

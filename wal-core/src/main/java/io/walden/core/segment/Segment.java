@@ -162,8 +162,10 @@ public final class Segment {
             // Through the array, honouring arrayOffset(): a slice of a heap buffer starts inside its array.
             UnsafeMemory.UNSAFE.copyMemory(src.array(), BYTE_ARRAY_BASE + src.arrayOffset() + srcPosition, null,
                     at(offset, length), length);
-        } else {
+        } else if (src.isDirect()) {
             store.write(offset, src, srcPosition, length);
+        } else {
+            newView().put((int) offset, src, srcPosition, length); // a read-only heap buffer: no array to copy from
         }
     }
 

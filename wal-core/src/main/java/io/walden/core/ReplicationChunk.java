@@ -1,0 +1,17 @@
+package io.walden.core;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A run of flushed log bytes as a primary sends it to a replica (docs/replication-protocol.md, Data frames):
+ * whole records from {@code startLsn}, within one segment, copied out of the log.
+ *
+ * @param startLsn where the bytes start (a record boundary)
+ * @param bytes    the records, read-only, position 0
+ */
+public record ReplicationChunk(long startLsn, ByteBuffer bytes) {
+    /** Where the bytes end: the position the replica continues from (it may be a segment's end). */
+    public long endLsn() {
+        return startLsn + bytes.remaining();
+    }
+}
