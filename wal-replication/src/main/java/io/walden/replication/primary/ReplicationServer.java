@@ -1,0 +1,201 @@
+package io.walden.replication.primary;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.walden.core.Durability;
+import io.walden.core.Lsn;
+import io.walden.core.Wal;
+import io.walden.core.commit.RemoteWaits;
+import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.protocol.Frame;
+import io.walden.replication.protocol.FrameDecoder;
+import io.walden.replication.protocol.FrameDescriptor;
+import io.walden.replication.protocol.FrameEncoder;
+import io.walden.replication.protocol.ProtocolErrorHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A primary's replication endpoint (minimal: plaintext, no secret check, no slots, no promotion yet). Each
+ * replica connection gets a {@link Sender} thread that streams flushed log bytes; the replicas' status frames
+ * feed the synchronous policy, whose confirmed positions release remote-level commits through
+ * {@link Wal#remoteWaits()}.
+ *
+ * <p>Thread-safety: {@link #policy(SyncPolicy)} and {@link #close()} from any thread.
+ */
+public final class ReplicationServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicationServer.class);
+
+    private final Wal wal;
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final Map<String, ReplicaState> replicas = new ConcurrentHashMap<>();
+    private final FrameEncoder encoder = new FrameEncoder();
+    private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
+    private final long keepaliveNanos;
+    private final Channel channel;
+    private volatile SyncPolicy policy;
+
+    /** A connected replica's reported positions. */
+    static final class ReplicaState {
+        final String name;
+        volatile long written;
+        volatile long flushed;
+        volatile long applied;
+
+        ReplicaState(String name, long start) {
+            this.name = name;
+            this.written = start;
+            this.flushed = start;
+            this.applied = start;
+        }
+    }
+
+    public ReplicationServer(Wal wal, InetSocketAddress listen, long keepaliveMillis) throws InterruptedException {
+        this.wal = wal;
+        this.keepaliveNanos = TimeUnit.MILLISECONDS.toNanos(keepaliveMillis);
+        this.channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new IdleStateHandler(keepaliveMillis * 2, 0, 0, TimeUnit.MILLISECONDS),
+                                new FrameDecoder(), encoder, new Connection(), errors);
+                    }
+                }).bind(listen).sync().channel();
+    }
+
+    public InetSocketAddress address() {
+        return (InetSocketAddress) channel.localAddress();
+    }
+
+    /** Sets (or with null clears) the synchronous policy, live; clearing releases every waiting commit. */
+    public void policy(SyncPolicy newPolicy) {
+        this.policy = newPolicy;
+        RemoteWaits waits = wal.remoteWaits();
+        if (newPolicy == null) {
+            waits.deactivate();
+        } else {
+            waits.activate();
+            release();
+        }
+    }
+
+    /** Positions of the connected replicas: name → {written, flushed, applied}. */
+    public Map<String, long[]> positions() {
+        Map<String, long[]> out = new HashMap<>();
+        replicas.forEach((name, s) -> out.put(name, new long[] {s.written, s.flushed, s.applied}));
+        return out;
+    }
+
+    /** Recomputes the policy's confirmed position per level and releases the commits below it. */
+    private void release() {
+        SyncPolicy p = policy;
+        if (p == null) {
+            return;
+        }
+        Map<String, Long> written = new HashMap<>();
+        Map<String, Long> flushed = new HashMap<>();
+        Map<String, Long> applied = new HashMap<>();
+        replicas.forEach((name, s) -> {
+            written.put(name, s.written);
+            flushed.put(name, s.flushed);
+            applied.put(name, s.applied);
+        });
+        RemoteWaits waits = wal.remoteWaits();
+        waits.advance(Durability.REMOTE_WRITE, p.confirmed(written));
+        waits.advance(Durability.ON, p.confirmed(flushed));
+        waits.advance(Durability.REMOTE_APPLY, p.confirmed(applied));
+    }
+
+    /** One replica connection: the handshake, then status frames; a Sender streams the data. */
+    private final class Connection extends SimpleChannelInboundHandler<Frame> {
+        private ReplicaState state;
+        private Sender sender;
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
+            if (frame instanceof Frame.Hello hello) {
+                onHello(ctx, hello);
+            } else if (frame instanceof Frame.Status status && state != null) {
+                state.written = Math.max(state.written, status.writtenLsn());
+                state.flushed = Math.max(state.flushed, status.flushedLsn());
+                state.applied = Math.max(state.applied, status.appliedLsn());
+                release();
+            } else {
+                refuse(ctx, Frame.Error.MALFORMED, "unexpected " + frame.getClass().getSimpleName() + " frame");
+            }
+        }
+
+        private void onHello(ChannelHandlerContext ctx, Frame.Hello hello) {
+            if (state != null) {
+                refuse(ctx, Frame.Error.MALFORMED, "a second hello on one connection");
+            } else if (hello.version() != FrameDescriptor.PROTOCOL_VERSION) {
+                refuse(ctx, Frame.Error.UNSUPPORTED_VERSION, "protocol version " + hello.version() + " is not supported; this primary speaks "
+                        + FrameDescriptor.PROTOCOL_VERSION);
+            } else if (hello.logId() != wal.logId()) {
+                refuse(ctx, Frame.Error.ANOTHER_LOG, "this primary's log is " + Long.toHexString(wal.logId()) + ", not "
+                        + Long.toHexString(hello.logId()) + ": a replica of another log");
+            } else if (hello.startLsn() < wal.oldestLsn()) {
+                refuse(ctx, Frame.Error.LSN_REMOVED, "requested LSN " + Lsn.format(hello.startLsn())
+                        + " has already been removed; the oldest kept LSN is " + Lsn.format(wal.oldestLsn()));
+            } else if (hello.startLsn() > wal.flushedLsn()) {
+                refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's log ends at " + Lsn.format(hello.startLsn())
+                        + ", beyond this primary's " + Lsn.format(wal.flushedLsn()) + ": its history diverged; rebuild it");
+            } else if (replicas.putIfAbsent(hello.name(), new ReplicaState(hello.name(), hello.startLsn())) != null) {
+                refuse(ctx, Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
+            } else {
+                state = replicas.get(hello.name());
+                ctx.writeAndFlush(new Frame.Welcome(FrameDescriptor.PROTOCOL_VERSION, wal.logId(),
+                        wal.config().segmentSize(), 0, wal.flushedLsn()));
+                sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos);
+                sender.start();
+                LOG.info("Replica '{}' connected from {} at {}", hello.name(), ctx.channel().remoteAddress(), Lsn.format(hello.startLsn()));
+            }
+        }
+
+        private void refuse(ChannelHandlerContext ctx, int code, String message) {
+            LOG.warn("Refusing replica connection from {}: {}", ctx.channel().remoteAddress(), message);
+            ctx.writeAndFlush(new Frame.Error(code, message)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof IdleStateEvent) {
+                LOG.warn("Replica {} sent nothing for too long; dropping it", state == null ? ctx.channel().remoteAddress() : state.name);
+                ctx.close();
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            if (sender != null) {
+                sender.stop();
+            }
+            if (state != null) {
+                replicas.remove(state.name, state);
+                LOG.info("Replica '{}' disconnected", state.name);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        channel.close().awaitUninterruptibly();
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+    }
+}

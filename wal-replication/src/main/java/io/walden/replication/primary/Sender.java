@@ -1,0 +1,84 @@
+package io.walden.replication.primary;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.walden.core.ReplicationChunk;
+import io.walden.core.Wal;
+import io.walden.core.WalClosedException;
+import io.walden.core.WalException;
+import io.walden.replication.protocol.Frame;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Streams one replica's data: flushed log bytes from its position, in frames of whole records within a
+ * segment (PostgreSQL's rule: only what is flushed locally leaves), waiting for the next flush when caught up
+ * and sending a keepalive (reply requested) when idle. A thread of its own ({@code walden-sender-*}): reading
+ * the log may block, and the event loop must not.
+ */
+final class Sender implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(Sender.class);
+    private static final int MAX_CHUNK = 256 << 10;
+
+    private final Wal wal;
+    private final Channel channel;
+    private final long keepaliveNanos;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private long position;
+
+    Sender(Wal wal, Channel channel, long start, long keepaliveNanos) {
+        this.wal = wal;
+        this.channel = channel;
+        this.position = start;
+        this.keepaliveNanos = keepaliveNanos;
+        this.thread = new Thread(this, "walden-sender-" + channel.remoteAddress());
+        this.thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    void stop() {
+        running = false;
+        thread.interrupt();
+    }
+
+    @Override
+    public void run() {
+        long lastSent = System.nanoTime();
+        try {
+            while (running && channel.isActive()) {
+                ReplicationChunk chunk = wal.readFlushed(position, MAX_CHUNK);
+                if (chunk != null) {
+                    long now = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
+                    channel.writeAndFlush(new Frame.Data(chunk.startLsn(), wal.flushedLsn(), now,
+                            Unpooled.wrappedBuffer(chunk.bytes())));
+                    position = chunk.endLsn();
+                    lastSent = System.nanoTime();
+                    while (!channel.isWritable() && channel.isActive() && running) {
+                        Thread.sleep(1); // the replica reads slowly: do not buffer without bound
+                    }
+                    continue;
+                }
+                if (!wal.awaitFlushedPast(position, keepaliveNanos / 2, TimeUnit.NANOSECONDS)
+                        && System.nanoTime() - lastSent >= keepaliveNanos / 2) {
+                    channel.writeAndFlush(new Frame.Keepalive(wal.flushedLsn(),
+                            TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), true));
+                    lastSent = System.nanoTime();
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (WalClosedException e) {
+            channel.close();
+        } catch (WalException e) {
+            LOG.warn("Stopping the stream to {}: {}", channel.remoteAddress(), e.getMessage());
+            channel.writeAndFlush(new Frame.Error(Frame.Error.LSN_REMOVED, e.getMessage()))
+                    .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+        }
+    }
+}

@@ -1,0 +1,179 @@
+package io.walden.replication.replica;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.walden.core.Lsn;
+import io.walden.core.Wal;
+import io.walden.replication.protocol.Frame;
+import io.walden.replication.protocol.FrameDecoder;
+import io.walden.replication.protocol.FrameDescriptor;
+import io.walden.replication.protocol.FrameEncoder;
+import io.walden.replication.protocol.ProtocolErrorHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A replica's receiver (minimal: plaintext, no promotion yet): connects to the primary, asks to stream from
+ * its own end, applies what arrives byte for byte ({@link Wal#applyReplicated}), flushes it through its own
+ * group commit, and reports written, flushed and applied positions after each batch and whenever asked.
+ * Reconnects with backoff and resumes exactly at its end. While it runs, local appends are refused with an
+ * error that names the primary.
+ *
+ * <p>Threads: a Netty event loop for the connection, one applier thread ({@code walden-receiver}) that
+ * writes and flushes. Thread-safety: {@link #close()} from any thread.
+ */
+public final class ReplicaClient implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaClient.class);
+    private static final long MAX_BACKOFF_MILLIS = 2000;
+
+    private final Wal wal;
+    private final InetSocketAddress primary;
+    private final String name;
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final ExecutorService applier = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "walden-receiver");
+        t.setDaemon(true);
+        return t;
+    });
+    private final FrameEncoder encoder = new FrameEncoder();
+    private volatile boolean running = true;
+    private volatile String fatal;
+    private volatile Channel channel;
+    private long backoffMillis = 50;
+
+    public ReplicaClient(Wal wal, InetSocketAddress primary, String name) {
+        this.wal = wal;
+        this.primary = primary;
+        this.name = name;
+        wal.refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
+                + "; write to the primary");
+        connect();
+    }
+
+    /** Why the primary refused this replica for good (another log, removed LSN, diverged history), or null. */
+    public String fatalError() {
+        return fatal;
+    }
+
+    public boolean isConnected() {
+        Channel c = channel;
+        return c != null && c.isActive();
+    }
+
+    private void connect() {
+        if (!running) {
+            return;
+        }
+        new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new FrameDecoder(), encoder, new Receiver(), new ProtocolErrorHandler());
+                    }
+                })
+                .connect(primary).addListener(f -> {
+                    if (!f.isSuccess()) {
+                        retryLater();
+                    }
+                });
+    }
+
+    private void retryLater() {
+        if (!running || fatal != null) {
+            return;
+        }
+        long delay = backoffMillis;
+        backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
+        group.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
+    }
+
+    private final class Receiver extends SimpleChannelInboundHandler<Frame> {
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            channel = ctx.channel();
+            ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, wal.logId(), 0, wal.insertLsn(), name, new byte[0]));
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
+            if (frame instanceof Frame.Welcome welcome) {
+                backoffMillis = 50;
+                LOG.info("Streaming from the primary at {} from {} (its flushed end {})", primary, Lsn.format(wal.insertLsn()),
+                        Lsn.format(welcome.flushedLsn()));
+            } else if (frame instanceof Frame.Data data) {
+                long start = data.startLsn();
+                byte[] bytes = new byte[data.bytes().readableBytes()];
+                data.bytes().getBytes(data.bytes().readerIndex(), bytes);
+                applier.execute(() -> apply(ctx, start, bytes));
+            } else if (frame instanceof Frame.Keepalive keepalive && keepalive.replyRequested()) {
+                applier.execute(() -> status(ctx));
+            } else if (frame instanceof Frame.Error error) {
+                if (error.code() == Frame.Error.ANOTHER_LOG || error.code() == Frame.Error.LSN_REMOVED
+                        || error.code() == Frame.Error.EPOCH_DIVERGED || error.code() == Frame.Error.UNSUPPORTED_VERSION) {
+                    fatal = error.message();
+                }
+                LOG.error("The primary refused this replica: {}", error.message());
+                ctx.close();
+            }
+        }
+
+        private void apply(ChannelHandlerContext ctx, long start, byte[] bytes) {
+            try {
+                long end = wal.applyReplicated(start, ByteBuffer.wrap(bytes));
+                ctx.writeAndFlush(new Frame.Status(end, wal.flushedLsn(), wal.flushedLsn(), now(), false));
+                wal.flush();
+                status(ctx);
+            } catch (RuntimeException e) {
+                LOG.error("Could not apply replicated bytes at {}: {}; reconnecting", Lsn.format(start), e.getMessage());
+                ctx.close();
+            }
+        }
+
+        private void status(ChannelHandlerContext ctx) {
+            long flushed = wal.flushedLsn();
+            // Applied = visible to this log's readers that see flushed records.
+            ctx.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, flushed, now(), false));
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            channel = null;
+            retryLater();
+        }
+    }
+
+    private static long now() {
+        return TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
+    }
+
+    /** Disconnects and stops reconnecting; the log stays open (the caller owns it) and keeps refusing appends. */
+    @Override
+    public void close() {
+        running = false;
+        Channel c = channel;
+        if (c != null) {
+            c.close().awaitUninterruptibly();
+        }
+        applier.shutdown();
+        try {
+            applier.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+    }
+}

@@ -1,0 +1,115 @@
+package io.walden.replication;
+
+import io.walden.core.Durability;
+import io.walden.core.AppendsRefusedException;
+import io.walden.core.RemoteCommitTimeoutException;
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import io.walden.core.WalReader;
+import io.walden.core.segment.SegmentFiles;
+import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.ReplicaClient;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A primary and replicas in one JVM, over real TCP on 127.0.0.1. */
+@Timeout(60)
+class ReplicationTest {
+    private static final long SEGMENT = 64 << 10;
+
+    @TempDir
+    Path work;
+
+    private static WalConfig.Builder config(Path dir) {
+        return WalConfig.builder(dir).segmentSize(SEGMENT);
+    }
+
+    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(condition.getAsBoolean()).as("condition reached in time").isTrue();
+    }
+
+    @Test
+    void shouldReleaseEachLevelOnlyOnceTheSynchronousReplicaReachedIt() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             ReplicationServer server = new ReplicationServer(primary, new InetSocketAddress("127.0.0.1", 0), 1000);
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             ReplicaClient client = new ReplicaClient(replica, server.address(), "r1")) {
+            waitUntil(() -> server.positions().containsKey("r1"));
+            server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
+            for (int i = 0; i < 300; i++) {
+                long on = primary.append(("on " + i).getBytes(), Durability.ON);
+                assertThat(replica.flushedLsn()).as("ON returned only after the replica flushed it").isGreaterThan(on);
+                long apply = primary.append(("apply " + i).getBytes(), Durability.REMOTE_APPLY);
+                try (WalReader r = replica.reader(apply)) {
+                    assertThat(new String(r.next().payload())).as("REMOTE_APPLY: visible on the replica").isEqualTo("apply " + i);
+                }
+                long write = primary.append(("write " + i).getBytes(), Durability.REMOTE_WRITE);
+                assertThat(replica.writtenLsn()).isGreaterThan(write);
+            }
+            assertThatThrownBy(() -> replica.append(new byte[1], Durability.OFF))
+                    .isInstanceOf(AppendsRefusedException.class).hasMessageContaining("replica of the primary");
+        }
+        for (long seg : SegmentFiles.list(work.resolve("p"))) {
+            Path r = work.resolve("r1").resolve(SegmentFiles.name(seg));
+            if (Files.exists(r)) {
+                assertThat(Files.mismatch(work.resolve("p").resolve(SegmentFiles.name(seg)), r)).as("segment %x", seg).isEqualTo(-1L);
+            }
+        }
+    }
+
+    @Test
+    void shouldWaitWhileTooFewReplicasAreConnectedAndResumeWithoutAGap() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(300)).build());
+             ReplicationServer server = new ReplicationServer(primary, new InetSocketAddress("127.0.0.1", 0), 1000);
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build())) {
+            server.policy(SyncPolicy.parse("ANY 1 (r1, r2)"));
+            assertThatThrownBy(() -> primary.append("nobody listens".getBytes(), Durability.ON))
+                    .isInstanceOf(RemoteCommitTimeoutException.class).hasMessageContaining("durable locally");
+            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r2")) {
+                waitUntil(() -> server.positions().containsKey("r2"));
+                for (int i = 0; i < 200; i++) {
+                    primary.append(new byte[500], Durability.ON);
+                }
+            }
+            waitUntil(() -> !server.positions().containsKey("r2"));
+            for (int i = 0; i < 100; i++) {
+                primary.append(new byte[500], Durability.OFF); // written while the replica is away
+            }
+            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r2")) {
+                long lsn = primary.append("back".getBytes(), Durability.ON);
+                assertThat(replica.flushedLsn()).isGreaterThan(lsn);
+                Map<String, long[]> positions = server.positions();
+                assertThat(positions.get("r2")[1]).isGreaterThan(lsn);
+            }
+            assertThat(replica.flushedLsn()).isEqualTo(primary.flushedLsn());
+        }
+    }
+
+    @Test
+    void shouldRefuseAReplicaOfAnotherLogForGood() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             ReplicationServer server = new ReplicationServer(primary, new InetSocketAddress("127.0.0.1", 0), 1000);
+             Wal stranger = Wal.open(config(work.resolve("other")).build());
+             ReplicaClient client = new ReplicaClient(stranger, server.address(), "r9")) {
+            waitUntil(() -> client.fatalError() != null);
+            assertThat(client.fatalError()).contains("another log");
+            assertThat(server.positions()).isEmpty();
+        }
+    }
+}
