@@ -27,6 +27,9 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.ReplicaClient;
 import io.walden.server.admin.AdminApi;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.DataApi;
@@ -63,6 +66,8 @@ public final class WaldenServer implements AutoCloseable {
     private EventLoopGroup workers;
     private ThreadPoolExecutor readers;
     private ExecutorService admin;
+    private ReplicationServer replication;
+    private ReplicaClient replica;
     private Channel serverChannel;
     private DataApi data;
     private HttpServerHandler handler;
@@ -80,6 +85,15 @@ public final class WaldenServer implements AutoCloseable {
      * @throws io.walden.core.WalException when the log cannot be opened (locked, corrupt, I/O)
      */
     public WaldenServer start() throws InterruptedException {
+        try {
+            return startOrFail();
+        } catch (RuntimeException | InterruptedException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private WaldenServer startOrFail() throws InterruptedException {
         if (!config.loopbackOnly() && config.authToken() == null) {
             throw new IllegalStateException("refusing to listen on " + config.httpAddress()
                     + " without an auth token: set --auth-token (or auth-token in the config file), or bind 127.0.0.1");
@@ -92,7 +106,17 @@ public final class WaldenServer implements AutoCloseable {
             throw new IllegalStateException("cannot use the TLS certificate/key (" + config.tlsCert() + ", "
                     + config.tlsKey() + "): " + e.getMessage(), e);
         }
-        wal = Wal.open(config.walConfig());
+        if (!config.replicationListen().getAddress().isLoopbackAddress() && config.replicateFrom() == null) {
+            throw new IllegalStateException("refusing to accept replicas on " + config.replicationListen()
+                    + ": replication has no TLS or authentication yet, so it listens on loopback addresses only");
+        }
+        if (config.replicateFrom() != null && !config.hasLog()) {
+            // A new replica: its log must be a copy of the primary's (same id, same segment size).
+            ReplicaClient.PrimaryIdentity id = ReplicaClient.fetchIdentity(config.replicateFrom(), config.name(), 30_000);
+            wal = Wal.open(config.walConfig(id.logId(), id.segmentSize()));
+        } else {
+            wal = Wal.open(config.walConfig());
+        }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(registry);
         new JvmGcMetrics().bindTo(registry);
@@ -102,6 +126,14 @@ public final class WaldenServer implements AutoCloseable {
         new UptimeMetrics().bindTo(registry);
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
         wal.meterBinder().bindTo(registry);
+        if (config.replicateFrom() != null) {
+            replica = new ReplicaClient(wal, config.replicateFrom(), config.name());
+        } else {
+            replication = new ReplicationServer(wal, config.replicationListen(), 10_000);
+            if (config.syncReplicas() != null) {
+                replication.policy(SyncPolicy.parse(config.syncReplicas()));
+            }
+        }
 
         AtomicInteger readerThreads = new AtomicInteger();
         // No queue: the read beyond max-readers is refused at once (503), never parked behind long polls and streams.
@@ -117,7 +149,8 @@ public final class WaldenServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting, admin));
+        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting, admin, replication,
+                config.replicateFrom()));
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
         String token = config.authToken();
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
@@ -164,6 +197,12 @@ public final class WaldenServer implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (serverChannel == null) {
+            if (replica != null) {
+                replica.close();
+            }
+            if (replication != null) {
+                replication.close();
+            }
             if (wal != null && !wal.isClosed()) {
                 wal.close(); // started the log but never bound the port
             }
@@ -178,6 +217,12 @@ public final class WaldenServer implements AutoCloseable {
         }
         readers.shutdown();
         admin.shutdown();
+        if (replica != null) {
+            replica.close();
+        }
+        if (replication != null) {
+            replication.close();
+        }
         try {
             wal.close(); // flushes; appends still racing now fail cleanly with 503
         } finally {

@@ -45,6 +45,10 @@ final class ServerProcess implements AutoCloseable {
                 "-jar", WaldenJar.jar().toAbsolutePath().toString(), "serve", "--data-dir", dataDir.toString(),
                 "--http", "127.0.0.1:" + port));
         cmd.addAll(List.of(extra));
+        if (!cmd.contains("--replication-listen") && !cmd.contains("--replicate-from")) {
+            cmd.add("--replication-listen"); // never the default port: tests must not collide with a running server
+            cmd.add("127.0.0.1:" + freePort());
+        }
         Path log = Files.createTempFile(work, "server", ".log");
         Process p = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();

@@ -95,6 +95,11 @@ public final class ReplicationServer implements AutoCloseable {
         }
     }
 
+    /** The synchronous policy in force, or null. */
+    public SyncPolicy policy() {
+        return policy;
+    }
+
     /** Positions of the connected replicas: name → {written, flushed, applied}. */
     public Map<String, long[]> positions() {
         Map<String, long[]> out = new HashMap<>();
@@ -147,7 +152,7 @@ public final class ReplicationServer implements AutoCloseable {
             } else if (hello.version() != FrameDescriptor.PROTOCOL_VERSION) {
                 refuse(ctx, Frame.Error.UNSUPPORTED_VERSION, "protocol version " + hello.version() + " is not supported; this primary speaks "
                         + FrameDescriptor.PROTOCOL_VERSION);
-            } else if (hello.logId() != wal.logId()) {
+            } else if (hello.logId() != 0 && hello.logId() != wal.logId()) {
                 refuse(ctx, Frame.Error.ANOTHER_LOG, "this primary's log is " + Long.toHexString(wal.logId()) + ", not "
                         + Long.toHexString(hello.logId()) + ": a replica of another log");
             } else if (hello.startLsn() < wal.oldestLsn()) {

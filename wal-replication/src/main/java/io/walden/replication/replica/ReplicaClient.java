@@ -111,6 +111,13 @@ public final class ReplicaClient implements AutoCloseable {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
             if (frame instanceof Frame.Welcome welcome) {
+                if (welcome.logId() != wal.logId() || welcome.segmentSize() != wal.config().segmentSize()) {
+                    fatal = "the primary's log " + Long.toHexString(welcome.logId()) + " (segments of " + welcome.segmentSize()
+                            + " bytes) is not this replica's " + Long.toHexString(wal.logId());
+                    LOG.error("Refusing to follow the primary at {}: {}", primary, fatal);
+                    ctx.close();
+                    return;
+                }
                 backoffMillis = 50;
                 LOG.info("Streaming from the primary at {} from {} (its flushed end {})", primary, Lsn.format(wal.insertLsn()),
                         Lsn.format(welcome.flushedLsn()));
@@ -153,6 +160,59 @@ public final class ReplicaClient implements AutoCloseable {
         public void channelInactive(ChannelHandlerContext ctx) {
             channel = null;
             retryLater();
+        }
+    }
+
+    /** What a primary says of itself: what a new replica needs to create its log as a copy of the primary's. */
+    public record PrimaryIdentity(long logId, long segmentSize) {
+    }
+
+    /**
+     * Asks the primary at {@code primary} for its log's identity (a hello as a new copy, log id 0), for a replica
+     * whose directory holds no log yet.
+     *
+     * @throws IllegalStateException when the primary cannot be reached or refuses, with its reason
+     */
+    public static PrimaryIdentity fetchIdentity(InetSocketAddress primary, String name, long timeoutMillis) throws InterruptedException {
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        java.util.concurrent.CompletableFuture<PrimaryIdentity> answer = new java.util.concurrent.CompletableFuture<>();
+        try {
+            new Bootstrap().group(group).channel(NioSocketChannel.class)
+                    .handler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), new SimpleChannelInboundHandler<Frame>() {
+                                @Override
+                                public void channelActive(ChannelHandlerContext ctx) {
+                                    ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, 0, 0,
+                                            io.walden.core.segment.SegmentHeaderDescriptor.LENGTH, name, new byte[0]));
+                                }
+
+                                @Override
+                                protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
+                                    if (frame instanceof Frame.Welcome w) {
+                                        answer.complete(new PrimaryIdentity(w.logId(), w.segmentSize()));
+                                    } else if (frame instanceof Frame.Error e) {
+                                        answer.completeExceptionally(new IllegalStateException("the primary refused: " + e.message()));
+                                    }
+                                    ctx.close();
+                                }
+                            });
+                        }
+                    })
+                    .connect(primary).addListener(f -> {
+                        if (!f.isSuccess()) {
+                            answer.completeExceptionally(new IllegalStateException("cannot reach the primary at " + primary
+                                    + ": " + f.cause().getMessage()));
+                        }
+                    });
+            return answer.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw (IllegalStateException) e.getCause();
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("the primary at " + primary + " did not answer within " + timeoutMillis + " ms");
+        } finally {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
     }
 

@@ -24,13 +24,22 @@ public final class AdminApi {
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier accepting;
     private final java.util.concurrent.Executor blocking;
+    private final io.walden.replication.primary.ReplicationServer replication;
+    private final java.net.InetSocketAddress primary;
 
-    /** @param blocking runs admin work that blocks (truncation forces files), off the event loops */
-    public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, java.util.concurrent.Executor blocking) {
+    /**
+     * @param blocking    runs admin work that blocks (truncation forces files), off the event loops
+     * @param replication the replication endpoint of a primary, or null on a replica
+     * @param primary     the primary a replica follows, or null on a primary
+     */
+    public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, java.util.concurrent.Executor blocking,
+                    io.walden.replication.primary.ReplicationServer replication, java.net.InetSocketAddress primary) {
         this.wal = wal;
         this.registry = registry;
         this.accepting = accepting;
         this.blocking = blocking;
+        this.replication = replication;
+        this.primary = primary;
     }
 
     /** GET / : the live status page (plain HTML and JS, no build step). */
@@ -68,7 +77,10 @@ public final class AdminApi {
 
     public void status(Exchange ex) {
         Map<String, Object> s = new LinkedHashMap<>();
-        s.put("role", "primary");
+        s.put("role", primary == null ? "primary" : "replica");
+        if (primary != null) {
+            s.put("primary", primary.getHostString() + ":" + primary.getPort());
+        }
         s.put("insert_lsn", Lsn.format(wal.insertLsn()));
         s.put("written_lsn", Lsn.format(wal.writtenLsn()));
         s.put("flushed_lsn", Lsn.format(wal.flushedLsn()));
@@ -97,8 +109,47 @@ public final class AdminApi {
         rec.put("reason", r.reason());
         rec.put("duration_ms", r.durationNanos() / 1_000_000);
         s.put("recovery", rec);
-        s.put("replicas", List.of());
+        s.put("sync_replicas", replication == null || replication.policy() == null ? null : replication.policy().toString());
+        s.put("replicas", replicas());
         ex.json(HttpResponseStatus.OK, s);
+    }
+
+    private List<Map<String, Object>> replicas() {
+        List<Map<String, Object>> out = new ArrayList<>();
+        if (replication == null) {
+            return out;
+        }
+        io.walden.replication.policy.SyncPolicy policy = replication.policy();
+        replication.positions().forEach((name, p) -> {
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("name", name);
+            r.put("state", "streaming");
+            r.put("sent_lsn", Lsn.format(p[0]));
+            r.put("write_lsn", Lsn.format(p[0]));
+            r.put("flush_lsn", Lsn.format(p[1]));
+            r.put("apply_lsn", Lsn.format(p[2]));
+            r.put("write_lag_ms", null); // lag timing comes with the replication statistics
+            r.put("flush_lag_ms", null);
+            r.put("apply_lag_ms", null);
+            r.put("sync_state", policy == null || !policy.names().contains(name) ? "async" : policy.isQuorum() ? "quorum" : "sync");
+            out.add(r);
+        });
+        return out;
+    }
+
+    /** PUT /admin/sync-replicas with the policy as body ('FIRST n (a, b)' / 'ANY n (a, b)'; empty clears it). */
+    public void syncReplicas(Exchange ex) {
+        if (replication == null) {
+            ex.error(HttpResponseStatus.CONFLICT, "not_a_primary", "this server is a replica of " + primary
+                    + "; set the synchronous policy on the primary");
+            return;
+        }
+        String body = ex.request().content().toString(java.nio.charset.StandardCharsets.UTF_8).trim();
+        io.walden.replication.policy.SyncPolicy policy = body.isEmpty() ? null : io.walden.replication.policy.SyncPolicy.parse(body);
+        replication.policy(policy);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("sync_replicas", policy == null ? null : policy.toString());
+        ex.json(HttpResponseStatus.OK, out);
     }
 
     public void segments(Exchange ex) {

@@ -39,6 +39,22 @@ final class ServeCommand implements Callable<Integer> {
             + "required when --http is not a loopback address.")
     String authToken;
 
+    @Option(names = "--replication-listen", paramLabel = "HOST:PORT",
+            description = "Where a primary accepts replicas (default: " + ServerConfig.DEFAULT_REPLICATION + ").")
+    String replicationListen;
+
+    @Option(names = "--replicate-from", paramLabel = "HOST:PORT", description = "Run as a replica of the primary there.")
+    String replicateFrom;
+
+    @Option(names = "--name", description = "This replica's name in the primary's synchronous policy.")
+    String name;
+
+    @Option(names = "--sync-replicas", description = "Synchronous policy of a primary: 'FIRST n (a, b)' or 'ANY n (a, b)'.")
+    String syncReplicas;
+
+    @Option(names = "--remote-commit-timeout-ms", description = "How long a remote-level commit waits for the replicas (0: forever).")
+    String remoteCommitTimeout;
+
     @Option(names = "--tls-cert", description = "PEM certificate chain: serve HTTPS (with --tls-key).")
     String tlsCert;
 
@@ -63,6 +79,11 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("max-batch-bytes", maxBatchBytes);
         flags.put("max-readers", maxReaders);
         flags.put("tls-cert", tlsCert);
+        flags.put("replication-listen", replicationListen);
+        flags.put("replicate-from", replicateFrom);
+        flags.put("name", name);
+        flags.put("sync-replicas", syncReplicas);
+        flags.put("remote-commit-timeout-ms", remoteCommitTimeout);
         flags.put("tls-key", tlsKey);
         ServerConfig config;
         try {

@@ -36,7 +36,9 @@ public final class ServerConfig {
     public static final String DEFAULT_DATA_DIR = "walden-data";
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
     static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size",
-            "auth-token", "max-batch-bytes", "max-readers", "tls-cert", "tls-key");
+            "auth-token", "max-batch-bytes", "max-readers", "tls-cert", "tls-key", "replication-listen", "replicate-from",
+            "name", "sync-replicas", "remote-commit-timeout-ms");
+    public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
 
     private final Map<String, String> values;
 
@@ -58,6 +60,8 @@ public final class ServerConfig {
         v.put("sync-method", "fdatasync");
         v.put("max-batch-bytes", Long.toString(64L << 20));
         v.put("max-readers", "32");
+        v.put("replication-listen", DEFAULT_REPLICATION);
+        v.put("remote-commit-timeout-ms", "0");
         if (yaml != null) {
             // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
             YAMLFactory factory = YAMLFactory.builder()
@@ -101,6 +105,14 @@ public final class ServerConfig {
 
     private void validate() {
         httpAddress();
+        replicationListen();
+        if (replicateFrom() != null && syncReplicas() != null) {
+            throw new IllegalArgumentException("sync-replicas applies to a primary; this server replicates from "
+                    + values.get("replicate-from"));
+        }
+        if (syncReplicas() != null) {
+            io.walden.replication.policy.SyncPolicy.parse(syncReplicas());
+        }
         durability();
         syncMethod();
         walConfig();
@@ -163,11 +175,46 @@ public final class ServerConfig {
      * holds a log, that log's size is used (it cannot change), so a plain restart never fails on it.
      */
     public WalConfig walConfig() {
+        return walConfig(0, segmentSize());
+    }
+
+    /** The log's settings for a replica: the primary's log id and segment size. */
+    public WalConfig walConfig(long logId, long segmentSize) {
         return WalConfig.builder(dataDir())
-                .segmentSize(segmentSize())
+                .segmentSize(segmentSize)
                 .durability(durability())
                 .syncMethod(syncMethod())
+                .logId(logId)
+                .remoteCommitTimeout(java.time.Duration.ofMillis(Long.parseLong(values.get("remote-commit-timeout-ms"))))
                 .build();
+    }
+
+    /** Where a primary listens for replicas. */
+    public InetSocketAddress replicationListen() {
+        return parseAddress(values.get("replication-listen"), "replication-listen");
+    }
+
+    /** The primary to follow, or null for a primary. */
+    public InetSocketAddress replicateFrom() {
+        String v = values.get("replicate-from");
+        return v == null ? null : parseAddress(v, "replicate-from");
+    }
+
+    /** This replica's name in the primary's synchronous policy. */
+    public String name() {
+        String n = values.get("name");
+        return n != null ? n : "walden-" + ProcessHandle.current().pid();
+    }
+
+    /** The synchronous policy ({@code FIRST n (a, b)} / {@code ANY n (a, b)}), or null for none. */
+    public String syncReplicas() {
+        String v = values.get("sync-replicas");
+        return v == null || v.isBlank() ? null : v;
+    }
+
+    /** True when the log directory already holds a log (a replica then keeps its own identity). */
+    public boolean hasLog() {
+        return io.walden.core.recovery.ControlFile.exists(dataDir());
     }
 
     private long segmentSize() {

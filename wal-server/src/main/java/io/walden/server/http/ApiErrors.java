@@ -31,6 +31,10 @@ final class ApiErrors {
             ex.json(HttpResponseStatus.GONE, body);
         } else if (e instanceof IllegalLsnException || e instanceof IllegalArgumentException) {
             ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", e.getMessage());
+        } else if (e instanceof io.walden.core.AppendsRefusedException) {
+            ex.error(HttpResponseStatus.CONFLICT, "replica", e.getMessage());
+        } else if (e instanceof io.walden.core.RemoteCommitTimeoutException) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "remote_commit_timeout", e.getMessage());
         } else if (e instanceof WalFailedException) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", e.getMessage());
         } else if (e instanceof WalClosedException) {

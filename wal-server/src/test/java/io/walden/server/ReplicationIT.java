@@ -1,0 +1,106 @@
+package io.walden.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Lsn;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Primary and replica as two processes of the real jar; the primary is killed with SIGKILL. */
+class ReplicationIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path work;
+
+    @Test
+    void shouldHaveEveryOnAcknowledgedRecordOnTheSynchronousReplicaAfterThePrimaryIsKilled() throws Exception {
+        int replicationPort = ServerProcess.freePort();
+        List<String> acknowledged = new ArrayList<>();
+        try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
+                "--replication-listen", "127.0.0.1:" + replicationPort, "--sync-replicas", "FIRST 1 (r1)");
+             ServerProcess replica = ServerProcess.start(work, work.resolve("replica"), ServerProcess.freePort(),
+                     "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1")) {
+            waitUntil(() -> JSON.readTree(primary.get("/admin/status").body()).get("replicas").size() == 1);
+            JsonNode status = JSON.readTree(primary.get("/admin/status").body());
+            assertThat(status.at("/replicas/0/name").asText()).isEqualTo("r1");
+            assertThat(status.at("/replicas/0/sync_state").asText()).isEqualTo("sync");
+            assertThat(status.get("sync_replicas").asText()).isEqualTo("FIRST 1 (r1)");
+
+            for (int i = 0; i < 100; i++) {
+                HttpResponse<String> r = primary.post("/v1/records?durability=on", ("record " + i).getBytes(StandardCharsets.UTF_8));
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                acknowledged.add(JSON.readTree(r.body()).get("lsn").asText());
+            }
+            primary.kill();
+
+            Map<String, String> onReplica = new HashMap<>();
+            JsonNode page = JSON.readTree(replica.get("/v1/records?from=0/0&limit=1000").body());
+            for (JsonNode rec : page.get("records")) {
+                onReplica.put(rec.get("lsn").asText(), new String(Base64.getDecoder().decode(rec.get("data").asText()), StandardCharsets.UTF_8));
+            }
+            for (int i = 0; i < acknowledged.size(); i++) {
+                assertThat(onReplica.get(acknowledged.get(i))).as("record %d on the replica", i).isEqualTo("record " + i);
+            }
+            JsonNode replicaStatus = JSON.readTree(replica.get("/admin/status").body());
+            assertThat(replicaStatus.get("role").asText()).isEqualTo("replica");
+            assertThat(replicaStatus.get("primary").asText()).isEqualTo("127.0.0.1:" + replicationPort);
+
+            HttpResponse<String> refused = replica.post("/v1/records", "no".getBytes());
+            assertThat(refused.statusCode()).isEqualTo(409);
+            assertThat(refused.body()).contains("replica of the primary at 127.0.0.1:" + replicationPort);
+            HttpResponse<String> notPrimary = replica.http.send(HttpRequest.newBuilder(replica.uri("/admin/sync-replicas"))
+                    .PUT(HttpRequest.BodyPublishers.ofString("FIRST 1 (x)")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(notPrimary.statusCode()).isEqualTo(409);
+            assertThat(Lsn.parse(replicaStatus.get("flushed_lsn").asText()))
+                    .isGreaterThan(Lsn.parse(acknowledged.get(acknowledged.size() - 1)));
+        }
+    }
+
+    @Test
+    void shouldChangeTheSynchronousPolicyLive() throws Exception {
+        try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
+                "--replication-listen", "127.0.0.1:" + ServerProcess.freePort(), "--remote-commit-timeout-ms", "300")) {
+            HttpResponse<String> set = primary.http.send(HttpRequest.newBuilder(primary.uri("/admin/sync-replicas"))
+                    .PUT(HttpRequest.BodyPublishers.ofString("ANY 1 (r1, r2)")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(set.body()).contains("ANY 1 (r1, r2)");
+            HttpResponse<String> waiting = primary.post("/v1/records?durability=on", "x".getBytes());
+            assertThat(waiting.statusCode()).isEqualTo(503);
+            assertThat(waiting.body()).contains("remote_commit_timeout").contains("durable locally");
+            HttpResponse<String> bad = primary.http.send(HttpRequest.newBuilder(primary.uri("/admin/sync-replicas"))
+                    .PUT(HttpRequest.BodyPublishers.ofString("SOME 1 (a)")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(bad.statusCode()).isEqualTo(400);
+            primary.http.send(HttpRequest.newBuilder(primary.uri("/admin/sync-replicas"))
+                    .PUT(HttpRequest.BodyPublishers.ofString("")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(primary.post("/v1/records?durability=on", "y".getBytes()).statusCode()).as("no policy: ON acts as local").isEqualTo(200);
+        }
+    }
+
+    private interface Check {
+        boolean ok() throws Exception;
+    }
+
+    private static void waitUntil(Check check) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            if (check.ok()) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("condition not reached in 30 s");
+    }
+}
