@@ -557,6 +557,7 @@ public final class Wal implements AutoCloseable {
         Activity.enter(cell);
         try {
             ensureOpen();
+            commit.checkNotFailed(); // a replica that cannot flush must not keep accepting (and confirming) bytes
             synchronized (adminLock) { // one applier at a time; never concurrently with truncation or close
                 return appender.applyReplicated(startLsn, bytes);
             }
@@ -604,6 +605,10 @@ public final class Wal implements AutoCloseable {
                     break;
                 }
                 end = next;
+            }
+            if (end == offset) {
+                throw new IllegalLsnException("no record starts at " + Lsn.format(from) + " (below the flushed end "
+                        + Lsn.format(limit) + "): not a record boundary of this log");
             }
             byte[] bytes = new byte[(int) (end - offset)];
             ByteBuffer view = seg.newView();

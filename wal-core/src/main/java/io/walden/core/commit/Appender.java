@@ -276,9 +276,10 @@ public final class Appender {
      */
     public long advanceWritten() {
         long w = written.get();
+        long limit = tail.get(); // never past the reservations: replicated bytes above it are not checked yet
         long pos = w;
         Segment seg = registry.get(pos);
-        while (seg != null) {
+        while (seg != null && pos < limit) {
             int length = seg.readIntAcquire(pos - seg.startLsn());
             if (length <= 0) {
                 break;

@@ -51,20 +51,32 @@ public final class ReplicationServer implements AutoCloseable {
     private final Channel channel;
     private volatile SyncPolicy policy;
 
-    /** A connected replica's reported positions. */
+    /**
+     * A connected replica's reported positions. They start unknown (0): the start LSN of its hello is what it
+     * has written, not what it has flushed. It counts for the synchronous policy only once it has caught up
+     * with the backlog it had when it connected (PostgreSQL's "streaming" state), so a replica returning far
+     * behind does not stall commits that a caught-up one could confirm.
+     */
     static final class ReplicaState {
         final String name;
+        final long catchUpTarget;
         volatile long written;
         volatile long flushed;
         volatile long applied;
+        volatile boolean streaming;
 
-        ReplicaState(String name, long start) {
+        ReplicaState(String name, long catchUpTarget) {
             this.name = name;
-            this.written = start;
-            this.flushed = start;
-            this.applied = start;
+            this.catchUpTarget = catchUpTarget;
         }
     }
+
+    /** Releases commits off the event loop: completing futures runs their callbacks, which must not stall replication. */
+    private final java.util.concurrent.ExecutorService releaser = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "walden-sync-release");
+        t.setDaemon(true);
+        return t;
+    });
 
     public ReplicationServer(Wal wal, InetSocketAddress listen, long keepaliveMillis) throws InterruptedException {
         this.wal = wal;
@@ -100,10 +112,10 @@ public final class ReplicationServer implements AutoCloseable {
         return policy;
     }
 
-    /** Positions of the connected replicas: name → {written, flushed, applied}. */
+    /** Positions of the connected replicas: name → {written, flushed, applied, streaming (1) or catching up (0)}. */
     public Map<String, long[]> positions() {
         Map<String, long[]> out = new HashMap<>();
-        replicas.forEach((name, s) -> out.put(name, new long[] {s.written, s.flushed, s.applied}));
+        replicas.forEach((name, s) -> out.put(name, new long[] {s.written, s.flushed, s.applied, s.streaming ? 1 : 0}));
         return out;
     }
 
@@ -117,9 +129,11 @@ public final class ReplicationServer implements AutoCloseable {
         Map<String, Long> flushed = new HashMap<>();
         Map<String, Long> applied = new HashMap<>();
         replicas.forEach((name, s) -> {
-            written.put(name, s.written);
-            flushed.put(name, s.flushed);
-            applied.put(name, s.applied);
+            if (s.streaming) {
+                written.put(name, s.written);
+                flushed.put(name, s.flushed);
+                applied.put(name, s.applied);
+            }
         });
         RemoteWaits waits = wal.remoteWaits();
         waits.advance(Durability.REMOTE_WRITE, p.confirmed(written));
@@ -140,7 +154,11 @@ public final class ReplicationServer implements AutoCloseable {
                 state.written = Math.max(state.written, status.writtenLsn());
                 state.flushed = Math.max(state.flushed, status.flushedLsn());
                 state.applied = Math.max(state.applied, status.appliedLsn());
-                release();
+                if (!state.streaming && state.flushed >= state.catchUpTarget) {
+                    state.streaming = true;
+                    LOG.info("Replica '{}' caught up at {}", state.name, Lsn.format(state.flushed));
+                }
+                releaser.execute(ReplicationServer.this::release);
             } else {
                 refuse(ctx, Frame.Error.MALFORMED, "unexpected " + frame.getClass().getSimpleName() + " frame");
             }
@@ -161,7 +179,9 @@ public final class ReplicationServer implements AutoCloseable {
             } else if (hello.startLsn() > wal.flushedLsn()) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's log ends at " + Lsn.format(hello.startLsn())
                         + ", beyond this primary's " + Lsn.format(wal.flushedLsn()) + ": its history diverged; rebuild it");
-            } else if (replicas.putIfAbsent(hello.name(), new ReplicaState(hello.name(), hello.startLsn())) != null) {
+            } else if (hello.name().isEmpty()) {
+                refuse(ctx, Frame.Error.MALFORMED, "a replica must have a name");
+            } else if (replicas.putIfAbsent(hello.name(), new ReplicaState(hello.name(), wal.flushedLsn())) != null) {
                 refuse(ctx, Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
             } else {
                 state = replicas.get(hello.name());
@@ -198,9 +218,15 @@ public final class ReplicationServer implements AutoCloseable {
         }
     }
 
+    /** Stops accepting and streaming; commits waiting for replicas are released (no replica can confirm them now). */
     @Override
     public void close() {
         channel.close().awaitUninterruptibly();
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+        releaser.shutdown();
+        if (policy != null) {
+            policy = null;
+            wal.remoteWaits().deactivate();
+        }
     }
 }

@@ -58,6 +58,10 @@ final class Sender implements Runnable {
                     channel.writeAndFlush(new Frame.Data(chunk.startLsn(), wal.flushedLsn(), now,
                             Unpooled.wrappedBuffer(chunk.bytes())));
                     position = chunk.endLsn();
+                    if ((position & (wal.config().segmentSize() - 1)) == 0) {
+                        // a closing record: the next record follows the next segment's header (wait for that, not this)
+                        position += io.walden.core.segment.SegmentHeaderDescriptor.LENGTH;
+                    }
                     lastSent = System.nanoTime();
                     while (!channel.isWritable() && channel.isActive() && running) {
                         Thread.sleep(1); // the replica reads slowly: do not buffer without bound
@@ -77,7 +81,8 @@ final class Sender implements Runnable {
             channel.close();
         } catch (WalException e) {
             LOG.warn("Stopping the stream to {}: {}", channel.remoteAddress(), e.getMessage());
-            channel.writeAndFlush(new Frame.Error(Frame.Error.LSN_REMOVED, e.getMessage()))
+            channel.writeAndFlush(new Frame.Error(e instanceof io.walden.core.LsnRemovedException ? Frame.Error.LSN_REMOVED
+                    : Frame.Error.EPOCH_DIVERGED, e.getMessage()))
                     .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
         }
     }

@@ -39,6 +39,10 @@ import java.util.concurrent.TimeUnit;
 public final class ReplicaClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaClient.class);
     private static final long MAX_BACKOFF_MILLIS = 2000;
+    /** A primary sends a keepalive at least every few seconds when idle: silence this long means it is gone. */
+    private static final int IDLE_SECONDS = 30;
+    /** Received but not yet applied bytes above which the replica stops reading (backpressure to the primary). */
+    private static final long MAX_PENDING_BYTES = 16L << 20;
 
     private final Wal wal;
     private final InetSocketAddress primary;
@@ -82,7 +86,8 @@ public final class ReplicaClient implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new FrameDecoder(), encoder, new Receiver(), new ProtocolErrorHandler());
+                        ch.pipeline().addLast(new io.netty.handler.timeout.IdleStateHandler(IDLE_SECONDS, 0, 0),
+                                new FrameDecoder(), encoder, new Receiver(), new ProtocolErrorHandler());
                     }
                 })
                 .connect(primary).addListener(f -> {
@@ -102,10 +107,22 @@ public final class ReplicaClient implements AutoCloseable {
     }
 
     private final class Receiver extends SimpleChannelInboundHandler<Frame> {
+        private final java.util.concurrent.atomic.AtomicLong pending = new java.util.concurrent.atomic.AtomicLong();
+
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
             channel = ctx.channel();
-            ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, wal.logId(), 0, wal.insertLsn(), name, new byte[0]));
+            // From the applier: after what an earlier connection left queued, so the start is this log's real end.
+            applier.execute(() -> ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, wal.logId(), 0,
+                    wal.insertLsn(), name, new byte[0])));
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof io.netty.handler.timeout.IdleStateEvent) {
+                LOG.warn("Nothing from the primary at {} for {} s; reconnecting", primary, IDLE_SECONDS);
+                ctx.close();
+            }
         }
 
         @Override
@@ -121,11 +138,25 @@ public final class ReplicaClient implements AutoCloseable {
                 backoffMillis = 50;
                 LOG.info("Streaming from the primary at {} from {} (its flushed end {})", primary, Lsn.format(wal.insertLsn()),
                         Lsn.format(welcome.flushedLsn()));
+                applier.execute(() -> status(ctx)); // where this replica stands, so the primary knows at once
             } else if (frame instanceof Frame.Data data) {
                 long start = data.startLsn();
                 byte[] bytes = new byte[data.bytes().readableBytes()];
                 data.bytes().getBytes(data.bytes().readerIndex(), bytes);
-                applier.execute(() -> apply(ctx, start, bytes));
+                if (pending.addAndGet(bytes.length) > MAX_PENDING_BYTES) {
+                    ctx.channel().config().setAutoRead(false); // the applier is behind: let TCP push back on the primary
+                }
+                applier.execute(() -> {
+                    try {
+                        if (ctx.channel().isActive()) { // frames of a lost connection are dropped: they will be sent again
+                            apply(ctx, start, bytes);
+                        }
+                    } finally {
+                        if (pending.addAndGet(-bytes.length) <= MAX_PENDING_BYTES / 2 && !ctx.channel().config().isAutoRead()) {
+                            ctx.channel().config().setAutoRead(true);
+                        }
+                    }
+                });
             } else if (frame instanceof Frame.Keepalive keepalive && keepalive.replyRequested()) {
                 applier.execute(() -> status(ctx));
             } else if (frame instanceof Frame.Error error) {
@@ -228,9 +259,11 @@ public final class ReplicaClient implements AutoCloseable {
         if (c != null) {
             c.close().awaitUninterruptibly();
         }
-        applier.shutdown();
+        applier.shutdownNow(); // queued frames are dropped: a later connection resumes from this log's end
         try {
-            applier.awaitTermination(10, TimeUnit.SECONDS);
+            if (!applier.awaitTermination(30, TimeUnit.SECONDS)) {
+                LOG.error("The replica's applier did not stop within 30 s");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

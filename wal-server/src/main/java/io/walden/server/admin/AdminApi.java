@@ -123,7 +123,7 @@ public final class AdminApi {
         replication.positions().forEach((name, p) -> {
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("name", name);
-            r.put("state", "streaming");
+            r.put("state", p[3] == 1 ? "streaming" : "catchup");
             r.put("sent_lsn", Lsn.format(p[0]));
             r.put("write_lsn", Lsn.format(p[0]));
             r.put("flush_lsn", Lsn.format(p[1]));
@@ -131,7 +131,8 @@ public final class AdminApi {
             r.put("write_lag_ms", null); // lag timing comes with the replication statistics
             r.put("flush_lag_ms", null);
             r.put("apply_lag_ms", null);
-            r.put("sync_state", policy == null || !policy.names().contains(name) ? "async" : policy.isQuorum() ? "quorum" : "sync");
+            boolean named = policy != null && policy.names().contains(name);
+            r.put("sync_state", !named ? "async" : p[3] != 1 ? "potential" : policy.isQuorum() ? "quorum" : "sync");
             out.add(r);
         });
         return out;
