@@ -179,6 +179,28 @@ class ServerIT {
     }
 
     @Test
+    void shouldAnswerGarbageOnTheReplicationPortAndKeepServing() throws Exception {
+        int replicationPort = ServerProcess.freePort();
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(),
+                "--replication-listen", "127.0.0.1:" + replicationPort)) {
+            for (byte[] garbage : new byte[][] {"GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII),
+                    {0x7f, 0x7f, 0x7f, 0x7f, 1}, {0, 0, 0, 1, '?'}}) {
+                try (Socket s = new Socket("127.0.0.1", replicationPort)) {
+                    s.getOutputStream().write(garbage);
+                    s.getOutputStream().flush();
+                    s.setSoTimeout(5000);
+                    byte[] answer = s.getInputStream().readAllBytes(); // an Error frame, then the connection closes
+                    assertThat(answer.length).as("an error frame before the close").isGreaterThan(5);
+                    assertThat(answer[4]).as("frame type").isEqualTo((byte) 'E');
+                }
+            }
+            assertThat(server.get("/health").statusCode()).isEqualTo(200);
+            assertThat(server.post("/v1/records?durability=on", "fine".getBytes()).statusCode()).isEqualTo(200);
+            assertThat(server.output()).contains("malformed frame");
+        }
+    }
+
+    @Test
     void shouldAnswerBadInputWithClearErrorsAndKeepServing() throws Exception {
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
             assertError(server.get("/v1/records?from=12/xyz"), 400, "not an LSN");
