@@ -93,6 +93,8 @@ public final class Wal implements AutoCloseable {
     private final WalMetrics metrics;
     private final Object adminLock = new Object();
     private volatile boolean closed;
+    /** What truncation must keep: replication slots hold back the LSN their replicas still need. */
+    private volatile java.util.function.LongSupplier retentionFloor = () -> Long.MAX_VALUE;
     /** When set, local appends are refused with this reason (a replica names its primary). */
     private volatile String appendsRefused;
 
@@ -454,7 +456,8 @@ public final class Wal implements AutoCloseable {
             } catch (IOException e) {
                 throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
             }
-            long limit = Math.min(registry.segmentStart(Math.min(lsn, flushed.get())), checkpointer.durableScanStart());
+            long keep = Math.min(Math.min(lsn, flushed.get()), retentionFloor.getAsLong());
+            long limit = Math.min(registry.segmentStart(keep), checkpointer.durableScanStart());
             for (Segment s : registry.snapshot()) {
                 if (s.endLsn() > limit) {
                     break;
@@ -534,6 +537,15 @@ public final class Wal implements AutoCloseable {
      */
     public RemoteWaits remoteWaits() {
         return remote;
+    }
+
+    /**
+     * Sets what truncation must keep: {@link #truncateBefore} never removes the segment holding the LSN the
+     * supplier answers, nor any after it (replication slots: the oldest position a replica still needs;
+     * {@code Long.MAX_VALUE} when none). The supplier is asked on each truncation, under the admin lock.
+     */
+    public void retentionFloor(java.util.function.LongSupplier floor) {
+        this.retentionFloor = floor == null ? () -> Long.MAX_VALUE : floor;
     }
 
     /**

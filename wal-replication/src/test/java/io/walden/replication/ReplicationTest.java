@@ -102,6 +102,44 @@ class ReplicationTest {
     }
 
     @Test
+    void shouldHoldBackTruncationForAnAbsentReplicaUpToTheSlotCap() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             ReplicationServer server = new ReplicationServer(primary, new InetSocketAddress("127.0.0.1", 0), 1000, 512 << 10);
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build())) {
+            for (int i = 0; i < 100; i++) {
+                primary.append(new byte[1000], Durability.OFF);
+            }
+            primary.flush();
+            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r1")) {
+                waitUntil(() -> replica.flushedLsn() == primary.flushedLsn());
+                waitUntil(() -> server.slots().getOrDefault("r1", 0L) == primary.flushedLsn());
+            }
+            long needed = replica.flushedLsn();
+            for (int i = 0; i < 200; i++) { // ~200 KiB while the replica is away: within the slot's cap
+                primary.append(new byte[1000], Durability.OFF);
+            }
+            primary.flush();
+            primary.truncateBefore(primary.flushedLsn());
+            assertThat(primary.oldestLsn()).as("the slot keeps what r1 still needs").isLessThanOrEqualTo(needed);
+            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r1")) {
+                waitUntil(() -> replica.flushedLsn() == primary.flushedLsn());
+                assertThat(client.fatalError()).isNull();
+            }
+            for (int i = 0; i < 800; i++) { // ~800 KiB more: past the 512 KiB cap
+                primary.append(new byte[1000], Durability.OFF);
+            }
+            primary.flush();
+            primary.truncateBefore(primary.flushedLsn());
+            assertThat(server.slots()).as("the slot was dropped at the cap").doesNotContainKey("r1");
+            assertThat(primary.oldestLsn()).isGreaterThan(replica.flushedLsn());
+            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r1")) {
+                waitUntil(() -> client.fatalError() != null);
+                assertThat(client.fatalError()).contains("already been removed");
+            }
+        }
+    }
+
+    @Test
     void shouldRefuseAReplicaOfAnotherLogForGood() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              ReplicationServer server = new ReplicationServer(primary, new InetSocketAddress("127.0.0.1", 0), 1000);

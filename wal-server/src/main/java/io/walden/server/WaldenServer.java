@@ -129,7 +129,7 @@ public final class WaldenServer implements AutoCloseable {
         if (config.replicateFrom() != null) {
             replica = new ReplicaClient(wal, config.replicateFrom(), config.name());
         } else {
-            replication = new ReplicationServer(wal, config.replicationListen(), 10_000);
+            replication = new ReplicationServer(wal, config.replicationListen(), 10_000, config.maxSlotRetainedBytes());
             if (config.syncReplicas() != null) {
                 replication.policy(SyncPolicy.parse(config.syncReplicas()));
             }

@@ -48,6 +48,12 @@ public final class ReplicationServer implements AutoCloseable {
     private final FrameEncoder encoder = new FrameEncoder();
     private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
     private final long keepaliveNanos;
+    private final long maxSlotRetainedBytes;
+    /**
+     * Replication slots, by replica name: the flushed position each replica confirmed, kept while it is away so
+     * that truncation does not remove what it will ask for (in memory: a primary restart forgets them).
+     */
+    private final Map<String, Long> slots = new ConcurrentHashMap<>();
     private final Channel channel;
     private volatile SyncPolicy policy;
 
@@ -79,8 +85,20 @@ public final class ReplicationServer implements AutoCloseable {
     });
 
     public ReplicationServer(Wal wal, InetSocketAddress listen, long keepaliveMillis) throws InterruptedException {
+        this(wal, listen, keepaliveMillis, 4L << 30);
+    }
+
+    /**
+     * @param maxSlotRetainedBytes the most log a slot may hold back; a slot further behind is dropped (its
+     *                             replica then gets "already removed" and must be rebuilt): a dead replica never
+     *                             fills the primary's disk
+     */
+    public ReplicationServer(Wal wal, InetSocketAddress listen, long keepaliveMillis, long maxSlotRetainedBytes)
+            throws InterruptedException {
         this.wal = wal;
+        this.maxSlotRetainedBytes = maxSlotRetainedBytes;
         this.keepaliveNanos = TimeUnit.MILLISECONDS.toNanos(keepaliveMillis);
+        wal.retentionFloor(this::retentionFloor);
         this.channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
@@ -105,6 +123,28 @@ public final class ReplicationServer implements AutoCloseable {
             waits.activate();
             release();
         }
+    }
+
+    /** The oldest LSN a slot still needs (slots too far behind are dropped first). */
+    private long retentionFloor() {
+        long insert = wal.insertLsn();
+        long floor = Long.MAX_VALUE;
+        for (Map.Entry<String, Long> slot : slots.entrySet()) {
+            if (insert - slot.getValue() > maxSlotRetainedBytes) {
+                if (slots.remove(slot.getKey(), slot.getValue())) {
+                    LOG.warn("Dropping the replication slot of '{}': it holds back {} bytes, more than the {} allowed; that "
+                            + "replica will have to be rebuilt", slot.getKey(), insert - slot.getValue(), maxSlotRetainedBytes);
+                }
+                continue;
+            }
+            floor = Math.min(floor, slot.getValue());
+        }
+        return floor;
+    }
+
+    /** The replication slots: replica name → the LSN it still needs. */
+    public Map<String, Long> slots() {
+        return Map.copyOf(slots);
     }
 
     /** The synchronous policy in force, or null. */
@@ -154,6 +194,7 @@ public final class ReplicationServer implements AutoCloseable {
                 state.written = Math.max(state.written, status.writtenLsn());
                 state.flushed = Math.max(state.flushed, status.flushedLsn());
                 state.applied = Math.max(state.applied, status.appliedLsn());
+                slots.merge(state.name, state.flushed, Math::max);
                 if (!state.streaming && state.flushed >= state.catchUpTarget) {
                     state.streaming = true;
                     LOG.info("Replica '{}' caught up at {}", state.name, Lsn.format(state.flushed));
@@ -185,6 +226,7 @@ public final class ReplicationServer implements AutoCloseable {
                 refuse(ctx, Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
             } else {
                 state = replicas.get(hello.name());
+                slots.merge(hello.name(), hello.startLsn(), Math::min); // hold its start until it confirms more
                 ctx.writeAndFlush(new Frame.Welcome(FrameDescriptor.PROTOCOL_VERSION, wal.logId(),
                         wal.config().segmentSize(), 0, wal.flushedLsn()));
                 sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos);
@@ -224,6 +266,7 @@ public final class ReplicationServer implements AutoCloseable {
         channel.close().awaitUninterruptibly();
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         releaser.shutdown();
+        wal.retentionFloor(null);
         if (policy != null) {
             policy = null;
             wal.remoteWaits().deactivate();

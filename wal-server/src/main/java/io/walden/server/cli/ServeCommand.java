@@ -55,6 +55,9 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--remote-commit-timeout-ms", description = "How long a remote-level commit waits for the replicas (0: forever).")
     String remoteCommitTimeout;
 
+    @Option(names = "--max-slot-retained-bytes", description = "Most log a replica's slot may hold back (default: 4 GiB).")
+    String maxSlotRetainedBytes;
+
     @Option(names = "--tls-cert", description = "PEM certificate chain: serve HTTPS (with --tls-key).")
     String tlsCert;
 
@@ -84,6 +87,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("name", name);
         flags.put("sync-replicas", syncReplicas);
         flags.put("remote-commit-timeout-ms", remoteCommitTimeout);
+        flags.put("max-slot-retained-bytes", maxSlotRetainedBytes);
         flags.put("tls-key", tlsKey);
         ServerConfig config;
         try {

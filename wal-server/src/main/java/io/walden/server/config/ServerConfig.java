@@ -37,7 +37,7 @@ public final class ServerConfig {
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
     static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size",
             "auth-token", "max-batch-bytes", "max-readers", "tls-cert", "tls-key", "replication-listen", "replicate-from",
-            "name", "sync-replicas", "remote-commit-timeout-ms");
+            "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes");
     public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
 
     private final Map<String, String> values;
@@ -62,6 +62,7 @@ public final class ServerConfig {
         v.put("max-readers", "32");
         v.put("replication-listen", DEFAULT_REPLICATION);
         v.put("remote-commit-timeout-ms", "0");
+        v.put("max-slot-retained-bytes", Long.toString(4L << 30));
         if (yaml != null) {
             // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
             YAMLFactory factory = YAMLFactory.builder()
@@ -119,8 +120,8 @@ public final class ServerConfig {
         if ((values.get("tls-cert") == null) != (values.get("tls-key") == null)) {
             throw new IllegalArgumentException("tls-cert and tls-key go together: give both PEM files, or neither");
         }
-        if (maxBatchBytes() <= 0 || maxReaders() <= 0) {
-            throw new IllegalArgumentException("max-batch-bytes and max-readers must be positive");
+        if (maxBatchBytes() <= 0 || maxReaders() <= 0 || maxSlotRetainedBytes() <= 0) {
+            throw new IllegalArgumentException("max-batch-bytes, max-readers and max-slot-retained-bytes must be positive");
         }
     }
 
@@ -198,6 +199,11 @@ public final class ServerConfig {
     public InetSocketAddress replicateFrom() {
         String v = values.get("replicate-from");
         return v == null ? null : parseAddress(v, "replicate-from");
+    }
+
+    /** The most log a replication slot may hold back before it is dropped. */
+    public long maxSlotRetainedBytes() {
+        return Long.parseLong(values.get("max-slot-retained-bytes").trim());
     }
 
     /** This replica's name in the primary's synchronous policy. */
