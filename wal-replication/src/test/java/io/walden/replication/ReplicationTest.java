@@ -64,6 +64,9 @@ class ReplicationTest {
             }
             assertThatThrownBy(() -> replica.append(new byte[1], Durability.OFF))
                     .isInstanceOf(AppendsRefusedException.class).hasMessageContaining("replica of the primary");
+            long[] r1 = server.positions().get("r1");
+            assertThat(r1[3]).as("streaming").isEqualTo(1);
+            assertThat(r1[5]).as("flush lag measured").isBetween(0L, 5_000L);
         }
         for (long seg : SegmentFiles.list(work.resolve("p"))) {
             Path r = work.resolve("r1").resolve(SegmentFiles.name(seg));

@@ -130,6 +130,7 @@ public final class WaldenServer implements AutoCloseable {
             replica = new ReplicaClient(wal, config.replicateFrom(), config.name());
         } else {
             replication = new ReplicationServer(wal, config.replicationListen(), 10_000, config.maxSlotRetainedBytes());
+            replication.meterBinder().bindTo(registry);
             if (config.syncReplicas() != null) {
                 replication.policy(SyncPolicy.parse(config.syncReplicas()));
             }

@@ -39,8 +39,15 @@ class ReplicationIT {
             assertThat(status.at("/replicas/0/name").asText()).isEqualTo("r1");
             assertThat(status.at("/replicas/0/sync_state").asText()).isEqualTo("sync");
             assertThat(status.get("sync_replicas").asText()).isEqualTo("FIRST 1 (r1)");
+            primary.post("/v1/records?durability=on", "warm".getBytes());
+            JsonNode afterOne = JSON.readTree(primary.get("/admin/status").body());
+            assertThat(afterOne.at("/replicas/0/flush_lag_ms").isNumber()).as(afterOne.toString()).isTrue();
+            String metrics = primary.get("/metrics").body();
+            assertThat(metrics).contains("walden_replica_lsn{position=\"flush\",replica=\"r1\"}")
+                    .contains("walden_replica_lag_seconds_count{position=\"flush\",replica=\"r1\"}");
+            acknowledged.add(JSON.readTree(primary.get("/v1/records?from=0/0").body()).at("/records/0/lsn").asText());
 
-            for (int i = 0; i < 100; i++) {
+            for (int i = 1; i < 100; i++) {
                 HttpResponse<String> r = primary.post("/v1/records?durability=on", ("record " + i).getBytes(StandardCharsets.UTF_8));
                 assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
                 acknowledged.add(JSON.readTree(r.body()).get("lsn").asText());
@@ -52,7 +59,8 @@ class ReplicationIT {
             for (JsonNode rec : page.get("records")) {
                 onReplica.put(rec.get("lsn").asText(), new String(Base64.getDecoder().decode(rec.get("data").asText()), StandardCharsets.UTF_8));
             }
-            for (int i = 0; i < acknowledged.size(); i++) {
+            assertThat(onReplica.get(acknowledged.get(0))).isEqualTo("warm");
+            for (int i = 1; i < acknowledged.size(); i++) {
                 assertThat(onReplica.get(acknowledged.get(i))).as("record %d on the replica", i).isEqualTo("record " + i);
             }
             JsonNode replicaStatus = JSON.readTree(replica.get("/admin/status").body());

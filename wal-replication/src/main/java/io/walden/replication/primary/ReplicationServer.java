@@ -55,6 +55,7 @@ public final class ReplicationServer implements AutoCloseable {
      */
     private final Map<String, Long> slots = new ConcurrentHashMap<>();
     private final Channel channel;
+    private final java.util.List<io.micrometer.core.instrument.MeterRegistry> registries = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile SyncPolicy policy;
 
     /**
@@ -70,10 +71,53 @@ public final class ReplicationServer implements AutoCloseable {
         volatile long flushed;
         volatile long applied;
         volatile boolean streaming;
+        /** Lags in milliseconds (PostgreSQL's write/flush/replay lag): from sending a position until it was reported. */
+        volatile long writeLagMillis = -1;
+        volatile long flushLagMillis = -1;
+        volatile long applyLagMillis = -1;
+        /** Sent positions and when, oldest first; bounded (older samples are dropped). Guarded by itself. */
+        private final java.util.ArrayDeque<long[]> sent = new java.util.ArrayDeque<>();
+        private static final int MAX_SAMPLES = 4096;
 
         ReplicaState(String name, long catchUpTarget) {
             this.name = name;
             this.catchUpTarget = catchUpTarget;
+        }
+
+        void sent(long endLsn, long nanos) {
+            synchronized (sent) {
+                if (sent.size() == MAX_SAMPLES) {
+                    sent.pollFirst();
+                }
+                sent.addLast(new long[] {endLsn, nanos});
+            }
+        }
+
+        /** The lag of the newest sent position at or below {@code lsn}, in ms, or -1 if none is known. */
+        long lagFor(long lsn, long now) {
+            synchronized (sent) {
+                long time = -1;
+                for (long[] sample : sent) {
+                    if (sample[0] > lsn) {
+                        break;
+                    }
+                    time = sample[1];
+                }
+                return time < 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(now - time);
+            }
+        }
+
+        /** Forgets samples every level has passed, keeping the newest one at or below {@code lsn}. */
+        void trim(long lsn) {
+            synchronized (sent) {
+                while (sent.size() > 1) {
+                    long[] first = sent.pollFirst();
+                    if (sent.peekFirst()[0] > lsn) {
+                        sent.addFirst(first);
+                        return;
+                    }
+                }
+            }
         }
     }
 
@@ -125,6 +169,43 @@ public final class ReplicationServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Meters per replica (PostgreSQL's pg_stat_replication as meters): {@code walden.replica.lsn} gauges tagged
+     * {@code replica} and {@code position} = write/flush/apply, and {@code walden.replica.lag} timers with the
+     * same tags, recorded at each status (time from sending a position until the replica reported it).
+     */
+    public io.micrometer.core.instrument.binder.MeterBinder meterBinder() {
+        return registry -> {
+            registries.add(registry);
+            replicas.values().forEach(state -> registerGauges(registry, state));
+        };
+    }
+
+    private static void registerGauges(io.micrometer.core.instrument.MeterRegistry registry, ReplicaState state) {
+        io.micrometer.core.instrument.Gauge.builder("walden.replica.lsn", state, s -> s.written)
+                .tags("replica", state.name, "position", "write").register(registry);
+        io.micrometer.core.instrument.Gauge.builder("walden.replica.lsn", state, s -> s.flushed)
+                .tags("replica", state.name, "position", "flush").register(registry);
+        io.micrometer.core.instrument.Gauge.builder("walden.replica.lsn", state, s -> s.applied)
+                .tags("replica", state.name, "position", "apply").register(registry);
+    }
+
+    private void recordLags(ReplicaState state) {
+        for (io.micrometer.core.instrument.MeterRegistry registry : registries) {
+            lag(registry, state.name, "write", state.writeLagMillis);
+            lag(registry, state.name, "flush", state.flushLagMillis);
+            lag(registry, state.name, "apply", state.applyLagMillis);
+        }
+    }
+
+    private static void lag(io.micrometer.core.instrument.MeterRegistry registry, String replica, String position, long millis) {
+        if (millis >= 0) {
+            io.micrometer.core.instrument.Timer.builder("walden.replica.lag").tags("replica", replica, "position", position)
+                    .description("Time from sending a position until the replica reported it").register(registry)
+                    .record(millis, TimeUnit.MILLISECONDS);
+        }
+    }
+
     /** The oldest LSN a slot still needs (slots too far behind are dropped first). */
     private long retentionFloor() {
         long insert = wal.insertLsn();
@@ -152,10 +233,14 @@ public final class ReplicationServer implements AutoCloseable {
         return policy;
     }
 
-    /** Positions of the connected replicas: name → {written, flushed, applied, streaming (1) or catching up (0)}. */
+    /**
+     * The connected replicas: name → {written, flushed, applied, streaming (1) or catching up (0), write lag ms,
+     * flush lag ms, apply lag ms} (a lag is -1 until known).
+     */
     public Map<String, long[]> positions() {
         Map<String, long[]> out = new HashMap<>();
-        replicas.forEach((name, s) -> out.put(name, new long[] {s.written, s.flushed, s.applied, s.streaming ? 1 : 0}));
+        replicas.forEach((name, s) -> out.put(name, new long[] {s.written, s.flushed, s.applied, s.streaming ? 1 : 0,
+                s.writeLagMillis, s.flushLagMillis, s.applyLagMillis}));
         return out;
     }
 
@@ -194,6 +279,12 @@ public final class ReplicationServer implements AutoCloseable {
                 state.written = Math.max(state.written, status.writtenLsn());
                 state.flushed = Math.max(state.flushed, status.flushedLsn());
                 state.applied = Math.max(state.applied, status.appliedLsn());
+                long now = System.nanoTime();
+                state.writeLagMillis = state.lagFor(state.written, now);
+                state.flushLagMillis = state.lagFor(state.flushed, now);
+                state.applyLagMillis = state.lagFor(state.applied, now);
+                state.trim(Math.min(state.written, Math.min(state.flushed, state.applied)));
+                recordLags(state);
                 slots.merge(state.name, state.flushed, Math::max);
                 if (!state.streaming && state.flushed >= state.catchUpTarget) {
                     state.streaming = true;
@@ -227,9 +318,12 @@ public final class ReplicationServer implements AutoCloseable {
             } else {
                 state = replicas.get(hello.name());
                 slots.merge(hello.name(), hello.startLsn(), Math::min); // hold its start until it confirms more
+                for (io.micrometer.core.instrument.MeterRegistry registry : registries) {
+                    registerGauges(registry, state);
+                }
                 ctx.writeAndFlush(new Frame.Welcome(FrameDescriptor.PROTOCOL_VERSION, wal.logId(),
                         wal.config().segmentSize(), 0, wal.flushedLsn()));
-                sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos);
+                sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos, state::sent);
                 sender.start();
                 LOG.info("Replica '{}' connected from {} at {}", hello.name(), ctx.channel().remoteAddress(), Lsn.format(hello.startLsn()));
             }

@@ -26,16 +26,24 @@ final class Sender implements Runnable {
     private final Channel channel;
     private final long keepaliveNanos;
     private final Thread thread;
+    private final SentListener onSent;
     private volatile boolean running = true;
     private long position;
 
-    Sender(Wal wal, Channel channel, long start, long keepaliveNanos) {
+    /** @param onSent told (end LSN, nanoTime) of every chunk sent, for the lag figures */
+    Sender(Wal wal, Channel channel, long start, long keepaliveNanos, SentListener onSent) {
+        this.onSent = onSent;
         this.wal = wal;
         this.channel = channel;
         this.position = start;
         this.keepaliveNanos = keepaliveNanos;
         this.thread = new Thread(this, "walden-sender-" + channel.remoteAddress());
         this.thread.setDaemon(true);
+    }
+
+    /** Told of each chunk sent. */
+    interface SentListener {
+        void sent(long endLsn, long nanos);
     }
 
     void start() {
@@ -58,6 +66,7 @@ final class Sender implements Runnable {
                     channel.writeAndFlush(new Frame.Data(chunk.startLsn(), wal.flushedLsn(), now,
                             Unpooled.wrappedBuffer(chunk.bytes())));
                     position = chunk.endLsn();
+                    onSent.sent(position, System.nanoTime());
                     if ((position & (wal.config().segmentSize() - 1)) == 0) {
                         // a closing record: the next record follows the next segment's header (wait for that, not this)
                         position += io.walden.core.segment.SegmentHeaderDescriptor.LENGTH;

@@ -128,9 +128,9 @@ public final class AdminApi {
             r.put("write_lsn", Lsn.format(p[0]));
             r.put("flush_lsn", Lsn.format(p[1]));
             r.put("apply_lsn", Lsn.format(p[2]));
-            r.put("write_lag_ms", null); // lag timing comes with the replication statistics
-            r.put("flush_lag_ms", null);
-            r.put("apply_lag_ms", null);
+            r.put("write_lag_ms", p[4] < 0 ? null : p[4]); // from sending a position until the replica reported it
+            r.put("flush_lag_ms", p[5] < 0 ? null : p[5]);
+            r.put("apply_lag_ms", p[6] < 0 ? null : p[6]);
             boolean named = policy != null && policy.names().contains(name);
             r.put("sync_state", !named ? "async" : p[3] != 1 ? "potential" : policy.isQuorum() ? "quorum" : "sync");
             out.add(r);
