@@ -306,10 +306,6 @@ public final class Appender {
         return registry.get(lsn);
     }
 
-    public ByteBuffer viewFor(Segment seg) {
-        return scratch.get().view(seg);
-    }
-
     private void linkSuccessor(long successorLsn, long lsn) {
         Segment s = registry.get(successorLsn);
         s.writeLongRelease(successorLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET, lsn);

@@ -43,10 +43,6 @@ final class AsyncCompletions {
         return pendingCount.get();
     }
 
-    boolean hasPending() {
-        return pendingCount.get() > 0;
-    }
-
     /** Completes every pending future whose record is flushed, or fails them all once the log has failed. */
     void complete() {
         if (wip.getAndIncrement() != 0) {

@@ -95,10 +95,6 @@ public final class GroupCommit {
         this.observer = observer == null ? FlushObserver.NONE : observer;
     }
 
-    public long flushedPosition() {
-        return flushed.get();
-    }
-
     public long flushCount() {
         return flushCount;
     }
@@ -182,10 +178,6 @@ public final class GroupCommit {
         notePeak(committers.get() + async.pendingCount());
         async.complete();
         return f;
-    }
-
-    public boolean hasPendingAsync() {
-        return async.hasPending();
     }
 
     /** Completes pending futures that are flushed (or fails them all if the log failed). */

@@ -36,9 +36,5 @@ final class Waiter {
         Waiter popAll() {
             return head.getAndSet(null);
         }
-
-        boolean isEmpty() {
-            return head.get() == null;
-        }
     }
 }

@@ -209,7 +209,7 @@ public final class LogInspector {
             for (long o = from; o + Long.BYTES <= segmentSize; o += Long.BYTES) {
                 long word = view.getLong((int) o);
                 if (word != 0 && o != prefill) {
-                    torn += Long.bitCount(nonZeroByteMask(word));
+                    torn += RecoveryScanner.nonZeroBytes(word);
                 }
             }
             if (torn > before && problem == null) {
@@ -217,15 +217,5 @@ public final class LogInspector {
                 problemLsn = end;
             }
         }
-    }
-
-    private static long nonZeroByteMask(long word) {
-        long mask = 0;
-        for (int i = 0; i < Long.BYTES; i++) {
-            if (((word >>> (8 * i)) & 0xFF) != 0) {
-                mask |= 1L << i;
-            }
-        }
-        return mask;
     }
 }

@@ -176,7 +176,8 @@ public final class RecoveryScanner {
         return nonZero;
     }
 
-    private static int nonZeroBytes(long word) {
+    /** How many of a word's eight bytes are not zero (used by recovery and by LogInspector). */
+    static int nonZeroBytes(long word) {
         int n = 0;
         for (int i = 0; i < Long.BYTES; i++) {
             if (((word >>> (8 * i)) & 0xFF) != 0) {
