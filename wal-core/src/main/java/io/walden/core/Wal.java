@@ -97,6 +97,8 @@ public final class Wal implements AutoCloseable {
     private volatile java.util.function.LongSupplier retentionFloor = () -> Long.MAX_VALUE;
     /** When set, local appends are refused with this reason (a replica names its primary). */
     private volatile String appendsRefused;
+    /** The epochs this log lived through (walden.history); replaced under the admin lock, after the file. */
+    private volatile EpochHistory history;
 
     private Wal(WalConfig config, LogOpener.OpenedLog opened) {
         this.config = config;
@@ -104,6 +106,7 @@ public final class Wal implements AutoCloseable {
         this.lockChannel = opened.lockChannel();
         this.lock = opened.lock();
         this.logId = opened.logId();
+        this.history = opened.history();
         this.controlFile = opened.controlFile();
         this.registry = opened.registry();
         RecoveryScanner.Result scan = opened.scan();
@@ -554,6 +557,77 @@ public final class Wal implements AutoCloseable {
      */
     public void refuseAppends(String reason) {
         this.appendsRefused = reason;
+    }
+
+    /** The epoch this log's appends are written in now (PostgreSQL's timeline): 1 until a promotion. */
+    public int epoch() {
+        return history.current().number();
+    }
+
+    /** The epochs this log went through, oldest first (docs/format.md, "Epoch history file"). */
+    public EpochHistory history() {
+        return history;
+    }
+
+    /**
+     * Turns a replica's copy into a primary's log: flushes what was received, begins a new epoch at this log's
+     * end, recorded durably in {@code walden.history} before anything is appended in it, and accepts local
+     * appends again. Stop receiving from the old primary first: bytes applied after this would belong to its
+     * epoch, not the new one.
+     *
+     * @return the new epoch
+     * @throws WalException when the history cannot be written (appends stay refused)
+     */
+    public Epoch promote() {
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell);
+        try {
+            ensureOpen();
+            commit.flushAll();
+            synchronized (adminLock) {
+                long end = tail.get();
+                EpochHistory next = history.next(end);
+                writeHistory(next);
+                appendsRefused = null;
+                LOG.info("Promoted the log in {}: epoch {} begins at {} (history {})", dir, next.current().number(),
+                        Lsn.format(end), next);
+                return next.current();
+            }
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
+    /**
+     * Takes a primary's history as this replica's own (PostgreSQL fetches the timeline history file), after
+     * checking that this log can follow it: the primary's history must contain the epoch this log is in, from
+     * the same start, lasting at least to this log's end. Written durably before it returns, so that the bytes
+     * streamed next are never held under an older history.
+     *
+     * @throws IllegalStateException when this log's history diverged from the primary's (rebuild the replica)
+     */
+    public void adoptHistory(EpochHistory primary) {
+        synchronized (adminLock) {
+            ensureOpen();
+            long end = tail.get();
+            String divergence = primary.divergence(history.at(end), end);
+            if (divergence != null) {
+                throw new IllegalStateException("this log cannot follow a log with history " + primary + ": " + divergence);
+            }
+            if (!primary.equals(history)) {
+                writeHistory(primary);
+                LOG.info("Log {} now follows the epoch history {}", dir, primary);
+            }
+        }
+    }
+
+    private void writeHistory(EpochHistory next) {
+        try {
+            io.walden.core.recovery.HistoryFile.write(dir, next);
+        } catch (java.io.IOException e) {
+            throw new WalException("could not record the epoch history " + next + " in " + dir + ": " + e.getMessage(), e);
+        }
+        history = next;
     }
 
     /**

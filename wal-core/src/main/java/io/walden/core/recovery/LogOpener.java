@@ -41,7 +41,8 @@ public final class LogOpener {
     /** What an open found and holds; the Wal takes ownership of every resource in it. */
     public record OpenedLog(Path dir, FileChannel lockChannel, FileLock lock, long logId, ControlFile controlFile,
                             SegmentRegistry registry, List<Path> spares, RecoveryScanner.Result scan,
-                            ControlFile.Checkpoint after, boolean created, boolean rebuilt, long startNanos) {
+                            ControlFile.Checkpoint after, io.walden.core.EpochHistory history, boolean created, boolean rebuilt,
+                            long startNanos) {
     }
 
     private LogOpener() {
@@ -139,8 +140,8 @@ public final class LogOpener {
                 controlFile.write(after);
             }
             List<Path> spares = SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX);
-            return new OpenedLog(dir, lockChannel, lock, logId, controlFile, registry, spares, scan, after, created,
-                    rebuilt, startNanos);
+            return new OpenedLog(dir, lockChannel, lock, logId, controlFile, registry, spares, scan, after,
+                    HistoryFile.read(dir), created, rebuilt, startNanos);
         } catch (IOException e) {
             cleanUpFailedOpen(registry, controlFile, lockChannel);
             throw new WalException("could not open the log in " + dir + ": " + e.getMessage(), e);

@@ -1,0 +1,135 @@
+package io.walden.core;
+
+import io.walden.core.recovery.HistoryFile;
+import io.walden.core.recovery.LogInspector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Epochs (PostgreSQL's timelines): a promotion begins a new epoch at the log's end, durably, and a log can follow
+ * another only if its own epoch and end lie inside the other's history.
+ */
+class PromotionTest {
+    @TempDir
+    Path work;
+
+    /** A replica that received the first {@code records} records of a primary, then was cut off from it. */
+    private Wal replicaOf(Wal primary, Path dir) {
+        Wal replica = Wal.open(TestLogs.small(dir).logId(primary.logId()).build());
+        replica.refuseAppends("this log is a replica of primary 127.0.0.1:7401; write to the primary");
+        long position = replica.insertLsn();
+        while (position < primary.flushedLsn()) {
+            ReplicationChunk chunk = primary.readFlushed(position, 8192);
+            if (chunk == null) {
+                break;
+            }
+            position = replica.applyReplicated(chunk.startLsn(), chunk.bytes());
+        }
+        replica.flush();
+        return replica;
+    }
+
+    @Test
+    void aNewLogIsInEpochOneFromTheStart() {
+        try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
+            assertThat(wal.epoch()).isEqualTo(1);
+            assertThat(wal.history().epochs()).containsExactly(new Epoch(1, 0));
+        }
+    }
+
+    @Test
+    void promotionBeginsTheNextEpochAtTheEndAcceptsAppendsAndChainsThemToTheReplicatedRecords() throws Exception {
+        Path replicaDir = work.resolve("replica");
+        long end;
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build())) {
+            for (int i = 0; i < 2000; i++) {
+                primary.append(("old " + i).getBytes(), Durability.OFF);
+            }
+            primary.flush();
+            try (Wal replica = replicaOf(primary, replicaDir)) {
+                end = replica.insertLsn();
+                assertThat(end).isEqualTo(primary.insertLsn());
+                Epoch epoch = replica.promote();
+                assertThat(epoch).isEqualTo(new Epoch(2, end));
+                assertThat(replica.epoch()).isEqualTo(2);
+                long lsn = replica.append("new 0".getBytes(), Durability.LOCAL);
+                assertThat(lsn).isEqualTo(end);
+            }
+        }
+        try (Wal reopened = Wal.open(TestLogs.small(replicaDir).build())) {
+            assertThat(reopened.history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, end));
+            try (WalReader r = reopened.reader(reopened.oldestLsn())) {
+                for (int i = 0; i < 2000; i++) {
+                    assertThat(new String(r.next().payload())).isEqualTo("old " + i);
+                }
+                assertThat(new String(r.next().payload())).isEqualTo("new 0");
+            }
+        }
+        assertThat(new LogInspector(replicaDir).inspect(new LogInspector.Visitor() { }).clean()).isTrue();
+    }
+
+    @Test
+    void anOldPrimaryThatWentOnAfterTheReplicasEndHasDivergedFromThePromotedHistory() {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build())) {
+            primary.append("both have this".getBytes(), Durability.LOCAL);
+            try (Wal replica = replicaOf(primary, work.resolve("replica"))) {
+                primary.append("only the old primary has this".getBytes(), Durability.LOCAL);
+                replica.promote();
+                String why = replica.history().divergence(primary.history().at(primary.insertLsn()), primary.insertLsn());
+                assertThat(why).contains("holds records this log never had");
+                assertThatThrownBy(() -> primary.adoptHistory(replica.history()))
+                        .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot follow");
+                assertThat(primary.epoch()).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
+    void anOldPrimaryThatStoppedAtTheReplicasEndCanFollowThePromotedLogAndTakesItsHistory() throws Exception {
+        Path primaryDir = work.resolve("primary");
+        try (Wal primary = Wal.open(TestLogs.small(primaryDir).build())) {
+            primary.append("both have this".getBytes(), Durability.LOCAL);
+            try (Wal replica = replicaOf(primary, work.resolve("replica"))) {
+                replica.promote();
+                primary.adoptHistory(replica.history());
+                assertThat(primary.epoch()).isEqualTo(2);
+            }
+        }
+        assertThat(HistoryFile.read(primaryDir).epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, 0x40 + 40));
+    }
+
+    @Test
+    void rivalPromotionsWithTheSameNumberButAnotherStartAreToldApart() {
+        EpochHistory a = EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x1000)));
+        assertThat(a.divergence(new Epoch(2, 0x2000), 0x2000)).contains("rival promotion");
+        assertThat(a.divergence(new Epoch(2, 0x1000), 0x5000)).isNull();
+        assertThat(a.divergence(new Epoch(1, 0), 0x1000)).isNull();
+        assertThat(a.divergence(new Epoch(3, 0x1000), 0x1000)).contains("not in this log's history");
+    }
+
+    @Test
+    void promotingBehindAnAdoptedEpochDropsTheEpochItNeverReachedAndNumbersPastIt() {
+        EpochHistory adopted = EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x9000)));
+        EpochHistory next = adopted.next(0x5000);
+        assertThat(next.epochs()).containsExactly(new Epoch(1, 0), new Epoch(3, 0x5000));
+    }
+
+    @Test
+    void aHistoryFileThatIsNotAHistoryFailsTheOpenAndNamesTheLine() throws Exception {
+        Path dir = work.resolve("log");
+        Wal.open(TestLogs.small(dir).build()).close();
+        Files.writeString(dir.resolve(HistoryFile.NAME), "1 0/0\n2 banana\n");
+        assertThatThrownBy(() -> Wal.open(TestLogs.small(dir).build()))
+                .isInstanceOf(WalCorruptedException.class).hasMessageContaining("line 2");
+        Files.writeString(dir.resolve(HistoryFile.NAME), "2 0/0\n1 0/40\n");
+        assertThatThrownBy(() -> Wal.open(TestLogs.small(dir).build()))
+                .isInstanceOf(WalCorruptedException.class).hasMessageContaining("numbers must increase");
+    }
+}
