@@ -4,9 +4,7 @@ import io.walden.core.Durability;
 import io.walden.core.AppendsRefusedException;
 import io.walden.core.RemoteCommitTimeoutException;
 import io.walden.core.Wal;
-import io.walden.core.WalConfig;
 import io.walden.core.WalReader;
-import io.walden.core.segment.SegmentFiles;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
@@ -14,42 +12,31 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
+import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
+import static io.walden.replication.Replicas.assertSameSegments;
+import static io.walden.replication.Replicas.config;
+import static io.walden.replication.Replicas.follow;
+import static io.walden.replication.Replicas.serve;
+import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A primary and replicas in one JVM, over real TCP on 127.0.0.1. */
 @Timeout(60)
 class ReplicationTest {
-    private static final long SEGMENT = 64 << 10;
-
     @TempDir
     Path work;
-
-    private static WalConfig.Builder config(Path dir) {
-        return WalConfig.builder(dir).segmentSize(SEGMENT);
-    }
-
-    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(condition.getAsBoolean()).as("condition reached in time").isTrue();
-    }
 
     @Test
     void shouldReleaseEachLevelOnlyOnceTheSynchronousReplicaReachedIt() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             ReplicationServer server = new ReplicationServer(primary, new InetSocketAddress("127.0.0.1", 0), 1000);
+             ReplicationServer server = serve(primary);
              Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
-             ReplicaClient client = new ReplicaClient(replica, server.address(), "r1")) {
+             ReplicaClient client = follow(replica, server, "r1")) {
             waitUntil(() -> server.positions().containsKey("r1"));
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             for (int i = 0; i < 300; i++) {
@@ -68,23 +55,18 @@ class ReplicationTest {
             assertThat(r1[3]).as("streaming").isEqualTo(1);
             assertThat(r1[5]).as("flush lag measured").isBetween(0L, 5_000L);
         }
-        for (long seg : SegmentFiles.list(work.resolve("p"))) {
-            Path r = work.resolve("r1").resolve(SegmentFiles.name(seg));
-            if (Files.exists(r)) {
-                assertThat(Files.mismatch(work.resolve("p").resolve(SegmentFiles.name(seg)), r)).as("segment %x", seg).isEqualTo(-1L);
-            }
-        }
+        assertSameSegments(work.resolve("p"), work.resolve("r1"));
     }
 
     @Test
     void shouldWaitWhileTooFewReplicasAreConnectedAndResumeWithoutAGap() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(300)).build());
-             ReplicationServer server = new ReplicationServer(primary, new InetSocketAddress("127.0.0.1", 0), 1000);
+             ReplicationServer server = serve(primary);
              Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build())) {
             server.policy(SyncPolicy.parse("ANY 1 (r1, r2)"));
             assertThatThrownBy(() -> primary.append("nobody listens".getBytes(), Durability.ON))
                     .isInstanceOf(RemoteCommitTimeoutException.class).hasMessageContaining("durable locally");
-            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r2")) {
+            try (ReplicaClient client = follow(replica, server, "r2")) {
                 waitUntil(() -> server.positions().containsKey("r2"));
                 for (int i = 0; i < 200; i++) {
                     primary.append(new byte[500], Durability.ON);
@@ -94,7 +76,7 @@ class ReplicationTest {
             for (int i = 0; i < 100; i++) {
                 primary.append(new byte[500], Durability.OFF); // written while the replica is away
             }
-            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r2")) {
+            try (ReplicaClient client = follow(replica, server, "r2")) {
                 long lsn = primary.append("back".getBytes(), Durability.ON);
                 assertThat(replica.flushedLsn()).isGreaterThan(lsn);
                 Map<String, long[]> positions = server.positions();
@@ -107,13 +89,13 @@ class ReplicationTest {
     @Test
     void shouldHoldBackTruncationForAnAbsentReplicaUpToTheSlotCap() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             ReplicationServer server = new ReplicationServer(primary, new InetSocketAddress("127.0.0.1", 0), 1000, 512 << 10);
+             ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT).keepaliveMillis(1000).maxSlotRetainedBytes(512 << 10).start();
              Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build())) {
             for (int i = 0; i < 100; i++) {
                 primary.append(new byte[1000], Durability.OFF);
             }
             primary.flush();
-            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r1")) {
+            try (ReplicaClient client = follow(replica, server, "r1")) {
                 waitUntil(() -> replica.flushedLsn() == primary.flushedLsn());
                 waitUntil(() -> server.slots().getOrDefault("r1", 0L) == primary.flushedLsn());
             }
@@ -124,7 +106,7 @@ class ReplicationTest {
             primary.flush();
             primary.truncateBefore(primary.flushedLsn());
             assertThat(primary.oldestLsn()).as("the slot keeps what r1 still needs").isLessThanOrEqualTo(needed);
-            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r1")) {
+            try (ReplicaClient client = follow(replica, server, "r1")) {
                 waitUntil(() -> replica.flushedLsn() == primary.flushedLsn());
                 assertThat(client.fatalError()).isNull();
             }
@@ -135,7 +117,7 @@ class ReplicationTest {
             primary.truncateBefore(primary.flushedLsn());
             assertThat(server.slots()).as("the slot was dropped at the cap").doesNotContainKey("r1");
             assertThat(primary.oldestLsn()).isGreaterThan(replica.flushedLsn());
-            try (ReplicaClient client = new ReplicaClient(replica, server.address(), "r1")) {
+            try (ReplicaClient client = follow(replica, server, "r1")) {
                 waitUntil(() -> client.fatalError() != null);
                 assertThat(client.fatalError()).contains("already been removed");
             }
@@ -145,9 +127,9 @@ class ReplicationTest {
     @Test
     void shouldRefuseAReplicaOfAnotherLogForGood() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             ReplicationServer server = new ReplicationServer(primary, new InetSocketAddress("127.0.0.1", 0), 1000);
+             ReplicationServer server = serve(primary);
              Wal stranger = Wal.open(config(work.resolve("other")).build());
-             ReplicaClient client = new ReplicaClient(stranger, server.address(), "r9")) {
+             ReplicaClient client = follow(stranger, server, "r9")) {
             waitUntil(() -> client.fatalError() != null);
             assertThat(client.fatalError()).contains("another log");
             assertThat(server.positions()).isEmpty();

@@ -25,14 +25,21 @@ import io.walden.replication.protocol.ProtocolErrorHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.netty.handler.ssl.SslContext;
+import io.walden.core.Epoch;
+import io.walden.core.EpochHistory;
+
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A primary's replication endpoint (minimal: plaintext, no secret check, no slots, no promotion yet). Each
+ * A primary's replication endpoint (docs/replication-protocol.md): the handshake's checks (version, secret, log
+ * id, epoch history, retained LSN), optionally over TLS. Each
  * replica connection gets a {@link Sender} thread that streams flushed log bytes; the replicas' status frames
  * feed the synchronous policy, whose confirmed positions release remote-level commits through
  * {@link Wal#remoteWaits()}.
@@ -49,6 +56,8 @@ public final class ReplicationServer implements AutoCloseable {
     private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
     private final long keepaliveNanos;
     private final long maxSlotRetainedBytes;
+    /** The shared secret a hello must carry, or null when none is required. */
+    private final byte[] secret;
     /**
      * Replication slots, by replica name: the flushed position each replica confirmed, kept while it is away so
      * that truncation does not remove what it will ask for (in memory: a primary restart forgets them).
@@ -128,29 +137,87 @@ public final class ReplicationServer implements AutoCloseable {
         return t;
     });
 
-    public ReplicationServer(Wal wal, InetSocketAddress listen, long keepaliveMillis) throws InterruptedException {
-        this(wal, listen, keepaliveMillis, 4L << 30);
+    /** A primary's replication endpoint for {@code wal}: set the options, then {@link Builder#start()}. */
+    public static Builder builder(Wal wal) {
+        return new Builder(wal);
     }
 
-    /**
-     * @param maxSlotRetainedBytes the most log a slot may hold back; a slot further behind is dropped (its
-     *                             replica then gets "already removed" and must be rebuilt): a dead replica never
-     *                             fills the primary's disk
-     */
-    public ReplicationServer(Wal wal, InetSocketAddress listen, long keepaliveMillis, long maxSlotRetainedBytes)
-            throws InterruptedException {
-        this.wal = wal;
-        this.maxSlotRetainedBytes = maxSlotRetainedBytes;
-        this.keepaliveNanos = TimeUnit.MILLISECONDS.toNanos(keepaliveMillis);
+    /** Options of a replication endpoint; the defaults are safe: loopback, no secret, no TLS. */
+    public static final class Builder {
+        private final Wal wal;
+        private InetSocketAddress listen = new InetSocketAddress("127.0.0.1", 7401);
+        private long keepaliveMillis = 10_000;
+        private long maxSlotRetainedBytes = 4L << 30;
+        private byte[] secret;
+        private SslContext tls;
+
+        private Builder(Wal wal) {
+            this.wal = wal;
+        }
+
+        /** Where to accept replicas (default 127.0.0.1:7401; port 0 picks a free one). */
+        public Builder listen(InetSocketAddress address) {
+            this.listen = address;
+            return this;
+        }
+
+        /**
+         * The sender timeout (PostgreSQL's {@code wal_sender_timeout}, default 10 s): a keepalive asking for a reply
+         * goes out after half of it idle, and a replica silent for twice it is dropped.
+         */
+        public Builder keepaliveMillis(long millis) {
+            this.keepaliveMillis = millis;
+            return this;
+        }
+
+        /**
+         * The most log a replication slot may hold back (default 4 GiB); a slot further behind is dropped (its
+         * replica then gets "already removed" and must be rebuilt): a dead replica never fills the primary's disk.
+         */
+        public Builder maxSlotRetainedBytes(long bytes) {
+            this.maxSlotRetainedBytes = bytes;
+            return this;
+        }
+
+        /** The shared secret every replica's hello must carry (compared in constant time); null for none. */
+        public Builder secret(String secret) {
+            this.secret = secret == null ? null : secret.getBytes(StandardCharsets.UTF_8);
+            return this;
+        }
+
+        /** TLS for every replica connection (see {@link io.walden.replication.tls.ReplicationTls#server}); null for plaintext. */
+        public Builder tls(SslContext context) {
+            this.tls = context;
+            return this;
+        }
+
+        /** Binds and starts accepting replicas. */
+        public ReplicationServer start() throws InterruptedException {
+            return new ReplicationServer(this);
+        }
+    }
+
+    private ReplicationServer(Builder b) throws InterruptedException {
+        this.wal = b.wal;
+        this.maxSlotRetainedBytes = b.maxSlotRetainedBytes;
+        this.keepaliveNanos = TimeUnit.MILLISECONDS.toNanos(b.keepaliveMillis);
+        this.secret = b.secret;
+        SslContext tls = b.tls;
+        long idleMillis = b.keepaliveMillis * 2;
         wal.retentionFloor(this::retentionFloor);
         this.channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new IdleStateHandler(keepaliveMillis * 2, 0, 0, TimeUnit.MILLISECONDS),
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                        }
+                        ch.pipeline().addLast(new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS),
                                 new FrameDecoder(), encoder, new Connection(), errors);
                     }
-                }).bind(listen).sync().channel();
+                }).bind(b.listen).sync().channel();
+        LOG.info("Accepting replicas on {} ({}{})", address(), tls == null ? "plaintext" : "TLS",
+                secret == null ? ", no secret" : ", shared secret required");
     }
 
     public InetSocketAddress address() {
@@ -297,22 +364,30 @@ public final class ReplicationServer implements AutoCloseable {
         }
 
         private void onHello(ChannelHandlerContext ctx, Frame.Hello hello) {
+            EpochHistory history = wal.history();
+            String diverged = history.divergence(new Epoch(hello.epoch(), hello.epochStartLsn()), hello.startLsn());
             if (state != null) {
                 refuse(ctx, Frame.Error.MALFORMED, "a second hello on one connection");
             } else if (hello.version() != FrameDescriptor.PROTOCOL_VERSION) {
                 refuse(ctx, Frame.Error.UNSUPPORTED_VERSION, "protocol version " + hello.version() + " is not supported; this primary speaks "
                         + FrameDescriptor.PROTOCOL_VERSION);
+            } else if (secret != null && !MessageDigest.isEqual(secret, hello.secret())) {
+                refuse(ctx, Frame.Error.AUTHENTICATION_FAILED, "authentication failed: the replica's secret is "
+                        + (hello.secret().length == 0 ? "missing" : "wrong") + " (set the same replication secret on both)");
             } else if (hello.logId() != 0 && hello.logId() != wal.logId()) {
                 refuse(ctx, Frame.Error.ANOTHER_LOG, "this primary's log is " + Long.toHexString(wal.logId()) + ", not "
                         + Long.toHexString(hello.logId()) + ": a replica of another log");
+            } else if (hello.name().isEmpty()) {
+                refuse(ctx, Frame.Error.MALFORMED, "a replica must have a name");
             } else if (hello.startLsn() < wal.oldestLsn()) {
                 refuse(ctx, Frame.Error.LSN_REMOVED, "requested LSN " + Lsn.format(hello.startLsn())
                         + " has already been removed; the oldest kept LSN is " + Lsn.format(wal.oldestLsn()));
+            } else if (diverged != null) {
+                refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's history diverged from this primary's: " + diverged
+                        + "; rebuild it from this primary");
             } else if (hello.startLsn() > wal.flushedLsn()) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's log ends at " + Lsn.format(hello.startLsn())
                         + ", beyond this primary's " + Lsn.format(wal.flushedLsn()) + ": its history diverged; rebuild it");
-            } else if (hello.name().isEmpty()) {
-                refuse(ctx, Frame.Error.MALFORMED, "a replica must have a name");
             } else if (replicas.putIfAbsent(hello.name(), new ReplicaState(hello.name(), wal.flushedLsn())) != null) {
                 refuse(ctx, Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
             } else {
@@ -322,10 +397,11 @@ public final class ReplicationServer implements AutoCloseable {
                     registerGauges(registry, state);
                 }
                 ctx.writeAndFlush(new Frame.Welcome(FrameDescriptor.PROTOCOL_VERSION, wal.logId(),
-                        wal.config().segmentSize(), 0, wal.flushedLsn()));
-                sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos, state::sent);
+                        wal.config().segmentSize(), history.current().number(), wal.flushedLsn(), history));
+                sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos, history, state::sent);
                 sender.start();
-                LOG.info("Replica '{}' connected from {} at {}", hello.name(), ctx.channel().remoteAddress(), Lsn.format(hello.startLsn()));
+                LOG.info("Replica '{}' connected from {} at {} (epoch {})", hello.name(), ctx.channel().remoteAddress(),
+                        Lsn.format(hello.startLsn()), hello.epoch());
             }
         }
 

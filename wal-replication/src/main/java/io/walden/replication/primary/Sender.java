@@ -27,12 +27,15 @@ final class Sender implements Runnable {
     private final long keepaliveNanos;
     private final Thread thread;
     private final SentListener onSent;
+    /** The history told to the replica in the Welcome: if the log's changes, the replica must learn the new one. */
+    private final io.walden.core.EpochHistory history;
     private volatile boolean running = true;
     private long position;
 
     /** @param onSent told (end LSN, nanoTime) of every chunk sent, for the lag figures */
-    Sender(Wal wal, Channel channel, long start, long keepaliveNanos, SentListener onSent) {
+    Sender(Wal wal, Channel channel, long start, long keepaliveNanos, io.walden.core.EpochHistory history, SentListener onSent) {
         this.onSent = onSent;
+        this.history = history;
         this.wal = wal;
         this.channel = channel;
         this.position = start;
@@ -60,6 +63,13 @@ final class Sender implements Runnable {
         long lastSent = System.nanoTime();
         try {
             while (running && channel.isActive()) {
+                if (wal.history() != history) {
+                    // A promotion or an adopted history (cascading): the replica reconnects and checks the new one.
+                    LOG.info("The log's epoch history is now {}; ending the stream to {} so that it learns it",
+                            wal.history(), channel.remoteAddress());
+                    channel.close();
+                    return;
+                }
                 ReplicationChunk chunk = wal.readFlushed(position, MAX_CHUNK);
                 if (chunk != null) {
                     long now = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());

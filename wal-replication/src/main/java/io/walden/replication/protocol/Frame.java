@@ -9,12 +9,17 @@ import io.netty.util.ReferenceCounted;
  */
 public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, Frame.Data, Frame.Keepalive, Frame.Status {
 
-    /** Replica → primary, first frame: who I am and where my log ends. {@code logId} 0 asks for a new copy. */
-    record Hello(int version, long logId, int epoch, long startLsn, String name, byte[] secret) implements Frame {
+    /**
+     * Replica → primary, first frame: who I am, which epoch (number and start) wrote my last record, and where my
+     * log ends. {@code logId} 0 asks for a new copy.
+     */
+    record Hello(int version, long logId, int epoch, long epochStartLsn, long startLsn, String name, byte[] secret)
+            implements Frame {
     }
 
-    /** Primary → replica: accepted; data follows from the replica's start LSN. */
-    record Welcome(int version, long logId, long segmentSize, int epoch, long flushedLsn) implements Frame {
+    /** Primary → replica: accepted; its epoch history follows (to be adopted), then data from the replica's start LSN. */
+    record Welcome(int version, long logId, long segmentSize, int epoch, long flushedLsn,
+                   io.walden.core.EpochHistory history) implements Frame {
     }
 
     /** Either way: why the connection ends (the sender closes it after this frame). */

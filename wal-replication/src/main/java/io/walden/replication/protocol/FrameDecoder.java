@@ -51,12 +51,13 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         Frame frame;
         switch (type) {
             case FrameDescriptor.HELLO:
-                frame = new Frame.Hello(f.readUnsignedShort(), f.readLong(), f.readInt(), lsn(f.readLong(), "start LSN"),
+                frame = new Frame.Hello(f.readUnsignedShort(), f.readLong(), epochNumber(f.readInt()),
+                        lsn(f.readLong(), "epoch start LSN"), lsn(f.readLong(), "start LSN"),
                         text(f, FrameDescriptor.MAX_NAME_BYTES, "replica name"), bytes(f, FrameDescriptor.MAX_SECRET_BYTES, "secret"));
                 break;
             case FrameDescriptor.WELCOME:
-                frame = new Frame.Welcome(f.readUnsignedShort(), f.readLong(), f.readLong(), f.readInt(),
-                        lsn(f.readLong(), "flushed LSN"));
+                frame = new Frame.Welcome(f.readUnsignedShort(), f.readLong(), f.readLong(), epochNumber(f.readInt()),
+                        lsn(f.readLong(), "flushed LSN"), history(f));
                 break;
             case FrameDescriptor.ERROR:
                 frame = new Frame.Error(f.readUnsignedShort(), text(f, FrameDescriptor.MAX_MESSAGE_BYTES, "message"));
@@ -90,6 +91,30 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
             throw new CorruptedFrameException(what + " is negative: " + value);
         }
         return value;
+    }
+
+    private static int epochNumber(int value) {
+        if (value < 1) {
+            throw new CorruptedFrameException("epoch number must be at least 1, got " + value);
+        }
+        return value;
+    }
+
+    private static io.walden.core.EpochHistory history(ByteBuf f) {
+        int count = f.readUnsignedShort();
+        if (count < 1 || count > FrameDescriptor.MAX_HISTORY_ENTRIES) {
+            throw new CorruptedFrameException("an epoch history of " + count + " entries (1 to "
+                    + FrameDescriptor.MAX_HISTORY_ENTRIES + " allowed)");
+        }
+        java.util.List<io.walden.core.Epoch> epochs = new java.util.ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            epochs.add(new io.walden.core.Epoch(epochNumber(f.readInt()), lsn(f.readLong(), "epoch start LSN")));
+        }
+        try {
+            return io.walden.core.EpochHistory.of(epochs);
+        } catch (IllegalArgumentException e) {
+            throw new CorruptedFrameException("not an epoch history: " + e.getMessage());
+        }
     }
 
     private static boolean flag(byte b) {

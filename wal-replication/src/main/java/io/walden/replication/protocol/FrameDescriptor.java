@@ -33,6 +33,8 @@ public final class FrameDescriptor {
     public static final int MAX_NAME_BYTES = 64;
     public static final int MAX_SECRET_BYTES = 1024;
     public static final int MAX_MESSAGE_BYTES = 4096;
+    /** The most epochs a Welcome may carry. */
+    public static final int MAX_HISTORY_ENTRIES = 4096;
 
     private FrameDescriptor() {
     }

@@ -25,12 +25,21 @@ public final class FrameEncoder extends MessageToByteEncoder<Frame> {
         out.writeInt(0); // patched below
         if (frame instanceof Frame.Hello h) {
             out.writeByte(FrameDescriptor.HELLO).writeShort(h.version()).writeLong(h.logId()).writeInt(h.epoch())
-                    .writeLong(h.startLsn());
+                    .writeLong(h.epochStartLsn()).writeLong(h.startLsn());
             writeText(out, h.name(), FrameDescriptor.MAX_NAME_BYTES, "replica name");
             writeBytes(out, h.secret(), FrameDescriptor.MAX_SECRET_BYTES, "secret");
         } else if (frame instanceof Frame.Welcome w) {
             out.writeByte(FrameDescriptor.WELCOME).writeShort(w.version()).writeLong(w.logId()).writeLong(w.segmentSize())
                     .writeInt(w.epoch()).writeLong(w.flushedLsn());
+            java.util.List<io.walden.core.Epoch> epochs = w.history().epochs();
+            if (epochs.size() > FrameDescriptor.MAX_HISTORY_ENTRIES) {
+                throw new IllegalArgumentException("an epoch history of " + epochs.size() + " entries is longer than "
+                        + FrameDescriptor.MAX_HISTORY_ENTRIES);
+            }
+            out.writeShort(epochs.size());
+            for (io.walden.core.Epoch e : epochs) {
+                out.writeInt(e.number()).writeLong(e.startLsn());
+            }
         } else if (frame instanceof Frame.Error e) {
             out.writeByte(FrameDescriptor.ERROR).writeShort(e.code());
             writeText(out, truncate(e.message()), FrameDescriptor.MAX_MESSAGE_BYTES, "message");

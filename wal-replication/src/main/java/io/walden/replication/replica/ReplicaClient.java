@@ -10,8 +10,15 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.walden.core.Epoch;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.core.WalReader;
+import io.walden.core.WalRecord;
+import io.walden.core.segment.SegmentHeaderDescriptor;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
@@ -22,19 +29,25 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A replica's receiver (minimal: plaintext, no promotion yet): connects to the primary, asks to stream from
- * its own end, applies what arrives byte for byte ({@link Wal#applyReplicated}), flushes it through its own
- * group commit, and reports written, flushed and applied positions after each batch and whenever asked.
- * Reconnects with backoff and resumes exactly at its end. While it runs, local appends are refused with an
- * error that names the primary.
+ * A replica's receiver (docs/replication-protocol.md): connects to the primary, sends its epoch and end, adopts
+ * the primary's epoch history, applies what arrives byte for byte ({@link Wal#applyReplicated}), flushes it
+ * through its own group commit, hands each flushed record to the application's {@link RecordApplier} if one is
+ * registered, and reports written, flushed and applied positions after each batch, at a status interval and
+ * whenever asked. Reconnects with backoff and resumes exactly at its end. While it runs, local appends are refused
+ * with an error that names the primary; {@link #promote()} ends that.
  *
- * <p>Threads: a Netty event loop for the connection, one applier thread ({@code walden-receiver}) that
- * writes and flushes. Thread-safety: {@link #close()} from any thread.
+ * <p>Threads: a Netty event loop for the connection, one receiver thread ({@code walden-receiver}) that writes,
+ * flushes and applies, in order. Thread-safety: {@link #close()} and {@link #promote()} from any thread.
  */
 public final class ReplicaClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaClient.class);
@@ -47,35 +60,132 @@ public final class ReplicaClient implements AutoCloseable {
     private final Wal wal;
     private final InetSocketAddress primary;
     private final String name;
+    private final byte[] secret;
+    private final SslContext tls;
+    private final RecordApplier recordApplier;
+    /** Reads flushed records for the applier; the receiver thread's alone (closed after it stops). */
+    private WalReader applyReader;
+    private final long statusIntervalMillis;
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-    private final ExecutorService applier = Executors.newSingleThreadExecutor(r -> {
+    private final ExecutorService receiver = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "walden-receiver");
         t.setDaemon(true);
         return t;
     });
     private final FrameEncoder encoder = new FrameEncoder();
+    private final Object lifecycle = new Object();
     private volatile boolean running = true;
     private volatile String fatal;
+    private volatile String applyError;
     private volatile Channel channel;
+    /** The end of the last record the application's applier took (or the flushed end when there is none). */
+    private volatile long applied;
     private long backoffMillis = 50;
 
-    public ReplicaClient(Wal wal, InetSocketAddress primary, String name) {
-        this.wal = wal;
-        this.primary = primary;
-        this.name = name;
+    private ReplicaClient(Builder b) {
+        this.wal = b.wal;
+        this.primary = b.primary;
+        this.name = b.name;
+        this.secret = b.secret == null ? new byte[0] : b.secret;
+        this.tls = b.tls;
+        this.recordApplier = b.applier;
+        this.statusIntervalMillis = b.statusIntervalMillis;
+        this.applyReader = b.applier == null ? null : wal.reader(b.applyFrom, WalReader.Visibility.FLUSHED);
+        this.applied = b.applier == null ? wal.flushedLsn() : b.applyFrom;
         wal.refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
                 + "; write to the primary");
+        group.scheduleAtFixedRate(() -> {
+            Channel c = channel;
+            if (c != null && c.isActive()) {
+                receiver.execute(() -> status(c));
+            }
+        }, statusIntervalMillis, statusIntervalMillis, TimeUnit.MILLISECONDS);
         connect();
     }
 
-    /** Why the primary refused this replica for good (another log, removed LSN, diverged history), or null. */
+    /** A replica of the primary at {@code primary}, named {@code name} (its name in the primary's sync policy). */
+    public static Builder builder(Wal wal, InetSocketAddress primary, String name) {
+        return new Builder(wal, primary, name);
+    }
+
+    /** Options of a replica; by default plaintext, no secret, no applier, status every 10 s. */
+    public static final class Builder {
+        private final Wal wal;
+        private final InetSocketAddress primary;
+        private final String name;
+        private byte[] secret;
+        private SslContext tls;
+        private RecordApplier applier;
+        private long applyFrom;
+        private long statusIntervalMillis = 10_000;
+
+        private Builder(Wal wal, InetSocketAddress primary, String name) {
+            this.wal = wal;
+            this.primary = primary;
+            this.name = name;
+        }
+
+        /** The shared secret the primary requires; null for none. */
+        public Builder secret(String secret) {
+            this.secret = secret == null ? null : secret.getBytes(StandardCharsets.UTF_8);
+            return this;
+        }
+
+        /** TLS to the primary (see {@link io.walden.replication.tls.ReplicationTls#client}); null for plaintext. */
+        public Builder tls(SslContext context) {
+            this.tls = context;
+            return this;
+        }
+
+        /**
+         * Hands every flushed record from {@code fromLsn} on (a record boundary: the end of the last record the
+         * application applied, or the log's oldest LSN to rebuild its state) to {@code applier}; the replica's
+         * applied position is then what the applier took. Without one, applied = flushed.
+         */
+        public Builder applier(RecordApplier applier, long fromLsn) {
+            this.applier = applier;
+            this.applyFrom = fromLsn;
+            return this;
+        }
+
+        /** How often to report positions when nothing else prompts it (PostgreSQL's wal_receiver_status_interval). */
+        public Builder statusIntervalMillis(long millis) {
+            if (millis <= 0) {
+                throw new IllegalArgumentException("the status interval must be positive");
+            }
+            this.statusIntervalMillis = millis;
+            return this;
+        }
+
+        /** Refuses local appends on the log and starts connecting (in the background, with backoff). */
+        public ReplicaClient start() {
+            return new ReplicaClient(this);
+        }
+    }
+
+    /** Why the primary refused this replica for good (another log, removed LSN, diverged history, bad secret), or null. */
     public String fatalError() {
         return fatal;
+    }
+
+    /** The last failure of the application's applier (the record is retried), or null once it succeeds again. */
+    public String applyError() {
+        return applyError;
     }
 
     public boolean isConnected() {
         Channel c = channel;
         return c != null && c.isActive();
+    }
+
+    /** The primary this replica follows. */
+    public InetSocketAddress primary() {
+        return primary;
+    }
+
+    /** The end of the last record applied (handed to the applier, or flushed when there is none). */
+    public long appliedLsn() {
+        return applied;
     }
 
     private void connect() {
@@ -86,7 +196,10 @@ public final class ReplicaClient implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new io.netty.handler.timeout.IdleStateHandler(IDLE_SECONDS, 0, 0),
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc(), primary.getHostString(), primary.getPort()));
+                        }
+                        ch.pipeline().addLast(new IdleStateHandler(IDLE_SECONDS, 0, 0),
                                 new FrameDecoder(), encoder, new Receiver(), new ProtocolErrorHandler());
                     }
                 })
@@ -106,20 +219,65 @@ public final class ReplicaClient implements AutoCloseable {
         group.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
     }
 
+    /** Reports where this replica stands. On the receiver thread. */
+    private void status(Channel c) {
+        long flushed = wal.flushedLsn();
+        if (recordApplier == null) {
+            applied = flushed;
+        } else {
+            applyFlushed();
+        }
+        c.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, applied, now(), false));
+    }
+
+    /** Hands the flushed records not yet applied to the application's applier. On the receiver thread. */
+    private void applyFlushed() {
+        WalRecord record = null;
+        try {
+            while ((record = applyReader.next()) != null) {
+                recordApplier.apply(record);
+                applied = record.nextLsn();
+            }
+            applied = Math.max(applied, applyReader.position());
+            applyError = null;
+        } catch (Exception e) {
+            String at = record == null ? Lsn.format(applyReader.position()) : Lsn.format(record.lsn());
+            if (applyError == null) {
+                LOG.error("The applier failed on the record at {}; it will be retried, and nothing after it is applied meanwhile", at, e);
+            }
+            applyError = "the applier failed on the record at " + at + ": " + e;
+            if (record != null) {
+                rewind(record.lsn());
+            }
+        }
+    }
+
+    /** Puts the apply reader back on a record that failed, so that it is the next one tried. */
+    private void rewind(long lsn) {
+        applyReader.close(); // a reader only moves forward: reopen one on the failed record
+        applyReader = wal.reader(lsn, WalReader.Visibility.FLUSHED);
+    }
+
     private final class Receiver extends SimpleChannelInboundHandler<Frame> {
-        private final java.util.concurrent.atomic.AtomicLong pending = new java.util.concurrent.atomic.AtomicLong();
+        private final AtomicLong pending = new AtomicLong();
+        /** Set on the receiver thread once the primary's history is adopted; data is applied only then. */
+        private boolean accepted;
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
             channel = ctx.channel();
-            // From the applier: after what an earlier connection left queued, so the start is this log's real end.
-            applier.execute(() -> ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, wal.logId(), 0,
-                    wal.insertLsn(), name, new byte[0])));
+            // On the receiver: after what an earlier connection left queued, so the start is this log's real end.
+            receiver.execute(() -> {
+                long end = wal.insertLsn();
+                Epoch epoch = wal.history().at(end);
+                ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, wal.logId(), epoch.number(),
+                        epoch.startLsn(), end, name, secret));
+            });
         }
 
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof io.netty.handler.timeout.IdleStateEvent) {
+            if (evt instanceof IdleStateEvent) {
                 LOG.warn("Nothing from the primary at {} for {} s; reconnecting", primary, IDLE_SECONDS);
                 ctx.close();
             }
@@ -129,26 +287,35 @@ public final class ReplicaClient implements AutoCloseable {
         protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
             if (frame instanceof Frame.Welcome welcome) {
                 if (welcome.logId() != wal.logId() || welcome.segmentSize() != wal.config().segmentSize()) {
-                    fatal = "the primary's log " + Long.toHexString(welcome.logId()) + " (segments of " + welcome.segmentSize()
-                            + " bytes) is not this replica's " + Long.toHexString(wal.logId());
-                    LOG.error("Refusing to follow the primary at {}: {}", primary, fatal);
-                    ctx.close();
+                    refuseToFollow(ctx, "the primary's log " + Long.toHexString(welcome.logId()) + " (segments of "
+                            + welcome.segmentSize() + " bytes) is not this replica's " + Long.toHexString(wal.logId()));
                     return;
                 }
                 backoffMillis = 50;
-                LOG.info("Streaming from the primary at {} from {} (its flushed end {})", primary, Lsn.format(wal.insertLsn()),
-                        Lsn.format(welcome.flushedLsn()));
-                applier.execute(() -> status(ctx)); // where this replica stands, so the primary knows at once
+                receiver.execute(() -> {
+                    try {
+                        wal.adoptHistory(welcome.history()); // durably, before any byte of it is applied
+                    } catch (RuntimeException e) {
+                        refuseToFollow(ctx, e.getMessage() + "; rebuild this replica from the primary");
+                        return;
+                    }
+                    accepted = true;
+                    LOG.info("Streaming from the primary at {} from {} in epoch {} (its flushed end {})", primary,
+                            Lsn.format(wal.insertLsn()), welcome.epoch(), Lsn.format(welcome.flushedLsn()));
+                    status(ctx.channel()); // where this replica stands, so the primary knows at once
+                });
             } else if (frame instanceof Frame.Data data) {
                 long start = data.startLsn();
                 byte[] bytes = new byte[data.bytes().readableBytes()];
                 data.bytes().getBytes(data.bytes().readerIndex(), bytes);
                 if (pending.addAndGet(bytes.length) > MAX_PENDING_BYTES) {
-                    ctx.channel().config().setAutoRead(false); // the applier is behind: let TCP push back on the primary
+                    ctx.channel().config().setAutoRead(false); // the receiver is behind: let TCP push back on the primary
                 }
-                applier.execute(() -> {
+                receiver.execute(() -> {
                     try {
-                        if (ctx.channel().isActive()) { // frames of a lost connection are dropped: they will be sent again
+                        // Frames received before a connection broke are still applied: they are contiguous, and
+                        // the next hello is queued after them, so it starts at their end.
+                        if (accepted) {
                             apply(ctx, start, bytes);
                         }
                     } finally {
@@ -158,33 +325,35 @@ public final class ReplicaClient implements AutoCloseable {
                     }
                 });
             } else if (frame instanceof Frame.Keepalive keepalive && keepalive.replyRequested()) {
-                applier.execute(() -> status(ctx));
+                receiver.execute(() -> status(ctx.channel()));
             } else if (frame instanceof Frame.Error error) {
                 if (error.code() == Frame.Error.ANOTHER_LOG || error.code() == Frame.Error.LSN_REMOVED
-                        || error.code() == Frame.Error.EPOCH_DIVERGED || error.code() == Frame.Error.UNSUPPORTED_VERSION) {
+                        || error.code() == Frame.Error.EPOCH_DIVERGED || error.code() == Frame.Error.UNSUPPORTED_VERSION
+                        || error.code() == Frame.Error.AUTHENTICATION_FAILED) {
                     fatal = error.message();
                 }
-                LOG.error("The primary refused this replica: {}", error.message());
+                LOG.error("The primary at {} refused this replica: {}", primary, error.message());
                 ctx.close();
             }
+        }
+
+        private void refuseToFollow(ChannelHandlerContext ctx, String why) {
+            fatal = why;
+            LOG.error("Refusing to follow the primary at {}: {}", primary, why);
+            ctx.close();
         }
 
         private void apply(ChannelHandlerContext ctx, long start, byte[] bytes) {
             try {
                 long end = wal.applyReplicated(start, ByteBuffer.wrap(bytes));
-                ctx.writeAndFlush(new Frame.Status(end, wal.flushedLsn(), wal.flushedLsn(), now(), false));
+                ctx.writeAndFlush(new Frame.Status(end, wal.flushedLsn(), applied, now(), false));
                 wal.flush();
-                status(ctx);
+                status(ctx.channel());
             } catch (RuntimeException e) {
+                accepted = false; // the rest of this connection's frames cannot follow; the next hello resumes
                 LOG.error("Could not apply replicated bytes at {}: {}; reconnecting", Lsn.format(start), e.getMessage());
                 ctx.close();
             }
-        }
-
-        private void status(ChannelHandlerContext ctx) {
-            long flushed = wal.flushedLsn();
-            // Applied = visible to this log's readers that see flushed records.
-            ctx.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, flushed, now(), false));
         }
 
         @Override
@@ -202,21 +371,28 @@ public final class ReplicaClient implements AutoCloseable {
      * Asks the primary at {@code primary} for its log's identity (a hello as a new copy, log id 0), for a replica
      * whose directory holds no log yet.
      *
+     * @param tls    TLS to the primary, or null
+     * @param secret the replication secret, or null
      * @throws IllegalStateException when the primary cannot be reached or refuses, with its reason
      */
-    public static PrimaryIdentity fetchIdentity(InetSocketAddress primary, String name, long timeoutMillis) throws InterruptedException {
+    public static PrimaryIdentity fetchIdentity(InetSocketAddress primary, String name, SslContext tls, String secret,
+                                                long timeoutMillis) throws InterruptedException {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        java.util.concurrent.CompletableFuture<PrimaryIdentity> answer = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<PrimaryIdentity> answer = new CompletableFuture<>();
+        byte[] secretBytes = secret == null ? new byte[0] : secret.getBytes(StandardCharsets.UTF_8);
         try {
             new Bootstrap().group(group).channel(NioSocketChannel.class)
                     .handler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            if (tls != null) {
+                                ch.pipeline().addLast(tls.newHandler(ch.alloc(), primary.getHostString(), primary.getPort()));
+                            }
                             ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), new SimpleChannelInboundHandler<Frame>() {
                                 @Override
                                 public void channelActive(ChannelHandlerContext ctx) {
-                                    ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, 0, 0,
-                                            io.walden.core.segment.SegmentHeaderDescriptor.LENGTH, name, new byte[0]));
+                                    ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, 0, 1, 0,
+                                            SegmentHeaderDescriptor.LENGTH, name, secretBytes));
                                 }
 
                                 @Override
@@ -226,6 +402,13 @@ public final class ReplicaClient implements AutoCloseable {
                                     } else if (frame instanceof Frame.Error e) {
                                         answer.completeExceptionally(new IllegalStateException("the primary refused: " + e.message()));
                                     }
+                                    ctx.close();
+                                }
+
+                                @Override
+                                public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                                    answer.completeExceptionally(new IllegalStateException("talking to the primary at "
+                                            + primary + " failed: " + cause.getMessage(), cause));
                                     ctx.close();
                                 }
                             });
@@ -238,9 +421,9 @@ public final class ReplicaClient implements AutoCloseable {
                         }
                     });
             return answer.get(timeoutMillis, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw (IllegalStateException) e.getCause();
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             throw new IllegalStateException("the primary at " + primary + " did not answer within " + timeoutMillis + " ms");
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
@@ -251,22 +434,59 @@ public final class ReplicaClient implements AutoCloseable {
         return TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
     }
 
+    /**
+     * Makes this replica a primary (PostgreSQL's promote): stops streaming, applies and flushes everything already
+     * received, then {@link Wal#promote() begins a new epoch} and accepts local appends. The log stays open (the
+     * caller owns it); start a {@code ReplicationServer} on it to serve replicas.
+     *
+     * @return the new epoch
+     * @throws IllegalStateException when this client was closed or already promoted
+     */
+    public Epoch promote() {
+        synchronized (lifecycle) {
+            if (!running) {
+                throw new IllegalStateException("this replica client is closed or already promoted");
+            }
+            stop(false);
+            Epoch epoch = wal.promote();
+            LOG.info("Promoted: the replica of {} is now a primary in epoch {} from {}", primary, epoch.number(),
+                    Lsn.format(epoch.startLsn()));
+            return epoch;
+        }
+    }
+
     /** Disconnects and stops reconnecting; the log stays open (the caller owns it) and keeps refusing appends. */
     @Override
     public void close() {
+        synchronized (lifecycle) {
+            if (running) {
+                stop(true);
+            }
+        }
+    }
+
+    /** @param dropQueued drop received frames not yet applied (a close) rather than apply them (a promotion) */
+    private void stop(boolean dropQueued) {
         running = false;
         Channel c = channel;
         if (c != null) {
             c.close().awaitUninterruptibly();
         }
-        applier.shutdownNow(); // queued frames are dropped: a later connection resumes from this log's end
+        if (dropQueued) {
+            receiver.shutdownNow(); // a later connection resumes from this log's end
+        } else {
+            receiver.shutdown();
+        }
         try {
-            if (!applier.awaitTermination(30, TimeUnit.SECONDS)) {
-                LOG.error("The replica's applier did not stop within 30 s");
+            if (!receiver.awaitTermination(30, TimeUnit.SECONDS)) {
+                LOG.error("The replica's receiver did not stop within 30 s");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+        if (applyReader != null) {
+            applyReader.close();
+        }
     }
 }

@@ -35,17 +35,20 @@ class FrameCodecTest {
 
     @Test
     void shouldRoundTripHelloWelcomeErrorKeepaliveAndStatus() {
-        Frame.Hello hello = (Frame.Hello) roundTrip(new Frame.Hello(1, 0x1234_5678_9ABC_DEF0L, 3, 0x16B374D848L, "replica-é",
+        Frame.Hello hello = (Frame.Hello) roundTrip(new Frame.Hello(1, 0x1234_5678_9ABC_DEF0L, 3, 0x1000, 0x16B374D848L, "replica-é",
                 "s3cret".getBytes(StandardCharsets.UTF_8)));
         assertThat(hello.version()).isEqualTo(1);
         assertThat(hello.logId()).isEqualTo(0x1234_5678_9ABC_DEF0L);
         assertThat(hello.epoch()).isEqualTo(3);
+        assertThat(hello.epochStartLsn()).isEqualTo(0x1000);
         assertThat(hello.startLsn()).isEqualTo(0x16B374D848L);
         assertThat(hello.name()).isEqualTo("replica-é");
         assertThat(new String(hello.secret(), StandardCharsets.UTF_8)).isEqualTo("s3cret");
 
-        assertThat(roundTrip(new Frame.Welcome(1, 42, 64L << 20, 3, 1000)))
-                .isEqualTo(new Frame.Welcome(1, 42, 64L << 20, 3, 1000));
+        io.walden.core.EpochHistory history = io.walden.core.EpochHistory.of(java.util.List.of(new io.walden.core.Epoch(1, 0),
+                new io.walden.core.Epoch(3, 0x1000)));
+        assertThat(roundTrip(new Frame.Welcome(1, 42, 64L << 20, 3, 1000, history)))
+                .isEqualTo(new Frame.Welcome(1, 42, 64L << 20, 3, 1000, history));
         assertThat(roundTrip(new Frame.Error(Frame.Error.LSN_REMOVED, "requested LSN 0/40 has already been removed")))
                 .isEqualTo(new Frame.Error(3, "requested LSN 0/40 has already been removed"));
         assertThat(roundTrip(new Frame.Keepalive(777, 123456, true))).isEqualTo(new Frame.Keepalive(777, 123456, true));
@@ -109,12 +112,18 @@ class FrameCodecTest {
                 "a flag must be 0 or 1");
         assertMalformed(Unpooled.buffer().writeInt(18).writeByte(FrameDescriptor.KEEPALIVE).writeLong(-5).writeLong(2).writeByte(0),
                 "negative");
-        ByteBuf badName = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(1).writeLong(1).writeInt(0).writeLong(64)
+        ByteBuf badName = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(1).writeLong(1).writeInt(1).writeLong(0).writeLong(64)
                 .writeShort(2).writeByte(0xC3).writeByte(0x28).writeShort(0);
         assertMalformed(Unpooled.buffer().writeInt(badName.readableBytes()).writeBytes(badName), "not UTF-8");
-        ByteBuf longName = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(1).writeLong(1).writeInt(0).writeLong(64)
+        ByteBuf longName = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(1).writeLong(1).writeInt(1).writeLong(0).writeLong(64)
                 .writeShort(65).writeZero(65).writeShort(0);
         assertMalformed(Unpooled.buffer().writeInt(longName.readableBytes()).writeBytes(longName), "longer than 64");
+        ByteBuf epochZero = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(1).writeLong(1).writeInt(0).writeLong(0).writeLong(64)
+                .writeShort(1).writeByte('a').writeShort(0);
+        assertMalformed(Unpooled.buffer().writeInt(epochZero.readableBytes()).writeBytes(epochZero), "epoch number must be at least 1");
+        ByteBuf backwards = Unpooled.buffer().writeByte(FrameDescriptor.WELCOME).writeShort(1).writeLong(1).writeLong(1 << 16).writeInt(2)
+                .writeLong(64).writeShort(2).writeInt(2).writeLong(0x1000).writeInt(1).writeLong(0);
+        assertMalformed(Unpooled.buffer().writeInt(backwards.readableBytes()).writeBytes(backwards), "not an epoch history");
     }
 
     @Test
@@ -134,7 +143,7 @@ class FrameCodecTest {
     @Test
     void shouldRefuseToEncodeANameOverTheLimit() {
         EmbeddedChannel out = codec();
-        assertThatThrownBy(() -> out.writeOutbound(new Frame.Hello(1, 0, 0, 64, "x".repeat(65), new byte[0])))
+        assertThatThrownBy(() -> out.writeOutbound(new Frame.Hello(1, 0, 1, 0, 64, "x".repeat(65), new byte[0])))
                 .hasRootCauseInstanceOf(IllegalArgumentException.class).hasMessageContaining("replica name");
         out.finishAndReleaseAll();
     }

@@ -1,0 +1,170 @@
+package io.walden.replication;
+
+import io.walden.core.Durability;
+import io.walden.core.Epoch;
+import io.walden.core.Wal;
+import io.walden.core.WalReader;
+import io.walden.core.WalRecord;
+import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.ReplicaClient;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.walden.replication.Replicas.assertSameSegments;
+import static io.walden.replication.Replicas.config;
+import static io.walden.replication.Replicas.follow;
+import static io.walden.replication.Replicas.serve;
+import static io.walden.replication.Replicas.waitUntil;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Promotion, epochs on the wire, cascading replicas and the application's applier, over real TCP on 127.0.0.1. */
+@Timeout(60)
+class PromotionReplicationTest {
+    @TempDir
+    Path work;
+
+    @Test
+    void aPromotedReplicaAcceptsAppendsInANewEpochAndTheOldPrimaryThatWentOnIsRefusedAsItsReplica() throws Exception {
+        Wal primary = Wal.open(config(work.resolve("p")).build());
+        try (Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build())) {
+            long lastShared;
+            try (ReplicationServer server = serve(primary)) {
+                ReplicaClient client = follow(replica, server, "r1");
+                server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
+                for (int i = 0; i < 500; i++) {
+                    primary.append(("shared " + i).getBytes(), Durability.ON);
+                }
+                lastShared = primary.flushedLsn();
+                server.policy(null);
+                client.close(); // the replica loses its primary...
+            }
+            primary.append("only the old primary has this".getBytes(), Durability.LOCAL); // ...which goes on alone
+            primary.close();
+
+            ReplicaClient stale = ReplicaClient.builder(replica, new java.net.InetSocketAddress("127.0.0.1", 1), "r1").start();
+            Epoch epoch = stale.promote();
+            assertThat(epoch).isEqualTo(new Epoch(2, lastShared));
+            long first = replica.append("new primary".getBytes(), Durability.LOCAL);
+            assertThat(first).isEqualTo(lastShared);
+
+            try (ReplicationServer promoted = serve(replica);
+                 Wal oldPrimary = Wal.open(config(work.resolve("p")).build());
+                 ReplicaClient rejoin = follow(oldPrimary, promoted, "old")) {
+                waitUntil(() -> rejoin.fatalError() != null);
+                assertThat(rejoin.fatalError()).contains("diverged").contains("rebuild");
+                assertThat(oldPrimary.epoch()).isEqualTo(1);
+                assertThat(promoted.positions()).isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void aReplicaThatStoppedAtTheSwitchPointFollowsThePromotedPrimaryAndAdoptsItsHistory() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.logId()).build())) {
+            try (ReplicationServer server = serve(primary);
+                 ReplicaClient c1 = follow(r1, server, "r1");
+                 ReplicaClient c2 = follow(r2, server, "r2")) {
+                server.policy(SyncPolicy.parse("ANY 2 (r1, r2)"));
+                for (int i = 0; i < 300; i++) {
+                    primary.append(new byte[300], Durability.ON);
+                }
+                c1.promote();
+                server.policy(null);
+            }
+            assertThat(r2.flushedLsn()).isEqualTo(r1.insertLsn());
+            try (ReplicationServer server = serve(r1);
+                 ReplicaClient c2 = follow(r2, server, "r2")) {
+                server.policy(SyncPolicy.parse("FIRST 1 (r2)"));
+                waitUntil(() -> r2.epoch() == 2);
+                long lsn = r1.append("epoch two".getBytes(), Durability.ON);
+                assertThat(r2.flushedLsn()).isGreaterThan(lsn);
+                assertThat(r2.history()).isEqualTo(r1.history());
+                assertThat(c2.fatalError()).isNull();
+            }
+        }
+        assertSameSegments(work.resolve("r1"), work.resolve("r2"));
+    }
+
+    @Test
+    void aCascadingReplicaStreamsFromAReplicaAndReportsItsOwnPositions() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             Wal middle = Wal.open(config(work.resolve("middle")).logId(primary.logId()).build());
+             Wal leaf = Wal.open(config(work.resolve("leaf")).logId(primary.logId()).build());
+             ReplicationServer server = serve(primary);
+             ReplicaClient upstream = follow(middle, server, "middle");
+             ReplicationServer relay = serve(middle);
+             ReplicaClient downstream = follow(leaf, relay, "leaf")) {
+            for (int i = 0; i < 3000; i++) {
+                primary.append(("record " + i).getBytes(), i % 50 == 0 ? Durability.LOCAL : Durability.OFF);
+            }
+            primary.flush();
+            waitUntil(() -> leaf.flushedLsn() == primary.flushedLsn());
+            waitUntil(() -> relay.positions().containsKey("leaf") && relay.positions().get("leaf")[1] == primary.flushedLsn());
+            assertThat(server.positions().get("middle")[1]).as("the middle reports its own flushed end").isEqualTo(primary.flushedLsn());
+            try (WalReader r = leaf.reader(leaf.oldestLsn())) {
+                for (int i = 0; i < 3000; i++) {
+                    assertThat(new String(r.next().payload())).isEqualTo("record " + i);
+                }
+            }
+            upstream.promote(); // the middle becomes a primary: the leaf must learn the new epoch
+            waitUntil(() -> leaf.epoch() == 2);
+            long lsn = middle.append("after promotion".getBytes(), Durability.LOCAL);
+            waitUntil(() -> leaf.flushedLsn() > lsn);
+        }
+        assertSameSegments(work.resolve("middle"), work.resolve("leaf"));
+    }
+
+    @Test
+    void remoteApplyWaitsForTheApplicationsApplierAndAFailingRecordIsRetriedNotSkipped() throws Exception {
+        List<String> applied = new CopyOnWriteArrayList<>();
+        AtomicInteger failuresLeft = new AtomicInteger(2);
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             ReplicationServer server = serve(primary);
+             ReplicaClient client = ReplicaClient.builder(replica, server.address(), "r1").statusIntervalMillis(100)
+                     .applier(record -> apply(record, applied, failuresLeft), replica.insertLsn()).start()) {
+            waitUntil(() -> server.positions().containsKey("r1"));
+            server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
+            for (int i = 0; i < 50; i++) {
+                primary.append(("ok " + i).getBytes(), Durability.REMOTE_APPLY);
+                assertThat(applied).as("REMOTE_APPLY returns after the applier took it").endsWith("ok " + i);
+            }
+            long poisoned = primary.append("poison".getBytes(), Durability.REMOTE_APPLY); // fails twice, then is taken
+            assertThat(applied).endsWith("poison");
+            assertThat(failuresLeft.get()).isZero();
+            assertThat(client.appliedLsn()).isGreaterThan(poisoned);
+            assertThat(applied).hasSize(51).doesNotHaveDuplicates();
+            assertThat(client.applyError()).isNull();
+        }
+    }
+
+    private static void apply(WalRecord record, List<String> applied, AtomicInteger failuresLeft) {
+        String text = new String(record.payload());
+        if (text.equals("poison") && failuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new IllegalStateException("the application cannot take this yet");
+        }
+        applied.add(text);
+    }
+
+    @Test
+    void promotingTwiceOrAfterCloseIsRefused() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             ReplicationServer server = serve(primary)) {
+            ReplicaClient client = follow(replica, server, "r1");
+            client.promote();
+            assertThatThrownBy(client::promote).isInstanceOf(IllegalStateException.class).hasMessageContaining("already promoted");
+            client.close();
+        }
+    }
+}
