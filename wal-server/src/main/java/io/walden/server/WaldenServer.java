@@ -27,8 +27,6 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
-import io.walden.replication.policy.SyncPolicy;
-import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
 import io.walden.server.admin.AdminApi;
 import io.walden.server.config.ServerConfig;
@@ -66,8 +64,7 @@ public final class WaldenServer implements AutoCloseable {
     private EventLoopGroup workers;
     private ThreadPoolExecutor readers;
     private ExecutorService admin;
-    private ReplicationServer replication;
-    private ReplicaClient replica;
+    private ReplicationRole replication;
     private Channel serverChannel;
     private DataApi data;
     private HttpServerHandler handler;
@@ -106,13 +103,10 @@ public final class WaldenServer implements AutoCloseable {
             throw new IllegalStateException("cannot use the TLS certificate/key (" + config.tlsCert() + ", "
                     + config.tlsKey() + "): " + e.getMessage(), e);
         }
-        if (!config.replicationListen().getAddress().isLoopbackAddress() && config.replicateFrom() == null) {
-            throw new IllegalStateException("refusing to accept replicas on " + config.replicationListen()
-                    + ": replication has no TLS or authentication yet, so it listens on loopback addresses only");
-        }
+        ReplicationRole.checkSafety(config);
         if (config.replicateFrom() != null && !config.hasLog()) {
             // A new replica: its log must be a copy of the primary's (same id, same segment size).
-            ReplicaClient.PrimaryIdentity id = ReplicaClient.fetchIdentity(config.replicateFrom(), config.name(), 30_000);
+            ReplicaClient.PrimaryIdentity id = ReplicationRole.fetchIdentity(config);
             wal = Wal.open(config.walConfig(id.logId(), id.segmentSize()));
         } else {
             wal = Wal.open(config.walConfig());
@@ -126,15 +120,7 @@ public final class WaldenServer implements AutoCloseable {
         new UptimeMetrics().bindTo(registry);
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
         wal.meterBinder().bindTo(registry);
-        if (config.replicateFrom() != null) {
-            replica = new ReplicaClient(wal, config.replicateFrom(), config.name());
-        } else {
-            replication = new ReplicationServer(wal, config.replicationListen(), 10_000, config.maxSlotRetainedBytes());
-            replication.meterBinder().bindTo(registry);
-            if (config.syncReplicas() != null) {
-                replication.policy(SyncPolicy.parse(config.syncReplicas()));
-            }
-        }
+        replication = ReplicationRole.start(wal, config, registry);
 
         AtomicInteger readerThreads = new AtomicInteger();
         // No queue: the read beyond max-readers is refused at once (503), never parked behind long polls and streams.
@@ -150,8 +136,7 @@ public final class WaldenServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting, admin, replication,
-                config.replicateFrom()));
+        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting, admin, replication));
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
         String token = config.authToken();
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
@@ -198,9 +183,6 @@ public final class WaldenServer implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (serverChannel == null) {
-            if (replica != null) {
-                replica.close();
-            }
             if (replication != null) {
                 replication.close();
             }
@@ -218,9 +200,6 @@ public final class WaldenServer implements AutoCloseable {
         }
         readers.shutdown();
         admin.shutdown();
-        if (replica != null) {
-            replica.close();
-        }
         if (replication != null) {
             replication.close();
         }

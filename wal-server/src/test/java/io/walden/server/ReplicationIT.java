@@ -27,13 +27,15 @@ class ReplicationIT {
     Path work;
 
     @Test
-    void shouldHaveEveryOnAcknowledgedRecordOnTheSynchronousReplicaAfterThePrimaryIsKilled() throws Exception {
+    void shouldHaveEveryOnAcknowledgedRecordOnTheSynchronousReplicaAfterThePrimaryIsKilledAndPromoteIt() throws Exception {
         int replicationPort = ServerProcess.freePort();
+        int replicaReplicationPort = ServerProcess.freePort();
         List<String> acknowledged = new ArrayList<>();
         try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
                 "--replication-listen", "127.0.0.1:" + replicationPort, "--sync-replicas", "FIRST 1 (r1)");
              ServerProcess replica = ServerProcess.start(work, work.resolve("replica"), ServerProcess.freePort(),
-                     "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1")) {
+                     "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1",
+                     "--replication-listen", "127.0.0.1:" + replicaReplicationPort)) {
             waitUntil(() -> JSON.readTree(primary.get("/admin/status").body()).get("replicas").size() == 1);
             JsonNode status = JSON.readTree(primary.get("/admin/status").body());
             assertThat(status.at("/replicas/0/name").asText()).isEqualTo("r1");
@@ -75,6 +77,60 @@ class ReplicationIT {
             assertThat(notPrimary.statusCode()).isEqualTo(409);
             assertThat(Lsn.parse(replicaStatus.get("flushed_lsn").asText()))
                     .isGreaterThan(Lsn.parse(acknowledged.get(acknowledged.size() - 1)));
+
+            HttpResponse<String> promoted = replica.post("/admin/promote", new byte[0]);
+            assertThat(promoted.statusCode()).as(promoted.body()).isEqualTo(200);
+            assertThat(JSON.readTree(promoted.body()).get("epoch").asInt()).isEqualTo(2);
+            HttpResponse<String> accepted = replica.post("/v1/records?durability=local", "after promotion".getBytes());
+            assertThat(accepted.statusCode()).as(accepted.body()).isEqualTo(200);
+            JsonNode after = JSON.readTree(replica.get("/admin/status").body());
+            assertThat(after.get("role").asText()).isEqualTo("primary");
+            assertThat(after.get("epoch").asInt()).isEqualTo(2);
+            assertThat(after.at("/history/1/start_lsn").asText()).isEqualTo(JSON.readTree(promoted.body()).get("epoch_start_lsn").asText());
+            assertThat(replica.post("/admin/promote", new byte[0]).statusCode()).as("promoting a primary").isEqualTo(409);
+
+            // The old primary stopped where the replica did: restarted as a replica of the new primary, it follows.
+            try (ServerProcess rejoined = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
+                    "--replicate-from", "127.0.0.1:" + replicaReplicationPort, "--name", "old")) {
+                waitUntil(() -> JSON.readTree(rejoined.get("/admin/status").body()).get("epoch").asInt() == 2);
+                String lsn = JSON.readTree(accepted.body()).get("lsn").asText();
+                waitUntil(() -> rejoined.get("/v1/records?from=" + lsn).body().contains(
+                        Base64.getEncoder().encodeToString("after promotion".getBytes(StandardCharsets.UTF_8))));
+            }
+        }
+    }
+
+    @Test
+    void shouldRefuseAnOldPrimaryThatWentOnAloneAsAReplicaOfThePromotedOne() throws Exception {
+        int replicationPort = ServerProcess.freePort();
+        int promotedPort = ServerProcess.freePort();
+        Path replicaDir = work.resolve("replica");
+        try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
+                "--replication-listen", "127.0.0.1:" + replicationPort, "--sync-replicas", "FIRST 1 (r1)")) {
+            try (ServerProcess replica = ServerProcess.start(work, replicaDir, ServerProcess.freePort(),
+                    "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1")) {
+                for (int i = 0; i < 20; i++) {
+                    assertThat(primary.post("/v1/records?durability=on", ("shared " + i).getBytes()).statusCode()).isEqualTo(200);
+                }
+                replica.kill();
+            }
+            primary.http.send(HttpRequest.newBuilder(primary.uri("/admin/sync-replicas"))
+                    .PUT(HttpRequest.BodyPublishers.ofString("")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(primary.post("/v1/records?durability=local", "only the old primary has this".getBytes()).statusCode())
+                    .isEqualTo(200);
+            primary.kill();
+        }
+        try (ServerProcess promoted = ServerProcess.start(work, replicaDir, ServerProcess.freePort(),
+                "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1", "--replication-listen", "127.0.0.1:" + promotedPort)) {
+            assertThat(promoted.post("/admin/promote", new byte[0]).statusCode()).isEqualTo(200);
+            try (ServerProcess oldPrimary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
+                    "--replicate-from", "127.0.0.1:" + promotedPort, "--name", "old")) {
+                waitUntil(() -> !JSON.readTree(oldPrimary.get("/admin/status").body()).get("replication_error").isNull());
+                JsonNode status = JSON.readTree(oldPrimary.get("/admin/status").body());
+                assertThat(status.get("replication_error").asText()).contains("diverged").contains("rebuild");
+                assertThat(status.get("epoch").asInt()).isEqualTo(1);
+                assertThat(JSON.readTree(promoted.get("/admin/status").body()).get("replicas").size()).isZero();
+            }
         }
     }
 

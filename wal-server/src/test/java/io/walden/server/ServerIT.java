@@ -235,6 +235,25 @@ class ServerIT {
     }
 
     @Test
+    void shouldRefuseToAcceptReplicasOffLoopbackWithoutTlsAndAuthenticationUnlessOptedOut() throws Exception {
+        String replication = "0.0.0.0:" + ServerProcess.freePort();
+        WaldenJar.Run refused = WaldenJar.run(work, "serve", "--data-dir", data().toString(), "--http",
+                "127.0.0.1:" + ServerProcess.freePort(), "--replication-listen", replication);
+        assertThat(refused.exitCode()).isEqualTo(2);
+        assertThat(refused.stderr()).contains("refusing to accept replicas").contains("--replication-insecure");
+        WaldenJar.Run secretOnly = WaldenJar.run(work, "serve", "--data-dir", data().toString(), "--http",
+                "127.0.0.1:" + ServerProcess.freePort(), "--replication-listen", replication, "--replication-secret", "x");
+        assertThat(secretOnly.exitCode()).isEqualTo(2);
+        assertThat(secretOnly.stderr()).contains("without TLS");
+
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(),
+                "--replication-listen", "0.0.0.0:" + ServerProcess.freePort(), "--replication-insecure")) {
+            assertThat(server.output()).contains("INSECURE");
+            assertThat(server.post("/v1/records", "x".getBytes()).statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void shouldRequireATokenOffLoopbackAndCheckIt() throws Exception {
         WaldenJar.Run refused = WaldenJar.run(work, "serve", "--data-dir", data().toString(), "--http", "0.0.0.0:" + ServerProcess.freePort());
         assertThat(refused.exitCode()).isEqualTo(2);

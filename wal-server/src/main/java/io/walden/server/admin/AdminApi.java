@@ -6,6 +6,9 @@ import io.walden.core.Lsn;
 import io.walden.core.RecoveryReport;
 import io.walden.core.SegmentInfo;
 import io.walden.core.Wal;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.ReplicaClient;
+import io.walden.server.ReplicationRole;
 import io.walden.server.http.Exchange;
 
 import java.util.ArrayList;
@@ -24,22 +27,19 @@ public final class AdminApi {
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier accepting;
     private final java.util.concurrent.Executor blocking;
-    private final io.walden.replication.primary.ReplicationServer replication;
-    private final java.net.InetSocketAddress primary;
+    private final ReplicationRole role;
 
     /**
-     * @param blocking    runs admin work that blocks (truncation forces files), off the event loops
-     * @param replication the replication endpoint of a primary, or null on a replica
-     * @param primary     the primary a replica follows, or null on a primary
+     * @param blocking runs admin work that blocks (truncation and promotion force files), off the event loops
+     * @param role     the server's place in replication (primary or replica), which a promotion changes
      */
     public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, java.util.concurrent.Executor blocking,
-                    io.walden.replication.primary.ReplicationServer replication, java.net.InetSocketAddress primary) {
+                    ReplicationRole role) {
         this.wal = wal;
         this.registry = registry;
         this.accepting = accepting;
         this.blocking = blocking;
-        this.replication = replication;
-        this.primary = primary;
+        this.role = role;
     }
 
     /** GET / : the live status page (plain HTML and JS, no build step). */
@@ -77,9 +77,14 @@ public final class AdminApi {
 
     public void status(Exchange ex) {
         Map<String, Object> s = new LinkedHashMap<>();
-        s.put("role", primary == null ? "primary" : "replica");
-        if (primary != null) {
-            s.put("primary", primary.getHostString() + ":" + primary.getPort());
+        ReplicaClient replica = role.replica();
+        ReplicationServer replication = role.server();
+        s.put("role", replica == null ? "primary" : "replica");
+        if (replica != null) {
+            s.put("primary", replica.primary().getHostString() + ":" + replica.primary().getPort());
+            s.put("primary_connected", replica.isConnected());
+            s.put("replication_error", replica.fatalError());
+            s.put("apply_lsn", Lsn.format(replica.appliedLsn()));
         }
         s.put("insert_lsn", Lsn.format(wal.insertLsn()));
         s.put("written_lsn", Lsn.format(wal.writtenLsn()));
@@ -89,7 +94,12 @@ public final class AdminApi {
         s.put("bytes", wal.retainedBytes());
         s.put("durability", wal.config().durability().configName());
         s.put("sync_method", wal.config().syncMethod().name().toLowerCase(Locale.ROOT));
-        s.put("epoch", 0);
+        s.put("epoch", wal.epoch());
+        List<Map<String, Object>> history = new ArrayList<>();
+        for (io.walden.core.Epoch e : wal.history().epochs()) {
+            history.add(Map.of("epoch", e.number(), "start_lsn", Lsn.format(e.startLsn())));
+        }
+        s.put("history", history);
         s.put("failed", wal.isFailed());
         s.put("log_id", String.format("%016x", wal.logId()));
         long appends = 0;
@@ -110,11 +120,11 @@ public final class AdminApi {
         rec.put("duration_ms", r.durationNanos() / 1_000_000);
         s.put("recovery", rec);
         s.put("sync_replicas", replication == null || replication.policy() == null ? null : replication.policy().toString());
-        s.put("replicas", replicas());
+        s.put("replicas", replicas(replication));
         ex.json(HttpResponseStatus.OK, s);
     }
 
-    private List<Map<String, Object>> replicas() {
+    private static List<Map<String, Object>> replicas(ReplicationServer replication) {
         List<Map<String, Object>> out = new ArrayList<>();
         if (replication == null) {
             return out;
@@ -140,8 +150,9 @@ public final class AdminApi {
 
     /** PUT /admin/sync-replicas with the policy as body ('FIRST n (a, b)' / 'ANY n (a, b)'; empty clears it). */
     public void syncReplicas(Exchange ex) {
-        if (replication == null) {
-            ex.error(HttpResponseStatus.CONFLICT, "not_a_primary", "this server is a replica of " + primary
+        ReplicationServer replication = role.server();
+        if (role.replica() != null || replication == null) {
+            ex.error(HttpResponseStatus.CONFLICT, "not_a_primary", "this server is a replica of " + role.primary()
                     + "; set the synchronous policy on the primary");
             return;
         }
@@ -151,6 +162,39 @@ public final class AdminApi {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("sync_replicas", policy == null ? null : policy.toString());
         ex.json(HttpResponseStatus.OK, out);
+    }
+
+    /**
+     * POST /admin/promote : makes this replica a primary (stops following, begins the next epoch durably, accepts
+     * appends and replicas). 409 on a primary.
+     */
+    public void promote(Exchange ex) {
+        if (role.replica() == null) {
+            ex.error(HttpResponseStatus.CONFLICT, "not_a_replica", "this server is already a primary (epoch " + wal.epoch() + ")");
+            return;
+        }
+        try {
+            blocking.execute(() -> {
+                try {
+                    io.walden.core.Epoch epoch = role.promote();
+                    Map<String, Object> out = new LinkedHashMap<>();
+                    out.put("role", "primary");
+                    out.put("epoch", epoch.number());
+                    out.put("epoch_start_lsn", Lsn.format(epoch.startLsn()));
+                    ex.json(HttpResponseStatus.OK, out);
+                } catch (IllegalStateException e) {
+                    ex.error(HttpResponseStatus.CONFLICT, "not_a_replica", e.getMessage());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "interrupted", "the server is stopping");
+                } catch (RuntimeException e) {
+                    ex.error(e instanceof io.walden.core.WalClosedException ? HttpResponseStatus.SERVICE_UNAVAILABLE
+                            : HttpResponseStatus.INTERNAL_SERVER_ERROR, "promote_failed", e.getMessage());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "busy", "no worker free for the promotion; retry shortly");
+        }
     }
 
     public void segments(Exchange ex) {

@@ -40,8 +40,28 @@ final class ServeCommand implements Callable<Integer> {
     String authToken;
 
     @Option(names = "--replication-listen", paramLabel = "HOST:PORT",
-            description = "Where a primary accepts replicas (default: " + ServerConfig.DEFAULT_REPLICATION + ").")
+            description = "Where a primary accepts replicas (default: " + ServerConfig.DEFAULT_REPLICATION + "); on a replica, "
+                    + "set it to serve cascading replicas. A non-loopback address needs --replication-tls-cert/-key and "
+                    + "--replication-secret or --replication-tls-ca, or --replication-insecure.")
     String replicationListen;
+
+    @Option(names = "--replication-secret", description = "Shared secret: a primary requires it of every replica; a replica sends it.")
+    String replicationSecret;
+
+    @Option(names = "--replication-tls-cert", description = "PEM certificate chain for replication: a primary serves TLS with it; "
+            + "a replica presents it when its primary requires mutual TLS.")
+    String replicationTlsCert;
+
+    @Option(names = "--replication-tls-key", description = "PEM private key (PKCS#8) for --replication-tls-cert.")
+    String replicationTlsKey;
+
+    @Option(names = "--replication-tls-ca", description = "PEM CA certificates of the replication peers: a replica connects "
+            + "over TLS and checks its primary against them; a primary requires replicas' certificates signed by them.")
+    String replicationTlsCa;
+
+    @Option(names = "--replication-insecure", arity = "0..1", fallbackValue = "true",
+            description = "Accept replicas on a non-loopback address without TLS or authentication (logged as a warning).")
+    String replicationInsecure;
 
     @Option(names = "--replicate-from", paramLabel = "HOST:PORT", description = "Run as a replica of the primary there.")
     String replicateFrom;
@@ -89,6 +109,11 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("remote-commit-timeout-ms", remoteCommitTimeout);
         flags.put("max-slot-retained-bytes", maxSlotRetainedBytes);
         flags.put("tls-key", tlsKey);
+        flags.put("replication-secret", replicationSecret);
+        flags.put("replication-tls-cert", replicationTlsCert);
+        flags.put("replication-tls-key", replicationTlsKey);
+        flags.put("replication-tls-ca", replicationTlsCa);
+        flags.put("replication-insecure", replicationInsecure);
         ServerConfig config;
         try {
             config = ServerConfig.load(configFile, flags);

@@ -37,7 +37,8 @@ public final class ServerConfig {
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
     static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size",
             "auth-token", "max-batch-bytes", "max-readers", "tls-cert", "tls-key", "replication-listen", "replicate-from",
-            "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes");
+            "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "replication-secret",
+            "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure");
     public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
 
     private final Map<String, String> values;
@@ -60,7 +61,7 @@ public final class ServerConfig {
         v.put("sync-method", "fdatasync");
         v.put("max-batch-bytes", Long.toString(64L << 20));
         v.put("max-readers", "32");
-        v.put("replication-listen", DEFAULT_REPLICATION);
+        v.put("replication-insecure", "false");
         v.put("remote-commit-timeout-ms", "0");
         v.put("max-slot-retained-bytes", Long.toString(4L << 30));
         if (yaml != null) {
@@ -119,6 +120,13 @@ public final class ServerConfig {
         walConfig();
         if ((values.get("tls-cert") == null) != (values.get("tls-key") == null)) {
             throw new IllegalArgumentException("tls-cert and tls-key go together: give both PEM files, or neither");
+        }
+        if ((values.get("replication-tls-cert") == null) != (values.get("replication-tls-key") == null)) {
+            throw new IllegalArgumentException("replication-tls-cert and replication-tls-key go together: give both PEM files, or neither");
+        }
+        String insecure = values.get("replication-insecure").trim();
+        if (!insecure.equals("true") && !insecure.equals("false")) {
+            throw new IllegalArgumentException("replication-insecure must be true or false, got '" + insecure + "'");
         }
         if (maxBatchBytes() <= 0 || maxReaders() <= 0 || maxSlotRetainedBytes() <= 0) {
             throw new IllegalArgumentException("max-batch-bytes, max-readers and max-slot-retained-bytes must be positive");
@@ -190,9 +198,43 @@ public final class ServerConfig {
                 .build();
     }
 
-    /** Where a primary listens for replicas. */
+    /** Where a primary listens for replicas (default 127.0.0.1:7401). */
     public InetSocketAddress replicationListen() {
-        return parseAddress(values.get("replication-listen"), "replication-listen");
+        String v = values.get("replication-listen");
+        return parseAddress(v == null ? DEFAULT_REPLICATION : v, "replication-listen");
+    }
+
+    /** Whether replication-listen was set: a replica serves replicas of its own (cascading) only then. */
+    public boolean replicationListenSet() {
+        return values.get("replication-listen") != null;
+    }
+
+    /** The shared secret of replication (a primary requires it, a replica sends it), or null for none. */
+    public String replicationSecret() {
+        String v = values.get("replication-secret");
+        return v == null || v.isBlank() ? null : v;
+    }
+
+    /** This server's replication certificate chain (PEM): its identity as a primary, and as a replica under mutual TLS. */
+    public Path replicationTlsCert() {
+        return values.get("replication-tls-cert") == null ? null : Path.of(values.get("replication-tls-cert"));
+    }
+
+    public Path replicationTlsKey() {
+        return values.get("replication-tls-key") == null ? null : Path.of(values.get("replication-tls-key"));
+    }
+
+    /**
+     * CA certificates (PEM) of the replication peers: a replica connects over TLS and checks its primary against
+     * them; a primary requires each replica to present a certificate they signed (mutual TLS).
+     */
+    public Path replicationTlsCa() {
+        return values.get("replication-tls-ca") == null ? null : Path.of(values.get("replication-tls-ca"));
+    }
+
+    /** The explicit, logged opt-out: accept replicas on a non-loopback address without TLS and authentication. */
+    public boolean replicationInsecure() {
+        return Boolean.parseBoolean(values.get("replication-insecure").trim());
     }
 
     /** The primary to follow, or null for a primary. */
@@ -275,6 +317,9 @@ public final class ServerConfig {
         Map<String, String> shown = new TreeMap<>(values);
         if (shown.containsKey("auth-token")) {
             shown.put("auth-token", "***");
+        }
+        if (shown.containsKey("replication-secret")) {
+            shown.put("replication-secret", "***");
         }
         return shown.toString();
     }

@@ -50,7 +50,8 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<Object>
                 Map.entry("/admin/status", new Route(HttpMethod.GET, admin::status)),
                 Map.entry("/admin/segments", new Route(HttpMethod.GET, admin::segments)),
                 Map.entry("/admin/checkpoint", new Route(HttpMethod.POST, admin::checkpoint)),
-                Map.entry("/admin/sync-replicas", new Route(HttpMethod.PUT, admin::syncReplicas)));
+                Map.entry("/admin/sync-replicas", new Route(HttpMethod.PUT, admin::syncReplicas)),
+                Map.entry("/admin/promote", new Route(HttpMethod.POST, admin::promote)));
     }
 
     /** Requests received and not yet finished (streams included until they end). */

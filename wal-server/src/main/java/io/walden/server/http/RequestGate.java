@@ -25,7 +25,7 @@ import java.util.Set;
 public final class RequestGate extends ChannelInboundHandlerAdapter {
     /** Paths that need the token when one is configured (the data API and mutating admin calls). */
     static final Set<String> PROTECTED = Set.of("/v1/records", "/v1/records/batch", "/v1/records/stream", "/admin/checkpoint",
-            "/admin/sync-replicas");
+            "/admin/sync-replicas", "/admin/promote");
 
     /** Stands for a refused request; answered by the handler in the request's turn. */
     record Refusal(io.netty.handler.codec.http.FullHttpRequest request, HttpResponseStatus status, String error, String detail) {

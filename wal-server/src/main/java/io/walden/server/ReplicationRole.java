@@ -1,0 +1,154 @@
+package io.walden.server;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.handler.ssl.SslContext;
+import io.walden.core.Epoch;
+import io.walden.core.Wal;
+import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.ReplicaClient;
+import io.walden.replication.tls.ReplicationTls;
+import io.walden.server.config.ServerConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+
+/**
+ * The server's place in replication: a primary (a {@link ReplicationServer} accepting replicas) or a replica (a
+ * {@link ReplicaClient} following its primary, and a {@code ReplicationServer} of its own when cascading), and the
+ * promotion from one to the other. Applies the safety rule: replicas are accepted on a non-loopback address only
+ * with TLS and authentication, or an explicit, logged opt-out.
+ *
+ * <p>Thread-safety: every method may be called from any thread; role changes are serialised.
+ */
+public final class ReplicationRole implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicationRole.class);
+
+    private final Wal wal;
+    private final ServerConfig config;
+    private final MeterRegistry registry;
+    private volatile ReplicationServer server;
+    private volatile ReplicaClient replica;
+
+    private ReplicationRole(Wal wal, ServerConfig config, MeterRegistry registry) {
+        this.wal = wal;
+        this.config = config;
+        this.registry = registry;
+    }
+
+    /** Checks the listening rule before anything is opened. */
+    static void checkSafety(ServerConfig config) {
+        boolean serving = config.replicateFrom() == null || config.replicationListenSet();
+        if (!serving || config.replicationListen().getAddress().isLoopbackAddress()) {
+            return;
+        }
+        boolean tls = config.replicationTlsCert() != null;
+        boolean authenticated = config.replicationSecret() != null || config.replicationTlsCa() != null;
+        if (tls && authenticated) {
+            return;
+        }
+        if (!config.replicationInsecure()) {
+            throw new IllegalStateException("refusing to accept replicas on " + config.replicationListen() + " without "
+                    + (tls ? "" : "TLS (--replication-tls-cert/--replication-tls-key)" + (authenticated ? "" : " and "))
+                    + (authenticated ? "" : "authentication (--replication-secret or --replication-tls-ca)")
+                    + ": configure them, bind a loopback address, or opt out with --replication-insecure");
+        }
+        LOG.warn("INSECURE: accepting replicas on {} with{} TLS and with{} authentication (--replication-insecure): anyone "
+                + "who can reach it can read the whole log", config.replicationListen(), tls ? "" : "out", authenticated ? "" : "out");
+    }
+
+    /** Starts the role the configuration asks for: a replica of replicate-from, else a primary. */
+    static ReplicationRole start(Wal wal, ServerConfig config, MeterRegistry registry) throws InterruptedException {
+        ReplicationRole role = new ReplicationRole(wal, config, registry);
+        try {
+            if (config.replicateFrom() != null) {
+                role.replica = ReplicaClient.builder(wal, config.replicateFrom(), config.name())
+                        .secret(config.replicationSecret()).tls(clientTls(config)).start();
+                if (config.replicationListenSet()) {
+                    role.startServer(); // cascading: serve replicas of this replica
+                }
+            } else {
+                role.startServer();
+                if (config.syncReplicas() != null) {
+                    role.server.policy(SyncPolicy.parse(config.syncReplicas()));
+                }
+            }
+            return role;
+        } catch (RuntimeException | InterruptedException e) {
+            role.close();
+            throw e;
+        }
+    }
+
+    /** What a new replica needs from its primary before its log can be created. */
+    static ReplicaClient.PrimaryIdentity fetchIdentity(ServerConfig config) throws InterruptedException {
+        return ReplicaClient.fetchIdentity(config.replicateFrom(), config.name(), clientTls(config),
+                config.replicationSecret(), 30_000);
+    }
+
+    private static SslContext clientTls(ServerConfig config) {
+        return config.replicationTlsCa() == null ? null
+                : ReplicationTls.client(config.replicationTlsCa(), config.replicationTlsCert(), config.replicationTlsKey());
+    }
+
+    private void startServer() throws InterruptedException {
+        SslContext tls = config.replicationTlsCert() == null ? null
+                : ReplicationTls.server(config.replicationTlsCert(), config.replicationTlsKey(), config.replicationTlsCa());
+        ReplicationServer s = ReplicationServer.builder(wal).listen(config.replicationListen()).keepaliveMillis(10_000)
+                .maxSlotRetainedBytes(config.maxSlotRetainedBytes()).secret(config.replicationSecret()).tls(tls).start();
+        s.meterBinder().bindTo(registry);
+        server = s;
+    }
+
+    /** The endpoint serving replicas (a primary's, or a cascading replica's), or null. */
+    public ReplicationServer server() {
+        return server;
+    }
+
+    /** The primary this server follows, or null when it is a primary. */
+    public InetSocketAddress primary() {
+        ReplicaClient r = replica;
+        return r == null ? null : r.primary();
+    }
+
+    /** This server's receiver when it is a replica, or null. */
+    public ReplicaClient replica() {
+        return replica;
+    }
+
+    /**
+     * Makes this replica a primary: stops following, begins a new epoch (durably), accepts appends, and accepts
+     * replicas on replication-listen (if it was not already serving cascading replicas, which now reconnect and
+     * learn the new epoch).
+     *
+     * @throws IllegalStateException when this server is not a replica
+     */
+    public synchronized Epoch promote() throws InterruptedException {
+        ReplicaClient r = replica;
+        if (r == null) {
+            throw new IllegalStateException("this server is already a primary (epoch " + wal.epoch() + ")");
+        }
+        Epoch epoch = r.promote();
+        replica = null;
+        if (server == null) {
+            try {
+                startServer();
+            } catch (RuntimeException e) {
+                LOG.error("Promoted to epoch {}, but cannot accept replicas on {}: {}", epoch.number(),
+                        config.replicationListen(), e.getMessage());
+            }
+        }
+        return epoch;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (replica != null) {
+            replica.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+}
