@@ -135,6 +135,79 @@ class ReplicationIT {
     }
 
     @Test
+    void shouldResumeAReplicaKilledMidStreamWithNoGapOrDuplicateAndByteIdenticalSegments() throws Exception {
+        int replicationPort = ServerProcess.freePort();
+        int replicaHttp = ServerProcess.freePort();
+        Path replicaDir = work.resolve("replica");
+        String[] replicaArgs = {"--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1", "--segment-size", "65536"};
+        try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
+                "--replication-listen", "127.0.0.1:" + replicationPort, "--segment-size", "65536")) {
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+            List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+            Thread load = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        byte[] body = ("record " + sent.get() + " " + "x".repeat(sent.get() % 900)).getBytes(StandardCharsets.UTF_8);
+                        HttpResponse<String> r = primary.post("/v1/records?durability=local", body);
+                        if (r.statusCode() != 200) {
+                            throw new AssertionError(r.body());
+                        }
+                        sent.incrementAndGet();
+                    }
+                } catch (Throwable t) {
+                    errors.add(t);
+                }
+            });
+            load.start();
+            try (ServerProcess replica = ServerProcess.start(work, replicaDir, replicaHttp, replicaArgs)) {
+                waitUntil(() -> Lsn.parse(JSON.readTree(replica.get("/admin/status").body()).get("flushed_lsn").asText()) > 300_000);
+                replica.kill(); // mid-stream: the primary keeps appending
+            }
+            int atKill = sent.get();
+            waitUntil(() -> sent.get() > atKill + 300);
+            try (ServerProcess replica = ServerProcess.start(work, replicaDir, replicaHttp, replicaArgs)) {
+                waitUntil(() -> sent.get() > atKill + 600);
+                stop.set(true);
+                load.join();
+                assertThat(errors).isEmpty();
+                String end = JSON.readTree(primary.get("/admin/status").body()).get("flushed_lsn").asText();
+                waitUntil(() -> JSON.readTree(replica.get("/admin/status").body()).get("flushed_lsn").asText().equals(end));
+                List<String> onPrimary = records(primary);
+                assertThat(onPrimary).hasSize(sent.get());
+                assertThat(records(replica)).as("same records at the same LSNs, none missing, none twice").isEqualTo(onPrimary);
+                assertThat(replica.terminate()).isIn(0, 143);
+            }
+            assertThat(primary.terminate()).isIn(0, 143);
+        }
+        int compared = 0;
+        for (Path segment : (Iterable<Path>) java.nio.file.Files.list(work.resolve("primary"))
+                .filter(p -> p.toString().endsWith(".wal"))::iterator) {
+            Path copy = replicaDir.resolve(segment.getFileName());
+            assertThat(copy).exists();
+            assertThat(java.nio.file.Files.mismatch(segment, copy)).as("segment %s", segment.getFileName()).isEqualTo(-1L);
+            compared++;
+        }
+        assertThat(compared).isGreaterThan(5);
+    }
+
+    /** Every record of a server as "LSN data", read over HTTP page by page. */
+    private static List<String> records(ServerProcess server) throws Exception {
+        List<String> out = new ArrayList<>();
+        String from = "0/0";
+        while (true) {
+            JsonNode page = JSON.readTree(server.get("/v1/records?from=" + from + "&limit=1000").body());
+            for (JsonNode rec : page.get("records")) {
+                out.add(rec.get("lsn").asText() + " " + rec.get("data").asText());
+            }
+            if (page.get("records").size() == 0) {
+                return out;
+            }
+            from = page.get("next").asText();
+        }
+    }
+
+    @Test
     void shouldChangeTheSynchronousPolicyLive() throws Exception {
         try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
                 "--replication-listen", "127.0.0.1:" + ServerProcess.freePort(), "--remote-commit-timeout-ms", "300")) {
