@@ -9,7 +9,6 @@ import io.walden.core.WalConfig;
 import net.openhft.chronicle.queue.ChronicleQueue;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
-import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 import java.io.IOException;
@@ -19,14 +18,10 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -44,15 +39,12 @@ public final class CommitLoad {
 
     private final boolean full;
     private final Path dir;
-    private final long warmupNanos;
-    private final long measureNanos;
-    private final List<Map<String, Object>> results = new ArrayList<>();
+    private final LoadMeasurement load;
 
     private CommitLoad(boolean full, Path dir) {
         this.full = full;
         this.dir = dir;
-        this.warmupNanos = TimeUnit.MILLISECONDS.toNanos(full ? 2000 : 700);
-        this.measureNanos = TimeUnit.MILLISECONDS.toNanos(full ? 8000 : 2500);
+        this.load = new LoadMeasurement(full);
     }
 
     public static void main(String[] args) throws Exception {
@@ -75,7 +67,7 @@ public final class CommitLoad {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("mode", full ? "full" : "quick");
         out.put("machine", Machine.describe(dir));
-        out.put("results", load.results);
+        out.put("results", load.load.results());
         Files.createDirectories(json.toAbsolutePath().getParent());
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
         System.out.println("wrote " + json);
@@ -113,7 +105,7 @@ public final class CommitLoad {
         try (FileChannel ch = RawForceLoop.preallocated(d.resolve("raw.dat"), RAW_FILE_SIZE)) {
             ByteBuffer record = ByteBuffer.allocateDirect(payload + 24);
             long[] pos = {0};
-            measure("raw pwrite+fdatasync", "baseline", null, payload, 1, () -> {
+            load.measure("raw pwrite+fdatasync", "baseline", null, payload, 1, () -> {
                 pos[0] = RawForceLoop.writeAndForce(ch, record, pos[0], RAW_FILE_SIZE);
             }, () -> -1);
         } finally {
@@ -127,7 +119,7 @@ public final class CommitLoad {
             MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, 0, RAW_FILE_SIZE);
             byte[] record = new byte[payload + 24];
             long[] pos = {0};
-            measure("raw mmap write+fdatasync", "baseline", null, payload, 1, () -> {
+            load.measure("raw mmap write+fdatasync", "baseline", null, payload, 1, () -> {
                 if (pos[0] + record.length > RAW_FILE_SIZE) {
                     pos[0] = 0;
                 }
@@ -145,7 +137,7 @@ public final class CommitLoad {
         try (Wal wal = Wal.open(WalConfig.builder(d).syncMethod(method).build())) {
             byte[] bytes = new byte[payload];
             String name = "walden " + level.configName() + " " + method.name().toLowerCase(Locale.ROOT);
-            measure(name, "threads", method, payload, threads, () -> wal.append(bytes, level), wal::flushCount);
+            load.measure(name, "threads", method, payload, threads, () -> wal.append(bytes, level), wal::flushCount);
         } finally {
             BenchFiles.delete(d);
         }
@@ -174,12 +166,12 @@ public final class CommitLoad {
                 }
             }, "async-producer");
             producer.start();
-            Window w = window(recorder, counting, wal::flushCount);
+            LoadMeasurement.Window w = load.window(recorder, counting, wal::flushCount);
             stop.set(true);
             window.release(inFlight);
             producer.join();
-            record("walden local " + method.name().toLowerCase(Locale.ROOT), "async", method, payload, inFlight,
-                    commits.sum(), w.elapsedNanos, w.flushes, w.histogram, w.cpuNanos);
+            load.record("walden local " + method.name().toLowerCase(Locale.ROOT), "async", method, payload, inFlight,
+                    commits.sum(), w.elapsedNanos(), w.flushes(), w.histogram(), w.cpuNanos());
         } finally {
             BenchFiles.delete(d);
         }
@@ -190,122 +182,11 @@ public final class CommitLoad {
         try (ChronicleQueue queue = SingleChronicleQueueBuilder.single(d.toFile()).build();
              ExcerptAppender appender = queue.createAppender()) {
             byte[] bytes = new byte[payload];
-            measure("chronicle queue writeBytes", "peer", null, payload, 1,
+            load.measure("chronicle queue writeBytes", "peer", null, payload, 1,
                     () -> appender.writeBytes(b -> b.write(bytes)), () -> -1);
         } finally {
             BenchFiles.delete(d);
         }
-    }
-
-    // ------------------------------------------------------------------ measurement
-
-    @FunctionalInterface
-    private interface Op {
-        void run() throws Exception;
-    }
-
-    @FunctionalInterface
-    private interface Counter {
-        long get();
-    }
-
-    /** Runs {@code op} back to back on {@code threads} threads: warm-up, then a measured window. */
-    private void measure(String name, String kind, SyncMethod method, int payload, int threads, Op op,
-                         Counter flushCounter) throws Exception {
-        Recorder recorder = new Recorder(3);
-        LongAdder commits = new LongAdder();
-        AtomicBoolean counting = new AtomicBoolean();
-        AtomicBoolean stop = new AtomicBoolean();
-        List<Throwable> errors = new ArrayList<>();
-        CountDownLatch done = new CountDownLatch(threads);
-        for (int t = 0; t < threads; t++) {
-            Thread th = new Thread(() -> {
-                try {
-                    while (!stop.get()) {
-                        long start = System.nanoTime();
-                        op.run();
-                        if (counting.get()) {
-                            recorder.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
-                            commits.increment();
-                        }
-                    }
-                } catch (Throwable e) {
-                    synchronized (errors) {
-                        errors.add(e);
-                    }
-                } finally {
-                    done.countDown();
-                }
-            }, "load-" + t);
-            th.setDaemon(true);
-            th.start();
-        }
-        Window w = window(recorder, counting, flushCounter);
-        stop.set(true);
-        if (!done.await(60, TimeUnit.SECONDS)) {
-            throw new IllegalStateException(name + ": load threads did not stop");
-        }
-        if (!errors.isEmpty()) {
-            throw new IllegalStateException(name + " failed", errors.get(0));
-        }
-        record(name, kind, method, payload, threads, commits.sum(), w.elapsedNanos, w.flushes, w.histogram, w.cpuNanos);
-    }
-
-    /** What one measured window saw. */
-    private record Window(long elapsedNanos, long flushes, Histogram histogram, long cpuNanos) {
-    }
-
-    /** Lets the load warm up, then counts commits, flushes and CPU over the measured window. */
-    private Window window(Recorder recorder, AtomicBoolean counting, Counter flushCounter) throws InterruptedException {
-        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmupNanos));
-        recorder.reset();
-        long flushes0 = flushCounter.get();
-        long cpu0 = processCpuNanos();
-        counting.set(true);
-        long t0 = System.nanoTime();
-        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(measureNanos));
-        counting.set(false);
-        long elapsed = System.nanoTime() - t0;
-        long cpu = processCpuNanos() - cpu0;
-        long flushes = flushes0 < 0 ? -1 : flushCounter.get() - flushes0;
-        return new Window(elapsed, flushes, recorder.getIntervalHistogram(), cpu);
-    }
-
-    private void record(String name, String kind, SyncMethod method, int payload, int committers, long commits,
-                        long elapsedNanos, long flushes, Histogram h, long cpuNanos) {
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("name", name);
-        r.put("kind", kind);
-        r.put("syncMethod", method == null ? null : method.name());
-        r.put("payload", payload);
-        r.put("committers", committers);
-        r.put("commits", commits);
-        double seconds = elapsedNanos / 1e9;
-        r.put("commitsPerSecond", Math.round(commits / seconds));
-        r.put("flushes", flushes);
-        r.put("commitsPerFlush", flushes > 0 ? round2((double) commits / flushes) : null);
-        r.put("p50us", h.getValueAtPercentile(50));
-        r.put("p99us", h.getValueAtPercentile(99));
-        r.put("p999us", h.getValueAtPercentile(99.9));
-        r.put("meanUs", round2(h.getMean()));
-        r.put("cpuCores", round2(cpuNanos / (double) elapsedNanos));
-        results.add(r);
-        System.out.printf(Locale.ROOT, "%-34s %-8s %6d B %4d committers: %,10d commits/s  %8s commits/flush  p50 %6d us  p99 %6d us  p99.9 %6d us  cpu %.2f cores%n",
-                name, kind, payload, committers, r.get("commitsPerSecond"),
-                r.get("commitsPerFlush") == null ? "-" : r.get("commitsPerFlush"), h.getValueAtPercentile(50),
-                h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), cpuNanos / (double) elapsedNanos);
-    }
-
-    private static double round2(double v) {
-        return Math.round(v * 100) / 100.0;
-    }
-
-    private static long processCpuNanos() {
-        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-        if (os instanceof com.sun.management.OperatingSystemMXBean) {
-            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
-        }
-        return 0;
     }
 
     /** What the run was measured on. */

@@ -601,7 +601,8 @@ public final class Wal implements AutoCloseable {
     /**
      * Takes a primary's history as this replica's own (PostgreSQL fetches the timeline history file), after
      * checking that this log can follow it: the primary's history must contain the epoch this log is in, from
-     * the same start, lasting at least to this log's end. Written durably before it returns, so that the bytes
+     * the same start, lasting at least to this log's end, and must not be in an older epoch than the newest this log
+     * knows of. Written durably before it returns, so that the bytes
      * streamed next are never held under an older history.
      *
      * @throws IllegalStateException when this log's history diverged from the primary's (rebuild the replica)
@@ -610,6 +611,13 @@ public final class Wal implements AutoCloseable {
         synchronized (adminLock) {
             ensureOpen();
             long end = tail.get();
+            if (primary.current().number() < history.current().number()) {
+                // PostgreSQL's rule: never follow a primary behind the newest timeline this log knows of. A stale
+                // primary (an old one still running after a promotion) would hand over records the new one never had.
+                throw new IllegalStateException("this log cannot follow a log in epoch " + primary.current().number()
+                        + ": it knows of epoch " + history.current().number() + " (history " + history
+                        + "); that primary is stale");
+            }
             String divergence = primary.divergence(history.at(end), end);
             if (divergence != null) {
                 throw new IllegalStateException("this log cannot follow a log with history " + primary + ": " + divergence);

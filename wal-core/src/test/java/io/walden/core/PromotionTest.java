@@ -106,6 +106,17 @@ class PromotionTest {
     }
 
     @Test
+    void aLogThatKnowsOfANewerEpochRefusesToFollowAStalePrimaryEvenBeforeReachingThatEpoch() throws Exception {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
+             Wal replica = Wal.open(TestLogs.small(work.resolve("replica")).logId(primary.logId()).build())) {
+            replica.adoptHistory(EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x9000)))); // learnt, not reached
+            assertThatThrownBy(() -> replica.adoptHistory(primary.history()))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("stale");
+            assertThat(replica.epoch()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void rivalPromotionsWithTheSameNumberButAnotherStartAreToldApart() {
         EpochHistory a = EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x1000)));
         assertThat(a.divergence(new Epoch(2, 0x2000), 0x2000)).contains("rival promotion");

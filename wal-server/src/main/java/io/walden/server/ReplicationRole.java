@@ -87,8 +87,9 @@ public final class ReplicationRole implements AutoCloseable {
                 config.replicationSecret(), 30_000);
     }
 
+    /** TLS to the primary when a CA or a certificate of its own is configured (never a secret in the clear then). */
     private static SslContext clientTls(ServerConfig config) {
-        return config.replicationTlsCa() == null ? null
+        return config.replicationTlsCa() == null && config.replicationTlsCert() == null ? null
                 : ReplicationTls.client(config.replicationTlsCa(), config.replicationTlsCert(), config.replicationTlsKey());
     }
 
@@ -117,29 +118,38 @@ public final class ReplicationRole implements AutoCloseable {
         return replica;
     }
 
+    /** What a promotion did: the new epoch, and why replicas cannot connect yet (null when they can). */
+    public record Promotion(Epoch epoch, String replicationError) {
+    }
+
     /**
-     * Makes this replica a primary: stops following, begins a new epoch (durably), accepts appends, and accepts
+     * Makes this replica a primary: stops following, begins a new epoch (durably), accepts appends, accepts
      * replicas on replication-listen (if it was not already serving cascading replicas, which now reconnect and
-     * learn the new epoch).
+     * learn the new epoch), and applies the configured sync-replicas policy.
      *
-     * @throws IllegalStateException when this server is not a replica
+     * @throws IllegalStateException when this server is not a replica, or the promotion could not finish (the log
+     *                               then still refuses appends, and a retry tries again)
      */
-    public synchronized Epoch promote() throws InterruptedException {
+    public synchronized Promotion promote() throws InterruptedException {
         ReplicaClient r = replica;
         if (r == null) {
             throw new IllegalStateException("this server is already a primary (epoch " + wal.epoch() + ")");
         }
         Epoch epoch = r.promote();
         replica = null;
-        if (server == null) {
-            try {
+        String error = null;
+        try {
+            if (server == null) {
                 startServer();
-            } catch (RuntimeException e) {
-                LOG.error("Promoted to epoch {}, but cannot accept replicas on {}: {}", epoch.number(),
-                        config.replicationListen(), e.getMessage());
             }
+            if (config.syncReplicas() != null) {
+                server.policy(SyncPolicy.parse(config.syncReplicas()));
+            }
+        } catch (RuntimeException e) {
+            error = "cannot accept replicas on " + config.replicationListen() + ": " + e.getMessage();
+            LOG.error("Promoted to epoch {}, but {}", epoch.number(), error);
         }
-        return epoch;
+        return new Promotion(epoch, error);
     }
 
     @Override

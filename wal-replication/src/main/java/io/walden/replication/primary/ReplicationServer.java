@@ -204,18 +204,26 @@ public final class ReplicationServer implements AutoCloseable {
         this.secret = b.secret;
         SslContext tls = b.tls;
         long idleMillis = b.keepaliveMillis * 2;
-        wal.retentionFloor(this::retentionFloor);
-        this.channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        if (tls != null) {
-                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+        Channel bound;
+        try {
+            bound = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            if (tls != null) {
+                                ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                            }
+                            ch.pipeline().addLast(new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS),
+                                    new FrameDecoder(), encoder, new Connection(), errors);
                         }
-                        ch.pipeline().addLast(new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS),
-                                new FrameDecoder(), encoder, new Connection(), errors);
-                    }
-                }).bind(b.listen).sync().channel();
+                    }).bind(b.listen).sync().channel();
+        } catch (RuntimeException | InterruptedException e) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            releaser.shutdown();
+            throw e;
+        }
+        this.channel = bound;
+        wal.retentionFloor(this::retentionFloor);
         LOG.info("Accepting replicas on {} ({}{})", address(), tls == null ? "plaintext" : "TLS",
                 secret == null ? ", no secret" : ", shared secret required");
     }

@@ -44,6 +44,17 @@ final class Sender implements Runnable {
         this.thread.setDaemon(true);
     }
 
+    /** A promotion or an adopted history (cascading): the replica must reconnect and check the new one. */
+    private boolean historyChanged() {
+        if (wal.history() == history) {
+            return false;
+        }
+        LOG.info("The log's epoch history is now {}; ending the stream to {} so that it learns it", wal.history(),
+                channel.remoteAddress());
+        channel.close();
+        return true;
+    }
+
     /** Told of each chunk sent. */
     interface SentListener {
         void sent(long endLsn, long nanos);
@@ -63,14 +74,15 @@ final class Sender implements Runnable {
         long lastSent = System.nanoTime();
         try {
             while (running && channel.isActive()) {
-                if (wal.history() != history) {
-                    // A promotion or an adopted history (cascading): the replica reconnects and checks the new one.
-                    LOG.info("The log's epoch history is now {}; ending the stream to {} so that it learns it",
-                            wal.history(), channel.remoteAddress());
-                    channel.close();
+                if (historyChanged()) {
                     return;
                 }
                 ReplicationChunk chunk = wal.readFlushed(position, MAX_CHUNK);
+                // Checked again after the read: the history is replaced before any byte of a new epoch is written,
+                // so bytes read while the told history is still current belong to it.
+                if (historyChanged()) {
+                    return;
+                }
                 if (chunk != null) {
                     long now = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
                     channel.writeAndFlush(new Frame.Data(chunk.startLsn(), wal.flushedLsn(), now,

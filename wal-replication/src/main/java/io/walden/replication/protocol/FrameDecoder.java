@@ -50,11 +50,18 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
         byte type = f.readByte();
         Frame frame;
         switch (type) {
-            case FrameDescriptor.HELLO:
-                frame = new Frame.Hello(f.readUnsignedShort(), f.readLong(), epochNumber(f.readInt()),
+            case FrameDescriptor.HELLO: {
+                int version = f.readUnsignedShort();
+                if (version != FrameDescriptor.PROTOCOL_VERSION) {
+                    // Another version lays out the rest differently: hand over just the version, to be refused as such.
+                    f.skipBytes(f.readableBytes());
+                    return new Frame.Hello(version, 0, 1, 0, 0, "", new byte[0]);
+                }
+                frame = new Frame.Hello(version, f.readLong(), epochNumber(f.readInt()),
                         lsn(f.readLong(), "epoch start LSN"), lsn(f.readLong(), "start LSN"),
                         text(f, FrameDescriptor.MAX_NAME_BYTES, "replica name"), bytes(f, FrameDescriptor.MAX_SECRET_BYTES, "secret"));
                 break;
+            }
             case FrameDescriptor.WELCOME:
                 frame = new Frame.Welcome(f.readUnsignedShort(), f.readLong(), f.readLong(), epochNumber(f.readInt()),
                         lsn(f.readLong(), "flushed LSN"), history(f));

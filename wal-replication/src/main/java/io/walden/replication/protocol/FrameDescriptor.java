@@ -16,7 +16,8 @@ package io.walden.replication.protocol;
 public final class FrameDescriptor {
     public static final int LENGTH_FIELD_LENGTH = Integer.BYTES;
     public static final int TYPE_LENGTH = 1;
-    public static final int PROTOCOL_VERSION = 1;
+    /** 2: the hello carries the epoch's start LSN and the welcome the epoch history. */
+    public static final int PROTOCOL_VERSION = 2;
 
     public static final byte HELLO = 'H';
     public static final byte WELCOME = 'W';

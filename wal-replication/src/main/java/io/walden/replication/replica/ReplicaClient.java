@@ -56,6 +56,9 @@ public final class ReplicaClient implements AutoCloseable {
     private static final int IDLE_SECONDS = 30;
     /** Received but not yet applied bytes above which the replica stops reading (backpressure to the primary). */
     private static final long MAX_PENDING_BYTES = 16L << 20;
+    /** A flush is not put off past this many applied bytes or this long, however busy the stream. */
+    private static final long MAX_UNFLUSHED_BYTES = 4L << 20;
+    private static final long MAX_FLUSH_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final Wal wal;
     private final InetSocketAddress primary;
@@ -67,14 +70,20 @@ public final class ReplicaClient implements AutoCloseable {
     private WalReader applyReader;
     private final long statusIntervalMillis;
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private volatile Thread receiverThread;
     private final ExecutorService receiver = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "walden-receiver");
         t.setDaemon(true);
+        receiverThread = t;
         return t;
     });
     private final FrameEncoder encoder = new FrameEncoder();
     private final Object lifecycle = new Object();
     private volatile boolean running = true;
+    /** Set by close(): queued frames are dropped, not applied (a later connection resumes from the log's end). */
+    private volatile boolean dropping;
+    private volatile boolean promoted;
+    private java.util.concurrent.ScheduledFuture<?> statusTask;
     private volatile String fatal;
     private volatile String applyError;
     private volatile Channel channel;
@@ -94,7 +103,7 @@ public final class ReplicaClient implements AutoCloseable {
         this.applied = b.applier == null ? wal.flushedLsn() : b.applyFrom;
         wal.refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
                 + "; write to the primary");
-        group.scheduleAtFixedRate(() -> {
+        this.statusTask = group.scheduleAtFixedRate(() -> {
             Channel c = channel;
             if (c != null && c.isActive()) {
                 receiver.execute(() -> status(c));
@@ -234,7 +243,12 @@ public final class ReplicaClient implements AutoCloseable {
     private void applyFlushed() {
         WalRecord record = null;
         try {
-            while ((record = applyReader.next()) != null) {
+            while (true) {
+                record = null; // a failing next() must not retry the record before it
+                record = applyReader.next();
+                if (record == null) {
+                    break;
+                }
                 recordApplier.apply(record);
                 applied = record.nextLsn();
             }
@@ -262,6 +276,9 @@ public final class ReplicaClient implements AutoCloseable {
         private final AtomicLong pending = new AtomicLong();
         /** Set on the receiver thread once the primary's history is adopted; data is applied only then. */
         private boolean accepted;
+        /** Receiver thread only: bytes applied since the last flush, and when that was. */
+        private long unflushedBytes;
+        private long lastFlushNanos = System.nanoTime();
 
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
@@ -315,7 +332,7 @@ public final class ReplicaClient implements AutoCloseable {
                     try {
                         // Frames received before a connection broke are still applied: they are contiguous, and
                         // the next hello is queued after them, so it starts at their end.
-                        if (accepted) {
+                        if (accepted && !dropping) {
                             apply(ctx, start, bytes);
                         }
                     } finally {
@@ -343,12 +360,24 @@ public final class ReplicaClient implements AutoCloseable {
             ctx.close();
         }
 
+        /**
+         * Writes one frame's bytes and reports them written; flushes (and reports) once no further frame is queued,
+         * as PostgreSQL's walreceiver flushes after draining its socket: one force covers every frame that arrived
+         * during the last one. Bounded, so that a continuous stream still flushes at least every millisecond.
+         */
         private void apply(ChannelHandlerContext ctx, long start, byte[] bytes) {
             try {
                 long end = wal.applyReplicated(start, ByteBuffer.wrap(bytes));
                 ctx.writeAndFlush(new Frame.Status(end, wal.flushedLsn(), applied, now(), false));
-                wal.flush();
-                status(ctx.channel());
+                unflushedBytes += bytes.length;
+                boolean moreQueued = pending.get() > bytes.length;
+                if (!moreQueued || unflushedBytes >= MAX_UNFLUSHED_BYTES
+                        || System.nanoTime() - lastFlushNanos >= MAX_FLUSH_DELAY_NANOS) {
+                    wal.flush();
+                    unflushedBytes = 0;
+                    lastFlushNanos = System.nanoTime();
+                    status(ctx.channel());
+                }
             } catch (RuntimeException e) {
                 accepted = false; // the rest of this connection's frames cannot follow; the next hello resumes
                 LOG.error("Could not apply replicated bytes at {}: {}; reconnecting", Lsn.format(start), e.getMessage());
@@ -440,15 +469,27 @@ public final class ReplicaClient implements AutoCloseable {
      * caller owns it); start a {@code ReplicationServer} on it to serve replicas.
      *
      * @return the new epoch
-     * @throws IllegalStateException when this client was closed or already promoted
+     * @throws IllegalStateException when this client was closed or already promoted, when the receiver could not
+     *                               be stopped (appends stay refused; retry), or when called from the receiver thread
      */
     public Epoch promote() {
+        refuseOnReceiverThread("promote()");
         synchronized (lifecycle) {
-            if (!running) {
-                throw new IllegalStateException("this replica client is closed or already promoted");
+            if (promoted) {
+                throw new IllegalStateException("this replica was already promoted");
             }
-            stop(false);
-            Epoch epoch = wal.promote();
+            if (dropping) {
+                throw new IllegalStateException("this replica client is closed");
+            }
+            if (running && !stop(false)) {
+                throw new IllegalStateException("cannot promote: the receiver is still applying (see the log); the log "
+                        + "keeps refusing appends; retry the promotion");
+            }
+            if (!receiver.isTerminated()) {
+                throw new IllegalStateException("cannot promote: the receiver is still applying; retry the promotion");
+            }
+            Epoch epoch = wal.promote(); // on failure nothing changed: a retry tries again
+            promoted = true;
             LOG.info("Promoted: the replica of {} is now a primary in epoch {} from {}", primary, epoch.number(),
                     Lsn.format(epoch.startLsn()));
             return epoch;
@@ -458,6 +499,7 @@ public final class ReplicaClient implements AutoCloseable {
     /** Disconnects and stops reconnecting; the log stays open (the caller owns it) and keeps refusing appends. */
     @Override
     public void close() {
+        refuseOnReceiverThread("close()");
         synchronized (lifecycle) {
             if (running) {
                 stop(true);
@@ -465,28 +507,43 @@ public final class ReplicaClient implements AutoCloseable {
         }
     }
 
-    /** @param dropQueued drop received frames not yet applied (a close) rather than apply them (a promotion) */
-    private void stop(boolean dropQueued) {
+    /**
+     * Stops connecting and receiving and waits for the receiver thread to finish. Never interrupts it: an
+     * interrupt inside {@code FileChannel.force} closes the channel and fails the log the caller owns.
+     *
+     * @param dropQueued drop received frames not yet applied (a close) rather than apply them (a promotion)
+     * @return true when the receiver thread has finished
+     */
+    private boolean stop(boolean dropQueued) {
         running = false;
+        dropping = dropQueued;
+        statusTask.cancel(false);
         Channel c = channel;
         if (c != null) {
             c.close().awaitUninterruptibly();
         }
-        if (dropQueued) {
-            receiver.shutdownNow(); // a later connection resumes from this log's end
-        } else {
-            receiver.shutdown();
-        }
+        receiver.shutdown();
+        boolean stopped;
         try {
-            if (!receiver.awaitTermination(30, TimeUnit.SECONDS)) {
-                LOG.error("The replica's receiver did not stop within 30 s");
-            }
+            stopped = receiver.awaitTermination(60, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            stopped = false;
+        }
+        if (!stopped) {
+            LOG.error("The replica's receiver did not stop within 60 s (an applier or a flush is stuck)");
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
-        if (applyReader != null) {
+        if (stopped && applyReader != null) {
             applyReader.close();
+        }
+        return stopped;
+    }
+
+    private void refuseOnReceiverThread(String what) {
+        if (Thread.currentThread() == receiverThread) {
+            throw new IllegalStateException(what + " from the replica's own receiver thread (an applier callback) "
+                    + "would wait for itself; call it from another thread");
         }
     }
 }

@@ -35,9 +35,9 @@ class FrameCodecTest {
 
     @Test
     void shouldRoundTripHelloWelcomeErrorKeepaliveAndStatus() {
-        Frame.Hello hello = (Frame.Hello) roundTrip(new Frame.Hello(1, 0x1234_5678_9ABC_DEF0L, 3, 0x1000, 0x16B374D848L, "replica-é",
+        Frame.Hello hello = (Frame.Hello) roundTrip(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, 0x1234_5678_9ABC_DEF0L, 3, 0x1000, 0x16B374D848L, "replica-é",
                 "s3cret".getBytes(StandardCharsets.UTF_8)));
-        assertThat(hello.version()).isEqualTo(1);
+        assertThat(hello.version()).isEqualTo(FrameDescriptor.PROTOCOL_VERSION);
         assertThat(hello.logId()).isEqualTo(0x1234_5678_9ABC_DEF0L);
         assertThat(hello.epoch()).isEqualTo(3);
         assertThat(hello.epochStartLsn()).isEqualTo(0x1000);
@@ -112,18 +112,29 @@ class FrameCodecTest {
                 "a flag must be 0 or 1");
         assertMalformed(Unpooled.buffer().writeInt(18).writeByte(FrameDescriptor.KEEPALIVE).writeLong(-5).writeLong(2).writeByte(0),
                 "negative");
-        ByteBuf badName = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(1).writeLong(1).writeInt(1).writeLong(0).writeLong(64)
+        ByteBuf badName = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(FrameDescriptor.PROTOCOL_VERSION).writeLong(1).writeInt(1).writeLong(0).writeLong(64)
                 .writeShort(2).writeByte(0xC3).writeByte(0x28).writeShort(0);
         assertMalformed(Unpooled.buffer().writeInt(badName.readableBytes()).writeBytes(badName), "not UTF-8");
-        ByteBuf longName = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(1).writeLong(1).writeInt(1).writeLong(0).writeLong(64)
+        ByteBuf longName = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(FrameDescriptor.PROTOCOL_VERSION).writeLong(1).writeInt(1).writeLong(0).writeLong(64)
                 .writeShort(65).writeZero(65).writeShort(0);
         assertMalformed(Unpooled.buffer().writeInt(longName.readableBytes()).writeBytes(longName), "longer than 64");
-        ByteBuf epochZero = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(1).writeLong(1).writeInt(0).writeLong(0).writeLong(64)
+        ByteBuf epochZero = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(FrameDescriptor.PROTOCOL_VERSION).writeLong(1).writeInt(0).writeLong(0).writeLong(64)
                 .writeShort(1).writeByte('a').writeShort(0);
         assertMalformed(Unpooled.buffer().writeInt(epochZero.readableBytes()).writeBytes(epochZero), "epoch number must be at least 1");
         ByteBuf backwards = Unpooled.buffer().writeByte(FrameDescriptor.WELCOME).writeShort(1).writeLong(1).writeLong(1 << 16).writeInt(2)
                 .writeLong(64).writeShort(2).writeInt(2).writeLong(0x1000).writeInt(1).writeLong(0);
         assertMalformed(Unpooled.buffer().writeInt(backwards.readableBytes()).writeBytes(backwards), "not an epoch history");
+    }
+
+    @Test
+    void aHelloOfAnotherProtocolVersionDecodesToItsVersionAloneSoThatItIsRefusedAsUnsupported() {
+        ByteBuf v1 = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(1).writeLong(7).writeInt(0).writeLong(64)
+                .writeShort(2).writeBytes("r1".getBytes(StandardCharsets.UTF_8)).writeShort(0);
+        EmbeddedChannel in = codec();
+        in.writeInbound(Unpooled.buffer().writeInt(v1.readableBytes()).writeBytes(v1));
+        Frame.Hello hello = in.readInbound();
+        assertThat(hello.version()).isEqualTo(1);
+        in.finish();
     }
 
     @Test

@@ -176,14 +176,19 @@ public final class AdminApi {
         try {
             blocking.execute(() -> {
                 try {
-                    io.walden.core.Epoch epoch = role.promote();
+                    ReplicationRole.Promotion promotion = role.promote();
                     Map<String, Object> out = new LinkedHashMap<>();
                     out.put("role", "primary");
-                    out.put("epoch", epoch.number());
-                    out.put("epoch_start_lsn", Lsn.format(epoch.startLsn()));
+                    out.put("epoch", promotion.epoch().number());
+                    out.put("epoch_start_lsn", Lsn.format(promotion.epoch().startLsn()));
+                    out.put("replication_error", promotion.replicationError());
                     ex.json(HttpResponseStatus.OK, out);
                 } catch (IllegalStateException e) {
-                    ex.error(HttpResponseStatus.CONFLICT, "not_a_replica", e.getMessage());
+                    if (role.replica() == null) {
+                        ex.error(HttpResponseStatus.CONFLICT, "not_a_replica", e.getMessage());
+                    } else { // could not finish: still a replica, appends still refused; a retry tries again
+                        ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "promote_failed", e.getMessage());
+                    }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "interrupted", "the server is stopping");

@@ -69,7 +69,8 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--name", description = "This replica's name in the primary's synchronous policy.")
     String name;
 
-    @Option(names = "--sync-replicas", description = "Synchronous policy of a primary: 'FIRST n (a, b)' or 'ANY n (a, b)'.")
+    @Option(names = "--sync-replicas", description = "Synchronous policy of a primary: 'FIRST n (a, b)' or 'ANY n (a, b)'; "
+            + "on a replica, the policy it applies once promoted.")
     String syncReplicas;
 
     @Option(names = "--remote-commit-timeout-ms", description = "How long a remote-level commit waits for the replicas (0: forever).")

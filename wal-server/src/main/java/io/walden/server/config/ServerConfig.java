@@ -108,10 +108,6 @@ public final class ServerConfig {
     private void validate() {
         httpAddress();
         replicationListen();
-        if (replicateFrom() != null && syncReplicas() != null) {
-            throw new IllegalArgumentException("sync-replicas applies to a primary; this server replicates from "
-                    + values.get("replicate-from"));
-        }
         if (syncReplicas() != null) {
             io.walden.replication.policy.SyncPolicy.parse(syncReplicas());
         }

@@ -1,0 +1,147 @@
+package io.walden.bench;
+
+import io.walden.core.SyncMethod;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * How the load generators measure: an operation run back to back on N threads, a warm-up, then a measured window
+ * counting commits, flushes and process CPU, latencies in an HdrHistogram; each result is printed as a line and
+ * kept (as a map, for the JSON report).
+ */
+final class LoadMeasurement {
+    private final long warmupNanos;
+    private final long measureNanos;
+    private final List<Map<String, Object>> results = new ArrayList<>();
+
+    LoadMeasurement(boolean full) {
+        this.warmupNanos = TimeUnit.MILLISECONDS.toNanos(full ? 2000 : 700);
+        this.measureNanos = TimeUnit.MILLISECONDS.toNanos(full ? 8000 : 2500);
+    }
+
+    List<Map<String, Object>> results() {
+        return results;
+    }
+
+    @FunctionalInterface
+    interface Op {
+        void run() throws Exception;
+    }
+
+    @FunctionalInterface
+    interface Counter {
+        long get();
+    }
+
+    /** Runs {@code op} back to back on {@code threads} threads: warm-up, then a measured window. */
+    Map<String, Object> measure(String name, String kind, SyncMethod method, int payload, int threads, Op op,
+                         Counter flushCounter) throws Exception {
+        Recorder recorder = new Recorder(3);
+        LongAdder commits = new LongAdder();
+        AtomicBoolean counting = new AtomicBoolean();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Throwable> errors = new ArrayList<>();
+        CountDownLatch done = new CountDownLatch(threads);
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        long start = System.nanoTime();
+                        op.run();
+                        if (counting.get()) {
+                            recorder.recordValue(Math.max(1, (System.nanoTime() - start) / 1000));
+                            commits.increment();
+                        }
+                    }
+                } catch (Throwable e) {
+                    synchronized (errors) {
+                        errors.add(e);
+                    }
+                } finally {
+                    done.countDown();
+                }
+            }, "load-" + t);
+            th.setDaemon(true);
+            th.start();
+        }
+        Window w = window(recorder, counting, flushCounter);
+        stop.set(true);
+        if (!done.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException(name + ": load threads did not stop");
+        }
+        if (!errors.isEmpty()) {
+            throw new IllegalStateException(name + " failed", errors.get(0));
+        }
+        return record(name, kind, method, payload, threads, commits.sum(), w.elapsedNanos, w.flushes, w.histogram, w.cpuNanos);
+    }
+
+    /** What one measured window saw. */
+    record Window(long elapsedNanos, long flushes, Histogram histogram, long cpuNanos) {
+    }
+
+    /** Lets the load warm up, then counts commits, flushes and CPU over the measured window. */
+    Window window(Recorder recorder, AtomicBoolean counting, Counter flushCounter) throws InterruptedException {
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(warmupNanos));
+        recorder.reset();
+        long flushes0 = flushCounter.get();
+        long cpu0 = processCpuNanos();
+        counting.set(true);
+        long t0 = System.nanoTime();
+        Thread.sleep(TimeUnit.NANOSECONDS.toMillis(measureNanos));
+        counting.set(false);
+        long elapsed = System.nanoTime() - t0;
+        long cpu = processCpuNanos() - cpu0;
+        long flushes = flushes0 < 0 ? -1 : flushCounter.get() - flushes0;
+        return new Window(elapsed, flushes, recorder.getIntervalHistogram(), cpu);
+    }
+
+    Map<String, Object> record(String name, String kind, SyncMethod method, int payload, int committers, long commits,
+                        long elapsedNanos, long flushes, Histogram h, long cpuNanos) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("name", name);
+        r.put("kind", kind);
+        r.put("syncMethod", method == null ? null : method.name());
+        r.put("payload", payload);
+        r.put("committers", committers);
+        r.put("commits", commits);
+        double seconds = elapsedNanos / 1e9;
+        r.put("commitsPerSecond", Math.round(commits / seconds));
+        r.put("flushes", flushes);
+        r.put("commitsPerFlush", flushes > 0 ? round2((double) commits / flushes) : null);
+        r.put("p50us", h.getValueAtPercentile(50));
+        r.put("p99us", h.getValueAtPercentile(99));
+        r.put("p999us", h.getValueAtPercentile(99.9));
+        r.put("meanUs", round2(h.getMean()));
+        r.put("cpuCores", round2(cpuNanos / (double) elapsedNanos));
+        results.add(r);
+        System.out.printf(Locale.ROOT, "%-34s %-8s %6d B %4d committers: %,10d commits/s  %8s commits/flush  p50 %6d us  p99 %6d us  p99.9 %6d us  cpu %.2f cores%n",
+                name, kind, payload, committers, r.get("commitsPerSecond"),
+                r.get("commitsPerFlush") == null ? "-" : r.get("commitsPerFlush"), h.getValueAtPercentile(50),
+                h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), cpuNanos / (double) elapsedNanos);
+        return r;
+    }
+
+    static double round2(double v) {
+        return Math.round(v * 100) / 100.0;
+    }
+
+    private static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return 0;
+    }
+
+}

@@ -1,0 +1,123 @@
+package io.walden.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.walden.core.Durability;
+import io.walden.core.SyncMethod;
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import io.walden.replication.TcpProxy;
+import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.ReplicaClient;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The replication load generator: commit throughput and latency per durability level ({@code LOCAL},
+ * {@code REMOTE_WRITE}, {@code ON}, {@code REMOTE_APPLY}) with 1 to 256 committer threads, a primary and one
+ * synchronous replica ({@code FIRST 1 (r1)}) in this JVM, connected over loopback TCP directly or through a
+ * {@link TcpProxy} adding 10 ms or 100 ms of round trip. {@code LOCAL} with the replica connected and streaming is
+ * the baseline each remote level is compared with, in the same run.
+ *
+ * <p>Usage: {@code ReplicationLoad [--quick|--full] [--dir DIR] [--json FILE]}. Quick mode takes about 2 minutes.
+ */
+public final class ReplicationLoad {
+    private static final long SEGMENT = 16L << 20;
+    private static final int PAYLOAD = 64;
+    private static final int[] COMMITTERS = {1, 4, 16, 64, 256};
+
+    private final boolean full;
+    private final LoadMeasurement load;
+
+    private ReplicationLoad(boolean full) {
+        this.full = full;
+        this.load = new LoadMeasurement(full);
+    }
+
+    public static void main(String[] args) throws Exception {
+        boolean full = false;
+        Path dir = Path.of("target/bench-data");
+        Path json = Path.of("target/replication-load.json");
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--full": full = true; break;
+                case "--quick": full = false; break;
+                case "--dir": dir = Path.of(args[++i]); break;
+                case "--json": json = Path.of(args[++i]); break;
+                default: throw new IllegalArgumentException("unknown argument " + args[i]
+                        + " (usage: ReplicationLoad [--quick|--full] [--dir DIR] [--json FILE])");
+            }
+        }
+        Files.createDirectories(dir);
+        System.setProperty("walden.bench.dir", dir.toString());
+        ReplicationLoad run = new ReplicationLoad(full);
+        run.runAll();
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("mode", full ? "full" : "quick");
+        out.put("machine", CommitLoad.Machine.describe(dir));
+        out.put("results", run.load.results());
+        Files.createDirectories(json.toAbsolutePath().getParent());
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
+        System.out.println("wrote " + json);
+    }
+
+    private void runAll() throws Exception {
+        Durability[] levels = {Durability.LOCAL, Durability.REMOTE_WRITE, Durability.ON, Durability.REMOTE_APPLY};
+        for (Durability level : levels) {
+            for (int n : COMMITTERS) {
+                scenario(level, n, 0);
+            }
+        }
+        Durability[] farLevels = full ? new Durability[] {Durability.REMOTE_WRITE, Durability.ON, Durability.REMOTE_APPLY}
+                : new Durability[] {Durability.ON};
+        for (int rttMillis : new int[] {10, 100}) {
+            for (Durability level : farLevels) {
+                for (int n : COMMITTERS) {
+                    scenario(level, n, rttMillis);
+                }
+            }
+        }
+    }
+
+    /** One primary, one synchronous replica, {@code threads} committers at {@code level}, a link of {@code rttMillis}. */
+    private void scenario(Durability level, int threads, int rttMillis) throws Exception {
+        Path d = BenchFiles.newDir("replication");
+        WalConfig.Builder primaryConfig = WalConfig.builder(d.resolve("primary")).segmentSize(SEGMENT);
+        try (Wal primary = Wal.open(primaryConfig.build());
+             Wal replica = Wal.open(WalConfig.builder(d.resolve("replica")).segmentSize(SEGMENT).logId(primary.logId()).build());
+             ReplicationServer server = ReplicationServer.builder(primary)
+                     .listen(new InetSocketAddress("127.0.0.1", 0)).start();
+             TcpProxy link = TcpProxy.start(server.address(), TimeUnit.MILLISECONDS.toMicros(rttMillis) / 2);
+             ReplicaClient client = ReplicaClient.builder(replica, rttMillis == 0 ? server.address() : link.address(), "r1").start()) {
+            awaitStreaming(server);
+            server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
+            byte[] bytes = new byte[PAYLOAD];
+            String link0 = rttMillis == 0 ? "loopback" : rttMillis + " ms rtt";
+            Map<String, Object> r = load.measure("walden " + level.configName() + " " + link0, "replicated",
+                    SyncMethod.FDATASYNC, PAYLOAD, threads, () -> primary.append(bytes, level), primary::flushCount);
+            r.put("level", level.configName());
+            r.put("rttMs", rttMillis);
+            server.policy(null);
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    private static void awaitStreaming(ReplicationServer server) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            long[] p = server.positions().get("r1");
+            if (p != null && p[3] == 1) {
+                return;
+            }
+            Thread.sleep(5);
+        }
+        throw new IllegalStateException("the replica did not start streaming within 30 s");
+    }
+}
