@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * {@link TcpProxy} adding 10 ms or 100 ms of round trip. {@code LOCAL} with the replica connected and streaming is
  * the baseline each remote level is compared with, in the same run.
  *
- * <p>Usage: {@code ReplicationLoad [--quick|--full] [--dir DIR] [--json FILE]}. Quick mode takes about 2 minutes.
+ * <p>Usage: {@code ReplicationLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]}; {@code --only} runs
+ * the scenarios whose name ("walden on loopback 64") matches. Quick mode takes about 2 minutes.
  */
 public final class ReplicationLoad {
     private static final long SEGMENT = 16L << 20;
@@ -33,10 +34,12 @@ public final class ReplicationLoad {
     private static final int[] COMMITTERS = {1, 4, 16, 64, 256};
 
     private final boolean full;
+    private final java.util.regex.Pattern only;
     private final LoadMeasurement load;
 
-    private ReplicationLoad(boolean full) {
+    private ReplicationLoad(boolean full, String only) {
         this.full = full;
+        this.only = java.util.regex.Pattern.compile(only);
         this.load = new LoadMeasurement(full);
     }
 
@@ -44,19 +47,21 @@ public final class ReplicationLoad {
         boolean full = false;
         Path dir = Path.of("target/bench-data");
         Path json = Path.of("target/replication-load.json");
+        String only = ".*";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--full": full = true; break;
                 case "--quick": full = false; break;
                 case "--dir": dir = Path.of(args[++i]); break;
                 case "--json": json = Path.of(args[++i]); break;
+                case "--only": only = args[++i]; break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (usage: ReplicationLoad [--quick|--full] [--dir DIR] [--json FILE])");
+                        + " (usage: ReplicationLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX])");
             }
         }
         Files.createDirectories(dir);
         System.setProperty("walden.bench.dir", dir.toString());
-        ReplicationLoad run = new ReplicationLoad(full);
+        ReplicationLoad run = new ReplicationLoad(full, only);
         run.runAll();
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("mode", full ? "full" : "quick");
@@ -69,8 +74,9 @@ public final class ReplicationLoad {
 
     private void runAll() throws Exception {
         Durability[] levels = {Durability.LOCAL, Durability.REMOTE_WRITE, Durability.ON, Durability.REMOTE_APPLY};
-        for (Durability level : levels) {
-            for (int n : COMMITTERS) {
+        // Levels side by side per committer count: the ratios compare runs minutes, not seconds, apart otherwise.
+        for (int n : COMMITTERS) {
+            for (Durability level : levels) {
                 scenario(level, n, 0);
             }
         }
@@ -87,6 +93,10 @@ public final class ReplicationLoad {
 
     /** One primary, one synchronous replica, {@code threads} committers at {@code level}, a link of {@code rttMillis}. */
     private void scenario(Durability level, int threads, int rttMillis) throws Exception {
+        String linkName = rttMillis == 0 ? "loopback" : rttMillis + " ms rtt";
+        if (!only.matcher("walden " + level.configName() + " " + linkName + " " + threads).matches()) {
+            return;
+        }
         Path d = BenchFiles.newDir("replication");
         WalConfig.Builder primaryConfig = WalConfig.builder(d.resolve("primary")).segmentSize(SEGMENT);
         try (Wal primary = Wal.open(primaryConfig.build());
@@ -98,8 +108,7 @@ public final class ReplicationLoad {
             awaitStreaming(server);
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             byte[] bytes = new byte[PAYLOAD];
-            String link0 = rttMillis == 0 ? "loopback" : rttMillis + " ms rtt";
-            Map<String, Object> r = load.measure("walden " + level.configName() + " " + link0, "replicated",
+            Map<String, Object> r = load.measure("walden " + level.configName() + " " + linkName, "replicated",
                     SyncMethod.FDATASYNC, PAYLOAD, threads, () -> primary.append(bytes, level), primary::flushCount);
             r.put("level", level.configName());
             r.put("rttMs", rttMillis);

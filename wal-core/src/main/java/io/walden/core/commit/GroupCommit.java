@@ -235,9 +235,9 @@ public final class GroupCommit {
         } finally {
             leader.set(0);
         }
+        notifier.signal(); // first: a replication sender waiting to ship these bytes is on remote commits' critical path
         wake();
         async.complete();
-        notifier.signal();
     }
 
     private void notePeak(int outstanding) {
