@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs Walden's benchmark suite and rewrites docs/benchmarks.md from the results.
-#   wal-bench/run.sh           quick mode, about 5 minutes
+#   wal-bench/run.sh           quick mode, about 8 minutes
 #   wal-bench/run.sh --full    every payload, sync method and committer count (for publishing; ~30 min)
 # Benchmark files go to wal-bench/target/bench-data (set WALDEN_BENCH_DIR to measure another file system).
 set -euo pipefail
@@ -28,4 +28,8 @@ java "${FLAGS[@]}" -jar "$JAR" 'OffAppendBenchmark|LoneCommitterBenchmark' -prof
 echo "== Commit load generator"
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.CommitLoad "$MODE" --dir "$DATA" --json wal-bench/target/commit-load.json
 
-java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.BenchReport wal-bench/target/jmh.json wal-bench/target/commit-load.json docs/benchmarks.md
+echo "== Replication load generator (primary + replica over loopback, and through a 10 ms / 100 ms delaying proxy)"
+java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.ReplicationLoad "$MODE" --dir "$DATA" --json wal-bench/target/replication-load.json
+
+java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.BenchReport wal-bench/target/jmh.json wal-bench/target/commit-load.json \
+  docs/benchmarks.md wal-bench/target/replication-load.json

@@ -14,23 +14,26 @@ import java.util.Locale;
  * Writes {@code docs/benchmarks.md} from one run's JMH JSON and {@link CommitLoad} JSON, with the machine,
  * the date, every figure, and each target as a ratio against the baseline measured in the same run.
  *
- * <p>Usage: {@code BenchReport JMH_JSON LOAD_JSON OUT_MD}.
+ * <p>Usage: {@code BenchReport JMH_JSON LOAD_JSON OUT_MD [REPLICATION_JSON]} (the last from {@link ReplicationLoad}).
  */
 public final class BenchReport {
     private final JsonNode jmh;
     private final JsonNode load;
+    private final JsonNode replication;
     private final StringBuilder md = new StringBuilder();
 
-    private BenchReport(JsonNode jmh, JsonNode load) {
+    private BenchReport(JsonNode jmh, JsonNode load, JsonNode replication) {
         this.jmh = jmh;
         this.load = load;
+        this.replication = replication;
     }
 
     public static void main(String[] args) throws IOException {
         ObjectMapper mapper = new ObjectMapper();
         JsonNode jmh = Files.exists(Path.of(args[0])) ? mapper.readTree(Path.of(args[0]).toFile()) : mapper.createArrayNode();
         JsonNode load = mapper.readTree(Path.of(args[1]).toFile());
-        BenchReport report = new BenchReport(jmh, load);
+        JsonNode replication = args.length > 3 && Files.exists(Path.of(args[3])) ? mapper.readTree(Path.of(args[3]).toFile()) : null;
+        BenchReport report = new BenchReport(jmh, load, replication);
         report.write();
         Files.writeString(Path.of(args[2]), report.md.toString());
         System.out.println("wrote " + args[2]);
@@ -53,16 +56,20 @@ public final class BenchReport {
         line("| file system | " + m.path("fileStore").asText() + " |");
         line("");
         targets();
+        replicationTargets();
         loadTables();
+        replicationTable();
         jmhTable();
         line("## How to run");
         line("");
         line("```");
-        line("wal-bench/run.sh           # quick: about 5 minutes; rewrites docs/benchmarks.md");
+        line("wal-bench/run.sh           # quick: about 8 minutes; rewrites docs/benchmarks.md");
         line("wal-bench/run.sh --full    # every payload, sync method and committer count; for publishing");
         line("```");
         line("");
-        line("The raw JSON of the last run is kept next to the jar (`wal-bench/target/jmh.json`, `wal-bench/target/commit-load.json`).");
+        line("The raw JSON of the last run is kept next to the jar (`wal-bench/target/jmh.json`, `wal-bench/target/commit-load.json`,");
+        line("`wal-bench/target/replication-load.json`). One replication scenario alone:");
+        line("`java <flags from run.sh> -cp wal-bench/target/walden-bench.jar io.walden.bench.ReplicationLoad --only 'walden on loopback 64'`.");
     }
 
     private void targets() {
@@ -176,6 +183,87 @@ public final class BenchReport {
                     r.get("name").asText(), r.get("kind").asText(),
                     r.get("syncMethod").isNull() ? "-" : r.get("syncMethod").asText().toLowerCase(Locale.ROOT),
                     r.get("payload").asInt(), r.get("committers").asInt(), r.get("commitsPerSecond").asLong(),
+                    r.get("commitsPerFlush").isNull() ? "-" : r.get("commitsPerFlush").asText(),
+                    r.get("p50us").asLong(), r.get("p99us").asLong(), r.get("p999us").asLong(), r.get("cpuCores").asDouble()));
+        }
+        line("");
+    }
+
+    /** A replicated scenario's result: level (local, on, ...), round trip in ms (0: loopback), committers. */
+    private JsonNode replicated(String level, int rttMs, int committers) {
+        for (JsonNode r : replication.get("results")) {
+            if (r.get("level").asText().equals(level) && r.get("rttMs").asInt() == rttMs && r.get("committers").asInt() == committers) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    private void replicationTargets() {
+        if (replication == null) {
+            return;
+        }
+        line("## Replication targets");
+        line("");
+        line("One primary and one synchronous replica (`FIRST 1 (r1)`) in one JVM on this machine, 64 B records, committer");
+        line("threads on the primary. Both logs share the disk and the cores; `LOCAL` is measured with the replica connected");
+        line("and streaming, next to the remote levels (same committer count, minutes apart at most).");
+        line("");
+        line("| target | measured | verdict |");
+        line("|---|---|---|");
+        for (int n : new int[] {64, 256}) {
+            JsonNode local = replicated("local", 0, n);
+            JsonNode on = replicated("on", 0, n);
+            if (local != null && on != null) {
+                double r = on.get("commitsPerSecond").asDouble() / local.get("commitsPerSecond").asDouble();
+                line(String.format(Locale.ROOT, "| %d committers, loopback: `ON` commits/s ≥ 0.8 × `LOCAL` | %,d vs %,d = **%.2f×** | %s |",
+                        n, on.get("commitsPerSecond").asLong(), local.get("commitsPerSecond").asLong(), r,
+                        n == 64 ? (r >= 0.8 ? "met" : "not met: see below") : (r >= 0.8 ? "≥ 0.8" : "< 0.8")));
+            }
+        }
+        for (int rtt : new int[] {100, 10}) {
+            JsonNode one = replicated("on", rtt, 1);
+            if (one == null) {
+                continue;
+            }
+            for (int n : new int[] {4, 16, 64, 256}) {
+                JsonNode r = replicated("on", rtt, n);
+                if (r == null) {
+                    continue;
+                }
+                double growth = r.get("commitsPerSecond").asDouble() / (n * one.get("commitsPerSecond").asDouble());
+                line(String.format(Locale.ROOT, "| %d ms round trip, `ON`: %d committers ≥ 0.8 × %d × one committer's rate | %,d vs %d × %,d = **%.2f**%s | %s |",
+                        rtt, n, n, r.get("commitsPerSecond").asLong(), n, one.get("commitsPerSecond").asLong(), growth,
+                        rtt == 100 ? "" : " (not a target)", growth >= 0.8 ? "met" : "not met"));
+            }
+        }
+        line("");
+        line("A lone `ON` committer over loopback waits for two forces in a row (the primary's, then the replica's) and");
+        line("the hops between them (sender thread, both event loops, the replica's receiver, the releasing thread): about");
+        line("twice a `LOCAL` commit, as PostgreSQL's seeds found. Group commit recovers it as committers are added: a flush");
+        line("on either side covers every commit that arrived during the previous one. On this 2-core machine the");
+        line("loopback ratio is noisy from run to run (primary, replica and up to 256 committer threads share two cores");
+        line("and one disk); over a delayed link the rate grows with committers until the cores are busy.");
+        line("");
+    }
+
+    private void replicationTable() {
+        if (replication == null) {
+            return;
+        }
+        line("## Replicated commit throughput and latency (load generator)");
+        line("");
+        line("`vs local` divides by `LOCAL` with the same committers over loopback. `commits/flush` is the primary's.");
+        line("");
+        line("| level | link | committers | commits/s | vs local | commits/flush | p50 µs | p99 µs | p99.9 µs | cpu |");
+        line("|---|---|---|---|---|---|---|---|---|---|");
+        for (JsonNode r : replication.get("results")) {
+            JsonNode local = replicated("local", 0, r.get("committers").asInt());
+            String vs = local == null ? "-" : String.format(Locale.ROOT, "%.2f",
+                    r.get("commitsPerSecond").asDouble() / local.get("commitsPerSecond").asDouble());
+            line(String.format(Locale.ROOT, "| %s | %s | %d | %,d | %s | %s | %d | %d | %d | %.2f |",
+                    r.get("level").asText(), r.get("rttMs").asInt() == 0 ? "loopback" : r.get("rttMs").asInt() + " ms rtt",
+                    r.get("committers").asInt(), r.get("commitsPerSecond").asLong(), vs,
                     r.get("commitsPerFlush").isNull() ? "-" : r.get("commitsPerFlush").asText(),
                     r.get("p50us").asLong(), r.get("p99us").asLong(), r.get("p999us").asLong(), r.get("cpuCores").asDouble()));
         }
