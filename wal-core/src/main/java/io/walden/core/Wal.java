@@ -559,6 +559,11 @@ public final class Wal implements AutoCloseable {
         this.appendsRefused = reason;
     }
 
+    /** Why local appends are refused (this log is a replica), or null when they are accepted. */
+    public String appendsRefusedReason() {
+        return appendsRefused;
+    }
+
     /** The epoch this log's appends are written in now (PostgreSQL's timeline): 1 until a promotion. */
     public int epoch() {
         return history.current().number();

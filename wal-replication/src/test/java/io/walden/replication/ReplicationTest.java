@@ -125,6 +125,45 @@ class ReplicationTest {
     }
 
     @Test
+    void aSlotSurvivesAPrimaryRestartAndStillHoldsBackTruncation() throws Exception {
+        long needed;
+        try (Wal replica = Wal.open(config(work.resolve("r1")).logId(logIdOfNewPrimary()).build())) {
+            try (Wal primary = Wal.open(config(work.resolve("p")).build());
+                 ReplicationServer server = serve(primary)) {
+                for (int i = 0; i < 100; i++) {
+                    primary.append(new byte[1000], Durability.OFF);
+                }
+                primary.flush();
+                try (ReplicaClient client = follow(replica, server, "r1")) {
+                    waitUntil(() -> server.slots().getOrDefault("r1", 0L) == primary.flushedLsn());
+                }
+                needed = replica.flushedLsn();
+            }
+            try (Wal primary = Wal.open(config(work.resolve("p")).build());
+                 ReplicationServer server = serve(primary)) {
+                assertThat(server.slots()).containsEntry("r1", needed);
+                for (int i = 0; i < 300; i++) {
+                    primary.append(new byte[1000], Durability.OFF);
+                }
+                primary.flush();
+                primary.truncateBefore(primary.flushedLsn());
+                assertThat(primary.oldestLsn()).as("the saved slot keeps what r1 still needs").isLessThanOrEqualTo(needed);
+                try (ReplicaClient client = follow(replica, server, "r1")) {
+                    waitUntil(() -> replica.flushedLsn() == primary.flushedLsn());
+                    assertThat(client.fatalError()).isNull();
+                }
+            }
+        }
+    }
+
+    /** Creates the primary's log (closed again) and answers its id, so that a replica can be made a copy of it. */
+    private long logIdOfNewPrimary() {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build())) {
+            return primary.logId();
+        }
+    }
+
+    @Test
     void shouldRefuseAReplicaOfAnotherLogForGood() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              ReplicationServer server = serve(primary);

@@ -111,6 +111,7 @@ class SecureReplicationTest {
             try (ReplicaClient client = ReplicaClient.builder(replica, server.address(), "r1")
                     .tls(ReplicationTls.client(crt("stranger"), null, null)).start()) {
                 assertNotAccepted(server, client);
+                assertThat(client.lastError()).as("why, for the operator").isNotNull();
             }
             try (ReplicaClient plaintext = ReplicaClient.builder(replica, server.address(), "r1").start()) {
                 assertNotAccepted(server, plaintext);

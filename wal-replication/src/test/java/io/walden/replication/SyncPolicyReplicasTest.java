@@ -51,6 +51,11 @@ class SyncPolicyReplicasTest {
         }
     }
 
+    /** Each connected replica's sync state, by name: "r1=sync r2=potential". */
+    private static String syncStates(ReplicationServer server) {
+        return String.join(" ", server.replicaStatus().stream().map(r -> r.name() + "=" + r.syncState()).toList());
+    }
+
     @Test
     void firstWaitsForTheHighestPriorityReplicasAndFallsBackToTheNextWhenOneStops() throws Exception {
         open(Duration.ofSeconds(20));
@@ -63,6 +68,7 @@ class SyncPolicyReplicasTest {
             long lsn = primary.append("r1 and r2 confirm".getBytes(), Durability.ON);
             assertThat(replicas[0].flushedLsn()).isGreaterThan(lsn);
             assertThat(replicas[1].flushedLsn()).isGreaterThan(lsn);
+            assertThat(syncStates(server)).isEqualTo("r1=sync r2=sync r3=potential");
 
             c1.close(); // r1 stops: r3, next in priority, takes its place
             waitUntil(() -> !server.positions().containsKey("r1"));
@@ -72,6 +78,7 @@ class SyncPolicyReplicasTest {
                 assertThat(replicas[2].flushedLsn()).isGreaterThan(l);
             }
             assertThat(replicas[0].flushedLsn()).isLessThan(primary.flushedLsn());
+            assertThat(syncStates(server)).isEqualTo("r2=sync r3=sync");
         } finally {
             closeAll();
         }
@@ -87,6 +94,7 @@ class SyncPolicyReplicasTest {
             ReplicaClient c2 = follow(replicas[1], server, "r2");
             awaitStreaming(server, "r1", "r2", "r3");
             server.policy(SyncPolicy.parse("ANY 2 (r1, r2, r3)"));
+            assertThat(syncStates(server)).isEqualTo("r1=quorum r2=quorum r3=quorum");
             link3.blackhole(true); // r3 is cut off: r1 and r2 make the quorum
             long lsn = 0;
             for (int i = 0; i < 20; i++) {

@@ -102,14 +102,16 @@ public final class TcpProxy implements AutoCloseable {
         BlockingQueue<Chunk> queue = new ArrayBlockingQueue<>(1024);
         Thread reader = new Thread(() -> {
             try (InputStream in = from.getInputStream()) {
+                byte[] buffer = new byte[CHUNK];
                 while (true) {
                     awaitHealed();
-                    byte[] buffer = new byte[CHUNK];
                     int n = in.read(buffer);
                     if (n < 0) {
                         break;
                     }
-                    queue.put(new Chunk(System.nanoTime() + delayNanos, buffer, n));
+                    // A copy of what was read, not a fresh 64 KiB buffer per read: at thousands of small reads a
+                    // second that garbage would put GC pauses into what a benchmark through this proxy measures.
+                    queue.put(new Chunk(System.nanoTime() + delayNanos, java.util.Arrays.copyOf(buffer, n), n));
                 }
             } catch (IOException | InterruptedException e) {
                 // the link ended

@@ -60,9 +60,13 @@ public final class ReplicationServer implements AutoCloseable {
     private final byte[] secret;
     /**
      * Replication slots, by replica name: the flushed position each replica confirmed, kept while it is away so
-     * that truncation does not remove what it will ask for (in memory: a primary restart forgets them).
+     * that truncation does not remove what it will ask for. Saved in walden.slots (SlotFile) so that a restart
+     * keeps them.
      */
     private final Map<String, Long> slots = new ConcurrentHashMap<>();
+    /** Set when slots changed since they were last saved. */
+    private final java.util.concurrent.atomic.AtomicBoolean slotsChanged = new java.util.concurrent.atomic.AtomicBoolean();
+    private java.util.concurrent.ScheduledFuture<?> slotSaver;
     private final Channel channel;
     private final java.util.List<io.micrometer.core.instrument.MeterRegistry> registries = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile SyncPolicy policy;
@@ -93,7 +97,11 @@ public final class ReplicationServer implements AutoCloseable {
             this.catchUpTarget = catchUpTarget;
         }
 
+        /** The end of what was sent to this replica. */
+        volatile long sentLsn;
+
         void sent(long endLsn, long nanos) {
+            sentLsn = endLsn;
             synchronized (sent) {
                 if (sent.size() == MAX_SAMPLES) {
                     sent.pollFirst();
@@ -223,7 +231,12 @@ public final class ReplicationServer implements AutoCloseable {
             throw e;
         }
         this.channel = bound;
+        slots.putAll(SlotFile.read(wal.directory()));
+        if (!slots.isEmpty()) {
+            LOG.info("Replication slots kept from before: {}", slots);
+        }
         wal.retentionFloor(this::retentionFloor);
+        slotSaver = group.scheduleAtFixedRate(() -> releaser.execute(this::saveSlots), 1, 1, TimeUnit.SECONDS);
         LOG.info("Accepting replicas on {} ({}{})", address(), tls == null ? "plaintext" : "TLS",
                 secret == null ? ", no secret" : ", shared secret required");
     }
@@ -288,6 +301,7 @@ public final class ReplicationServer implements AutoCloseable {
         for (Map.Entry<String, Long> slot : slots.entrySet()) {
             if (insert - slot.getValue() > maxSlotRetainedBytes) {
                 if (slots.remove(slot.getKey(), slot.getValue())) {
+                    slotChanged();
                     LOG.warn("Dropping the replication slot of '{}': it holds back {} bytes, more than the {} allowed; that "
                             + "replica will have to be rebuilt", slot.getKey(), insert - slot.getValue(), maxSlotRetainedBytes);
                 }
@@ -296,6 +310,23 @@ public final class ReplicationServer implements AutoCloseable {
             floor = Math.min(floor, slot.getValue());
         }
         return floor;
+    }
+
+    /** Saves the slots if they changed. On the releaser thread (it forces files: never on the event loop). */
+    private void saveSlots() {
+        if (!slotsChanged.getAndSet(false)) {
+            return;
+        }
+        try {
+            SlotFile.write(wal.directory(), slots);
+        } catch (java.io.IOException | RuntimeException e) {
+            slotsChanged.set(true); // retried at the next tick
+            LOG.warn("Cannot save the replication slots in {}: {}", wal.directory(), e.toString());
+        }
+    }
+
+    private void slotChanged() {
+        slotsChanged.set(true);
     }
 
     /** The replication slots: replica name → the LSN it still needs. */
@@ -316,6 +347,35 @@ public final class ReplicationServer implements AutoCloseable {
         Map<String, long[]> out = new HashMap<>();
         replicas.forEach((name, s) -> out.put(name, new long[] {s.written, s.flushed, s.applied, s.streaming ? 1 : 0,
                 s.writeLagMillis, s.flushLagMillis, s.applyLagMillis}));
+        return out;
+    }
+
+    /**
+     * The connected replicas, as PostgreSQL's {@code pg_stat_replication}: positions, lags and sync state. For
+     * {@code FIRST n}, the n highest-priority streaming replicas are {@code sync} and the other named ones
+     * {@code potential}; for {@code ANY n}, every streaming named replica is {@code quorum}.
+     */
+    public java.util.List<ReplicaStatus> replicaStatus() {
+        SyncPolicy p = policy;
+        java.util.List<ReplicaState> states = new java.util.ArrayList<>(replicas.values());
+        java.util.Set<String> sync = new java.util.HashSet<>();
+        if (p != null && !p.isQuorum()) {
+            for (String name : p.names()) { // priority order
+                ReplicaState s = replicas.get(name);
+                if (s != null && s.streaming && sync.size() < p.count()) {
+                    sync.add(name);
+                }
+            }
+        }
+        java.util.List<ReplicaStatus> out = new java.util.ArrayList<>();
+        for (ReplicaState s : states) {
+            boolean named = p != null && p.names().contains(s.name);
+            String syncState = !named ? "async" : !s.streaming ? "potential" : p.isQuorum() ? "quorum"
+                    : sync.contains(s.name) ? "sync" : "potential";
+            out.add(new ReplicaStatus(s.name, s.streaming ? "streaming" : "catchup", s.sentLsn, s.written, s.flushed,
+                    s.applied, s.writeLagMillis, s.flushLagMillis, s.applyLagMillis, syncState));
+        }
+        out.sort(java.util.Comparator.comparing(ReplicaStatus::name));
         return out;
     }
 
@@ -360,7 +420,11 @@ public final class ReplicationServer implements AutoCloseable {
                 state.applyLagMillis = state.lagFor(state.applied, now);
                 state.trim(Math.min(state.written, Math.min(state.flushed, state.applied)));
                 recordLags(state);
-                slots.merge(state.name, state.flushed, Math::max);
+                Long slot = slots.get(state.name);
+                if (slot == null || state.flushed > slot) {
+                    slots.merge(state.name, state.flushed, Math::max);
+                    slotChanged();
+                }
                 if (!state.streaming && state.flushed >= state.catchUpTarget) {
                     state.streaming = true;
                     LOG.info("Replica '{}' caught up at {}", state.name, Lsn.format(state.flushed));
@@ -393,6 +457,10 @@ public final class ReplicationServer implements AutoCloseable {
             } else if (diverged != null) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's history diverged from this primary's: " + diverged
                         + "; rebuild it from this primary");
+            } else if (hello.startLsn() > wal.flushedLsn() && wal.appendsRefusedReason() != null) {
+                // A cascading replica behind its downstream (which followed another upstream before): not final.
+                refuse(ctx, Frame.Error.NOT_A_PRIMARY, "this cascading replica has flushed only up to "
+                        + Lsn.format(wal.flushedLsn()) + ", behind the replica's " + Lsn.format(hello.startLsn()) + "; retry later");
             } else if (hello.startLsn() > wal.flushedLsn()) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's log ends at " + Lsn.format(hello.startLsn())
                         + ", beyond this primary's " + Lsn.format(wal.flushedLsn()) + ": its history diverged; rebuild it");
@@ -401,6 +469,7 @@ public final class ReplicationServer implements AutoCloseable {
             } else {
                 state = replicas.get(hello.name());
                 slots.merge(hello.name(), hello.startLsn(), Math::min); // hold its start until it confirms more
+                slotChanged();
                 for (io.micrometer.core.instrument.MeterRegistry registry : registries) {
                     registerGauges(registry, state);
                 }
@@ -438,12 +507,22 @@ public final class ReplicationServer implements AutoCloseable {
         }
     }
 
-    /** Stops accepting and streaming; commits waiting for replicas are released (no replica can confirm them now). */
+    /**
+     * Stops accepting and streaming and saves the slots; commits waiting for replicas are released (no replica can
+     * confirm them now). Close it before the log.
+     */
     @Override
     public void close() {
         channel.close().awaitUninterruptibly();
+        slotSaver.cancel(false);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+        releaser.execute(this::saveSlots); // the last positions, after every status was taken
         releaser.shutdown();
+        try {
+            releaser.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         wal.retentionFloor(null);
         if (policy != null) {
             policy = null;

@@ -86,6 +86,8 @@ public final class ReplicaClient implements AutoCloseable {
     private java.util.concurrent.ScheduledFuture<?> statusTask;
     private volatile String fatal;
     private volatile String applyError;
+    /** Why the last connection attempt or connection failed (unreachable, TLS handshake, reset), or null. */
+    private volatile String lastError;
     private volatile Channel channel;
     /** The end of the last record the application's applier took (or the flushed end when there is none). */
     private volatile long applied;
@@ -177,6 +179,11 @@ public final class ReplicaClient implements AutoCloseable {
         return fatal;
     }
 
+    /** Why the last connection attempt or connection failed (null once streaming again): retried with backoff. */
+    public String lastError() {
+        return lastError;
+    }
+
     /** The last failure of the application's applier (the record is retried), or null once it succeeds again. */
     public String applyError() {
         return applyError;
@@ -214,6 +221,7 @@ public final class ReplicaClient implements AutoCloseable {
                 })
                 .connect(primary).addListener(f -> {
                     if (!f.isSuccess()) {
+                        lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
                         retryLater();
                     }
                 });
@@ -317,6 +325,7 @@ public final class ReplicaClient implements AutoCloseable {
                         return;
                     }
                     accepted = true;
+                    lastError = null;
                     LOG.info("Streaming from the primary at {} from {} in epoch {} (its flushed end {})", primary,
                             Lsn.format(wal.insertLsn()), welcome.epoch(), Lsn.format(welcome.flushedLsn()));
                     status(ctx.channel()); // where this replica stands, so the primary knows at once
@@ -383,6 +392,17 @@ public final class ReplicaClient implements AutoCloseable {
                 LOG.error("Could not apply replicated bytes at {}: {}; reconnecting", Lsn.format(start), e.getMessage());
                 ctx.close();
             }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            Throwable root = cause;
+            while (root.getCause() != null && root.getCause() != root) {
+                root = root.getCause();
+            }
+            lastError = root.getClass().getSimpleName() + ": " + root.getMessage();
+            LOG.warn("Connection to the primary at {} failed: {}", primary, lastError);
+            ctx.fireExceptionCaught(cause);
         }
 
         @Override

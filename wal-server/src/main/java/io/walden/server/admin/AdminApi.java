@@ -84,6 +84,8 @@ public final class AdminApi {
             s.put("primary", replica.primary().getHostString() + ":" + replica.primary().getPort());
             s.put("primary_connected", replica.isConnected());
             s.put("replication_error", replica.fatalError());
+            s.put("last_connection_error", replica.lastError());
+            s.put("apply_error", replica.applyError());
             s.put("apply_lsn", Lsn.format(replica.appliedLsn()));
         }
         s.put("insert_lsn", Lsn.format(wal.insertLsn()));
@@ -129,22 +131,20 @@ public final class AdminApi {
         if (replication == null) {
             return out;
         }
-        io.walden.replication.policy.SyncPolicy policy = replication.policy();
-        replication.positions().forEach((name, p) -> {
+        for (io.walden.replication.primary.ReplicaStatus p : replication.replicaStatus()) {
             Map<String, Object> r = new LinkedHashMap<>();
-            r.put("name", name);
-            r.put("state", p[3] == 1 ? "streaming" : "catchup");
-            r.put("sent_lsn", Lsn.format(p[0]));
-            r.put("write_lsn", Lsn.format(p[0]));
-            r.put("flush_lsn", Lsn.format(p[1]));
-            r.put("apply_lsn", Lsn.format(p[2]));
-            r.put("write_lag_ms", p[4] < 0 ? null : p[4]); // from sending a position until the replica reported it
-            r.put("flush_lag_ms", p[5] < 0 ? null : p[5]);
-            r.put("apply_lag_ms", p[6] < 0 ? null : p[6]);
-            boolean named = policy != null && policy.names().contains(name);
-            r.put("sync_state", !named ? "async" : p[3] != 1 ? "potential" : policy.isQuorum() ? "quorum" : "sync");
+            r.put("name", p.name());
+            r.put("state", p.state());
+            r.put("sent_lsn", Lsn.format(p.sentLsn()));
+            r.put("write_lsn", Lsn.format(p.writeLsn()));
+            r.put("flush_lsn", Lsn.format(p.flushLsn()));
+            r.put("apply_lsn", Lsn.format(p.applyLsn()));
+            r.put("write_lag_ms", p.writeLagMillis() < 0 ? null : p.writeLagMillis()); // from sending until reported
+            r.put("flush_lag_ms", p.flushLagMillis() < 0 ? null : p.flushLagMillis());
+            r.put("apply_lag_ms", p.applyLagMillis() < 0 ? null : p.applyLagMillis());
+            r.put("sync_state", p.syncState());
             out.add(r);
-        });
+        }
         return out;
     }
 
