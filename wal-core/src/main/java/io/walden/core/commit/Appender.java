@@ -202,7 +202,13 @@ public final class Appender {
         }
         // The prev link the next record must carry was linked in ahead of time (at open, or by the last record).
         long expectedPrev = t == bootstrapLsn ? bootstrapPrev : seg.readLongAcquire(offset + RecordDescriptor.PREV_OFFSET);
-        seg.write(offset, bytes, bytes.position(), length);
+        try {
+            seg.writeThroughChannel(offset, bytes, bytes.position(), length); // pwrite: the replica's flush costs half
+        } catch (java.io.IOException e) {
+            seg.zero(offset, offset + length);
+            throw new io.walden.core.WalException("could not write replicated bytes at " + io.walden.core.Lsn.format(t)
+                    + " into " + seg.path().getFileName() + ": " + e.getMessage(), e);
+        }
         Scratch s = scratch.get();
         ByteBuffer view = s.view(seg);
         long o = offset;
