@@ -164,6 +164,32 @@ class ReplicationTest {
     }
 
     @Test
+    void aReplicaFlushesAndReportsBytesItAppliedButNeverFlushedOnceItIsConnected() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId())
+                     .writerDelay(Duration.ofHours(1)).build())) { // no background force: only the receiver flushes
+            primary.append("applied by an earlier connection, never flushed".getBytes(), Durability.LOCAL);
+            io.walden.core.ReplicationChunk chunk = primary.readFlushed(replica.insertLsn(), 1 << 20);
+            replica.applyReplicated(chunk.startLsn(), chunk.bytes());
+            assertThat(replica.flushedLsn()).isLessThan(replica.writtenLsn());
+            try (ReplicationServer server = serve(primary);
+                 ReplicaClient client = follow(replica, server, "r1")) {
+                waitUntil(() -> server.positions().containsKey("r1") && server.positions().get("r1")[1] == primary.flushedLsn());
+                assertThat(replica.flushedLsn()).isEqualTo(replica.writtenLsn());
+            }
+        }
+    }
+
+    @Test
+    void closingAReplicationEndpointTwiceIsHarmless() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build())) {
+            ReplicationServer server = serve(primary);
+            server.close();
+            org.assertj.core.api.Assertions.assertThatCode(server::close).doesNotThrowAnyException();
+        }
+    }
+
+    @Test
     void shouldRefuseAReplicaOfAnotherLogForGood() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              ReplicationServer server = serve(primary);

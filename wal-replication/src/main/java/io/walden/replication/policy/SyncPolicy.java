@@ -49,7 +49,7 @@ public final class SyncPolicy {
         List<String> names = new ArrayList<>();
         for (String n : list.split(",")) {
             String name = n.trim();
-            if (name.isEmpty() || !name.matches("[A-Za-z0-9_.-]{1,64}")) {
+            if (!isValidName(name)) {
                 throw new IllegalArgumentException("bad replica name '" + name + "' in '" + text + "'");
             }
             if (names.contains(name)) {
@@ -62,6 +62,13 @@ public final class SyncPolicy {
         }
         return new SyncPolicy(quorum, count, List.copyOf(names));
     }
+
+    /** Whether {@code name} can name a replica: 1 to 64 of letters, digits, '_', '.', '-'. */
+    public static boolean isValidName(String name) {
+        return name != null && NAME.matcher(name).matches();
+    }
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
 
     public List<String> names() {
         return names;

@@ -138,6 +138,14 @@ public final class ReplicationServer implements AutoCloseable {
         }
     }
 
+    /** Saves the slots (two forces): never on the releasing thread, where it would delay remote commits. */
+    private final java.util.concurrent.ExecutorService slotWriter = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "walden-slot-writer");
+        t.setDaemon(true);
+        return t;
+    });
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
     /** Releases commits off the event loop: completing futures runs their callbacks, which must not stall replication. */
     private final java.util.concurrent.ExecutorService releaser = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "walden-sync-release");
@@ -212,6 +220,8 @@ public final class ReplicationServer implements AutoCloseable {
         this.secret = b.secret;
         SslContext tls = b.tls;
         long idleMillis = b.keepaliveMillis * 2;
+        restoreSlots();
+        wal.retentionFloor(this::retentionFloor); // before accepting: a truncation meanwhile respects the slots
         Channel bound;
         try {
             bound = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
@@ -228,15 +238,12 @@ public final class ReplicationServer implements AutoCloseable {
         } catch (RuntimeException | InterruptedException e) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             releaser.shutdown();
+            slotWriter.shutdown();
+            wal.retentionFloor(null);
             throw e;
         }
         this.channel = bound;
-        slots.putAll(SlotFile.read(wal.directory()));
-        if (!slots.isEmpty()) {
-            LOG.info("Replication slots kept from before: {}", slots);
-        }
-        wal.retentionFloor(this::retentionFloor);
-        slotSaver = group.scheduleAtFixedRate(() -> releaser.execute(this::saveSlots), 1, 1, TimeUnit.SECONDS);
+        slotSaver = group.scheduleAtFixedRate(() -> slotWriter.execute(this::saveSlots), 1, 1, TimeUnit.SECONDS);
         LOG.info("Accepting replicas on {} ({}{})", address(), tls == null ? "plaintext" : "TLS",
                 secret == null ? ", no secret" : ", shared secret required");
     }
@@ -312,7 +319,23 @@ public final class ReplicationServer implements AutoCloseable {
         return floor;
     }
 
-    /** Saves the slots if they changed. On the releaser thread (it forces files: never on the event loop). */
+    /** Takes the saved slots back, except those that can no longer be served or that this log never reached. */
+    private void restoreSlots() {
+        SlotFile.read(wal.directory()).forEach((name, lsn) -> {
+            if (!SyncPolicy.isValidName(name) || lsn < wal.oldestLsn() || lsn > wal.flushedLsn()) {
+                LOG.warn("Dropping the saved replication slot of '{}' at {}: the log now holds {} to {}", name,
+                        Lsn.format(lsn), Lsn.format(wal.oldestLsn()), Lsn.format(wal.flushedLsn()));
+                slotChanged();
+            } else {
+                slots.put(name, lsn);
+            }
+        });
+        if (!slots.isEmpty()) {
+            LOG.info("Replication slots kept from before: {}", slots);
+        }
+    }
+
+    /** Saves the slots if they changed. On the slot writer (it forces files: never on the event loop). */
     private void saveSlots() {
         if (!slotsChanged.getAndSet(false)) {
             return;
@@ -449,8 +472,13 @@ public final class ReplicationServer implements AutoCloseable {
             } else if (hello.logId() != 0 && hello.logId() != wal.logId()) {
                 refuse(ctx, Frame.Error.ANOTHER_LOG, "this primary's log is " + Long.toHexString(wal.logId()) + ", not "
                         + Long.toHexString(hello.logId()) + ": a replica of another log");
-            } else if (hello.name().isEmpty()) {
-                refuse(ctx, Frame.Error.MALFORMED, "a replica must have a name");
+            } else if (!SyncPolicy.isValidName(hello.name())) {
+                refuse(ctx, Frame.Error.MALFORMED, "a replica's name is 1 to 64 letters, digits, '_', '.' or '-', not '"
+                        + hello.name() + "'");
+            } else if (wal.appendsRefusedReason() != null && hello.epoch() > history.current().number()) {
+                // A cascading replica that has not yet learnt the epoch its downstream is in: not final.
+                refuse(ctx, Frame.Error.NOT_A_PRIMARY, "this cascading replica is in epoch " + history.current().number()
+                        + ", behind the replica's epoch " + hello.epoch() + "; retry later");
             } else if (hello.startLsn() < wal.oldestLsn()) {
                 refuse(ctx, Frame.Error.LSN_REMOVED, "requested LSN " + Lsn.format(hello.startLsn())
                         + " has already been removed; the oldest kept LSN is " + Lsn.format(wal.oldestLsn()));
@@ -513,13 +541,17 @@ public final class ReplicationServer implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         channel.close().awaitUninterruptibly();
         slotSaver.cancel(false);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
-        releaser.execute(this::saveSlots); // the last positions, after every status was taken
         releaser.shutdown();
+        slotWriter.execute(this::saveSlots); // the last positions, after every status was taken
+        slotWriter.shutdown();
         try {
-            releaser.awaitTermination(10, TimeUnit.SECONDS);
+            slotWriter.awaitTermination(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

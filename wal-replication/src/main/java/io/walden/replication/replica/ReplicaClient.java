@@ -238,6 +238,11 @@ public final class ReplicaClient implements AutoCloseable {
 
     /** Reports where this replica stands. On the receiver thread. */
     private void status(Channel c) {
+        if (wal.writtenLsn() > wal.flushedLsn()) {
+            // Bytes applied without a flush (their batch was cut short by a broken connection): a resumed stream
+            // starts after them, so nothing else would flush them, and ON commits would wait for them forever.
+            wal.flush();
+        }
         long flushed = wal.flushedLsn();
         if (recordApplier == null) {
             applied = flushed;
@@ -358,6 +363,7 @@ public final class ReplicaClient implements AutoCloseable {
                         || error.code() == Frame.Error.AUTHENTICATION_FAILED) {
                     fatal = error.message();
                 }
+                lastError = error.message();
                 LOG.error("The primary at {} refused this replica: {}", primary, error.message());
                 ctx.close();
             }
@@ -507,6 +513,9 @@ public final class ReplicaClient implements AutoCloseable {
             }
             if (!receiver.isTerminated()) {
                 throw new IllegalStateException("cannot promote: the receiver is still applying; retry the promotion");
+            }
+            if (applyReader != null) {
+                applyReader.close(); // the receiver has finished with it (a stop that timed out left it open)
             }
             Epoch epoch = wal.promote(); // on failure nothing changed: a retry tries again
             promoted = true;

@@ -192,9 +192,8 @@ public final class AdminApi {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "interrupted", "the server is stopping");
-                } catch (RuntimeException e) {
-                    ex.error(e instanceof io.walden.core.WalClosedException ? HttpResponseStatus.SERVICE_UNAVAILABLE
-                            : HttpResponseStatus.INTERNAL_SERVER_ERROR, "promote_failed", e.getMessage());
+                } catch (RuntimeException e) { // the history could not be written, or the log closed: still a replica
+                    ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "promote_failed", e.getMessage());
                 }
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
