@@ -277,6 +277,25 @@ class RecoveryTest {
     }
 
     @Test
+    void aLongRebuildScanReportsItsProgressEvery16Segments() throws Exception {
+        try (Wal wal = Wal.open(config().build())) {
+            for (int i = 0; i < 40 * 60; i++) { // about 40 segments of 64 KiB
+                wal.append(new byte[1000], Durability.OFF);
+            }
+        }
+        files().deleteControl();
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true));
+        try (Wal wal = Wal.open(config().build())) {
+            assertThat(wal.recoveryReport().segmentsScanned()).isGreaterThanOrEqualTo(32);
+        } finally {
+            System.setErr(err);
+        }
+        assertThat(captured.toString()).contains("Recovery: scanned 16 of").contains("Recovery: scanned 32 of");
+    }
+
+    @Test
     void shouldSurviveATornControlFileSlot() {
         List<Long> lsns = appendRecords(200, false);
         try (Wal wal = Wal.open(config().build())) {

@@ -8,6 +8,9 @@ import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentHeaderDescriptor;
 import io.walden.core.segment.SegmentRegistry;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -92,6 +95,7 @@ public final class RecoveryScanner {
                 seg = next;
                 view = seg.newView();
                 segments++;
+                reportProgress(registry, scanStart, segments, records);
             }
         }
         // Decide before touching anything: a refused open must leave every byte as it found it.
@@ -186,4 +190,17 @@ public final class RecoveryScanner {
         }
         return n;
     }
+
+    /**
+     * A long scan (a rebuilt control file scans from the oldest segment) says how far it got, every 16 segments,
+     * so that whoever watches a starting server sees progress rather than silence.
+     */
+    private static void reportProgress(SegmentRegistry registry, long scanStart, int segments, long records) {
+        if (segments % 16 == 0) {
+            long total = registry.snapshot().stream().filter(x -> x.startLsn() >= scanStart).count();
+            PROGRESS.info("Recovery: scanned {} of {} segments ({} records so far)", segments, total, records);
+        }
+    }
+
+    private static final Logger PROGRESS = LoggerFactory.getLogger(RecoveryScanner.class);
 }
