@@ -7,13 +7,9 @@ import io.walden.core.WalCorruptedException;
 import io.walden.core.segment.SegmentFiles;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -68,16 +64,6 @@ public final class HistoryFile {
         for (Epoch e : history.epochs()) {
             text.append(e.number()).append(' ').append(Lsn.format(e.startLsn())).append('\n');
         }
-        Path temp = dir.resolve(NAME + SegmentFiles.TEMP_SUFFIX);
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ByteBuffer bytes = ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8));
-            while (bytes.hasRemaining()) {
-                ch.write(bytes);
-            }
-            ch.force(true);
-        }
-        Files.move(temp, dir.resolve(NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        SegmentFiles.forceDirectory(dir);
+        SegmentFiles.replaceDurably(dir, NAME, text.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

@@ -128,6 +128,24 @@ public final class SegmentFiles {
         forceDirectory(dir);
     }
 
+    /**
+     * Replaces {@code dir/name} whole and durably: writes a temporary file, forces it, renames it over the old one,
+     * forces the directory. A crash leaves the old contents or the new, never a mix (the history and slot files).
+     */
+    public static void replaceDurably(Path dir, String name, byte[] contents) throws IOException {
+        Path temp = dir.resolve(name + TEMP_SUFFIX);
+        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            ByteBuffer bytes = ByteBuffer.wrap(contents);
+            while (bytes.hasRemaining()) {
+                ch.write(bytes);
+            }
+            ch.force(true);
+        }
+        Files.move(temp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        forceDirectory(dir);
+    }
+
     /** Deletes a file and forces the directory. */
     public static void delete(Path dir, Path file) throws IOException {
         Files.deleteIfExists(file);

@@ -5,13 +5,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -62,16 +58,6 @@ final class SlotFile {
     static void write(Path dir, Map<String, Long> slots) throws IOException {
         StringBuilder text = new StringBuilder(HEADER).append('\n');
         new TreeMap<>(slots).forEach((name, lsn) -> text.append(name).append(' ').append(Lsn.format(lsn)).append('\n'));
-        Path temp = dir.resolve(NAME + ".tmp");
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ByteBuffer bytes = ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8));
-            while (bytes.hasRemaining()) {
-                ch.write(bytes);
-            }
-            ch.force(true);
-        }
-        Files.move(temp, dir.resolve(NAME), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        io.walden.core.segment.SegmentFiles.forceDirectory(dir);
+        io.walden.core.segment.SegmentFiles.replaceDurably(dir, NAME, text.toString().getBytes(StandardCharsets.UTF_8));
     }
 }
