@@ -69,9 +69,13 @@ class LinkFailureTest {
                 assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).as("a round trip at least").isGreaterThanOrEqualTo(49);
                 assertThat(replica.writtenLsn()).isGreaterThan(lsn);
             }
-            long started = System.nanoTime();
-            primary.append("near".getBytes(), Durability.LOCAL);
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).as("LOCAL does not wait on the link").isLessThan(49);
+            long fastest = Long.MAX_VALUE; // the fastest of a few: one slow force on a busy machine proves nothing
+            for (int i = 0; i < 5; i++) {
+                long started = System.nanoTime();
+                primary.append("near".getBytes(), Durability.LOCAL);
+                fastest = Math.min(fastest, System.nanoTime() - started);
+            }
+            assertThat(TimeUnit.NANOSECONDS.toMillis(fastest)).as("LOCAL does not wait on the link").isLessThan(49);
         }
     }
 }
