@@ -121,13 +121,26 @@ public final class RemoteWaits {
      * order per level; a position never moves back). Releases the waiters it satisfied.
      */
     public void advance(Durability level, long lsn) {
+        advance(level, lsn, Runnable::run);
+    }
+
+    /**
+     * As {@link #advance(Durability, long)}, but the asynchronous commits it releases are completed on
+     * {@code asyncCompletions} (their callbacks run there), while blocked committers are unparked at once on
+     * the calling thread: a replication event loop releases blocking commits without a thread hand-off and
+     * without running application callbacks itself.
+     */
+    public void advance(Durability level, long lsn, java.util.concurrent.Executor asyncCompletions) {
         int i = index(level);
         if (i < 0) {
             throw new IllegalArgumentException(level + " is not a remote level");
         }
         if (confirmed[i].advanceTo(lsn) == lsn) {
             wake(i);
-            async[i].drain();
+            if (async[i].outstanding.get() > 0) {
+                Level l = async[i];
+                asyncCompletions.execute(l::drain);
+            }
         }
     }
 
@@ -235,8 +248,11 @@ public final class RemoteWaits {
         private final ConcurrentLinkedQueue<AppendFuture> incoming = new ConcurrentLinkedQueue<>();
         private final PriorityQueue<AppendFuture> pending = new PriorityQueue<>((a, b) -> Long.compare(a.lsn, b.lsn));
         private final AtomicInteger wip = new AtomicInteger();
+        /** Futures added and not yet completed: lets advance() skip a hand-off when there are none. */
+        final AtomicInteger outstanding = new AtomicInteger();
 
         void add(AppendFuture f) {
+            outstanding.incrementAndGet();
             incoming.add(f);
         }
 
@@ -264,6 +280,7 @@ public final class RemoteWaits {
                         break;
                     }
                     pending.poll();
+                    outstanding.decrementAndGet();
                 }
                 missed = wip.addAndGet(-missed);
             } while (missed != 0);

@@ -419,9 +419,9 @@ public final class ReplicationServer implements AutoCloseable {
             }
         });
         RemoteWaits waits = wal.remoteWaits();
-        waits.advance(Durability.REMOTE_WRITE, p.confirmed(written));
-        waits.advance(Durability.ON, p.confirmed(flushed));
-        waits.advance(Durability.REMOTE_APPLY, p.confirmed(applied));
+        waits.advance(Durability.REMOTE_WRITE, p.confirmed(written), releaser);
+        waits.advance(Durability.ON, p.confirmed(flushed), releaser);
+        waits.advance(Durability.REMOTE_APPLY, p.confirmed(applied), releaser);
     }
 
     /** One replica connection: the handshake, then status frames; a Sender streams the data. */
@@ -452,7 +452,7 @@ public final class ReplicationServer implements AutoCloseable {
                     state.streaming = true;
                     LOG.info("Replica '{}' caught up at {}", state.name, Lsn.format(state.flushed));
                 }
-                releaser.execute(ReplicationServer.this::release);
+                release(); // blocked commits are unparked from here; asynchronous ones complete on the releaser
             } else {
                 refuse(ctx, Frame.Error.MALFORMED, "unexpected " + frame.getClass().getSimpleName() + " frame");
             }
