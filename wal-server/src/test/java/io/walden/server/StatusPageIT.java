@@ -36,7 +36,7 @@ class StatusPageIT {
             String dom = render(server.uri("/").toString());
             assertThat(dom).contains("<td class=\"num\" id=\"flushed_lsn\">" + flushed + "</td>")
                     .contains("<td class=\"num\" id=\"insert_lsn\">" + flushed + "</td>")
-                    .contains("primary · durability on · sync fdatasync")
+                    .contains("primary · epoch 1 · durability on · sync fdatasync")
                     .contains("<div id=\"recovery\">created a new log</div>")
                     .contains("none connected")
                     .containsPattern("id=\"commit_rate\">\\d+<");
