@@ -121,8 +121,7 @@ public final class ReplicationLoad {
     private static void awaitStreaming(ReplicationServer server) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
-            long[] p = server.positions().get("r1");
-            if (p != null && p[3] == 1) {
+            if (server.replica("r1").map(io.walden.replication.primary.ReplicaStatus::isStreaming).orElse(false)) {
                 return;
             }
             Thread.sleep(5);

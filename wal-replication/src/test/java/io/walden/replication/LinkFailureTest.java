@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import static io.walden.replication.Replicas.assertSameSegments;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.serve;
+import static io.walden.replication.Replicas.streaming;
 import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -34,7 +35,7 @@ class LinkFailureTest {
              ReplicationServer server = serve(primary); // 1 s sender timeout: a silent replica is dropped after 2 s
              TcpProxy link = TcpProxy.start(server.address(), 0);
              ReplicaClient client = ReplicaClient.builder(replica, link.address(), "r1").statusIntervalMillis(200).start()) {
-            waitUntil(() -> server.positions().containsKey("r1"));
+            waitUntil(() -> server.replica("r1").isPresent());
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             primary.append("before".getBytes(), Durability.ON);
 
@@ -44,7 +45,7 @@ class LinkFailureTest {
                     .isInstanceOf(RemoteCommitTimeoutException.class).hasMessageContaining("durable locally");
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isGreaterThanOrEqualTo(450);
             assertThat(primary.append("local still works".getBytes(), Durability.LOCAL)).isPositive();
-            waitUntil(() -> !server.positions().containsKey("r1")); // dropped at the sender timeout
+            waitUntil(() -> server.replica("r1").isEmpty()); // dropped at the sender timeout
 
             link.blackhole(false);
             long after = primary.append("after".getBytes(), Durability.ON); // waits for the replica's return
@@ -61,7 +62,7 @@ class LinkFailureTest {
              ReplicationServer server = serve(primary);
              TcpProxy link = TcpProxy.start(server.address(), 25_000); // 50 ms round trip
              ReplicaClient client = ReplicaClient.builder(replica, link.address(), "r1").start()) {
-            waitUntil(() -> server.positions().containsKey("r1") && server.positions().get("r1")[3] == 1);
+            waitUntil(() -> streaming(server, "r1"));
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             for (int i = 0; i < 5; i++) {
                 long started = System.nanoTime();

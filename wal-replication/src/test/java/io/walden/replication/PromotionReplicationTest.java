@@ -21,6 +21,7 @@ import static io.walden.replication.Replicas.assertSameSegments;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
+import static io.walden.replication.Replicas.flushed;
 import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -61,7 +62,7 @@ class PromotionReplicationTest {
                 waitUntil(() -> rejoin.fatalError() != null);
                 assertThat(rejoin.fatalError()).contains("diverged").contains("rebuild");
                 assertThat(oldPrimary.epoch()).isEqualTo(1);
-                assertThat(promoted.positions()).isEmpty();
+                assertThat(promoted.replicaStatus()).isEmpty();
             }
         }
     }
@@ -109,8 +110,8 @@ class PromotionReplicationTest {
             }
             primary.flush();
             waitUntil(() -> leaf.flushedLsn() == primary.flushedLsn());
-            waitUntil(() -> relay.positions().containsKey("leaf") && relay.positions().get("leaf")[1] == primary.flushedLsn());
-            assertThat(server.positions().get("middle")[1]).as("the middle reports its own flushed end").isEqualTo(primary.flushedLsn());
+            waitUntil(() -> flushed(relay, "leaf") == primary.flushedLsn());
+            assertThat(flushed(server, "middle")).as("the middle reports its own flushed end").isEqualTo(primary.flushedLsn());
             try (WalReader r = leaf.reader(leaf.oldestLsn())) {
                 for (int i = 0; i < 3000; i++) {
                     assertThat(new String(r.next().payload())).isEqualTo("record " + i);
@@ -133,7 +134,7 @@ class PromotionReplicationTest {
              ReplicationServer server = serve(primary);
              ReplicaClient client = ReplicaClient.builder(replica, server.address(), "r1").statusIntervalMillis(100)
                      .applier(record -> apply(record, applied, failuresLeft), replica.insertLsn()).start()) {
-            waitUntil(() -> server.positions().containsKey("r1"));
+            waitUntil(() -> server.replica("r1").isPresent());
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             for (int i = 0; i < 50; i++) {
                 primary.append(("ok " + i).getBytes(), Durability.REMOTE_APPLY);
@@ -157,14 +158,39 @@ class PromotionReplicationTest {
     }
 
     @Test
+    void aPromotedLogPointedBackAtTheStalePrimaryIsToldSoAndKeepsItsNewerEpoch() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             ReplicationServer server = serve(primary)) {
+            try (ReplicaClient client = follow(replica, server, "r1")) {
+                server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
+                primary.append("shared".getBytes(), Durability.ON);
+                server.policy(null);
+                client.promote();
+            }
+            replica.append("epoch two".getBytes(), Durability.LOCAL);
+            try (ReplicaClient back = follow(replica, server, "r1")) {
+                waitUntil(() -> back.lastError() != null);
+                assertThat(back.lastError()).contains("stale").doesNotContain("rebuild");
+                assertThat(back.fatalError()).as("not final: the operator points it elsewhere").isNull();
+                assertThat(replica.epoch()).isEqualTo(2);
+                assertThat(server.replicaStatus()).isEmpty();
+            }
+        }
+    }
+
+    @Test
     void promotingTwiceOrAfterCloseIsRefused() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
              ReplicationServer server = serve(primary)) {
-            ReplicaClient client = follow(replica, server, "r1");
-            client.promote();
-            assertThatThrownBy(client::promote).isInstanceOf(IllegalStateException.class).hasMessageContaining("already promoted");
-            client.close();
+            try (ReplicaClient client = follow(replica, server, "r1")) {
+                client.promote();
+                assertThatThrownBy(client::promote).isInstanceOf(IllegalStateException.class).hasMessageContaining("already promoted");
+            }
+            ReplicaClient closed = follow(replica, server, "r1");
+            closed.close();
+            assertThatThrownBy(closed::promote).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
         }
     }
 }

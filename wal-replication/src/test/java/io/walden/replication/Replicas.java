@@ -36,6 +36,16 @@ final class Replicas {
         return ReplicaClient.builder(replica, server.address(), name).statusIntervalMillis(200).start();
     }
 
+    /** Whether the replica is connected and streaming (caught up), as its primary sees it. */
+    static boolean streaming(ReplicationServer server, String name) {
+        return server.replica(name).map(io.walden.replication.primary.ReplicaStatus::isStreaming).orElse(false);
+    }
+
+    /** The flushed LSN the replica reported, or -1 while it is not connected. */
+    static long flushed(ReplicationServer server, String name) {
+        return server.replica(name).map(io.walden.replication.primary.ReplicaStatus::flushLsn).orElse(-1L);
+    }
+
     static void waitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!condition.getAsBoolean() && System.nanoTime() < deadline) {

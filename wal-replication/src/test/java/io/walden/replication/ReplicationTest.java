@@ -14,13 +14,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.assertSameSegments;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
+import static io.walden.replication.Replicas.flushed;
 import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -37,7 +37,7 @@ class ReplicationTest {
              ReplicationServer server = serve(primary);
              Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
              ReplicaClient client = follow(replica, server, "r1")) {
-            waitUntil(() -> server.positions().containsKey("r1"));
+            waitUntil(() -> server.replica("r1").isPresent());
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             for (int i = 0; i < 300; i++) {
                 long on = primary.append(("on " + i).getBytes(), Durability.ON);
@@ -51,9 +51,9 @@ class ReplicationTest {
             }
             assertThatThrownBy(() -> replica.append(new byte[1], Durability.OFF))
                     .isInstanceOf(AppendsRefusedException.class).hasMessageContaining("replica of the primary");
-            long[] r1 = server.positions().get("r1");
-            assertThat(r1[3]).as("streaming").isEqualTo(1);
-            assertThat(r1[5]).as("flush lag measured").isBetween(0L, 5_000L);
+            io.walden.replication.primary.ReplicaStatus r1 = server.replica("r1").orElseThrow();
+            assertThat(r1.isStreaming()).isTrue();
+            assertThat(r1.flushLagMillis()).as("flush lag measured").isBetween(0L, 5_000L);
         }
         assertSameSegments(work.resolve("p"), work.resolve("r1"));
     }
@@ -67,20 +67,19 @@ class ReplicationTest {
             assertThatThrownBy(() -> primary.append("nobody listens".getBytes(), Durability.ON))
                     .isInstanceOf(RemoteCommitTimeoutException.class).hasMessageContaining("durable locally");
             try (ReplicaClient client = follow(replica, server, "r2")) {
-                waitUntil(() -> server.positions().containsKey("r2"));
+                waitUntil(() -> server.replica("r2").isPresent());
                 for (int i = 0; i < 200; i++) {
                     primary.append(new byte[500], Durability.ON);
                 }
             }
-            waitUntil(() -> !server.positions().containsKey("r2"));
+            waitUntil(() -> server.replica("r2").isEmpty());
             for (int i = 0; i < 100; i++) {
                 primary.append(new byte[500], Durability.OFF); // written while the replica is away
             }
             try (ReplicaClient client = follow(replica, server, "r2")) {
                 long lsn = primary.append("back".getBytes(), Durability.ON);
                 assertThat(replica.flushedLsn()).isGreaterThan(lsn);
-                Map<String, long[]> positions = server.positions();
-                assertThat(positions.get("r2")[1]).isGreaterThan(lsn);
+                assertThat(flushed(server, "r2")).isGreaterThan(lsn);
             }
             assertThat(replica.flushedLsn()).isEqualTo(primary.flushedLsn());
         }
@@ -174,7 +173,7 @@ class ReplicationTest {
             assertThat(replica.flushedLsn()).isLessThan(replica.writtenLsn());
             try (ReplicationServer server = serve(primary);
                  ReplicaClient client = follow(replica, server, "r1")) {
-                waitUntil(() -> server.positions().containsKey("r1") && server.positions().get("r1")[1] == primary.flushedLsn());
+                waitUntil(() -> flushed(server, "r1") == primary.flushedLsn());
                 assertThat(replica.flushedLsn()).isEqualTo(replica.writtenLsn());
             }
         }
@@ -197,7 +196,7 @@ class ReplicationTest {
              ReplicaClient client = follow(stranger, server, "r9")) {
             waitUntil(() -> client.fatalError() != null);
             assertThat(client.fatalError()).contains("another log");
-            assertThat(server.positions()).isEmpty();
+            assertThat(server.replicaStatus()).isEmpty();
         }
     }
 }

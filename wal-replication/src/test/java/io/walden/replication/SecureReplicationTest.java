@@ -56,7 +56,7 @@ class SecureReplicationTest {
     }
 
     private void assertStreams(Wal primary, ReplicationServer server, Wal replica, ReplicaClient client) throws Exception {
-        waitUntil(() -> server.positions().containsKey("r1"));
+        waitUntil(() -> server.replica("r1").isPresent());
         server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
         long lsn = primary.append("confirmed over the secured link".getBytes(), Durability.ON);
         assertThat(replica.flushedLsn()).isGreaterThan(lsn);
@@ -66,7 +66,7 @@ class SecureReplicationTest {
     /** Gives a refused or failing connection time to happen, then checks nothing was accepted. */
     private static void assertNotAccepted(ReplicationServer server, ReplicaClient client) throws InterruptedException {
         Thread.sleep(700);
-        assertThat(server.positions()).isEmpty();
+        assertThat(server.replicaStatus()).isEmpty();
         assertThat(client.isConnected()).isFalse();
     }
 
@@ -83,7 +83,7 @@ class SecureReplicationTest {
                 waitUntil(() -> wrong.fatalError() != null);
                 assertThat(wrong.fatalError()).contains("authentication failed").contains("wrong");
             }
-            assertThat(server.positions()).isEmpty();
+            assertThat(server.replicaStatus()).isEmpty();
             try (ReplicaClient right = ReplicaClient.builder(replica, server.address(), "r1").secret("s3cret").start()) {
                 assertStreams(primary, server, replica, right);
             }

@@ -18,6 +18,7 @@ import java.time.Duration;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
+import static io.walden.replication.Replicas.streaming;
 import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -47,7 +48,7 @@ class SyncPolicyReplicasTest {
 
     private static void awaitStreaming(ReplicationServer server, String... names) throws InterruptedException {
         for (String name : names) {
-            waitUntil(() -> server.positions().containsKey(name) && server.positions().get(name)[3] == 1);
+            waitUntil(() -> streaming(server, name));
         }
     }
 
@@ -71,7 +72,7 @@ class SyncPolicyReplicasTest {
             assertThat(syncStates(server)).isEqualTo("r1=sync r2=sync r3=potential");
 
             c1.close(); // r1 stops: r3, next in priority, takes its place
-            waitUntil(() -> !server.positions().containsKey("r1"));
+            waitUntil(() -> server.replica("r1").isEmpty());
             for (int i = 0; i < 20; i++) {
                 long l = primary.append(("r2 and r3 confirm " + i).getBytes(), Durability.ON);
                 assertThat(replicas[1].flushedLsn()).isGreaterThan(l);
@@ -105,7 +106,7 @@ class SyncPolicyReplicasTest {
             assertThat(replicas[2].flushedLsn()).as("the cut-off replica has none of them").isLessThan(lsn);
 
             c2.close(); // now only r1 can confirm: too few
-            waitUntil(() -> !server.positions().containsKey("r2"));
+            waitUntil(() -> server.replica("r2").isEmpty());
             assertThatThrownBy(() -> primary.append("one is not a quorum".getBytes(), Durability.ON))
                     .isInstanceOf(RemoteCommitTimeoutException.class);
 
@@ -141,7 +142,7 @@ class SyncPolicyReplicasTest {
                      .logId(primary.logId()).syncStrategy(gated).build());
              ReplicationServer server = serve(primary);
              ReplicaClient client = follow(replica, server, "r1")) {
-            waitUntil(() -> server.positions().containsKey("r1") && server.positions().get("r1")[3] == 1);
+            waitUntil(() -> streaming(server, "r1"));
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             long written = primary.append("written, not flushed".getBytes(), Durability.REMOTE_WRITE);
             assertThat(replica.writtenLsn()).isGreaterThan(written);

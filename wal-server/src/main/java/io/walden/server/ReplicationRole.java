@@ -44,7 +44,8 @@ public final class ReplicationRole implements AutoCloseable {
             return;
         }
         boolean tls = config.replicationTlsCert() != null;
-        boolean authenticated = config.replicationSecret() != null || config.replicationTlsCa() != null;
+        // Client certificates are checked only when this side serves TLS: a CA alone authenticates nobody.
+        boolean authenticated = config.replicationSecret() != null || (tls && config.replicationTlsCa() != null);
         if (tls && authenticated) {
             return;
         }
@@ -118,38 +119,38 @@ public final class ReplicationRole implements AutoCloseable {
         return replica;
     }
 
-    /** What a promotion did: the new epoch, and why replicas cannot connect yet (null when they can). */
-    public record Promotion(Epoch epoch, String replicationError) {
+    /** What a promotion did: the new epoch. */
+    public record Promotion(Epoch epoch) {
     }
 
     /**
-     * Makes this replica a primary: stops following, begins a new epoch (durably), accepts appends, accepts
-     * replicas on replication-listen (if it was not already serving cascading replicas, which now reconnect and
-     * learn the new epoch), and applies the configured sync-replicas policy.
+     * Makes this replica a primary: binds replica-listen first (if it was not already serving cascading replicas,
+     * which then reconnect and learn the new epoch), then stops following, begins a new epoch (durably), accepts
+     * appends, and applies the configured sync-replicas policy.
      *
-     * @throws IllegalStateException when this server is not a replica, or the promotion could not finish (the log
-     *                               then still refuses appends, and a retry tries again)
+     * @throws IllegalStateException when this server is not a replica, or the promotion could not finish (the
+     *                               replication port cannot be bound, the history cannot be written): the log then
+     *                               still refuses appends, and a retry tries again
      */
     public synchronized Promotion promote() throws InterruptedException {
         ReplicaClient r = replica;
         if (r == null) {
             throw new IllegalStateException("this server is already a primary (epoch " + wal.epoch() + ")");
         }
+        if (server == null) {
+            try {
+                startServer(); // before the point of no return: a primary that cannot take replicas is refused
+            } catch (RuntimeException e) {
+                throw new IllegalStateException("cannot promote: cannot accept replicas on " + config.replicationListen()
+                        + ": " + e.getMessage() + "; still a replica", e);
+            }
+        }
         Epoch epoch = r.promote();
         replica = null;
-        String error = null;
-        try {
-            if (server == null) {
-                startServer();
-            }
-            if (config.syncReplicas() != null) {
-                server.policy(SyncPolicy.parse(config.syncReplicas()));
-            }
-        } catch (RuntimeException e) {
-            error = "cannot accept replicas on " + config.replicationListen() + ": " + e.getMessage();
-            LOG.error("Promoted to epoch {}, but {}", epoch.number(), error);
+        if (config.syncReplicas() != null) {
+            server.policy(SyncPolicy.parse(config.syncReplicas())); // validated when the configuration was loaded
         }
-        return new Promotion(epoch, error);
+        return new Promotion(epoch);
     }
 
     @Override

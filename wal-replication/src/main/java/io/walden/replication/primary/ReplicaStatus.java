@@ -17,4 +17,8 @@ package io.walden.replication.primary;
  */
 public record ReplicaStatus(String name, String state, long sentLsn, long writeLsn, long flushLsn, long applyLsn,
                             long writeLagMillis, long flushLagMillis, long applyLagMillis, String syncState) {
+    /** Caught up and counted by the synchronous policy (not catching up on an old backlog). */
+    public boolean isStreaming() {
+        return "streaming".equals(state);
+    }
 }

@@ -138,7 +138,7 @@ public final class ReplicationServer implements AutoCloseable {
         }
     }
 
-    /** Saves the slots (two forces): never on the releasing thread, where it would delay remote commits. */
+    /** Saves the slots (two forces): on a thread of its own, where it delays nothing else. */
     private final java.util.concurrent.ExecutorService slotWriter = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "walden-slot-writer");
         t.setDaemon(true);
@@ -146,7 +146,7 @@ public final class ReplicationServer implements AutoCloseable {
     });
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
-    /** Releases commits off the event loop: completing futures runs their callbacks, which must not stall replication. */
+    /** Completes asynchronous remote commits off the event loop: their callbacks must not stall replication. */
     private final java.util.concurrent.ExecutorService releaser = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "walden-sync-release");
         t.setDaemon(true);
@@ -362,15 +362,9 @@ public final class ReplicationServer implements AutoCloseable {
         return policy;
     }
 
-    /**
-     * The connected replicas: name → {written, flushed, applied, streaming (1) or catching up (0), write lag ms,
-     * flush lag ms, apply lag ms} (a lag is -1 until known).
-     */
-    public Map<String, long[]> positions() {
-        Map<String, long[]> out = new HashMap<>();
-        replicas.forEach((name, s) -> out.put(name, new long[] {s.written, s.flushed, s.applied, s.streaming ? 1 : 0,
-                s.writeLagMillis, s.flushLagMillis, s.applyLagMillis}));
-        return out;
+    /** The connected replica named {@code name}, as in {@link #replicaStatus()}, if it is connected. */
+    public java.util.Optional<ReplicaStatus> replica(String name) {
+        return replicaStatus().stream().filter(r -> r.name().equals(name)).findFirst();
     }
 
     /**
@@ -475,10 +469,13 @@ public final class ReplicationServer implements AutoCloseable {
             } else if (!SyncPolicy.isValidName(hello.name())) {
                 refuse(ctx, Frame.Error.MALFORMED, "a replica's name is 1 to 64 letters, digits, '_', '.' or '-', not '"
                         + hello.name() + "'");
-            } else if (wal.appendsRefusedReason() != null && hello.epoch() > history.current().number()) {
-                // A cascading replica that has not yet learnt the epoch its downstream is in: not final.
-                refuse(ctx, Frame.Error.NOT_A_PRIMARY, "this cascading replica is in epoch " + history.current().number()
-                        + ", behind the replica's epoch " + hello.epoch() + "; retry later");
+            } else if (hello.epoch() > history.current().number()) {
+                // The replica lives in a newer epoch: never "rebuild" (that would throw away its newer records).
+                refuse(ctx, Frame.Error.NOT_A_PRIMARY, wal.appendsRefusedReason() != null
+                        ? "this cascading replica is in epoch " + history.current().number() + ", behind the replica's epoch "
+                                + hello.epoch() + "; retry later"
+                        : "this primary is stale: it is in epoch " + history.current().number() + " but the replica is in epoch "
+                                + hello.epoch() + ", promoted elsewhere; point the replica at the current primary");
             } else if (hello.startLsn() < wal.oldestLsn()) {
                 refuse(ctx, Frame.Error.LSN_REMOVED, "requested LSN " + Lsn.format(hello.startLsn())
                         + " has already been removed; the oldest kept LSN is " + Lsn.format(wal.oldestLsn()));

@@ -181,7 +181,6 @@ public final class AdminApi {
                     out.put("role", "primary");
                     out.put("epoch", promotion.epoch().number());
                     out.put("epoch_start_lsn", Lsn.format(promotion.epoch().startLsn()));
-                    out.put("replication_error", promotion.replicationError());
                     ex.json(HttpResponseStatus.OK, out);
                 } catch (IllegalStateException e) {
                     if (role.replica() == null) {
