@@ -244,8 +244,8 @@ public final class BenchReport {
                 on64.get("commitsPerSecond").asDouble() / local64.get("commitsPerSecond").asDouble());
         line("**Why `ON` over loopback stays below 0.8 × `LOCAL` at 64 committers" + measured + ".** The primary sends only what it has");
         line("flushed (PostgreSQL's rule: a replica never holds what the primary could lose), so an `ON` commit waits for");
-        line("two forces in a row, the primary's and then the replica's, plus five thread hand-offs between them (sender");
-        line("thread, both event loops, the replica's receiver, the releasing thread). A lone committer pays about twice a");
+        line("two forces in a row, the primary's and then the replica's, plus four thread hand-offs between them (sender");
+        line("thread, both event loops, the replica's receiver). A lone committer pays about twice a");
         line("`LOCAL` commit, as the seeds found for PostgreSQL. Group commit does its part: a force on either side covers");
         line("every commit that arrived during the previous one, so commits per flush grow with committers. With a fixed");
         line("number of closed-loop committers, though, throughput is committers ÷ latency, and that latency has the two");

@@ -76,7 +76,8 @@ public final class LogOpener {
                         + " is locked); stop that process first");
             }
             for (Path temp : SegmentFiles.listWithSuffix(dir, SegmentFiles.TEMP_SUFFIX)) {
-                LOG.info("Removing {} left by an interrupted segment preparation", temp.getFileName());
+                LOG.info("Removing {} left by an interrupted write (a segment being prepared or a file being replaced)",
+                        temp.getFileName());
                 Files.delete(temp);
             }
             for (Path old : SegmentFiles.listWithSuffix(dir, SegmentFiles.RETIRED_SUFFIX)) {
@@ -116,6 +117,7 @@ public final class LogOpener {
                         + ", not the " + Long.toHexString(config.logId()) + " asked for: it is a copy of another log",
                         io.walden.core.Lsn.INVALID, dir);
             }
+            io.walden.core.EpochHistory history = HistoryFile.read(dir); // refused before recovery changes anything
             mapSegments(dir, config.segmentSize(), logId, starts, registry);
             RecoveryScanner.Result scan = RecoveryScanner.scan(registry, cp.scanStart(), cp.scanStartPrev(),
                     cp.flushedLsn(), config.truncateAtCorruption());
@@ -141,7 +143,7 @@ public final class LogOpener {
             }
             List<Path> spares = SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX);
             return new OpenedLog(dir, lockChannel, lock, logId, controlFile, registry, spares, scan, after,
-                    HistoryFile.read(dir), created, rebuilt, startNanos);
+                    history, created, rebuilt, startNanos);
         } catch (IOException e) {
             cleanUpFailedOpen(registry, controlFile, lockChannel);
             throw new WalException("could not open the log in " + dir + ": " + e.getMessage(), e);

@@ -63,8 +63,13 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
                 break;
             }
             case FrameDescriptor.WELCOME:
-                frame = new Frame.Welcome(f.readUnsignedShort(), f.readLong(), f.readLong(), epochNumber(f.readInt()),
-                        lsn(f.readLong(), "flushed LSN"), history(f));
+                Frame.Welcome welcome = new Frame.Welcome(f.readUnsignedShort(), f.readLong(), f.readLong(),
+                        epochNumber(f.readInt()), lsn(f.readLong(), "flushed LSN"), history(f));
+                if (welcome.epoch() != welcome.history().current().number()) {
+                    throw new CorruptedFrameException("the welcome's epoch " + welcome.epoch() + " is not the last of its history "
+                            + welcome.history());
+                }
+                frame = welcome;
                 break;
             case FrameDescriptor.ERROR:
                 frame = new Frame.Error(f.readUnsignedShort(), text(f, FrameDescriptor.MAX_MESSAGE_BYTES, "message"));
