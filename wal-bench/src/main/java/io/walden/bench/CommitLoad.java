@@ -1,7 +1,5 @@
 package io.walden.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.walden.core.Durability;
 import io.walden.core.SyncMethod;
 import io.walden.core.Wal;
@@ -11,16 +9,12 @@ import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
 import org.HdrHistogram.Recorder;
 
-import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -39,12 +33,12 @@ public final class CommitLoad {
 
     private final boolean full;
     private final Path dir;
-    private final LoadMeasurement load;
+    private final LoadMeasurement measurement;
 
     private CommitLoad(boolean full, Path dir) {
         this.full = full;
         this.dir = dir;
-        this.load = new LoadMeasurement(full);
+        this.measurement = new LoadMeasurement(full);
     }
 
     public static void main(String[] args) throws Exception {
@@ -64,13 +58,7 @@ public final class CommitLoad {
         Files.createDirectories(dir);
         CommitLoad load = new CommitLoad(full, dir);
         load.runAll();
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("mode", full ? "full" : "quick");
-        out.put("machine", Machine.describe(dir));
-        out.put("results", load.load.results());
-        Files.createDirectories(json.toAbsolutePath().getParent());
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
-        System.out.println("wrote " + json);
+        load.measurement.writeJson(json, dir);
     }
 
     private void runAll() throws Exception {
@@ -105,7 +93,7 @@ public final class CommitLoad {
         try (FileChannel ch = RawForceLoop.preallocated(d.resolve("raw.dat"), RAW_FILE_SIZE)) {
             ByteBuffer record = ByteBuffer.allocateDirect(payload + 24);
             long[] pos = {0};
-            load.measure("raw pwrite+fdatasync", "baseline", null, payload, 1, () -> {
+            measurement.measure("raw pwrite+fdatasync", "baseline", null, payload, 1, () -> {
                 pos[0] = RawForceLoop.writeAndForce(ch, record, pos[0], RAW_FILE_SIZE);
             }, () -> -1);
         } finally {
@@ -119,7 +107,7 @@ public final class CommitLoad {
             MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, 0, RAW_FILE_SIZE);
             byte[] record = new byte[payload + 24];
             long[] pos = {0};
-            load.measure("raw mmap write+fdatasync", "baseline", null, payload, 1, () -> {
+            measurement.measure("raw mmap write+fdatasync", "baseline", null, payload, 1, () -> {
                 if (pos[0] + record.length > RAW_FILE_SIZE) {
                     pos[0] = 0;
                 }
@@ -137,7 +125,7 @@ public final class CommitLoad {
         try (Wal wal = Wal.open(WalConfig.builder(d).syncMethod(method).build())) {
             byte[] bytes = new byte[payload];
             String name = "walden " + level.configName() + " " + method.name().toLowerCase(Locale.ROOT);
-            load.measure(name, "threads", method, payload, threads, () -> wal.append(bytes, level), wal::flushCount);
+            measurement.measure(name, "threads", method, payload, threads, () -> wal.append(bytes, level), wal::flushCount);
         } finally {
             BenchFiles.delete(d);
         }
@@ -166,11 +154,11 @@ public final class CommitLoad {
                 }
             }, "async-producer");
             producer.start();
-            LoadMeasurement.Window w = load.window(recorder, counting, wal::flushCount);
+            LoadMeasurement.Window w = measurement.window(recorder, counting, wal::flushCount);
             stop.set(true);
             window.release(inFlight);
             producer.join();
-            load.record("walden local " + method.name().toLowerCase(Locale.ROOT), "async", method, payload, inFlight,
+            measurement.record("walden local " + method.name().toLowerCase(Locale.ROOT), "async", method, payload, inFlight,
                     commits.sum(), w.elapsedNanos(), w.flushes(), w.histogram(), w.cpuNanos());
         } finally {
             BenchFiles.delete(d);
@@ -182,42 +170,10 @@ public final class CommitLoad {
         try (ChronicleQueue queue = SingleChronicleQueueBuilder.single(d.toFile()).build();
              ExcerptAppender appender = queue.createAppender()) {
             byte[] bytes = new byte[payload];
-            load.measure("chronicle queue writeBytes", "peer", null, payload, 1,
+            measurement.measure("chronicle queue writeBytes", "peer", null, payload, 1,
                     () -> appender.writeBytes(b -> b.write(bytes)), () -> -1);
         } finally {
             BenchFiles.delete(d);
-        }
-    }
-
-    /** What the run was measured on. */
-    static final class Machine {
-        private Machine() {
-        }
-
-        static Map<String, Object> describe(Path dir) throws IOException {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("date", java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC).toString());
-            m.put("cpus", Runtime.getRuntime().availableProcessors());
-            m.put("cpuModel", firstLine(Path.of("/proc/cpuinfo"), "model name"));
-            m.put("memoryGiB", Math.round(((com.sun.management.OperatingSystemMXBean) ManagementFactory
-                    .getOperatingSystemMXBean()).getTotalMemorySize() / (1024.0 * 1024 * 1024)));
-            m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
-            m.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
-            m.put("fileStore", Files.getFileStore(dir).type() + " (" + Files.getFileStore(dir).name() + ")");
-            return m;
-        }
-
-        private static String firstLine(Path file, String key) {
-            try {
-                for (String line : Files.readAllLines(file)) {
-                    if (line.startsWith(key)) {
-                        return line.substring(line.indexOf(':') + 1).trim();
-                    }
-                }
-            } catch (IOException e) {
-                return "unknown";
-            }
-            return "unknown";
         }
     }
 }

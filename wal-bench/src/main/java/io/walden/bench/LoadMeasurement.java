@@ -21,17 +21,31 @@ import java.util.concurrent.atomic.LongAdder;
  * kept (as a map, for the JSON report).
  */
 final class LoadMeasurement {
+    private final boolean full;
     private final long warmupNanos;
     private final long measureNanos;
     private final List<Map<String, Object>> results = new ArrayList<>();
 
     LoadMeasurement(boolean full) {
+        this.full = full;
         this.warmupNanos = TimeUnit.MILLISECONDS.toNanos(full ? 2000 : 700);
         this.measureNanos = TimeUnit.MILLISECONDS.toNanos(full ? 8000 : 2500);
     }
 
     List<Map<String, Object>> results() {
         return results;
+    }
+
+    /** Writes the mode, the machine (with {@code dataDir}'s file system) and every result to {@code json}. */
+    void writeJson(java.nio.file.Path json, java.nio.file.Path dataDir) throws java.io.IOException {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("mode", full ? "full" : "quick");
+        out.put("machine", Machine.describe(dataDir));
+        out.put("results", results);
+        java.nio.file.Files.createDirectories(json.toAbsolutePath().getParent());
+        new com.fasterxml.jackson.databind.ObjectMapper().enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT)
+                .writeValue(json.toFile(), out);
+        System.out.println("wrote " + json);
     }
 
     @FunctionalInterface

@@ -1,7 +1,5 @@
 package io.walden.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.walden.core.Durability;
 import io.walden.core.SyncMethod;
 import io.walden.core.Wal;
@@ -14,7 +12,6 @@ import io.walden.replication.replica.ReplicaClient;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -35,12 +32,12 @@ public final class ReplicationLoad {
 
     private final boolean full;
     private final java.util.regex.Pattern only;
-    private final LoadMeasurement load;
+    private final LoadMeasurement measurement;
 
     private ReplicationLoad(boolean full, String only) {
         this.full = full;
         this.only = java.util.regex.Pattern.compile(only);
-        this.load = new LoadMeasurement(full);
+        this.measurement = new LoadMeasurement(full);
     }
 
     public static void main(String[] args) throws Exception {
@@ -63,13 +60,7 @@ public final class ReplicationLoad {
         System.setProperty("walden.bench.dir", dir.toString());
         ReplicationLoad run = new ReplicationLoad(full, only);
         run.runAll();
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("mode", full ? "full" : "quick");
-        out.put("machine", CommitLoad.Machine.describe(dir));
-        out.put("results", run.load.results());
-        Files.createDirectories(json.toAbsolutePath().getParent());
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
-        System.out.println("wrote " + json);
+        run.measurement.writeJson(json, dir);
     }
 
     private void runAll() throws Exception {
@@ -108,7 +99,7 @@ public final class ReplicationLoad {
             awaitStreaming(server);
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             byte[] bytes = new byte[PAYLOAD];
-            Map<String, Object> r = load.measure("walden " + level.configName() + " " + linkName, "replicated",
+            Map<String, Object> r = measurement.measure("walden " + level.configName() + " " + linkName, "replicated",
                     SyncMethod.FDATASYNC, PAYLOAD, threads, () -> primary.append(bytes, level), primary::flushCount);
             r.put("level", level.configName());
             r.put("rttMs", rttMillis);

@@ -12,13 +12,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The replication handshake's shared secret, TLS and mutual TLS, over real TCP on 127.0.0.1. */
 @Timeout(60)
@@ -28,22 +26,11 @@ class SecureReplicationTest {
     @TempDir
     Path work;
 
-    /** Self-signed PEM pairs made with openssl: one for the primary (127.0.0.1), one for a replica, one a stranger's. */
+    /** Self-signed pairs: one for the primary (127.0.0.1), one for a replica, one a stranger's. */
     @BeforeAll
     static void makeCertificates() throws Exception {
         for (String who : new String[] {"primary", "replica", "stranger"}) {
-            Process openssl;
-            try {
-                openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                        "-subj", "/CN=" + who, "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-                        "-keyout", certs.resolve(who + ".key").toString(), "-out", certs.resolve(who + ".crt").toString())
-                        .redirectErrorStream(true).start();
-            } catch (java.io.IOException e) {
-                assumeTrue(false, "openssl is not installed");
-                return;
-            }
-            openssl.getInputStream().readAllBytes();
-            assumeTrue(openssl.waitFor(60, TimeUnit.SECONDS) && openssl.exitValue() == 0, "openssl could not make a certificate");
+            TestCertificates.selfSigned(certs, who);
         }
     }
 

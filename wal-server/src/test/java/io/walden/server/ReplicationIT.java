@@ -6,7 +6,6 @@ import io.walden.core.Lsn;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -72,8 +71,7 @@ class ReplicationIT {
             HttpResponse<String> refused = replica.post("/v1/records", "no".getBytes());
             assertThat(refused.statusCode()).isEqualTo(409);
             assertThat(refused.body()).contains("replica of the primary at 127.0.0.1:" + replicationPort);
-            HttpResponse<String> notPrimary = replica.http.send(HttpRequest.newBuilder(replica.uri("/admin/sync-replicas"))
-                    .PUT(HttpRequest.BodyPublishers.ofString("FIRST 1 (x)")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> notPrimary = replica.put("/admin/sync-replicas", "FIRST 1 (x)");
             assertThat(notPrimary.statusCode()).isEqualTo(409);
             assertThat(Lsn.parse(replicaStatus.get("flushed_lsn").asText()))
                     .isGreaterThan(Lsn.parse(acknowledged.get(acknowledged.size() - 1)));
@@ -114,8 +112,7 @@ class ReplicationIT {
                 }
                 replica.kill();
             }
-            primary.http.send(HttpRequest.newBuilder(primary.uri("/admin/sync-replicas"))
-                    .PUT(HttpRequest.BodyPublishers.ofString("")).build(), HttpResponse.BodyHandlers.ofString());
+            primary.put("/admin/sync-replicas", "");
             assertThat(primary.post("/v1/records?durability=local", "only the old primary has this".getBytes()).statusCode())
                     .isEqualTo(200);
             primary.kill();
@@ -173,9 +170,9 @@ class ReplicationIT {
                 assertThat(errors).isEmpty();
                 String end = JSON.readTree(primary.get("/admin/status").body()).get("flushed_lsn").asText();
                 waitUntil(() -> JSON.readTree(replica.get("/admin/status").body()).get("flushed_lsn").asText().equals(end));
-                List<String> onPrimary = records(primary);
+                Map<Long, String> onPrimary = primary.records();
                 assertThat(onPrimary).hasSize(sent.get());
-                assertThat(records(replica)).as("same records at the same LSNs, none missing, none twice").isEqualTo(onPrimary);
+                assertThat(replica.records()).as("same records at the same LSNs, none missing, none twice").isEqualTo(onPrimary);
                 assertThat(replica.terminate()).isIn(0, 143);
             }
             assertThat(primary.terminate()).isIn(0, 143);
@@ -191,37 +188,19 @@ class ReplicationIT {
         assertThat(compared).isGreaterThan(5);
     }
 
-    /** Every record of a server as "LSN data", read over HTTP page by page. */
-    private static List<String> records(ServerProcess server) throws Exception {
-        List<String> out = new ArrayList<>();
-        String from = "0/0";
-        while (true) {
-            JsonNode page = JSON.readTree(server.get("/v1/records?from=" + from + "&limit=1000").body());
-            for (JsonNode rec : page.get("records")) {
-                out.add(rec.get("lsn").asText() + " " + rec.get("data").asText());
-            }
-            if (page.get("records").size() == 0) {
-                return out;
-            }
-            from = page.get("next").asText();
-        }
-    }
 
     @Test
     void shouldChangeTheSynchronousPolicyLive() throws Exception {
         try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
                 "--replication-listen", "127.0.0.1:" + ServerProcess.freePort(), "--remote-commit-timeout-ms", "300")) {
-            HttpResponse<String> set = primary.http.send(HttpRequest.newBuilder(primary.uri("/admin/sync-replicas"))
-                    .PUT(HttpRequest.BodyPublishers.ofString("ANY 1 (r1, r2)")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> set = primary.put("/admin/sync-replicas", "ANY 1 (r1, r2)");
             assertThat(set.body()).contains("ANY 1 (r1, r2)");
             HttpResponse<String> waiting = primary.post("/v1/records?durability=on", "x".getBytes());
             assertThat(waiting.statusCode()).isEqualTo(503);
             assertThat(waiting.body()).contains("remote_commit_timeout").contains("durable locally");
-            HttpResponse<String> bad = primary.http.send(HttpRequest.newBuilder(primary.uri("/admin/sync-replicas"))
-                    .PUT(HttpRequest.BodyPublishers.ofString("SOME 1 (a)")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> bad = primary.put("/admin/sync-replicas", "SOME 1 (a)");
             assertThat(bad.statusCode()).isEqualTo(400);
-            primary.http.send(HttpRequest.newBuilder(primary.uri("/admin/sync-replicas"))
-                    .PUT(HttpRequest.BodyPublishers.ofString("")).build(), HttpResponse.BodyHandlers.ofString());
+            primary.put("/admin/sync-replicas", "");
             assertThat(primary.post("/v1/records?durability=on", "y".getBytes()).statusCode()).as("no policy: ON acts as local").isEqualTo(200);
         }
     }

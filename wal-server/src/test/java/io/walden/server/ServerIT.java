@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -73,7 +72,7 @@ class ServerIT {
         assertThat(errors).isEmpty();
         assertThat(acked).hasSize(320);
         try (ServerProcess server = ServerProcess.start(work, data(), port)) {
-            Map<Long, String> found = readAll(server);
+            Map<Long, String> found = server.records();
             for (Map.Entry<String, String> e : acked.entrySet()) {
                 assertThat(found.get(Lsn.parse(e.getKey()))).as("record %s", e.getKey()).isEqualTo(e.getValue());
             }
@@ -95,7 +94,7 @@ class ServerIT {
             JsonNode status = JSON.readTree(server.get("/admin/status").body());
             assertThat(status.at("/recovery/reason").asText()).isEqualTo("clean end");
             assertThat(status.at("/recovery/bytes_cut_off").asLong()).isZero();
-            assertThat(readAll(server)).hasSize(20).containsKey(Lsn.parse(lsns.get(19)));
+            assertThat(server.records()).hasSize(20).containsKey(Lsn.parse(lsns.get(19)));
         }
     }
 
@@ -352,18 +351,4 @@ class ServerIT {
         assertThat(body.get("detail").asText()).containsIgnoringCase(detail);
     }
 
-    private static Map<Long, String> readAll(ServerProcess server) throws Exception {
-        Map<Long, String> out = new TreeMap<>();
-        String from = "0/0";
-        while (true) {
-            JsonNode page = JSON.readTree(server.get("/v1/records?limit=1000&from=" + from).body());
-            for (JsonNode r : page.get("records")) {
-                out.put(Lsn.parse(r.get("lsn").asText()), new String(Base64.getDecoder().decode(r.get("data").asText()), StandardCharsets.UTF_8));
-            }
-            if (page.get("records").isEmpty()) {
-                return out;
-            }
-            from = page.get("next").asText();
-        }
-    }
 }

@@ -87,6 +87,29 @@ final class ServerProcess implements AutoCloseable {
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    HttpResponse<String> put(String path, String body) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(uri(path)).PUT(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Every record the server holds, LSN → payload as UTF-8, read over the data API page by page. */
+    java.util.Map<Long, String> records() throws Exception {
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        java.util.Map<Long, String> out = new java.util.TreeMap<>();
+        String from = "0/0";
+        while (true) {
+            com.fasterxml.jackson.databind.JsonNode page = json.readTree(get("/v1/records?limit=1000&from=" + from).body());
+            for (com.fasterxml.jackson.databind.JsonNode r : page.get("records")) {
+                out.put(io.walden.core.Lsn.parse(r.get("lsn").asText()), new String(java.util.Base64.getDecoder()
+                        .decode(r.get("data").asText()), java.nio.charset.StandardCharsets.UTF_8));
+            }
+            if (page.get("records").isEmpty()) {
+                return out;
+            }
+            from = page.get("next").asText();
+        }
+    }
+
     HttpResponse<String> send(String method, String path) throws IOException, InterruptedException {
         return http.send(HttpRequest.newBuilder(uri(path)).method(method, HttpRequest.BodyPublishers.noBody()).build(),
                 HttpResponse.BodyHandlers.ofString());

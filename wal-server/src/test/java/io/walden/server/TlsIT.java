@@ -12,11 +12,9 @@ import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** HTTPS from PEM files: a self-signed certificate made with openssl, trusted by the client. */
 class TlsIT {
@@ -25,19 +23,9 @@ class TlsIT {
 
     @Test
     void shouldServeHttpsFromPemFiles() throws Exception {
-        Path cert = work.resolve("cert.pem");
-        Path key = work.resolve("key.pem");
-        Process openssl;
-        try {
-            openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-                    "-keyout", key.toString(), "-out", cert.toString()).redirectErrorStream(true).start();
-        } catch (java.io.IOException e) {
-            assumeTrue(false, "openssl is not installed");
-            return;
-        }
-        openssl.getInputStream().readAllBytes();
-        assumeTrue(openssl.waitFor(60, TimeUnit.SECONDS) && openssl.exitValue() == 0, "openssl could not make a certificate");
+        io.walden.replication.TestCertificates.Pair pair = io.walden.replication.TestCertificates.selfSigned(work, "localhost");
+        Path cert = pair.cert();
+        Path key = pair.key();
 
         HttpClient client = HttpClient.newBuilder().sslContext(trusting(cert)).connectTimeout(Duration.ofSeconds(5)).build();
         try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort(), "https", client,
