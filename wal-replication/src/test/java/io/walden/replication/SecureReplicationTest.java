@@ -54,7 +54,7 @@ class SecureReplicationTest {
     private static void assertNotAccepted(ReplicationServer server, ReplicaClient client) throws InterruptedException {
         Thread.sleep(700);
         assertThat(server.replicaStatus()).isEmpty();
-        assertThat(client.isConnected()).isFalse();
+        assertThat(client.isStreaming()).isFalse();
     }
 
     @Test

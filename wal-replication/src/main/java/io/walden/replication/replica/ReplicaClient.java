@@ -89,6 +89,8 @@ public final class ReplicaClient implements AutoCloseable {
     /** Why the last connection attempt or connection failed (unreachable, TLS handshake, reset), or null. */
     private volatile String lastError;
     private volatile Channel channel;
+    /** The connection whose welcome was taken: streaming while it is the current, open one. */
+    private volatile Channel streamingChannel;
     /** The end of the last record the application's applier took (or the flushed end when there is none). */
     private volatile long applied;
     private long backoffMillis = 50;
@@ -189,6 +191,13 @@ public final class ReplicaClient implements AutoCloseable {
         return applyError;
     }
 
+    /** Whether the primary accepted this replica on the current connection and data may flow (handshake done). */
+    public boolean isStreaming() {
+        Channel c = channel;
+        return c != null && c == streamingChannel && c.isActive();
+    }
+
+    /** Whether a TCP connection to the primary is open (it may still be in its TLS or replication handshake). */
     public boolean isConnected() {
         Channel c = channel;
         return c != null && c.isActive();
@@ -330,6 +339,7 @@ public final class ReplicaClient implements AutoCloseable {
                         return;
                     }
                     accepted = true;
+                    streamingChannel = ctx.channel();
                     lastError = null;
                     LOG.info("Streaming from the primary at {} from {} in epoch {} (its flushed end {})", primary,
                             Lsn.format(wal.insertLsn()), welcome.epoch(), Lsn.format(welcome.flushedLsn()));

@@ -82,7 +82,7 @@ public final class AdminApi {
         s.put("role", replica == null ? "primary" : "replica");
         if (replica != null) {
             s.put("primary", replica.primary().getHostString() + ":" + replica.primary().getPort());
-            s.put("primary_connected", replica.isConnected());
+            s.put("primary_connected", replica.isStreaming());
             s.put("replication_error", replica.fatalError());
             s.put("last_connection_error", replica.lastError());
             s.put("apply_error", replica.applyError());
