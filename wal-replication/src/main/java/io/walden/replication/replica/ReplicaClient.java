@@ -250,7 +250,11 @@ public final class ReplicaClient implements AutoCloseable {
         if (wal.writtenLsn() > wal.flushedLsn()) {
             // Bytes applied without a flush (their batch was cut short by a broken connection): a resumed stream
             // starts after them, so nothing else would flush them, and ON commits would wait for them forever.
-            wal.flush();
+            try {
+                wal.flush();
+            } catch (RuntimeException e) { // failed or closed log: report what is flushed, and nothing more
+                LOG.warn("Cannot flush the replica's log before reporting: {}", e.getMessage());
+            }
         }
         long flushed = wal.flushedLsn();
         if (recordApplier == null) {
