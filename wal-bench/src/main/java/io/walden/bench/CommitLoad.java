@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.LongAdder;
  * and Chronicle Queue's appender for {@code OFF}. Latencies go into HdrHistograms; commits per flush come
  * from the log's own flush counter.
  *
- * <p>Usage: {@code CommitLoad [--full] [--dir DIR] [--json FILE]}. Quick mode finishes in about three minutes.
+ * <p>Usage: {@code CommitLoad [--quick|--full] [--dir DIR] [--json FILE]}. Quick mode finishes in about three minutes.
  */
 public final class CommitLoad {
     private static final long RAW_FILE_SIZE = 256L << 20;
@@ -42,23 +42,12 @@ public final class CommitLoad {
     }
 
     public static void main(String[] args) throws Exception {
-        boolean full = false;
-        Path dir = Path.of("target/bench-data");
-        Path json = Path.of("target/commit-load.json");
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--full": full = true; break;
-                case "--quick": full = false; break;
-                case "--dir": dir = Path.of(args[++i]); break;
-                case "--json": json = Path.of(args[++i]); break;
-                default: throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (usage: CommitLoad [--quick|--full] [--dir DIR] [--json FILE])");
-            }
-        }
+        LoadArgs a = LoadArgs.parse("CommitLoad", args, Path.of("target/commit-load.json"));
+        Path dir = a.dir();
         Files.createDirectories(dir);
-        CommitLoad load = new CommitLoad(full, dir);
+        CommitLoad load = new CommitLoad(a.full(), dir);
         load.runAll();
-        load.measurement.writeJson(json, dir);
+        load.measurement.writeJson(a.json(), dir);
     }
 
     private void runAll() throws Exception {

@@ -41,26 +41,13 @@ public final class ReplicationLoad {
     }
 
     public static void main(String[] args) throws Exception {
-        boolean full = false;
-        Path dir = Path.of("target/bench-data");
-        Path json = Path.of("target/replication-load.json");
-        String only = ".*";
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--full": full = true; break;
-                case "--quick": full = false; break;
-                case "--dir": dir = Path.of(args[++i]); break;
-                case "--json": json = Path.of(args[++i]); break;
-                case "--only": only = args[++i]; break;
-                default: throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (usage: ReplicationLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX])");
-            }
-        }
+        LoadArgs a = LoadArgs.parse("ReplicationLoad", args, Path.of("target/replication-load.json"));
+        Path dir = a.dir();
         Files.createDirectories(dir);
         System.setProperty("walden.bench.dir", dir.toString());
-        ReplicationLoad run = new ReplicationLoad(full, only);
+        ReplicationLoad run = new ReplicationLoad(a.full(), a.only());
         run.runAll();
-        run.measurement.writeJson(json, dir);
+        run.measurement.writeJson(a.json(), dir);
     }
 
     private void runAll() throws Exception {
