@@ -217,23 +217,28 @@ public final class ReplicaClient implements AutoCloseable {
         if (!running) {
             return;
         }
-        new Bootstrap().group(group).channel(NioSocketChannel.class)
-                .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        if (tls != null) {
-                            ch.pipeline().addLast(tls.newHandler(ch.alloc(), primary.getHostString(), primary.getPort()));
-                        }
-                        ch.pipeline().addLast(new IdleStateHandler(IDLE_SECONDS, 0, 0),
-                                new FrameDecoder(), encoder, new Receiver(), new ProtocolErrorHandler());
-                    }
-                })
+        toPrimary(group, primary, tls, () -> new io.netty.channel.ChannelHandler[] {new IdleStateHandler(IDLE_SECONDS, 0, 0),
+                new FrameDecoder(), encoder, new Receiver(), new ProtocolErrorHandler()})
                 .connect(primary).addListener(f -> {
                     if (!f.isSuccess()) {
                         lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
                         retryLater();
                     }
                 });
+    }
+
+    /** A client bootstrap to the primary: TLS first when configured (checking the primary's host name), then the handlers. */
+    private static Bootstrap toPrimary(EventLoopGroup group, InetSocketAddress primary, SslContext tls,
+                                       java.util.function.Supplier<io.netty.channel.ChannelHandler[]> handlers) {
+        return new Bootstrap().group(group).channel(NioSocketChannel.class).handler(new ChannelInitializer<SocketChannel>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                if (tls != null) {
+                    ch.pipeline().addLast(tls.newHandler(ch.alloc(), primary.getHostString(), primary.getPort()));
+                }
+                ch.pipeline().addLast(handlers.get());
+            }
+        });
     }
 
     private void retryLater() {
@@ -450,14 +455,8 @@ public final class ReplicaClient implements AutoCloseable {
         CompletableFuture<PrimaryIdentity> answer = new CompletableFuture<>();
         byte[] secretBytes = secret == null ? new byte[0] : secret.getBytes(StandardCharsets.UTF_8);
         try {
-            new Bootstrap().group(group).channel(NioSocketChannel.class)
-                    .handler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            if (tls != null) {
-                                ch.pipeline().addLast(tls.newHandler(ch.alloc(), primary.getHostString(), primary.getPort()));
-                            }
-                            ch.pipeline().addLast(new FrameDecoder(), new FrameEncoder(), new SimpleChannelInboundHandler<Frame>() {
+            toPrimary(group, primary, tls, () -> new io.netty.channel.ChannelHandler[] {
+                            new FrameDecoder(), new FrameEncoder(), new SimpleChannelInboundHandler<Frame>() {
                                 @Override
                                 public void channelActive(ChannelHandlerContext ctx) {
                                     ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, 0, 1, 0,
@@ -480,9 +479,7 @@ public final class ReplicaClient implements AutoCloseable {
                                             + primary + " failed: " + cause.getMessage(), cause));
                                     ctx.close();
                                 }
-                            });
-                        }
-                    })
+                            }})
                     .connect(primary).addListener(f -> {
                         if (!f.isSuccess()) {
                             answer.completeExceptionally(new IllegalStateException("cannot reach the primary at " + primary
