@@ -59,7 +59,7 @@ public final class ControlFile implements AutoCloseable {
     /** Creates the file (both slots holding {@code first}), forced, with its directory entry forced. */
     public static ControlFile create(Path dir, Checkpoint first) throws IOException {
         Path temp = dir.resolve(NAME + SegmentFiles.TEMP_SUFFIX);
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+        try (FileChannel ch = io.walden.core.segment.UninterruptibleChannels.open(temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
                 StandardOpenOption.WRITE)) {
             ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE).order(ByteOrder.LITTLE_ENDIAN);
             encode(b, 1, first);
@@ -74,7 +74,7 @@ public final class ControlFile implements AutoCloseable {
 
     /** Opens an existing control file; {@link #read()} tells what it holds. */
     public static ControlFile open(Path dir) throws IOException {
-        FileChannel ch = FileChannel.open(dir.resolve(NAME), StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileChannel ch = io.walden.core.segment.UninterruptibleChannels.open(dir.resolve(NAME), StandardOpenOption.READ, StandardOpenOption.WRITE);
         ControlFile cf = new ControlFile(dir, ch, 0);
         Slot best = cf.readBest();
         cf.sequence = best == null ? 0 : best.sequence;

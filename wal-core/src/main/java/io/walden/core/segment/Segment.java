@@ -65,7 +65,7 @@ public final class Segment {
      *                     a store past its end would fault inside the JVM)
      */
     public static Segment map(Path path, long startLsn, long size) throws IOException {
-        FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileChannel channel = UninterruptibleChannels.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
         try {
             long actual = channel.size();
             if (actual != size) {

@@ -92,7 +92,7 @@ public final class SegmentFiles {
         if (reuse != null) {
             Files.move(reuse, temp, StandardCopyOption.ATOMIC_MOVE);
         }
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        try (FileChannel ch = UninterruptibleChannels.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             writeZeros(ch, 0, segmentSize);
             if (ch.size() > segmentSize) {
                 ch.truncate(segmentSize);
@@ -134,7 +134,7 @@ public final class SegmentFiles {
      */
     public static void replaceDurably(Path dir, String name, byte[] contents) throws IOException {
         Path temp = dir.resolve(name + TEMP_SUFFIX);
-        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        try (FileChannel ch = UninterruptibleChannels.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             ByteBuffer bytes = ByteBuffer.wrap(contents);
             while (bytes.hasRemaining()) {
@@ -157,7 +157,7 @@ public final class SegmentFiles {
      * directory for reading and forcing it; where the platform refuses, there is nothing more to do.
      */
     public static void forceDirectory(Path dir) throws IOException {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+        try (FileChannel ch = UninterruptibleChannels.open(dir, StandardOpenOption.READ)) {
             ch.force(true);
         } catch (IOException e) {
             if (System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("win")) {
