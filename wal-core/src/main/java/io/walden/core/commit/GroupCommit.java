@@ -212,6 +212,11 @@ public final class GroupCommit {
         notifier.signal();
     }
 
+    /** Committers blocked in a durable wait right now. */
+    public int waitingCommitters() {
+        return committers.get();
+    }
+
     private void lead() {
         long from = flushed.get();
         try {
