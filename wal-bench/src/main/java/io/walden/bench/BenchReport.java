@@ -145,11 +145,11 @@ public final class BenchReport {
         }
         line("");
         line("1. **The mmap floor.** On this machine's ext4, `fdatasync` of a page dirtied through a memory mapping costs");
-        line("   about twice `fdatasync` of a page dirtied by `write()` (the two raw rows, measured side by side). So a durable");
-        line("   append while few committers wait is written with `pwrite` into the mapped segment's file (same page cache,");
-        line("   same bytes for readers of the mapping), and a lone committer pays the `write()` floor, not the mmap floor.");
-        line("   Under load (16 or more committers waiting) appends go back to the mapping: one force serves them all. See");
-        line("   docs/group-commit.md.");
+        line("   about twice `fdatasync` of a page dirtied by `write()` (both rows above, measured side by side). Every");
+        line("   memory-mapped log pays it; Walden's commit path itself adds little over that floor (second row). Closing");
+        line("   the gap to the `write()` floor needs a different write path (records copied to WAL buffers and written");
+        line("   with `pwrite`, as PostgreSQL does), which would give up the mapped log's zero-copy claims and the");
+        line("   survival of `OFF` records across a JVM crash. See docs/group-commit.md.");
         line("2. **OFF appends.** The JMH figure measures the cost of an append, with Walden's background writer forcing");
         line("   every 200 ms as its durability contract requires (Chronicle Queue forces nothing): at ~10 M appends/s that");
         line("   writer is busy writing back ~0.9 GB/s, and cleaning those mapped pages interrupts the appender's core. The");
@@ -161,8 +161,8 @@ public final class BenchReport {
         line("   noise is tens of bytes per operation, and it varies between runs (see the raw loops). Counted exactly on the");
         line("   committing thread (HotSpot's per-thread allocation counter, `AllocationTest` in wal-core), a blocking LOCAL");
         line("   append allocates ~0.2 B/op, the same as a raw mmap store + `force`, and an OFF append ~0.2 B/op.");
-        line("4. **Ratios against the `write()` floor** (`N × raw write+fdatasync rate`): from 16 committers on, appends go");
-        line("   through the mapping and its dearer force (note 1); the rows against Walden's own lone committer show how");
+        line("4. **Ratios against the `write()` floor** (`N × raw write+fdatasync rate`) inherit note 1's factor of about 3");
+        line("   and cannot be met by a mapped log on this disk; the rows against Walden's own lone committer show how");
         line("   group commit scales. 64 committers and more are CPU-bound on two cores.");
         line("5. **One asynchronous append in flight** is slower than one blocking committer: every commit then takes two");
         line("   thread hand-offs (to the background writer that flushes, and back to the producer).");
