@@ -125,7 +125,6 @@ public final class Wal implements AutoCloseable {
         this.appender = new Appender(registry, preparer, tail, written, notifier, firstPrev, scan.lastRecordLsn(), stats);
         this.commit = new GroupCommit(appender, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
-        appender.waitingCommitters(commit::waitingCommitters);
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable());
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.checkpointInterval().toNanos(),
                 checkpointer::checkpoint);

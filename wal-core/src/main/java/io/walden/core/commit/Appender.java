@@ -41,14 +41,6 @@ public final class Appender {
     private static final int SEGMENT_HEADER = SegmentHeaderDescriptor.LENGTH;
     private static final int HEADER = RecordDescriptor.HEADER_LENGTH;
     private static final long ROLL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
-    /** Durable records up to this length are written with pwrite (appendThroughChannel); larger ones are copied. */
-    private static final int MAX_WRITTEN_RECORD = 64 << 10;
-    /**
-     * With this many committers already waiting for a flush, a durable append is copied through the mapping instead:
-     * one force then serves many commits, so the cheaper force matters less than three syscalls per append, which
-     * contend for the file's inode lock (measured: 256 committers lost half their throughput to it).
-     */
-    private static final int MAX_WAITING_FOR_WRITE = 16;
 
     private final SegmentRegistry registry;
     private final SegmentPreparer preparer;
@@ -62,8 +54,6 @@ public final class Appender {
     private final long bootstrapPrev;
     private final WalStats stats;
     private final ThreadLocal<Scratch> scratch;
-    /** How many committers wait for a flush now (the group commit's count); chooses the durable write path. */
-    private volatile java.util.function.IntSupplier waitingCommitters = () -> 0;
 
     /** Per-thread CRC state, a view of the segment last written to, and the thread's counters. */
     static final class Scratch {
@@ -71,18 +61,6 @@ public final class Appender {
         final WalStats.Cell stats;
         Segment segment;
         ByteBuffer view;
-        /** A record built before it is written with pwrite (durable appends), and the 8 bytes of a link. */
-        private ByteBuffer record;
-        final ByteBuffer link = ByteBuffer.allocateDirect(Long.BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-
-        ByteBuffer record(int length) {
-            if (record == null || record.capacity() < length) {
-                record = ByteBuffer.allocateDirect(Math.max(4096, Integer.highestOneBit(length - 1) << 1))
-                        .order(java.nio.ByteOrder.LITTLE_ENDIAN);
-            }
-            record.clear();
-            return record;
-        }
 
         Scratch(WalStats.Cell stats) {
             this.stats = stats;
@@ -114,28 +92,18 @@ public final class Appender {
         s.writeLongRelease(bootstrapLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET, lastRecordLsn);
     }
 
-    /** Tells the appender how many committers wait for a flush (set once the group commit exists). */
-    public void waitingCommitters(java.util.function.IntSupplier count) {
-        this.waitingCommitters = count;
-    }
-
     /**
      * Reserves {@code aligned} bytes for one record and links its successor; returns the record's LSN.
      * The caller must then {@link #publish} it (or publish it as padding), or the log stalls; so a caller
      * checks that the log is open (inside its {@link Activity}) before reserving, never after.
      */
     public long reserve(long aligned) {
-        return reserve(aligned, false);
-    }
-
-    /** @param viaChannel link the successor with pwrite rather than a store through the mapping (durable appends) */
-    private long reserve(long aligned, boolean viaChannel) {
         while (true) {
             long t = tail.get();
             long segmentEnd = (t & -segmentSize) + segmentSize;
             if (t + aligned + HEADER <= segmentEnd) {
                 if (tail.compareAndSet(t, t + aligned)) {
-                    linkSuccessor(t + aligned, t, viaChannel);
+                    linkSuccessor(t + aligned, t);
                     return t;
                 }
                 continue;
@@ -146,7 +114,7 @@ public final class Appender {
             }
             long lsn = segmentEnd + SEGMENT_HEADER;
             if (tail.compareAndSet(t, lsn + aligned)) {
-                linkSuccessor(lsn + aligned, lsn, viaChannel);
+                linkSuccessor(lsn + aligned, lsn);
                 roll(t, segmentEnd, lsn);
                 return lsn;
             }
@@ -158,10 +126,6 @@ public final class Appender {
      * reserved space is published as padding (the log must never stall on a reservation nobody fills).
      */
     public long append(int type, byte[] src, int offset, int length, Durability durability) {
-        if (durability != Durability.OFF && HEADER + length <= MAX_WRITTEN_RECORD
-                && waitingCommitters.getAsInt() < MAX_WAITING_FOR_WRITE) {
-            return appendThroughChannel(type, src, offset, length, durability);
-        }
         long lsn = reserve(RecordDescriptor.aligned(HEADER + length));
         Segment seg = registry.get(lsn);
         long o = lsn - seg.startLsn();
@@ -173,50 +137,6 @@ public final class Appender {
         } finally {
             publish(seg, o, lsn, HEADER + length, flags, durability);
         }
-        return lsn;
-    }
-
-    /**
-     * A durable append (not {@code OFF}) of a small record: the record is built in a per-thread buffer and written
-     * with {@code pwrite}, its successor's link too, so that nothing of it is stored through the mapping. On ext4,
-     * {@code fdatasync} of pages dirtied by {@code write()} costs about half as much as of pages dirtied through a
-     * mapping (measured side by side, docs/benchmarks.md note 1), and a durable commit waits for that force.
-     * Publication is unchanged for readers of the mapping: every other byte first, then (after a release fence)
-     * the length word, by a second {@code pwrite}. {@code OFF} appends keep the mapping: a syscall would cost more
-     * than their whole append.
-     */
-    private long appendThroughChannel(int type, byte[] src, int offset, int length, Durability durability) {
-        int recordLength = HEADER + length;
-        long lsn = reserve(RecordDescriptor.aligned(recordLength), true);
-        Segment seg = registry.get(lsn);
-        long o = lsn - seg.startLsn();
-        Scratch s = scratch.get();
-        try {
-            awaitPrevLink(seg, o, lsn);
-            ByteBuffer b = s.record(recordLength);
-            b.putInt(RecordDescriptor.LENGTH_OFFSET, 0);
-            b.putLong(RecordDescriptor.PREV_OFFSET, seg.readLongAcquire(o + RecordDescriptor.PREV_OFFSET));
-            b.putShort(RecordDescriptor.TYPE_OFFSET, (short) type);
-            b.putShort(RecordDescriptor.FLAGS_OFFSET, (short) 0);
-            b.putInt(RecordDescriptor.RESERVED_OFFSET, 0);
-            b.position(HEADER);
-            b.put(src, offset, length);
-            b.putInt(RecordDescriptor.CRC_OFFSET, RecordCheck.crc(b, s.crc, 0, recordLength));
-            seg.writeThroughChannel(o + RecordDescriptor.CRC_OFFSET, b, RecordDescriptor.CRC_OFFSET,
-                    recordLength - RecordDescriptor.CRC_OFFSET);
-            java.lang.invoke.VarHandle.releaseFence(); // the record's bytes before its length, for readers of the mapping
-            b.putInt(RecordDescriptor.LENGTH_OFFSET, recordLength);
-            seg.writeThroughChannel(o + RecordDescriptor.LENGTH_OFFSET, b, RecordDescriptor.LENGTH_OFFSET, Integer.BYTES);
-        } catch (java.io.IOException | RuntimeException e) {
-            publish(seg, o, lsn, recordLength, RecordDescriptor.FLAG_PADDING, null); // never a stalled reservation
-            if (e instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new io.walden.core.WalException("could not write the record at " + io.walden.core.Lsn.format(lsn)
-                    + " into " + seg.path().getFileName() + ": " + e.getMessage(), e);
-        }
-        advanceWritten();
-        WalStats.onAppend(s.stats, durability, length);
         return lsn;
     }
 
@@ -317,7 +237,7 @@ public final class Appender {
             seg = nextSeg;
         }
         preparer.request(registry.segmentStart(newEnd) + segmentSize);
-        linkSuccessor(newEnd, prev, true); // so that appends after a promotion carry the right prev link
+        linkSuccessor(newEnd, prev); // so that appends after a promotion carry the right prev link
         tail.advanceTo(newEnd);
         written.advanceTo(newEnd);
         notifier.signal();
@@ -392,20 +312,9 @@ public final class Appender {
         return registry.get(lsn);
     }
 
-    private void linkSuccessor(long successorLsn, long lsn, boolean viaChannel) {
+    private void linkSuccessor(long successorLsn, long lsn) {
         Segment s = registry.get(successorLsn);
-        long at = successorLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET;
-        if (viaChannel) {
-            ByteBuffer link = scratch.get().link;
-            link.putLong(0, lsn);
-            try {
-                s.writeThroughChannel(at, link, 0, Long.BYTES);
-                return;
-            } catch (java.io.IOException e) {
-                // the store below does the same job; a failing disk shows up at the next force
-            }
-        }
-        s.writeLongRelease(at, lsn);
+        s.writeLongRelease(successorLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET, lsn);
     }
 
     private void awaitPrevLink(Segment seg, long offset, long lsn) {

@@ -212,11 +212,6 @@ public final class GroupCommit {
         notifier.signal();
     }
 
-    /** Committers blocked in a durable wait right now. */
-    public int waitingCommitters() {
-        return committers.get();
-    }
-
     private void lead() {
         long from = flushed.get();
         try {

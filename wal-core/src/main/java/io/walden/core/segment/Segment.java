@@ -176,16 +176,11 @@ public final class Segment {
      * against ~280 µs for a small record). For bulk copies that nobody reads while they land (a replica's apply).
      */
     public void writeThroughChannel(long offset, ByteBuffer src, int srcPosition, int length) throws IOException {
-        int position = src.position(); // moved and restored, not duplicated: durable appends allocate nothing
-        int limit = src.limit();
-        try {
-            src.limit(srcPosition + length).position(srcPosition);
-            long at = offset;
-            while (src.hasRemaining()) {
-                at += channel.write(src, at);
-            }
-        } finally {
-            src.limit(limit).position(position);
+        ByteBuffer b = src.duplicate();
+        b.limit(srcPosition + length).position(srcPosition);
+        long at = offset;
+        while (b.hasRemaining()) {
+            at += channel.write(b, at);
         }
     }
 
