@@ -206,6 +206,7 @@ public final class Appender {
             seg.writeThroughChannel(offset, bytes, bytes.position(), length); // pwrite: the replica's flush costs half
         } catch (java.io.IOException e) {
             seg.zero(offset, offset + length);
+            seg.writeLongRelease(offset + RecordDescriptor.PREV_OFFSET, expectedPrev); // the link, as it was
             throw new io.walden.core.WalException("could not write replicated bytes at " + io.walden.core.Lsn.format(t)
                     + " into " + seg.path().getFileName() + ": " + e.getMessage(), e);
         }

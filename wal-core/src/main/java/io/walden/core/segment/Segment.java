@@ -173,7 +173,9 @@ public final class Segment {
      * Writes {@code length} bytes with {@code pwrite} on the segment's channel instead of storing them through the
      * mapping. The mapping sees them at once (one page cache), but the pages are dirtied without write faults on
      * the mapping, and on ext4 a later {@code fdatasync} of such pages costs about half as much (measured: ~140 µs
-     * against ~280 µs for a small record). For bulk copies that nobody reads while they land (a replica's apply).
+     * against ~280 µs for a small record). For bulk copies that nobody reads while they land (a replica's apply):
+     * a small {@code pwrite} is not an atomic store (the kernel may copy it byte by byte), so it can never publish
+     * a length word or a prev link that another thread is polling.
      */
     public void writeThroughChannel(long offset, ByteBuffer src, int srcPosition, int length) throws IOException {
         ByteBuffer b = src.duplicate();

@@ -43,7 +43,7 @@ public final class UninterruptibleChannels {
         if (SET_UNINTERRUPTIBLE != null) {
             try {
                 SET_UNINTERRUPTIBLE.invoke(ch);
-            } catch (ReflectiveOperationException e) {
+            } catch (ReflectiveOperationException | RuntimeException e) { // e.g. a channel of another file system
                 LOG.debug("Cannot make {} uninterruptible: {}", path, e.toString());
             }
         }
