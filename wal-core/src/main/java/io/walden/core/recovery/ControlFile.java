@@ -58,17 +58,10 @@ public final class ControlFile implements AutoCloseable {
 
     /** Creates the file (both slots holding {@code first}), forced, with its directory entry forced. */
     public static ControlFile create(Path dir, Checkpoint first) throws IOException {
-        Path temp = dir.resolve(NAME + SegmentFiles.TEMP_SUFFIX);
-        try (FileChannel ch = io.walden.core.segment.UninterruptibleChannels.open(temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE)) {
-            ByteBuffer b = ByteBuffer.allocate(SLOT_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-            encode(b, 1, first);
-            ch.write(b.position(0), 0);
-            encode(b, 2, first);
-            ch.write(b.position(0), SLOT_SIZE);
-            ch.force(true);
-        }
-        SegmentFiles.rename(dir, temp, dir.resolve(NAME));
+        ByteBuffer b = ByteBuffer.allocate(2 * SLOT_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        encode(b.slice(0, SLOT_SIZE).order(ByteOrder.LITTLE_ENDIAN), 1, first);
+        encode(b.slice(SLOT_SIZE, SLOT_SIZE).order(ByteOrder.LITTLE_ENDIAN), 2, first);
+        SegmentFiles.replaceDurably(dir, NAME, b.array());
         return open(dir);
     }
 
