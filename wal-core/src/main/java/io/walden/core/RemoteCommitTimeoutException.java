@@ -6,17 +6,10 @@ package io.walden.core;
  * flush completed) and stays in the log; only the replicas' confirmation is missing (PostgreSQL's "already
  * committed locally, but might not have been replicated").
  */
-public class RemoteCommitTimeoutException extends WalException {
+public class RemoteCommitTimeoutException extends RemoteCommitUnconfirmedException {
     private static final long serialVersionUID = 1L;
-    private final long lsn;
 
     public RemoteCommitTimeoutException(String message, long lsn) {
-        super(message);
-        this.lsn = lsn;
-    }
-
-    /** The record's LSN: durable locally. */
-    public long lsn() {
-        return lsn;
+        super(message, lsn);
     }
 }

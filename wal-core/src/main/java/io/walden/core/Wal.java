@@ -787,8 +787,7 @@ public final class Wal implements AutoCloseable {
                         + "log: it would wait for itself; close it from another thread");
             }
             closed = true; // from now on every entry is refused (see enter())
-            remote.fail(new WalClosedException("the log in " + dir + " is closing: records waiting for the synchronous "
-                    + "replicas are durable locally but their replication is not confirmed"));
+            remote.fail("the log in " + dir.getFileName() + " is closing");
             writer.close();
             boolean quiescent = activity.awaitNoneInside(CLOSE_WAIT_NANOS, TimeUnit.NANOSECONDS);
             if (!quiescent) {

@@ -148,12 +148,54 @@ class RemoteDurabilityTest {
         long t0 = System.nanoTime();
         wal.close();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("close() does not wait for the replicas").isLessThan(5000);
-        assertThatThrownBy(() -> blocked.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(WalClosedException.class)
-                .hasMessageContaining("durable locally");
-        assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(WalClosedException.class);
+        assertThatThrownBy(() -> blocked.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RemoteCommitUnconfirmedException.class)
+                .hasMessageContaining("durable locally").hasMessageContaining("closing");
+        assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RemoteCommitUnconfirmedException.class);
         pool.shutdownNow();
         try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
             assertThat(reopened.recoveryReport().endLsn()).as("both records were durable locally").isGreaterThan(64 + 2 * 24);
+        }
+    }
+
+    @Test
+    void shouldFailWaitingRemoteCommitsWhenTheSourceDetachesNeverReleasingThemAsLocal() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
+            RemoteWaits remote = wal.remoteWaits();
+            remote.activate();
+            Future<Long> blocked = pool.submit(() -> wal.append(bytes("b"), Durability.ON));
+            CompletableFuture<Long> async = wal.appendAsync(bytes("a"), Durability.REMOTE_WRITE);
+            Thread.sleep(100);
+            assertStillWaiting(blocked);
+            remote.detach("replication stopped for the test");
+            assertThatThrownBy(() -> blocked.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RemoteCommitUnconfirmedException.class)
+                    .hasMessageContaining("durable locally").hasMessageContaining("replication stopped for the test");
+            assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RemoteCommitUnconfirmedException.class);
+            RemoteCommitUnconfirmedException later = org.junit.jupiter.api.Assertions.assertThrows(
+                    RemoteCommitUnconfirmedException.class, () -> wal.append(bytes("later"), Durability.REMOTE_APPLY),
+                    "while the policy stands and no source confirms, later remote commits fail too");
+            assertThat(wal.flushedLsn()).as("the record is durable locally").isGreaterThan(later.lsn());
+            assertThat(remote.unavailableReason()).contains("for the test");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void shouldWaitForConfirmationsAgainOnceASourceReattaches() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(1);
+        try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
+            RemoteWaits remote = wal.remoteWaits();
+            remote.activate();
+            remote.detach("gone");
+            remote.activate();
+            assertThat(remote.unavailableReason()).isNull();
+            Future<Long> blocked = pool.submit(() -> wal.append(bytes("b"), Durability.ON));
+            assertStillWaiting(blocked);
+            remote.advance(Durability.ON, wal.insertLsn());
+            assertThat(blocked.get(10, TimeUnit.SECONDS)).isLessThan(wal.insertLsn());
+        } finally {
+            pool.shutdownNow();
         }
     }
 

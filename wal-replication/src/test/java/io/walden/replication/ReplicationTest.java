@@ -59,6 +59,30 @@ class ReplicationTest {
     }
 
     @Test
+    void shouldFailWaitingCommitsAsUnconfirmedWhenReplicationClosesNeverAcknowledgingThemAsReplicated() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try (Wal primary = Wal.open(config(work.resolve("p")).build())) {
+            ReplicationServer server = serve(primary);
+            server.policy(SyncPolicy.parse("FIRST 1 (r1)")); // r1 never connects
+            java.util.concurrent.Future<Long> blocked = pool.submit(() -> primary.append("waits for r1".getBytes(), Durability.ON));
+            java.util.concurrent.CompletableFuture<Long> async = primary.appendAsync("waits too".getBytes(), Durability.REMOTE_APPLY);
+            Thread.sleep(200);
+            assertThat(blocked).isNotDone();
+            server.close(); // what a SIGTERM of the server does before it closes the log
+            assertThatThrownBy(() -> blocked.get(10, java.util.concurrent.TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(io.walden.core.RemoteCommitUnconfirmedException.class)
+                    .hasMessageContaining("durable locally");
+            assertThatThrownBy(() -> async.get(10, java.util.concurrent.TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(io.walden.core.RemoteCommitUnconfirmedException.class);
+            assertThatThrownBy(() -> primary.append("after close".getBytes(), Durability.ON))
+                    .isInstanceOf(io.walden.core.RemoteCommitUnconfirmedException.class);
+            assertThat(primary.append("local still works".getBytes(), Durability.LOCAL)).isPositive();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void shouldWaitWhileTooFewReplicasAreConnectedAndResumeWithoutAGap() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(300)).build());
              ReplicationServer server = serve(primary);

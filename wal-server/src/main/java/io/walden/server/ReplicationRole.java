@@ -145,11 +145,19 @@ public final class ReplicationRole implements AutoCloseable {
                         + ": " + e.getMessage() + "; still a replica", e);
             }
         }
-        Epoch epoch = r.promote();
-        replica = null;
+        SyncPolicy before = server.policy();
         if (config.syncReplicas() != null) {
+            // Before appends are accepted: an ON commit in between must wait for the policy, never pass as LOCAL.
             server.policy(SyncPolicy.parse(config.syncReplicas())); // validated when the configuration was loaded
         }
+        Epoch epoch;
+        try {
+            epoch = r.promote();
+        } catch (RuntimeException e) {
+            server.policy(before); // still a replica: its cascading endpoint keeps the policy it had
+            throw e;
+        }
+        replica = null;
         return new Promotion(epoch);
     }
 

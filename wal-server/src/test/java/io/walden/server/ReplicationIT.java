@@ -190,6 +190,30 @@ class ReplicationIT {
 
 
     @Test
+    void shouldAnswerAnOnCommitWaitingForAnAbsentReplicaWith503NotAsReplicatedWhenTheServerIsStopped() throws Exception {
+        int port = ServerProcess.freePort();
+        Path data = work.resolve("p");
+        try (ServerProcess primary = ServerProcess.start(work, data, port, "--sync-replicas", "FIRST 1 (r1)")) {
+            java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>> waiting = primary.http.sendAsync(
+                    java.net.http.HttpRequest.newBuilder(primary.uri("/v1/records?durability=on"))
+                            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("nobody has me")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            Thread.sleep(500);
+            assertThat(waiting).as("the commit waits for r1").isNotDone();
+            primary.terminate(); // SIGTERM, as an operator stopping the primary to fail over
+            java.net.http.HttpResponse<String> answer = waiting.get(60, TimeUnit.SECONDS);
+            assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
+            JsonNode body = JSON.readTree(answer.body());
+            assertThat(body.get("error").asText()).isEqualTo("remote_commit_unconfirmed");
+            assertThat(body.get("detail").asText()).contains("durable locally");
+            assertThat(body.has("lsn")).isTrue();
+        }
+        try (ServerProcess restarted = ServerProcess.start(work, data, port)) {
+            assertThat(restarted.records()).as("the record was durable locally").containsValue("nobody has me");
+        }
+    }
+
+    @Test
     void shouldChangeTheSynchronousPolicyLive() throws Exception {
         try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
                 "--replication-listen", "127.0.0.1:" + ServerProcess.freePort(), "--remote-commit-timeout-ms", "300")) {

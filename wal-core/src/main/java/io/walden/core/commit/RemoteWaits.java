@@ -3,6 +3,7 @@ package io.walden.core.commit;
 import io.walden.core.Durability;
 import io.walden.core.Lsn;
 import io.walden.core.RemoteCommitTimeoutException;
+import io.walden.core.RemoteCommitUnconfirmedException;
 
 import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
@@ -16,11 +17,18 @@ import java.util.concurrent.locks.LockSupport;
  * {@code REMOTE_APPLY} wait here, after their local flush, until the synchronous-replica policy has confirmed
  * their record at that level (PostgreSQL's SyncRepWaitForLSN with its three queues: write, flush, apply).
  *
- * <p>The replication side drives it: {@link #activate()} when a synchronous policy is set, {@link #advance}
- * each time the policy's confirmed position for a level moves, {@link #deactivate()} when the policy is
- * cleared (which releases every waiter: with no synchronous replica, the remote levels act as {@code LOCAL},
- * PostgreSQL's rule). With nothing attached the gate is inactive and costs a remote-level commit one
- * volatile read.
+ * <p>The replication side drives it:
+ * <ul>
+ *   <li>{@link #activate()} when a synchronous policy is set (and a source that can confirm is attached);</li>
+ *   <li>{@link #advance} each time the policy's confirmed position for a level moves;</li>
+ *   <li>{@link #deactivate()} when an operator clears the policy: every waiter is released, since with no
+ *       synchronous replica the remote levels mean {@code LOCAL} (PostgreSQL's rule);</li>
+ *   <li>{@link #detach(String)} when the source that confirms goes away while the policy stands (replication
+ *       stops, the server shuts down): every waiting and later remote commit fails with
+ *       {@link RemoteCommitUnconfirmedException} until {@link #activate()} is called again. A commit is never
+ *       acknowledged at a level that did not hold.</li>
+ * </ul>
+ * With nothing attached the gate is inactive and costs a remote-level commit one volatile read.
  *
  * <p>No thread waits per commit: blocking committers park on a per-level Treiber stack of reusable
  * {@link Waiter}s and are unparked by {@link #advance}; asynchronous commits wait in a per-level heap and are
@@ -35,14 +43,20 @@ public final class RemoteWaits {
 
     private final Position[] confirmed = {new Position(0), new Position(0), new Position(0)};
     private final Waiter.Stack[] waiters = {new Waiter.Stack(), new Waiter.Stack(), new Waiter.Stack()};
-    private final Level[] async = {new Level(), new Level(), new Level()};
+    private final Level[] async = {new Level(0), new Level(1), new Level(2)};
     /** One reusable node per thread and level, so a node is never in two levels' stacks. */
     private final ThreadLocal<Waiter[]> waitersOfThread = ThreadLocal.withInitial(() -> new Waiter[] {
             new Waiter(Thread.currentThread()), new Waiter(Thread.currentThread()), new Waiter(Thread.currentThread())});
     private final long timeoutNanos;
+    /** A synchronous policy is set: remote-level commits wait for its confirmation (or fail, see below). */
     private volatile boolean active;
-    /** Set by {@link #fail}: every present and later remote wait fails with it (the log is closing). */
-    private volatile io.walden.core.WalException failure;
+    /**
+     * Why no confirmation can come while the policy stands (the source detached, the log is closing), or null.
+     * Written before waiters are woken; read by every wait after it registered itself, so none misses it.
+     */
+    private volatile String unavailable;
+    /** Set by {@link #fail}: {@link #activate()} no longer clears {@link #unavailable} (the log is closed). */
+    private volatile boolean closed;
     private final java.util.concurrent.ScheduledExecutorService sweeper;
 
     /** @param timeoutNanos how long a commit waits for the replicas before failing, or 0 to wait forever */
@@ -63,15 +77,13 @@ public final class RemoteWaits {
     }
 
     /**
-     * Fails every waiting and later remote-level commit with {@code error} (the log is closing): their records
-     * are durable locally, the replicas' confirmation will not come any more.
+     * The log is closing: every waiting and later remote-level commit under a policy fails with
+     * {@link RemoteCommitUnconfirmedException} (its record is durable locally; the replicas' confirmation will not
+     * come any more). Permanent.
      */
-    public void fail(io.walden.core.WalException error) {
-        failure = error;
-        for (int i = 0; i < LEVELS.length; i++) {
-            wakeAll(i);
-            async[i].drain();
-        }
+    public void fail(String reason) {
+        closed = true;
+        detach(reason);
         if (sweeper != null) {
             sweeper.shutdownNow();
         }
@@ -97,15 +109,40 @@ public final class RemoteWaits {
         return active;
     }
 
+    /** A synchronous policy is set and a source that confirms positions is attached. */
     public void activate() {
+        if (!closed) {
+            unavailable = null;
+        }
         active = true;
     }
 
-    /** Clears the policy: every waiting commit is released (the remote levels act as LOCAL again). */
+    /** Clears the policy (an operator's choice): every waiting commit is released (the remote levels act as LOCAL again). */
     public void deactivate() {
         active = false;
+        wakeAllLevels();
+    }
+
+    /**
+     * The source that confirms positions went away while the policy stands (replication stopped): waiting and later
+     * remote-level commits fail with {@link RemoteCommitUnconfirmedException}, never released as if confirmed, until
+     * {@link #activate()} attaches a source again.
+     *
+     * @param reason what happened, for the error (e.g. "replication stopped: the server is shutting down")
+     */
+    public void detach(String reason) {
+        unavailable = reason == null ? "replication stopped" : reason;
+        wakeAllLevels();
+    }
+
+    /** Why remote confirmation cannot come now (see {@link #detach}), or null. */
+    public String unavailableReason() {
+        return active ? unavailable : null;
+    }
+
+    private void wakeAllLevels() {
         for (int i = 0; i < LEVELS.length; i++) {
-            wake(i);
+            wakeAll(i);
             async[i].drain();
         }
     }
@@ -148,12 +185,14 @@ public final class RemoteWaits {
      * Blocks until the record at {@code lsn} (already flushed locally) is confirmed at {@code level}, or the
      * policy is cleared.
      *
-     * @throws RemoteCommitTimeoutException when the timeout passes first: the record is durable locally but
-     *                                      not confirmed by the synchronous replicas
+     * @throws RemoteCommitTimeoutException     when the timeout passes first: the record is durable locally but
+     *                                          not confirmed by the synchronous replicas
+     * @throws RemoteCommitUnconfirmedException when the source detached (replication stopped, the log is closing)
+     *                                          or the thread was interrupted: durable locally, not confirmed
      */
     public void await(Durability level, long lsn) {
         int i = index(level);
-        if (i < 0 || (!active && failure == null) || confirmed[i].get() > lsn) {
+        if (i < 0 || !active || confirmed[i].get() > lsn) {
             return;
         }
         Waiter w = waitersOfThread.get()[i];
@@ -162,15 +201,14 @@ public final class RemoteWaits {
         long deadline = timeoutNanos > 0 ? System.nanoTime() + timeoutNanos : Long.MAX_VALUE;
         try {
             while (active && confirmed[i].get() <= lsn) {
-                if (failure != null) {
-                    throw failure;
+                String reason = unavailable;
+                if (reason != null) {
+                    throw unconfirmed(level, lsn, reason);
                 }
                 if (!w.inStack) {
                     w.inStack = true;
                     waiters[i].push(w);
-                }
-                if (!active || confirmed[i].get() > lsn || failure != null) {
-                    continue; // re-checked after becoming visible to advance(): no lost wake-up
+                    continue; // re-checked after becoming visible to advance() and detach(): no lost wake-up
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
@@ -178,13 +216,9 @@ public final class RemoteWaits {
                 }
                 if (Thread.interrupted()) {
                     Thread.currentThread().interrupt(); // keep the flag for the caller
-                    throw new io.walden.core.WalException("interrupted while waiting for the synchronous replicas: record "
-                            + Lsn.format(lsn) + " is durable locally but not confirmed at " + level.configName());
+                    throw unconfirmed(level, lsn, "interrupted while waiting for the synchronous replicas");
                 }
                 LockSupport.parkNanos(this, Math.min(left, PARK_CAP_NANOS));
-            }
-            if (failure != null && confirmed[i].get() <= lsn && active) {
-                throw failure;
             }
         } finally {
             w.waiting = false;
@@ -202,6 +236,11 @@ public final class RemoteWaits {
         async[i].add(f);
         async[i].drain(); // after the add: an advance or a deactivate that ran before it did not see this future
         return f;
+    }
+
+    private static RemoteCommitUnconfirmedException unconfirmed(Durability level, long lsn, String reason) {
+        return new RemoteCommitUnconfirmedException("record " + Lsn.format(lsn) + " is durable locally but was not "
+                + "confirmed at " + level.configName() + " by the synchronous replicas: " + reason, lsn);
     }
 
     private RemoteCommitTimeoutException timeout(Durability level, long lsn) {
@@ -245,11 +284,16 @@ public final class RemoteWaits {
      * whether the policy is still set, so no advance or release is missed.
      */
     private final class Level {
+        private final int index;
         private final ConcurrentLinkedQueue<AppendFuture> incoming = new ConcurrentLinkedQueue<>();
         private final PriorityQueue<AppendFuture> pending = new PriorityQueue<>((a, b) -> Long.compare(a.lsn, b.lsn));
         private final AtomicInteger wip = new AtomicInteger();
         /** Futures added and not yet completed: lets advance() skip a hand-off when there are none. */
         final AtomicInteger outstanding = new AtomicInteger();
+
+        Level(int index) {
+            this.index = index;
+        }
 
         void add(AppendFuture f) {
             outstanding.incrementAndGet();
@@ -262,9 +306,9 @@ public final class RemoteWaits {
             }
             int missed = 1;
             do {
-                int i = indexOf(this);
-                long limit = active ? confirmed[i].get() : Long.MAX_VALUE;
-                io.walden.core.WalException failed = failure;
+                boolean waiting = active;
+                long limit = waiting ? confirmed[index].get() : Long.MAX_VALUE;
+                String reason = unavailable;
                 for (AppendFuture f; (f = incoming.poll()) != null; ) {
                     pending.add(f);
                 }
@@ -272,10 +316,10 @@ public final class RemoteWaits {
                 for (AppendFuture f; (f = pending.peek()) != null; ) {
                     if (f.lsn < limit) {
                         f.complete(f.lsn);
-                    } else if (failed != null) {
-                        f.completeExceptionally(failed);
+                    } else if (reason != null) {
+                        f.completeExceptionally(unconfirmed(LEVELS[index], f.lsn, reason));
                     } else if (timeoutNanos > 0 && now - f.createdNanos >= timeoutNanos) {
-                        f.completeExceptionally(timeout(LEVELS[i], f.lsn)); // the head is the oldest wait
+                        f.completeExceptionally(timeout(LEVELS[index], f.lsn)); // the head is the oldest wait
                     } else {
                         break;
                     }
@@ -285,14 +329,5 @@ public final class RemoteWaits {
                 missed = wip.addAndGet(-missed);
             } while (missed != 0);
         }
-    }
-
-    private int indexOf(Level level) {
-        for (int i = 0; i < async.length; i++) {
-            if (async[i] == level) {
-                return i;
-            }
-        }
-        throw new IllegalStateException("unknown level");
     }
 }

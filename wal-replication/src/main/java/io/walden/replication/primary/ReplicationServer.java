@@ -533,8 +533,9 @@ public final class ReplicationServer implements AutoCloseable {
     }
 
     /**
-     * Stops accepting and streaming and saves the slots; commits waiting for replicas are released (no replica can
-     * confirm them now). Close it before the log.
+     * Stops accepting and streaming and saves the slots. Commits waiting for the replicas fail with
+     * {@link io.walden.core.RemoteCommitUnconfirmedException} (durable locally, not confirmed), as do later ones
+     * at a remote level while the policy stands: no replica can confirm them now. Close it before the log.
      */
     @Override
     public void close() {
@@ -554,8 +555,10 @@ public final class ReplicationServer implements AutoCloseable {
         }
         wal.retentionFloor(null);
         if (policy != null) {
-            policy = null;
-            wal.remoteWaits().deactivate();
+            // The policy stands; only its confirmations stop. Commits waiting for them fail as "durable locally, not
+            // confirmed" and are never released as LOCAL: an operator stopping a primary to fail over must not have
+            // acknowledged ON records that no replica holds.
+            wal.remoteWaits().detach("replication stopped (the replication endpoint closed)");
         }
     }
 }

@@ -33,8 +33,14 @@ final class ApiErrors {
             ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", e.getMessage());
         } else if (e instanceof io.walden.core.AppendsRefusedException) {
             ex.error(HttpResponseStatus.CONFLICT, "replica", e.getMessage());
-        } else if (e instanceof io.walden.core.RemoteCommitTimeoutException) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "remote_commit_timeout", e.getMessage());
+        } else if (e instanceof io.walden.core.RemoteCommitUnconfirmedException) {
+            // The record is durable locally: say so, and where it is, so that a client does not append it twice.
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", e instanceof io.walden.core.RemoteCommitTimeoutException ? "remote_commit_timeout"
+                    : "remote_commit_unconfirmed");
+            body.put("detail", e.getMessage());
+            body.put("lsn", Lsn.format(((io.walden.core.RemoteCommitUnconfirmedException) e).lsn()));
+            ex.json(HttpResponseStatus.SERVICE_UNAVAILABLE, body);
         } else if (e instanceof WalFailedException) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", e.getMessage());
         } else if (e instanceof WalClosedException) {
