@@ -416,11 +416,19 @@ public final class Wal implements AutoCloseable {
         if (fromLsn < oldest) {
             throw new LsnRemovedException(fromLsn, oldest);
         }
-        if (fromLsn > tail.get()) {
+        long insert = tail.get();
+        if (fromLsn > insert) {
             throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond the end of the log ("
-                    + Lsn.format(tail.get()) + ")");
+                    + Lsn.format(insert) + ")");
         }
-        return new WalReader(this, fromLsn, visibility);
+        long from = ReadStart.pastHeader(fromLsn, config.segmentSize());
+        long expectedPrev = ReadStart.expectedPrev(registry, from, written.get(), insert, oldest);
+        return new WalReader(this, from, expectedPrev, visibility);
+    }
+
+    /** For a reader that started beyond the written position: proves its start once it is written (see ReadStart). */
+    long expectedPrevAt(long lsn) {
+        return ReadStart.expectedPrev(registry, lsn, written.get(), tail.get(), oldestLsn());
     }
 
     // ------------------------------------------------------------------ positions
@@ -683,12 +691,14 @@ public final class Wal implements AutoCloseable {
         if (from > limit) {
             throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the flushed end " + Lsn.format(limit));
         }
-        if ((from & (config.segmentSize() - 1)) == 0) {
-            from += SegmentHeaderDescriptor.LENGTH; // a segment's start: its first record follows the header
-        }
+        from = ReadStart.pastHeader(from, config.segmentSize()); // a segment's start: its first record follows the header
         if (from >= limit) {
             return null;
         }
+        if (from < oldestLsn()) {
+            throw new LsnRemovedException(from, oldestLsn());
+        }
+        ReadStart.expectedPrev(registry, from, written.get(), tail.get(), oldestLsn()); // refuses a non-boundary
         Segment seg = registry.get(from);
         if (seg == null || !seg.tryEnter()) {
             throw new LsnRemovedException(from, oldestLsn());
@@ -697,7 +707,7 @@ public final class Wal implements AutoCloseable {
             long offset = from - seg.startLsn();
             long end = offset;
             long max = Math.min(limit, seg.endLsn()) - seg.startLsn();
-            while (end < max) {
+            while (end < max && end + Integer.BYTES <= seg.size()) {
                 int length = seg.readIntAcquire(end);
                 long next = end + RecordDescriptor.aligned(length);
                 if (length <= 0 || next > seg.size() || (next - offset > maxBytes && end > offset)) {

@@ -33,15 +33,21 @@ public final class WalReader implements AutoCloseable {
     private final Visibility visibility;
     private final CRC32C crc = new CRC32C();
     private long position;
-    private long expectedPrev = -1;
+    /** The prev link the next record must carry; ANY_PREV only before the first record of a proven start. */
+    private long expectedPrev;
     private Segment segment;
     private ByteBuffer view;
     private boolean closed;
 
-    WalReader(Wal wal, long from, Visibility visibility) {
+    /**
+     * @param expectedPrev the prev link the first record must carry (its start was proven a record boundary), or
+     *                     {@link ReadStart#ANY_PREV}, or {@link ReadStart#UNPROVEN} (proven before the first read)
+     */
+    WalReader(Wal wal, long from, long expectedPrev, Visibility visibility) {
         this.wal = wal;
         this.visibility = visibility;
         this.position = from;
+        this.expectedPrev = expectedPrev;
     }
 
     /** The LSN of the next record this reader will return (or wait for). */
@@ -63,6 +69,9 @@ public final class WalReader implements AutoCloseable {
         ensureOpen();
         long limit = limit();
         while (position < limit) {
+            if (expectedPrev == ReadStart.UNPROVEN) {
+                expectedPrev = wal.expectedPrevAt(position); // written now (limit <= written): prove the start
+            }
             Segment seg = enter(position);
             long o = position - seg.startLsn();
             int code = RecordCheck.check(view, seg.startLsn(), crc, o, expectedPrev);
@@ -157,11 +166,7 @@ public final class WalReader implements AutoCloseable {
     }
 
     private WalException failOnInvalid(Segment seg, int code) {
-        if (expectedPrev < 0) {
-            return new IllegalLsnException("no record starts at " + Lsn.format(position) + " ("
-                    + RecordCheck.describe(code) + "): start readers at an LSN returned by append, at oldestLsn(), "
-                    + "or at a record's nextLsn()");
-        }
+        // Every position a reader stands on was proven a record boundary: a record failing there is damage.
         return new WalCorruptedException("record at " + Lsn.format(position) + " in " + seg.path()
                 + " fails validation while reading: " + RecordCheck.describe(code), position, seg.path());
     }

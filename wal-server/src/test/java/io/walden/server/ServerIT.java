@@ -220,6 +220,14 @@ class ServerIT {
             assertError(server.send("DELETE", "/v1/records"), 405, "not allowed");
             assertError(server.get("/nope"), 404, "no endpoint");
             assertError(server.post("/admin/checkpoint?lsn=oops", new byte[0]), 400, "not an LSN");
+            long before = Lsn.parse(JSON.readTree(server.post("/v1/records?durability=local", "before".getBytes()).body())
+                    .get("lsn").asText());
+            byte[] forged = io.walden.core.ForgedRecords.record(before, 666, "forged".getBytes(StandardCharsets.UTF_8));
+            long outer = Lsn.parse(JSON.readTree(server.post("/v1/records?durability=local", forged).body()).get("lsn").asText());
+            assertError(server.get("/v1/records?from=" + Lsn.format(outer + 24)), 400, "not a record boundary");
+            assertError(server.get("/v1/records/stream?from=" + Lsn.format(outer + 24)), 400, "not a record boundary");
+            assertThat(JSON.readTree(server.get("/v1/records?from=" + Lsn.format(outer)).body()).at("/records/0/type").asInt())
+                    .as("the outer record reads as itself").isZero();
             try (Socket s = new Socket("127.0.0.1", server.port)) {
                 OutputStream out = s.getOutputStream();
                 out.write(new byte[] {0x16, 0x03, 0x01, 0x00, (byte) 0xff, 'G', '\r', '\n', '\r', '\n'});

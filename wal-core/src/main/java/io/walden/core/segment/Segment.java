@@ -46,6 +46,8 @@ public final class Segment {
     /** Readers inside plus one for the owner; 0 means the mapping is released. */
     private final AtomicInteger users = new AtomicInteger(1);
     private volatile boolean retired;
+    /** Created on the first boundary check (readers and senders only); see {@link #boundaries()}. */
+    private volatile RecordBoundaries boundaries;
 
     private Segment(Path path, long startLsn, long size, FileChannel channel, MappedFile mappedFile, MappedBytesStore store) {
         this.path = path;
@@ -199,6 +201,20 @@ public final class Segment {
     /** A fresh little-endian view of the whole mapping; its position and limit are the caller's to move. */
     public ByteBuffer newView() {
         return view.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Which offsets of this segment are record boundaries (proven by walking its records from the first). */
+    public RecordBoundaries boundaries() {
+        RecordBoundaries b = boundaries;
+        if (b == null) {
+            synchronized (this) {
+                b = boundaries;
+                if (b == null) {
+                    boundaries = b = new RecordBoundaries(this);
+                }
+            }
+        }
+        return b;
     }
 
     // ---- forcing ----
