@@ -106,6 +106,29 @@ class ReplicationTest {
     }
 
     @Test
+    void shouldClampAReplicasReportedPositionsToWhatWasSentToIt() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(500)).build());
+             ReplicationServer server = serve(primary)) {
+            long start = primary.insertLsn();
+            server.policy(SyncPolicy.parse("FIRST 1 (liar)"));
+            try (RawReplica liar = new RawReplica(server.address())) {
+                io.walden.core.Epoch epoch = primary.history().current();
+                liar.send(new io.walden.replication.protocol.Frame.Hello(io.walden.replication.protocol.FrameDescriptor.PROTOCOL_VERSION,
+                        primary.logId(), epoch.number(), epoch.startLsn(), start, "liar", new byte[0]));
+                assertThat(liar.receive(io.walden.replication.protocol.Frame.Welcome.class, 5000)).isNotNull();
+                long huge = 1L << 62;
+                liar.send(new io.walden.replication.protocol.Frame.Status(huge, huge, huge, 0, false));
+                waitUntil(() -> server.replica("liar").map(r -> r.isStreaming()).orElse(false));
+                assertThatThrownBy(() -> primary.append("not on the liar".getBytes(), Durability.ON))
+                        .as("an ON commit is not released by a position the replica was never sent")
+                        .isInstanceOf(RemoteCommitTimeoutException.class);
+                assertThat(server.replica("liar").orElseThrow().flushLsn()).isLessThanOrEqualTo(start);
+                assertThat(server.slots().get("liar")).as("its slot still protects what it lacks").isLessThanOrEqualTo(start);
+            }
+        }
+    }
+
+    @Test
     void shouldWaitWhileTooFewReplicasAreConnectedAndResumeWithoutAGap() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(300)).build());
              ReplicationServer server = serve(primary);

@@ -92,12 +92,16 @@ public final class ReplicationServer implements AutoCloseable {
         private final java.util.ArrayDeque<long[]> sent = new java.util.ArrayDeque<>();
         private static final int MAX_SAMPLES = 4096;
 
-        ReplicaState(String name, long catchUpTarget) {
+        ReplicaState(String name, long catchUpTarget, long startLsn) {
             this.name = name;
             this.catchUpTarget = catchUpTarget;
+            this.sentLsn = startLsn;
         }
 
-        /** The end of what was sent to this replica. */
+        /**
+         * Where the replica's log ends if it took everything sent on this connection: its start LSN, then the end of
+         * each chunk sent (past the next segment's header after a closing record). Written by the sender thread.
+         */
         volatile long sentLsn;
 
         void sent(long endLsn, long nanos) {
@@ -428,9 +432,13 @@ public final class ReplicationServer implements AutoCloseable {
             if (frame instanceof Frame.Hello hello) {
                 onHello(ctx, hello);
             } else if (frame instanceof Frame.Status status && state != null) {
-                state.written = Math.max(state.written, status.writtenLsn());
-                state.flushed = Math.max(state.flushed, status.flushedLsn());
-                state.applied = Math.max(state.applied, status.appliedLsn());
+                // A replica cannot hold more than was sent to it on this connection (plus what it had): a report
+                // beyond that is a lie or a bug, and taken as it came it would release ON commits after a local
+                // flush only and let its slot stop protecting the real replica. Clamp, never trust.
+                long sent = state.sentLsn;
+                state.written = Math.max(state.written, Math.min(status.writtenLsn(), sent));
+                state.flushed = Math.max(state.flushed, Math.min(status.flushedLsn(), sent));
+                state.applied = Math.max(state.applied, Math.min(status.appliedLsn(), sent));
                 long now = System.nanoTime();
                 state.writeLagMillis = state.lagFor(state.written, now);
                 state.flushLagMillis = state.lagFor(state.flushed, now);
@@ -489,7 +497,7 @@ public final class ReplicationServer implements AutoCloseable {
             } else if (hello.startLsn() > wal.flushedLsn()) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's log ends at " + Lsn.format(hello.startLsn())
                         + ", beyond this primary's " + Lsn.format(wal.flushedLsn()) + ": its history diverged; rebuild it");
-            } else if (replicas.putIfAbsent(hello.name(), new ReplicaState(hello.name(), wal.flushedLsn())) != null) {
+            } else if (replicas.putIfAbsent(hello.name(), new ReplicaState(hello.name(), wal.flushedLsn(), hello.startLsn())) != null) {
                 refuse(ctx, Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
             } else {
                 state = replicas.get(hello.name());

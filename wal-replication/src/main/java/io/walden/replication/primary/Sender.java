@@ -85,14 +85,16 @@ final class Sender implements Runnable {
                 }
                 if (chunk != null) {
                     long now = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
-                    channel.writeAndFlush(new Frame.Data(chunk.startLsn(), wal.flushedLsn(), now,
-                            Unpooled.wrappedBuffer(chunk.bytes())));
                     position = chunk.endLsn();
-                    onSent.sent(position, System.nanoTime());
                     if ((position & (wal.config().segmentSize() - 1)) == 0) {
                         // a closing record: the next record follows the next segment's header (wait for that, not this)
                         position += io.walden.core.segment.SegmentHeaderDescriptor.LENGTH;
                     }
+                    // Before the write: the replica's status about these bytes may arrive before writeAndFlush returns,
+                    // and reports beyond what was sent are clamped.
+                    onSent.sent(position, System.nanoTime());
+                    channel.writeAndFlush(new Frame.Data(chunk.startLsn(), wal.flushedLsn(), now,
+                            Unpooled.wrappedBuffer(chunk.bytes())));
                     lastSent = System.nanoTime();
                     while (!channel.isWritable() && channel.isActive() && running) {
                         Thread.sleep(1); // the replica reads slowly: do not buffer without bound
