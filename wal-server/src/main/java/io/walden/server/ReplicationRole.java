@@ -37,15 +37,33 @@ public final class ReplicationRole implements AutoCloseable {
         this.registry = registry;
     }
 
-    /** Checks the listening rule before anything is opened. */
+    /**
+     * Checks the listening rules before anything is opened. The replication port streams the whole log, so it is never
+     * less protected than the data API: with an HTTP token, replicas must authenticate (a secret or mutual TLS) even
+     * on loopback, where any local process could otherwise read past the token; off loopback, they need TLS and
+     * authentication. Each rule has the explicit, logged opt-out --replication-insecure.
+     */
     static void checkSafety(ServerConfig config) {
         boolean serving = config.replicateFrom() == null || config.replicationListenSet();
-        if (!serving || config.replicationListen().getAddress().isLoopbackAddress()) {
+        if (!serving) {
             return;
         }
         boolean tls = config.replicationTlsCert() != null;
         // Client certificates are checked only when this side serves TLS: a CA alone authenticates nobody.
         boolean authenticated = config.replicationSecret() != null || (tls && config.replicationTlsCa() != null);
+        if (config.authToken() != null && !authenticated) {
+            if (!config.replicationInsecure()) {
+                throw new IllegalStateException("refusing to accept replicas on " + config.replicationListen()
+                        + " without authentication while the HTTP API requires a token: any local process could stream the "
+                        + "whole log past it; set --replication-secret (or mutual TLS with --replication-tls-cert/-key and "
+                        + "--replication-tls-ca), or opt out with --replication-insecure");
+            }
+            LOG.warn("INSECURE: the HTTP API requires a token but replicas on {} need no authentication "
+                    + "(--replication-insecure): any process that can reach it can read the whole log", config.replicationListen());
+        }
+        if (config.replicationListen().getAddress().isLoopbackAddress()) {
+            return;
+        }
         if (tls && authenticated) {
             return;
         }

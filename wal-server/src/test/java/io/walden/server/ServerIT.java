@@ -266,7 +266,15 @@ class ServerIT {
         assertThat(refused.exitCode()).isEqualTo(2);
         assertThat(refused.stderr()).contains("without an auth token");
 
-        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--auth-token", "s3cret")) {
+        WaldenJar.Run open = WaldenJar.run(work, "serve", "--data-dir", data().toString(), "--http",
+                "127.0.0.1:" + ServerProcess.freePort(), "--auth-token", "s3cret", "--replication-listen",
+                "127.0.0.1:" + ServerProcess.freePort());
+        assertThat(open.exitCode()).as("a token on HTTP and none on the replication port").isEqualTo(2);
+        assertThat(open.stderr()).contains("without authentication while the HTTP API requires a token")
+                .contains("--replication-secret");
+
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--auth-token", "s3cret",
+                "--replication-secret", "r3plica")) {
             assertError(server.post("/v1/records", "x".getBytes()), 401, "Bearer");
             assertError(server.post("/v1/records", "x".getBytes(), "Authorization", "Bearer wrong"), 401, "Bearer");
             assertThat(server.post("/v1/records", "x".getBytes(), "Authorization", "Bearer s3cret").statusCode()).isEqualTo(200);

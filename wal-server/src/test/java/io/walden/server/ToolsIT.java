@@ -107,6 +107,11 @@ class ToolsIT {
             assertThat(run.exitCode()).isZero();
             assertThat(run.stdout()).startsWith("Usage: walden " + command);
         }
+        WaldenJar.Run serve = WaldenJar.run(work, "serve", "--help");
+        assertThat(serve.exitCode()).isZero();
+        assertThat(serve.stdout()).startsWith("Usage: walden serve");
+        assertThat(serve.stdout().replaceAll("\\s+", " ")).contains("Open by default")
+                .contains("any local process may stream the whole log");
     }
 
     private void flipBit(long lsn) throws Exception {

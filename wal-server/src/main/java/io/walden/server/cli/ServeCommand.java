@@ -14,7 +14,13 @@ import java.util.concurrent.CountDownLatch;
 /** Runs the sidecar until SIGTERM/SIGINT, then shuts down cleanly (nothing acknowledged is lost). */
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = {"Run a Walden log behind an HTTP data API and admin API (docs/http-api.md).",
-                "Settings come from defaults, then --config, then flags. Stops cleanly on SIGTERM."})
+                "Settings come from defaults, then --config, then flags. Stops cleanly on SIGTERM.",
+                "",
+                "Open by default: HTTP on 127.0.0.1:7400 without a token (any local process may append and read),",
+                "and replication on 127.0.0.1:7401 without a secret (any local process may stream the whole log).",
+                "--auth-token closes the first; with it, --replication-secret (or mutual TLS) is required for the second.",
+                "Off loopback, HTTP needs --auth-token, and replication needs TLS and authentication.",
+                ""})
 final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--config", description = "YAML file with any of the settings below (flags win over it).")
@@ -41,8 +47,9 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--replication-listen", paramLabel = "HOST:PORT",
             description = "Where a primary accepts replicas (default: " + ServerConfig.DEFAULT_REPLICATION + "); on a replica, "
-                    + "set it to serve cascading replicas. A non-loopback address needs --replication-tls-cert/-key and "
-                    + "--replication-secret or --replication-tls-ca, or --replication-insecure.")
+                    + "set it to serve cascading replicas. Without authentication any local process can stream the log: "
+                    + "with --auth-token, --replication-secret or --replication-tls-ca is required. A non-loopback address "
+                    + "needs --replication-tls-cert/-key and --replication-secret or --replication-tls-ca, or --replication-insecure.")
     String replicationListen;
 
     @Option(names = "--replication-secret", description = "Shared secret: a primary requires it of every replica; a replica sends it.")
@@ -60,7 +67,7 @@ final class ServeCommand implements Callable<Integer> {
     String replicationTlsCa;
 
     @Option(names = "--replication-insecure", arity = "0..1", fallbackValue = "true",
-            description = "Accept replicas on a non-loopback address without TLS or authentication (logged as a warning).")
+            description = "Accept replicas without TLS or authentication where the rules above would refuse (logged as a warning).")
     String replicationInsecure;
 
     @Option(names = "--replicate-from", paramLabel = "HOST:PORT", description = "Run as a replica of the primary there.")
