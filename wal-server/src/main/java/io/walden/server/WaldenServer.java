@@ -30,6 +30,7 @@ import io.walden.core.Wal;
 import io.walden.replication.replica.ReplicaClient;
 import io.walden.server.admin.AdminApi;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.http.ConnectionLimit;
 import io.walden.server.http.DataApi;
 import io.walden.server.http.HttpServerHandler;
 import io.walden.server.http.RequestGate;
@@ -139,6 +140,7 @@ public final class WaldenServer implements AutoCloseable {
         handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting, admin, replication));
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
         String token = config.authToken();
+        ConnectionLimit connections = new ConnectionLimit(config.maxConnections());
         boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         workers = new MultiThreadIoEventLoopGroup(0, NioIoHandler.newFactory());
         ServerBootstrap b = new ServerBootstrap()
@@ -152,6 +154,7 @@ public final class WaldenServer implements AutoCloseable {
                             ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                         }
                         ch.pipeline()
+                                .addLast(connections)
                                 .addLast(new IdleStateHandler(IDLE_SECONDS, 0, 0))
                                 .addLast(new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192))
                                 .addLast(new RequestGate(token, maxContent)) // token and size, before buffering

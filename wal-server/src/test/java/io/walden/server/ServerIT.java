@@ -242,6 +242,63 @@ class ServerIT {
     }
 
     @Test
+    void shouldRefuseLargeBodiesOnPathsThatAreNotAppendsDeclaredOrChunked() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
+            assertError(server.post("/health", new byte[1 << 20]), 413, "exceeds the request limit of 4096 bytes");
+            assertError(server.post("/nope", new byte[5000]), 413, "4096");
+            try (Socket s = new Socket("127.0.0.1", server.port)) { // chunked: counted as it arrives, refused mid-body
+                OutputStream out = s.getOutputStream();
+                out.write("PUT /admin/sync-replicas HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        .getBytes(StandardCharsets.US_ASCII));
+                for (int i = 0; i < 8; i++) {
+                    out.write(("400\r\n" + "a".repeat(1024) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                }
+                out.flush();
+                s.setSoTimeout(5000);
+                assertThat(new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
+                        .startsWith("HTTP/1.1 413").contains("payload_too_large");
+            }
+            assertThat(server.post("/v1/records", new byte[100_000]).statusCode()).as("appends take large bodies").isEqualTo(200);
+            assertThat(server.get("/health").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void shouldAnswerConnectionsBeyondTheCapWith503AndAcceptAgainOnceOneCloses() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--max-connections", "3")) {
+            List<Socket> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    held.add(new Socket("127.0.0.1", server.port));
+                }
+                Thread.sleep(200);
+                try (Socket over = new Socket("127.0.0.1", server.port)) {
+                    over.setSoTimeout(5000);
+                    assertThat(new String(over.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
+                            .startsWith("HTTP/1.1 503").contains("too_many_connections");
+                }
+                held.remove(0).close();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                int status = 0;
+                while (status != 200 && System.nanoTime() < deadline) {
+                    try (Socket again = new Socket("127.0.0.1", server.port)) {
+                        again.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                                .getBytes(StandardCharsets.US_ASCII));
+                        again.setSoTimeout(5000);
+                        status = new String(again.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).startsWith("HTTP/1.1 200")
+                                ? 200 : 503;
+                    }
+                }
+                assertThat(status).isEqualTo(200);
+            } finally {
+                for (Socket s : held) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    @Test
     void shouldRefuseToAcceptReplicasOffLoopbackWithoutTlsAndAuthenticationUnlessOptedOut() throws Exception {
         String replication = "0.0.0.0:" + ServerProcess.freePort();
         WaldenJar.Run refused = WaldenJar.run(work, "serve", "--data-dir", data().toString(), "--http",

@@ -168,6 +168,7 @@ public final class ReplicationServer implements AutoCloseable {
         private InetSocketAddress listen = new InetSocketAddress("127.0.0.1", 7401);
         private long keepaliveMillis = 10_000;
         private long maxSlotRetainedBytes = 4L << 30;
+        private long handshakeTimeoutMillis = 10_000;
         private byte[] secret;
         private SslContext tls;
 
@@ -199,6 +200,18 @@ public final class ReplicationServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How long a connection may go without a valid hello (TLS handshake included) before it is closed (default
+         * 10 s): an idle or stalled peer does not hold a connection.
+         */
+        public Builder handshakeTimeoutMillis(long millis) {
+            if (millis <= 0) {
+                throw new IllegalArgumentException("the handshake timeout must be positive");
+            }
+            this.handshakeTimeoutMillis = millis;
+            return this;
+        }
+
         /** The shared secret every replica's hello must carry (compared in constant time); null for none. */
         public Builder secret(String secret) {
             this.secret = secret == null ? null : secret.getBytes(StandardCharsets.UTF_8);
@@ -224,6 +237,7 @@ public final class ReplicationServer implements AutoCloseable {
         this.secret = b.secret;
         SslContext tls = b.tls;
         long idleMillis = b.keepaliveMillis * 2;
+        long handshakeTimeoutMillis = b.handshakeTimeoutMillis;
         restoreSlots();
         wal.retentionFloor(this::retentionFloor); // before accepting: a truncation meanwhile respects the slots
         Channel bound;
@@ -236,7 +250,8 @@ public final class ReplicationServer implements AutoCloseable {
                                 ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                             }
                             ch.pipeline().addLast(new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS),
-                                    new FrameDecoder(), encoder, new Connection(), errors);
+                                    new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH), encoder,
+                                    new Connection(handshakeTimeoutMillis), errors);
                         }
                     }).bind(b.listen).sync().channel();
         } catch (RuntimeException | InterruptedException e) {
@@ -424,8 +439,24 @@ public final class ReplicationServer implements AutoCloseable {
 
     /** One replica connection: the handshake, then status frames; a Sender streams the data. */
     private final class Connection extends SimpleChannelInboundHandler<Frame> {
+        private final long handshakeTimeoutMillis;
         private ReplicaState state;
         private Sender sender;
+
+        Connection(long handshakeTimeoutMillis) {
+            this.handshakeTimeoutMillis = handshakeTimeoutMillis;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            // A peer that connects and says nothing (or stalls its TLS handshake) does not hold a connection for good.
+            ctx.executor().schedule(() -> {
+                if (state == null && ctx.channel().isActive()) {
+                    refuse(ctx, Frame.Error.MALFORMED, "no hello within " + handshakeTimeoutMillis + " ms");
+                }
+            }, handshakeTimeoutMillis, TimeUnit.MILLISECONDS);
+            ctx.fireChannelActive();
+        }
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {

@@ -3,9 +3,11 @@ package io.walden.replication.protocol;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.CorruptedFrameException;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.TooLongFrameException;
 
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -13,10 +15,17 @@ import java.nio.charset.StandardCharsets;
 /**
  * Reads {@link Frame}s (docs/replication-protocol.md): the length prefix bounds every frame before anything is
  * buffered, then the body is checked field by field. Anything malformed raises a
- * {@link CorruptedFrameException} naming what was wrong; the pipeline's last handler logs it and closes the
- * connection (the protocol never resynchronises). One instance per channel.
+ * {@link CorruptedFrameException} naming what was wrong (a frame over the limit: {@link TooLongFrameException});
+ * the pipeline's last handler logs it and closes the connection (the protocol never resynchronises, and after the
+ * first error every further byte is dropped). One instance per channel.
+ *
+ * <p>The limit can change while the connection runs ({@link #maxFrameLength(int)}, on the channel's event loop):
+ * a connection starts with a small one, for the handshake's frames, so an unauthenticated peer cannot make this
+ * side buffer a large frame; once the handshake is done, a replica raises it to what the log's records need.
  */
-public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
+public final class FrameDecoder extends ByteToMessageDecoder {
+    private int maxFrameLength;
+    private boolean failed;
 
     public FrameDecoder() {
         this(FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH);
@@ -24,20 +33,49 @@ public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
     /** @param maxFrameLength the largest frame accepted, counting the type byte and the body */
     public FrameDecoder(int maxFrameLength) {
-        super(maxFrameLength + FrameDescriptor.LENGTH_FIELD_LENGTH, 0, FrameDescriptor.LENGTH_FIELD_LENGTH, 0,
-                FrameDescriptor.LENGTH_FIELD_LENGTH, true);
+        maxFrameLength(maxFrameLength);
+    }
+
+    /** Sets the largest frame accepted from now on (counting the type byte and the body). Event loop only. */
+    public void maxFrameLength(int length) {
+        if (length < 1) {
+            throw new IllegalArgumentException("a frame limit is at least 1 byte, got " + length);
+        }
+        this.maxFrameLength = length;
+    }
+
+    public int maxFrameLength() {
+        return maxFrameLength;
     }
 
     @Override
-    protected Object decode(ChannelHandlerContext ctx, ByteBuf in) throws Exception {
-        ByteBuf frame = (ByteBuf) super.decode(ctx, in);
-        if (frame == null) {
-            return null;
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (failed) {
+            in.skipBytes(in.readableBytes()); // the connection is being closed: nothing after an error is read
+            return;
         }
+        if (in.readableBytes() < FrameDescriptor.LENGTH_FIELD_LENGTH) {
+            return;
+        }
+        long length = in.getUnsignedInt(in.readerIndex());
+        if (length > maxFrameLength) {
+            failed = true;
+            throw new TooLongFrameException("frame of " + length + " bytes is longer than the " + maxFrameLength
+                    + " allowed here");
+        }
+        if (in.readableBytes() < FrameDescriptor.LENGTH_FIELD_LENGTH + length) {
+            return;
+        }
+        in.skipBytes(FrameDescriptor.LENGTH_FIELD_LENGTH);
+        ByteBuf frame = in.readRetainedSlice((int) length);
         try {
-            return parse(frame);
+            out.add(parse(frame));
         } catch (IndexOutOfBoundsException e) {
+            failed = true;
             throw new CorruptedFrameException("frame body shorter than its fields (" + frame.writerIndex() + " bytes)", e);
+        } catch (RuntimeException e) {
+            failed = true;
+            throw e;
         } finally {
             frame.release();
         }

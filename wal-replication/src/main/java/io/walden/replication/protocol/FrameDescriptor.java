@@ -30,6 +30,20 @@ public final class FrameDescriptor {
     public static final int DATA_HEADER_LENGTH = 3 * Long.BYTES;
     /** Default receive limit: one largest record (16 MiB payload plus its header) and the data header, with room. */
     public static final int DEFAULT_MAX_FRAME_LENGTH = (16 << 20) + (64 << 10);
+    /**
+     * Receive limit before the handshake is done, and always on a primary (replicas send only hellos, statuses and
+     * errors): the largest hello (~1.2 KiB), welcome (a 4096-entry history: ~49 KiB) or error fits, with room.
+     */
+    public static final int HANDSHAKE_MAX_FRAME_LENGTH = 64 << 10;
+
+    /**
+     * A replica's receive limit once welcomed: a data frame holds whole records of one segment, so no frame of a log
+     * with {@code segmentSize}-byte segments needs more than the segment plus the data header.
+     */
+    public static int dataFrameLimit(long segmentSize) {
+        return (int) Math.min(Integer.MAX_VALUE - 1024, Math.max(DEFAULT_MAX_FRAME_LENGTH,
+                segmentSize + TYPE_LENGTH + DATA_HEADER_LENGTH + 1024));
+    }
 
     public static final int MAX_NAME_BYTES = 64;
     public static final int MAX_SECRET_BYTES = 1024;

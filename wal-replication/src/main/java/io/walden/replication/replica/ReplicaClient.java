@@ -54,6 +54,8 @@ public final class ReplicaClient implements AutoCloseable {
     private static final long MAX_BACKOFF_MILLIS = 2000;
     /** A primary sends a keepalive at least every few seconds when idle: silence this long means it is gone. */
     private static final int IDLE_SECONDS = 30;
+    /** A primary that accepted the connection but has not welcomed this replica by then is given up on (retried). */
+    private static final int HANDSHAKE_SECONDS = 30;
     /** Received but not yet applied bytes above which the replica stops reading (backpressure to the primary). */
     private static final long MAX_PENDING_BYTES = 16L << 20;
     /** A flush is not put off past this many applied bytes or this long, however busy the stream. */
@@ -217,8 +219,11 @@ public final class ReplicaClient implements AutoCloseable {
         if (!running) {
             return;
         }
-        toPrimary(group, primary, tls, () -> new io.netty.channel.ChannelHandler[] {new IdleStateHandler(IDLE_SECONDS, 0, 0),
-                new FrameDecoder(), encoder, new Receiver(), new ProtocolErrorHandler()})
+        toPrimary(group, primary, tls, () -> {
+            FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised once welcomed
+            return new io.netty.channel.ChannelHandler[] {new IdleStateHandler(IDLE_SECONDS, 0, 0), decoder, encoder,
+                    new Receiver(decoder), new ProtocolErrorHandler()};
+        })
                 .connect(primary).addListener(f -> {
                     if (!f.isSuccess()) {
                         lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
@@ -304,6 +309,7 @@ public final class ReplicaClient implements AutoCloseable {
     }
 
     private final class Receiver extends SimpleChannelInboundHandler<Frame> {
+        private final FrameDecoder decoder;
         private final AtomicLong pending = new AtomicLong();
         /** Set on the receiver thread once the primary's history is adopted; data is applied only then. */
         private boolean accepted;
@@ -311,9 +317,20 @@ public final class ReplicaClient implements AutoCloseable {
         private long unflushedBytes;
         private long lastFlushNanos = System.nanoTime();
 
+        Receiver(FrameDecoder decoder) {
+            this.decoder = decoder;
+        }
+
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
             channel = ctx.channel();
+            ctx.executor().schedule(() -> {
+                if (ctx.channel().isActive() && streamingChannel != ctx.channel()) {
+                    lastError = "the primary at " + primary + " did not welcome this replica within " + HANDSHAKE_SECONDS + " s";
+                    LOG.warn("{}; reconnecting", lastError);
+                    ctx.close();
+                }
+            }, HANDSHAKE_SECONDS, TimeUnit.SECONDS);
             // On the receiver: after what an earlier connection left queued, so the start is this log's real end.
             receiver.execute(() -> {
                 long end = wal.insertLsn();
@@ -340,6 +357,7 @@ public final class ReplicaClient implements AutoCloseable {
                     return;
                 }
                 backoffMillis = 50;
+                decoder.maxFrameLength(FrameDescriptor.dataFrameLimit(welcome.segmentSize())); // a record never spans segments
                 receiver.execute(() -> {
                     try {
                         wal.adoptHistory(welcome.history()); // durably, before any byte of it is applied
@@ -456,7 +474,8 @@ public final class ReplicaClient implements AutoCloseable {
         byte[] secretBytes = secret == null ? new byte[0] : secret.getBytes(StandardCharsets.UTF_8);
         try {
             toPrimary(group, primary, tls, () -> new io.netty.channel.ChannelHandler[] {
-                            new FrameDecoder(), new FrameEncoder(), new SimpleChannelInboundHandler<Frame>() {
+                            new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH), new FrameEncoder(),
+                            new SimpleChannelInboundHandler<Frame>() {
                                 @Override
                                 public void channelActive(ChannelHandlerContext ctx) {
                                     ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, 0, 1, 0,

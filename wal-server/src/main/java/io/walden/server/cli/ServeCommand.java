@@ -98,6 +98,9 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-readers", description = "Concurrent reads and streams before 503 (default: 32).")
     String maxReaders;
 
+    @Option(names = "--max-connections", description = "Open HTTP connections before a new one gets 503 (default: 1024).")
+    String maxConnections;
+
     @Override
     public Integer call() throws Exception {
         Map<String, String> flags = new LinkedHashMap<>();
@@ -109,6 +112,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("auth-token", authToken);
         flags.put("max-batch-bytes", maxBatchBytes);
         flags.put("max-readers", maxReaders);
+        flags.put("max-connections", maxConnections);
         flags.put("tls-cert", tlsCert);
         flags.put("replication-listen", replicationListen);
         flags.put("replicate-from", replicateFrom);

@@ -36,7 +36,7 @@ public final class ServerConfig {
     public static final String DEFAULT_DATA_DIR = "walden-data";
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
     static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size",
-            "auth-token", "max-batch-bytes", "max-readers", "tls-cert", "tls-key", "replication-listen", "replicate-from",
+            "auth-token", "max-batch-bytes", "max-readers", "max-connections", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure");
     public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
@@ -61,6 +61,7 @@ public final class ServerConfig {
         v.put("sync-method", "fdatasync");
         v.put("max-batch-bytes", Long.toString(64L << 20));
         v.put("max-readers", "32");
+        v.put("max-connections", "1024");
         v.put("replication-insecure", "false");
         v.put("remote-commit-timeout-ms", "0");
         v.put("max-slot-retained-bytes", Long.toString(4L << 30));
@@ -124,9 +125,23 @@ public final class ServerConfig {
         if (!insecure.equals("true") && !insecure.equals("false")) {
             throw new IllegalArgumentException("replication-insecure must be true or false, got '" + insecure + "'");
         }
-        if (maxBatchBytes() <= 0 || maxReaders() <= 0 || maxSlotRetainedBytes() <= 0) {
-            throw new IllegalArgumentException("max-batch-bytes, max-readers and max-slot-retained-bytes must be positive");
+        for (String key : new String[] {"max-batch-bytes", "max-readers", "max-connections", "max-slot-retained-bytes"}) {
+            positive(key);
         }
+    }
+
+    /** A setting that must be a positive whole number, with an error naming it otherwise. */
+    private long positive(String key) {
+        String v = values.get(key).trim();
+        try {
+            long n = Long.parseLong(v);
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // answered below
+        }
+        throw new IllegalArgumentException(key + " must be a positive whole number, got '" + v + "'");
     }
 
     public Path dataDir() {
@@ -168,11 +183,16 @@ public final class ServerConfig {
     }
 
     public long maxBatchBytes() {
-        return Long.parseLong(values.get("max-batch-bytes"));
+        return positive("max-batch-bytes");
     }
 
     public int maxReaders() {
-        return Integer.parseInt(values.get("max-readers"));
+        return (int) Math.min(Integer.MAX_VALUE, positive("max-readers"));
+    }
+
+    /** Open HTTP connections beyond which a new one is answered 503 and closed. */
+    public int maxConnections() {
+        return (int) Math.min(Integer.MAX_VALUE, positive("max-connections"));
     }
 
     /**
@@ -241,7 +261,7 @@ public final class ServerConfig {
 
     /** The most log a replication slot may hold back before it is dropped. */
     public long maxSlotRetainedBytes() {
-        return Long.parseLong(values.get("max-slot-retained-bytes").trim());
+        return positive("max-slot-retained-bytes");
     }
 
     /** This replica's name in the primary's synchronous policy. */

@@ -2,7 +2,10 @@ package io.walden.server.http;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -14,30 +17,40 @@ import java.security.MessageDigest;
 import java.util.Set;
 
 /**
- * Checks a request's head before its body is buffered: a request that lacks the bearer token where one is
- * required, or declares a body over the limit, is replaced by a {@link Refusal} that travels down the pipeline
- * in its place (so it is answered in order, after the requests before it), and everything after it on the
- * connection is discarded as it arrives (the connection closes after the refusal's answer). So an
- * unauthenticated client cannot make the server hold large bodies.
+ * Checks a request before its body is buffered: a request that lacks the bearer token where one is required, or
+ * whose body is over its path's limit, is replaced by a {@link Refusal} that travels down the pipeline in its place
+ * (so it is answered in order, after the requests before it), and everything after it on the connection is
+ * discarded as it arrives (the connection closes after the refusal's answer). So an unauthenticated client cannot
+ * make the server hold large bodies.
  *
- * <p>One instance per connection (it remembers that it refused).
+ * <p>Only appends carry large bodies: they may send up to {@code max-batch-bytes}; every other path takes at most
+ * {@link #SMALL_BODY} bytes. A declared Content-Length is checked from the head; a chunked body is counted as its
+ * chunks arrive and refused the moment it passes the limit.
+ *
+ * <p>One instance per connection (it remembers that it refused, and the current request's budget).
  */
 public final class RequestGate extends ChannelInboundHandlerAdapter {
     /** Paths that need the token when one is configured (the data API and mutating admin calls). */
     static final Set<String> PROTECTED = Set.of("/v1/records", "/v1/records/batch", "/v1/records/stream", "/admin/checkpoint",
             "/admin/sync-replicas", "/admin/promote");
+    /** The body limit of every request that is not an append: enough for a policy or a small JSON document. */
+    public static final int SMALL_BODY = 4096;
+    private static final Set<String> APPENDS = Set.of("/v1/records", "/v1/records/batch");
 
     /** Stands for a refused request; answered by the handler in the request's turn. */
     record Refusal(io.netty.handler.codec.http.FullHttpRequest request, HttpResponseStatus status, String error, String detail) {
     }
 
     private final byte[] expected;
-    private final long maxBody;
+    private final long maxAppendBody;
     private boolean refused;
+    /** The request whose body is arriving (null between requests), and how many more body bytes it may send. */
+    private HttpRequest current;
+    private long budget;
 
-    public RequestGate(String authToken, long maxBody) {
+    public RequestGate(String authToken, long maxAppendBody) {
         this.expected = authToken == null ? null : ("Bearer " + authToken).getBytes(StandardCharsets.UTF_8);
-        this.maxBody = maxBody;
+        this.maxAppendBody = maxAppendBody;
     }
 
     @Override
@@ -46,20 +59,47 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg); // after a refusal the connection only waits to be closed
             return;
         }
-        if (msg instanceof HttpRequest) {
-            HttpRequest head = (HttpRequest) msg;
+        if (msg instanceof HttpRequest head) {
             String refusal = refusal(head);
             if (refusal != null) {
-                refused = true;
-                boolean tooLarge = refusal.startsWith("payload");
-                var stand = new io.netty.handler.codec.http.DefaultFullHttpRequest(head.protocolVersion(), head.method(), head.uri());
-                ReferenceCountUtil.release(msg);
-                ctx.fireChannelRead(new Refusal(stand, tooLarge ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
-                        : HttpResponseStatus.UNAUTHORIZED, tooLarge ? "payload_too_large" : "unauthorized", refusal));
+                refuse(ctx, msg, head, refusal);
+                return;
+            }
+            current = head;
+            budget = limitFor(head);
+        }
+        if (msg instanceof HttpContent content && current != null) {
+            budget -= content.content().readableBytes();
+            if (budget < 0) {
+                refuse(ctx, msg, current, tooLarge(current, "a chunked body"));
                 return;
             }
         }
+        if (msg instanceof io.netty.handler.codec.http.LastHttpContent) {
+            current = null;
+        }
         ctx.fireChannelRead(msg);
+    }
+
+    private void refuse(ChannelHandlerContext ctx, Object msg, HttpRequest head, String refusal) {
+        refused = true;
+        boolean tooLarge = refusal.startsWith("payload");
+        var stand = new DefaultFullHttpRequest(head.protocolVersion(), head.method(), head.uri());
+        ReferenceCountUtil.release(msg);
+        ctx.fireChannelRead(new Refusal(stand, tooLarge ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
+                : HttpResponseStatus.UNAUTHORIZED, tooLarge ? "payload_too_large" : "unauthorized", refusal));
+    }
+
+    private long limitFor(HttpRequest head) {
+        String path = new QueryStringDecoder(head.uri()).path();
+        return HttpMethod.POST.equals(head.method()) && APPENDS.contains(path) ? maxAppendBody : SMALL_BODY;
+    }
+
+    private String tooLarge(HttpRequest head, String what) {
+        long limit = limitFor(head);
+        return "payload of " + what + " exceeds the request limit of " + limit + " bytes"
+                + (limit == maxAppendBody ? " (max-batch-bytes)" : " for " + head.method() + " "
+                + new QueryStringDecoder(head.uri()).path()) + "; nothing was written";
     }
 
     private String refusal(HttpRequest head) {
@@ -74,8 +114,8 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
             }
         }
         long length = HttpUtil.getContentLength(head, -1L);
-        if (length > maxBody) {
-            return "payload of " + length + " bytes exceeds the request limit of " + maxBody + " bytes (max-batch-bytes); nothing was written";
+        if (length > limitFor(head)) {
+            return tooLarge(head, length + " bytes");
         }
         return null;
     }

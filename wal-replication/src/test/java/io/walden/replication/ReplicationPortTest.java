@@ -1,0 +1,79 @@
+package io.walden.replication;
+
+import io.walden.core.Durability;
+import io.walden.core.Wal;
+import io.walden.core.WalReader;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.ReplicaClient;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.file.Path;
+
+import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
+import static io.walden.replication.Replicas.config;
+import static io.walden.replication.Replicas.follow;
+import static io.walden.replication.Replicas.serve;
+import static io.walden.replication.Replicas.waitUntil;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What a peer can and cannot make the replication port hold, and the sizes of what it carries. */
+@Timeout(60)
+class ReplicationPortTest {
+    @TempDir
+    Path work;
+
+    @Test
+    void shouldCloseAConnectionThatDeclaresAFrameLargerThanAnyHandshakeFrameWithoutBufferingIt() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             ReplicationServer server = serve(primary)) {
+            try (Socket s = new Socket(server.address().getAddress(), server.address().getPort())) {
+                OutputStream out = s.getOutputStream();
+                out.write(new byte[] {0, (byte) 0xFF, 0, 0, 'H', 0, 2}); // a 16 MiB "hello", of which 2 bytes come
+                out.flush();
+                s.setSoTimeout(5000);
+                byte[] answer = s.getInputStream().readAllBytes(); // returns once the primary closed the connection
+                assertThat(new String(answer, java.nio.charset.StandardCharsets.ISO_8859_1)).contains("longer than");
+            }
+            assertThat(server.replicaStatus()).isEmpty();
+        }
+    }
+
+    @Test
+    void shouldCloseAConnectionThatSendsNoHelloWithinTheHandshakeTimeout() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT)
+                     .handshakeTimeoutMillis(300).start();
+             RawReplica silent = new RawReplica(server.address())) {
+            io.walden.replication.protocol.Frame.Error error = silent.receive(io.walden.replication.protocol.Frame.Error.class, 5000);
+            assertThat(error).isNotNull();
+            assertThat(error.message()).contains("no hello within 300 ms");
+            assertThat(silent.closedWithin(5000)).isTrue();
+        }
+    }
+
+    @Test
+    void shouldReplicateARecordLargerThanTheDefaultFrameLimit() throws Exception {
+        long segment = 32L << 20;
+        int big = 20 << 20; // more than the 16 MiB + 64 KiB a replica accepted before it knew the log's segment size
+        try (Wal primary = Wal.open(config(work.resolve("p")).segmentSize(segment).maxPayloadSize(big).build());
+             ReplicationServer server = serve(primary);
+             Wal replica = Wal.open(config(work.resolve("r1")).segmentSize(segment).maxPayloadSize(big)
+                     .logId(primary.logId()).build());
+             ReplicaClient client = follow(replica, server, "r1")) {
+            byte[] payload = new byte[big];
+            java.util.Arrays.fill(payload, (byte) 7);
+            long lsn = primary.append(payload, Durability.LOCAL);
+            long after = primary.append("after".getBytes(), Durability.LOCAL);
+            waitUntil(() -> replica.flushedLsn() > after);
+            try (WalReader r = replica.reader(lsn)) {
+                assertThat(r.next().payload()).isEqualTo(payload);
+                assertThat(new String(r.next().payload())).isEqualTo("after");
+            }
+            assertThat(client.lastError()).isNull();
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package io.walden.server.http;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Caps the open HTTP connections ({@code max-connections}): each holds buffers and, for streams, a reader thread,
+ * so their number must not grow with whatever a client opens. A connection over the cap is answered at once with
+ * 503 {@code too_many_connections} and closed; whatever it sends is dropped unread. Placed right after TLS (whose
+ * handshake must run for the answer to be written) and before the HTTP codec.
+ *
+ * <p>Shared by every connection of a server; the count is updated on each connection's event loop.
+ */
+@ChannelHandler.Sharable
+public final class ConnectionLimit extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(ConnectionLimit.class);
+    private final int max;
+    private final AtomicInteger open = new AtomicInteger();
+
+    public ConnectionLimit(int max) {
+        if (max < 1) {
+            throw new IllegalArgumentException("max-connections must be at least 1, got " + max);
+        }
+        this.max = max;
+    }
+
+    /** Connections open now (refused ones excluded). */
+    public int open() {
+        return open.get();
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        if (open.incrementAndGet() > max) {
+            open.decrementAndGet();
+            ctx.channel().attr(REFUSED).set(Boolean.TRUE);
+            LOG.warn("Refusing an HTTP connection from {}: {} connections are open (max-connections)",
+                    ctx.channel().remoteAddress(), max);
+            byte[] body = ("{\"error\":\"too_many_connections\",\"detail\":\"" + max + " connections are open "
+                    + "(max-connections); retry shortly\"}").getBytes(StandardCharsets.UTF_8);
+            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                    HttpResponseStatus.SERVICE_UNAVAILABLE, Unpooled.wrappedBuffer(body));
+            response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json")
+                    .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
+                    .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.channel().writeAndFlush(response).addListener(ChannelFutureListener.CLOSE); // through the HTTP encoder
+            return;
+        }
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (ctx.channel().attr(REFUSED).get() != null) {
+            io.netty.util.ReferenceCountUtil.release(msg); // a refused connection is only waiting to be closed
+            return;
+        }
+        ctx.fireChannelRead(msg);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (ctx.channel().attr(REFUSED).get() == null) {
+            open.decrementAndGet();
+            ctx.fireChannelInactive();
+        }
+    }
+
+    private static final io.netty.util.AttributeKey<Boolean> REFUSED = io.netty.util.AttributeKey.valueOf("walden.refused");
+}
