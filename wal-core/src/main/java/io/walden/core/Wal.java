@@ -121,7 +121,7 @@ public final class Wal implements AutoCloseable {
         Map<Long, Long> firstPrev = new ConcurrentHashMap<>(scan.firstPrevBySegment());
         firstPrev.put(after.scanStart(), after.scanStartPrev());
         this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
-                opened.spares(), activity::gracePeriod);
+                opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
         this.appender = new Appender(registry, preparer, tail, written, notifier, firstPrev, scan.lastRecordLsn(), stats);
         this.commit = new GroupCommit(appender, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
@@ -147,6 +147,14 @@ public final class Wal implements AutoCloseable {
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, scan.lastRecordLsn(),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos());
+    }
+
+    /** A background thread that owns progress hit an Error: the log fails loudly rather than hang "ready". */
+    private void failFromBackground(String what, Throwable cause) {
+        GroupCommit c = commit;
+        if (c != null) {
+            c.fail(what, cause);
+        }
     }
 
     // ------------------------------------------------------------------ open
@@ -263,22 +271,39 @@ public final class Wal implements AutoCloseable {
         checkRecord(type, payload.length);
         Activity.Cell cell = enter();
         try {
-            long lsn = appender.append(type, payload, 0, payload.length, durability);
-            if (!durability.waitsForLocalFlush()) {
-                return CompletableFuture.completedFuture(lsn);
-            }
-            CompletableFuture<Long> f = commit.flushedFuture(lsn);
-            if (!f.isDone()) {
-                writer.wakeUp();
-            }
-            if (durability != Durability.LOCAL) {
-                // Whether replicas must confirm is decided once the record is flushed locally, not now.
-                return f.thenCompose(l -> remote.confirmation(durability, l));
-            }
-            return f;
+            return durabilityFuture(appender.append(type, payload, 0, payload.length, durability), durability);
         } finally {
             Activity.exit(cell);
         }
+    }
+
+    /**
+     * {@link #appendAsync(int, byte[], Durability)} for the remaining bytes of a buffer (its position is not moved;
+     * the bytes are copied into the log before this returns, so the buffer may be reused or released at once).
+     */
+    public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability) {
+        checkRecord(type, payload.remaining());
+        Activity.Cell cell = enter();
+        try {
+            return durabilityFuture(appender.append(type, payload, durability), durability);
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
+    private CompletableFuture<Long> durabilityFuture(long lsn, Durability durability) {
+        if (!durability.waitsForLocalFlush()) {
+            return CompletableFuture.completedFuture(lsn);
+        }
+        CompletableFuture<Long> f = commit.flushedFuture(lsn);
+        if (!f.isDone()) {
+            writer.wakeUp();
+        }
+        if (durability != Durability.LOCAL) {
+            // Whether replicas must confirm is decided once the record is flushed locally, not now.
+            return f.thenCompose(l -> remote.confirmation(durability, l));
+        }
+        return f;
     }
 
     /**

@@ -76,4 +76,29 @@ class FailedForceTest {
             assertThat(wal.isFailed()).as("the background writer's failed force put the log in the failed state").isTrue();
         }
     }
+
+    @Test
+    void shouldFailTheLogLoudlyWhenAForceOnTheBackgroundWriterThrowsAnErrorNeverHangingReady() throws Exception {
+        FailingSync sync = new FailingSync();
+        try (Wal wal = Wal.open(TestLogs.small(dir).syncStrategy(sync).writerDelay(Duration.ofMillis(10)).build())) {
+            sync.error = new InternalError("a fault occurred in an unsafe memory access operation (injected)");
+            wal.append(bytes("off"), Durability.OFF);
+            CompletableFuture<Long> async = wal.appendAsync(bytes("async"), Durability.LOCAL);
+            assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS)).as("the future fails, it does not hang")
+                    .hasCauseInstanceOf(WalFailedException.class).hasMessageContaining("unsafe memory access");
+            assertThat(wal.isFailed()).isTrue();
+            sync.error = null;
+            assertThatThrownBy(() -> wal.append(bytes("later"), Durability.LOCAL)).isInstanceOf(WalFailedException.class);
+        }
+    }
+
+    @Test
+    void shouldFailTheLogWhenTheFlushLeadersForceThrowsAnError() {
+        FailingSync sync = new FailingSync();
+        try (Wal wal = Wal.open(TestLogs.small(dir).syncStrategy(sync).writerDelay(Duration.ofHours(1)).build())) {
+            sync.error = new InternalError("injected");
+            assertThatThrownBy(() -> wal.append(bytes("x"), Durability.LOCAL)).isInstanceOf(WalFailedException.class);
+            assertThat(wal.isFailed()).isTrue();
+        }
+    }
 }

@@ -13,11 +13,17 @@ import java.util.concurrent.atomic.AtomicLong;
 final class FailingSync implements SyncStrategy {
     private final SyncStrategy real = SyncStrategy.of(SyncMethod.FDATASYNC);
     volatile boolean failing;
+    /** Throws this Error from the next force instead (what a fault in mapped memory surfaces as: an InternalError). */
+    volatile Error error;
     final AtomicLong forces = new AtomicLong();
     final AtomicLong forcedUpTo = new AtomicLong();
 
     @Override
     public void force(Segment segment, long fromOffset, long toOffset) throws IOException {
+        Error e = error;
+        if (e != null) {
+            throw e;
+        }
         if (failing) {
             throw new IOException("Input/output error (injected)");
         }

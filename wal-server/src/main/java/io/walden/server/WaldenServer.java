@@ -131,7 +131,7 @@ public final class WaldenServer implements AutoCloseable {
                     t.setDaemon(true);
                     return t;
                 });
-        data = new DataApi(wal, readers, config.maxBatchBytes());
+        data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords());
         admin = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "walden-admin");
             t.setDaemon(true);

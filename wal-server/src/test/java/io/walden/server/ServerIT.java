@@ -299,6 +299,49 @@ class ServerIT {
     }
 
     @Test
+    void shouldRefuseABatchOfMillionsOfEmptyRecordsWhileHealthStaysUnderASecond() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
+            java.util.concurrent.atomic.AtomicLong slowest = new java.util.concurrent.atomic.AtomicLong();
+            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread prober = new Thread(() -> {
+                while (!done.get()) {
+                    long t0 = System.nanoTime();
+                    try {
+                        server.get("/health");
+                    } catch (Exception e) {
+                        return;
+                    }
+                    slowest.accumulateAndGet(System.nanoTime() - t0, Math::max);
+                }
+            });
+            prober.start();
+            try {
+                // 32 MiB of zeros: 8 M zero-length records
+                assertError(server.post("/v1/records/batch", new byte[32 << 20]), 413, "max-batch-records");
+            } finally {
+                done.set(true);
+                prober.join();
+            }
+            assertThat(TimeUnit.NANOSECONDS.toMillis(slowest.get())).as("slowest /health meanwhile, ms").isLessThan(1000);
+            assertThat(server.records()).as("nothing was written").isEmpty();
+        }
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--max-batch-bytes", "1048576")) {
+            java.nio.ByteBuffer body = java.nio.ByteBuffer.allocate(12 * 40_000);
+            while (body.hasRemaining()) {
+                body.putInt(8).putLong(42);
+            }
+            assertError(server.post("/v1/records/batch", body.array()), 413, "64 bytes of overhead per record");
+            java.nio.ByteBuffer fits = java.nio.ByteBuffer.allocate(12 * 1000);
+            while (fits.hasRemaining()) {
+                fits.putInt(8).putLong(7);
+            }
+            HttpResponse<String> ok = server.post("/v1/records/batch?durability=local", fits.array());
+            assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+            assertThat(JSON.readTree(ok.body()).get("lsns")).hasSize(1000);
+        }
+    }
+
+    @Test
     void shouldRefuseToAcceptReplicasOffLoopbackWithoutTlsAndAuthenticationUnlessOptedOut() throws Exception {
         String replication = "0.0.0.0:" + ServerProcess.freePort();
         WaldenJar.Run refused = WaldenJar.run(work, "serve", "--data-dir", data().toString(), "--http",

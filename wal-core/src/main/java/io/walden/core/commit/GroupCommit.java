@@ -230,7 +230,9 @@ public final class GroupCommit {
                 learn(nanos);
                 observer.onFlush(nanos, target - from, commits);
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (Throwable e) {
+            // An Error too (an InternalError from a fault in mapped memory, an OutOfMemoryError): whether the force
+            // happened is unknown, so the flushed position can never move again. Failing the log releases everyone.
             fail("force of " + Lsn.format(from) + " up to the written position failed: " + e, e);
         } finally {
             leader.set(0);

@@ -47,6 +47,8 @@ public final class SegmentPreparer implements AutoCloseable {
     private final AtomicLong recycledCount = new AtomicLong();
     private final Object prepared = new Object();
     private final Thread thread;
+    /** Told when this thread hits an Error and stops: the log must fail rather than wait for segments forever. */
+    private final java.util.function.Consumer<Throwable> onFatal;
     private volatile boolean running = true;
     private volatile IOException lastFailure;
 
@@ -67,9 +69,12 @@ public final class SegmentPreparer implements AutoCloseable {
     /**
      * @param gracePeriods starts a grace period when called; the answer turns true once every appender-side
      *                     thread that might still hold a raw address into a just-removed segment has moved on
+     * @param onFatal      told of an Error that stopped this thread (the log fails)
      */
     public SegmentPreparer(Path dir, long segmentSize, long logId, SegmentRegistry registry, int maxSpares,
-                           List<Path> existingSpares, Supplier<BooleanSupplier> gracePeriods) {
+                           List<Path> existingSpares, Supplier<BooleanSupplier> gracePeriods,
+                           java.util.function.Consumer<Throwable> onFatal) {
+        this.onFatal = onFatal;
         this.gracePeriods = gracePeriods;
         this.dir = dir;
         this.segmentSize = segmentSize;
@@ -169,6 +174,16 @@ public final class SegmentPreparer implements AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.error("Segment preparer hit an unexpected error; retrying", e);
                 LockSupport.parkNanos(this, MAX_BACKOFF_NANOS);
+            } catch (Error e) {
+                // Appends need the next segment: without this thread they would each wait out the roll timeout. Fail
+                // the log loudly instead, and let waiters fail at once.
+                lastFailure = new IOException("the segment preparer failed: " + e, e);
+                running = false;
+                synchronized (prepared) {
+                    prepared.notifyAll();
+                }
+                onFatal.accept(e);
+                return;
             }
         }
     }

@@ -75,8 +75,10 @@ public final class BackgroundWriter implements AutoCloseable {
                 }
             } catch (WalFailedException e) {
                 // already logged by the leader that failed; pending futures were failed with it
-            } catch (RuntimeException e) {
-                LOG.error("Background writer flush failed unexpectedly", e);
+            } catch (Throwable e) {
+                // This thread owns OFF records' way to disk and the asynchronous futures: if it cannot do its job, the
+                // log must say so (failed, refusing appends, failing futures), never stay "ready" and hang.
+                commit.fail("the background writer failed: " + e, e);
             } finally {
                 Activity.exit(cell);
             }
@@ -90,6 +92,8 @@ public final class BackgroundWriter implements AutoCloseable {
     private void runCheckpoint() {
         try {
             checkpoint.run();
+        } catch (Error e) {
+            commit.fail("the background writer failed writing a checkpoint: " + e, e);
         } catch (RuntimeException e) {
             LOG.warn("Checkpoint failed (recovery will scan further back, nothing is lost): {}", e.toString());
         }

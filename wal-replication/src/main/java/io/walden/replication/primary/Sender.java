@@ -117,6 +117,11 @@ final class Sender implements Runnable {
             channel.writeAndFlush(new Frame.Error(e instanceof io.walden.core.LsnRemovedException ? Frame.Error.LSN_REMOVED
                     : Frame.Error.EPOCH_DIVERGED, e.getMessage()))
                     .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+        } catch (Throwable e) {
+            // Never a silent stall: a stream whose sender died would look connected and send nothing. The replica
+            // reconnects and resumes from its end.
+            LOG.error("The stream to {} failed; closing it", channel.remoteAddress(), e);
+            channel.close();
         }
     }
 }

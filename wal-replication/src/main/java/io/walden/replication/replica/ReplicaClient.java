@@ -430,9 +430,9 @@ public final class ReplicaClient implements AutoCloseable {
                     lastFlushNanos = System.nanoTime();
                     status(ctx.channel());
                 }
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 accepted = false; // the rest of this connection's frames cannot follow; the next hello resumes
-                LOG.error("Could not apply replicated bytes at {}: {}; reconnecting", Lsn.format(start), e.getMessage());
+                LOG.error("Could not apply replicated bytes at {}: {}; reconnecting", Lsn.format(start), e.toString());
                 ctx.close();
             }
         }

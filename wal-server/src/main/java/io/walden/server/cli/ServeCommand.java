@@ -95,6 +95,10 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-batch-bytes", description = "Largest request body accepted (default: 67108864).")
     String maxBatchBytes;
 
+    @Option(names = "--max-batch-records", description = "Most records in one batch (default: 100000); each record is "
+            + "also charged 64 bytes against --max-batch-bytes.")
+    String maxBatchRecords;
+
     @Option(names = "--max-readers", description = "Concurrent reads and streams before 503 (default: 32).")
     String maxReaders;
 
@@ -112,6 +116,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("auth-token", authToken);
         flags.put("max-batch-bytes", maxBatchBytes);
         flags.put("max-readers", maxReaders);
+        flags.put("max-batch-records", maxBatchRecords);
         flags.put("max-connections", maxConnections);
         flags.put("tls-cert", tlsCert);
         flags.put("replication-listen", replicationListen);
