@@ -131,7 +131,7 @@ public final class WaldenServer implements AutoCloseable {
                     t.setDaemon(true);
                     return t;
                 });
-        data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords());
+        data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords(), config.streamWriteTimeoutMillis());
         admin = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "walden-admin");
             t.setDaemon(true);
@@ -147,6 +147,13 @@ public final class WaldenServer implements AutoCloseable {
                 .group(boss, workers)
                 .channel(NioServerSocketChannel.class)
                 .option(ChannelOption.SO_BACKLOG, 1024)
+                // A client that vanished without a FIN (a dead machine, a dropped route) is found by TCP keepalive
+                // probes even while its connection carries nothing, e.g. a quiet stream: after 30 s idle, then 3
+                // unanswered probes 10 s apart.
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE), 30)
+                .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL), 10)
+                .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT), 3)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {

@@ -342,6 +342,33 @@ class ServerIT {
     }
 
     @Test
+    void shouldCloseAStreamWhoseClientStoppedReadingAndFreeItsReaderSlot() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--max-readers", "1",
+                "--stream-write-timeout-ms", "1000")) {
+            try (Socket stalled = new Socket()) {
+                stalled.setReceiveBufferSize(4096);
+                stalled.connect(new java.net.InetSocketAddress("127.0.0.1", server.port));
+                stalled.getOutputStream().write("GET /v1/records/stream?from=0/0 HTTP/1.1\r\nHost: x\r\n\r\n"
+                        .getBytes(StandardCharsets.US_ASCII));
+                stalled.getOutputStream().flush();
+                Thread.sleep(300);
+                assertError(server.get("/v1/records?from=0/0"), 503, "busy"); // the stream holds the only slot
+                for (int i = 0; i < 100; i++) { // far more than the socket buffers hold; the client reads none of it
+                    server.post("/v1/records?durability=off", new byte[64 << 10]);
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                HttpResponse<String> read = server.get("/v1/records?from=0/0&limit=1");
+                while (read.statusCode() == 503 && System.nanoTime() < deadline) {
+                    Thread.sleep(100);
+                    read = server.get("/v1/records?from=0/0&limit=1");
+                }
+                assertThat(read.statusCode()).as("the stalled stream was closed and its slot freed: " + read.body()).isEqualTo(200);
+                assertThat(server.output()).contains("took nothing for 1000 ms");
+            }
+        }
+    }
+
+    @Test
     void shouldRefuseToAcceptReplicasOffLoopbackWithoutTlsAndAuthenticationUnlessOptedOut() throws Exception {
         String replication = "0.0.0.0:" + ServerProcess.freePort();
         WaldenJar.Run refused = WaldenJar.run(work, "serve", "--data-dir", data().toString(), "--http",

@@ -99,6 +99,10 @@ final class ServeCommand implements Callable<Integer> {
             + "also charged 64 bytes against --max-batch-bytes.")
     String maxBatchRecords;
 
+    @Option(names = "--stream-write-timeout-ms", description = "Close a stream whose client takes nothing for this long "
+            + "(default: 30000).")
+    String streamWriteTimeout;
+
     @Option(names = "--max-readers", description = "Concurrent reads and streams before 503 (default: 32).")
     String maxReaders;
 
@@ -116,6 +120,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("auth-token", authToken);
         flags.put("max-batch-bytes", maxBatchBytes);
         flags.put("max-readers", maxReaders);
+        flags.put("stream-write-timeout-ms", streamWriteTimeout);
         flags.put("max-batch-records", maxBatchRecords);
         flags.put("max-connections", maxConnections);
         flags.put("tls-cert", tlsCert);

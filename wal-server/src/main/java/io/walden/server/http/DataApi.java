@@ -37,6 +37,7 @@ import java.util.concurrent.TimeUnit;
  * full the request gets 503 rather than a queue that grows without bound.
  */
 public final class DataApi {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DataApi.class);
     static final int MAX_LIMIT = 10_000;
     static final long MAX_WAIT_MS = 60_000;
 
@@ -48,13 +49,16 @@ public final class DataApi {
     private final long maxResponseBytes;
     private final long maxBatchBytes;
     private final int maxBatchRecords;
+    private final long streamWriteTimeoutNanos;
     private volatile boolean stopping;
 
     /**
      * @param maxBatchBytes   the largest batch, counting {@link #RECORD_OVERHEAD} per record (also the largest read answer)
      * @param maxBatchRecords the most records one batch may hold
+     * @param streamWriteTimeoutMillis how long a stream may stay unable to write before it is closed
      */
-    public DataApi(Wal wal, ExecutorService readers, long maxBatchBytes, int maxBatchRecords) {
+    public DataApi(Wal wal, ExecutorService readers, long maxBatchBytes, int maxBatchRecords, long streamWriteTimeoutMillis) {
+        this.streamWriteTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(streamWriteTimeoutMillis);
         this.wal = wal;
         this.readers = readers;
         this.maxResponseBytes = maxBatchBytes;
@@ -242,8 +246,17 @@ public final class DataApi {
                     }
                     byte[] line = (Exchange.JSON.writeValueAsString(recordJson(r)) + "\n").getBytes(StandardCharsets.UTF_8);
                     channel.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(line)));
+                    long stalledSince = System.nanoTime();
                     while (!channel.isWritable() && channel.isActive()) {
-                        Thread.sleep(5); // the client reads slowly: wait rather than buffer without bound
+                        // The client reads slowly: wait rather than buffer without bound, but not forever: a client
+                        // that stopped reading (or vanished without a FIN) must not hold this reader thread for good.
+                        if (System.nanoTime() - stalledSince > streamWriteTimeoutNanos) {
+                            LOG.warn("Closing the stream to {}: it took nothing for {} ms (stream-write-timeout-ms)",
+                                    channel.remoteAddress(), TimeUnit.NANOSECONDS.toMillis(streamWriteTimeoutNanos));
+                            channel.close();
+                            break;
+                        }
+                        Thread.sleep(5);
                     }
                 }
             } finally {
