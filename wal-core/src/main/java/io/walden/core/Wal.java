@@ -144,7 +144,7 @@ public final class Wal implements AutoCloseable {
                 commit.observer(observer);
             }
         });
-        this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, scan.lastRecordLsn(),
+        this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos());
     }
@@ -656,7 +656,9 @@ public final class Wal implements AutoCloseable {
                         + ": it knows of epoch " + history.current().number() + " (history " + history
                         + "); that primary is stale");
             }
-            String divergence = primary.divergence(history.at(end), end);
+            // A log that holds no record (a new replica, beginning where its primary's oldest record is) cannot have
+            // diverged: there is nothing in it that the primary might not have.
+            String divergence = end == oldestLsn() ? null : primary.divergence(history.at(end), end);
             if (divergence != null) {
                 throw new IllegalStateException("this log cannot follow a log with history " + primary + ": " + divergence);
             }

@@ -34,8 +34,10 @@ public final class WalConfig {
     private final int commitSiblings;
     private final Duration remoteCommitTimeout;
     private final long logId;
+    private final long baseLsn;
 
     private WalConfig(Builder b) {
+        this.baseLsn = b.baseLsn;
         this.directory = b.directory;
         this.segmentSize = b.segmentSize;
         this.maxPayloadSize = b.maxPayloadSize > 0 ? b.maxPayloadSize : defaultMaxPayload(b.segmentSize);
@@ -122,6 +124,11 @@ public final class WalConfig {
         return logId;
     }
 
+    /** Where a new log begins (a segment boundary; 0 unless a replica copies a primary that truncated). */
+    public long baseLsn() {
+        return baseLsn;
+    }
+
     /** How long a remote-level commit waits for the synchronous replicas; zero waits forever. */
     public Duration remoteCommitTimeout() {
         return remoteCommitTimeout;
@@ -153,6 +160,7 @@ public final class WalConfig {
         private int commitSiblings = 5;
         private Duration remoteCommitTimeout = Duration.ZERO;
         private long logId;
+        private long baseLsn;
 
         private Builder(Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -245,7 +253,22 @@ public final class WalConfig {
             return this;
         }
 
+        /**
+         * Where a NEW log begins instead of LSN 0: the start of a segment. For a replica whose primary no longer keeps
+         * its first segments: the replica's log begins at the segment holding the primary's oldest record, and holds
+         * nothing before it (PostgreSQL's base backup). The first record streamed into it may then link to any record
+         * before it. Ignored when the directory already holds a log.
+         */
+        public Builder baseLsn(long lsn) {
+            this.baseLsn = lsn;
+            return this;
+        }
+
         public WalConfig build() {
+            if (baseLsn < 0 || (baseLsn & (segmentSize - 1)) != 0) {
+                throw new IllegalArgumentException("baseLsn must be the start of a segment (a multiple of " + segmentSize
+                        + "), got " + baseLsn);
+            }
             if (segmentSize < MIN_SEGMENT_SIZE || segmentSize > MAX_SEGMENT_SIZE || Long.bitCount(segmentSize) != 1) {
                 throw new IllegalArgumentException("segmentSize must be a power of two from 64 KiB to 1 GiB, got " + segmentSize);
             }

@@ -129,6 +129,44 @@ class ReplicationTest {
     }
 
     @Test
+    void shouldStartANewReplicaAtThePrimarysOldestKeptSegmentOnceThePrimaryHasTruncated() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             ReplicationServer server = serve(primary)) {
+            while (primary.insertLsn() < 4 * Replicas.SEGMENT + 1000) {
+                primary.append(new byte[700], Durability.OFF);
+            }
+            primary.flush();
+            primary.truncateBefore(primary.insertLsn());
+            assertThat(primary.oldestLsn()).as("the primary no longer has its start").isGreaterThan(3 * Replicas.SEGMENT);
+            ReplicaClient.PrimaryIdentity identity = ReplicaClient.fetchIdentity(server.address(), "r1", null, null, 10_000);
+            assertThat(identity.oldestLsn()).isEqualTo(primary.oldestLsn());
+            assertThat(identity.history()).isEqualTo(primary.history());
+            try (Wal replica = ReplicaClient.openReplicaLog(config(work.resolve("r1")), identity);
+                 ReplicaClient client = follow(replica, server, "r1")) {
+                assertThat(replica.oldestLsn()).isEqualTo(primary.oldestLsn());
+                long last = primary.append("after the new replica joined".getBytes(), Durability.LOCAL);
+                waitUntil(() -> replica.flushedLsn() > last);
+                try (WalReader p = primary.reader(primary.oldestLsn()); WalReader r = replica.reader(replica.oldestLsn())) {
+                    for (io.walden.core.WalRecord a; (a = p.next()) != null; ) {
+                        io.walden.core.WalRecord b = r.next();
+                        assertThat(b.lsn()).isEqualTo(a.lsn());
+                        assertThat(b.payload()).isEqualTo(a.payload());
+                    }
+                    assertThat(r.next()).isNull();
+                }
+                assertThat(client.fatalError()).isNull();
+            }
+            try (Wal reopened = Wal.open(config(work.resolve("r1")).build());
+                 ReplicaClient client = follow(reopened, server, "r1")) {
+                long more = primary.append("after the replica restarted".getBytes(), Durability.LOCAL);
+                waitUntil(() -> reopened.flushedLsn() > more);
+                assertThat(reopened.recoveryReport().bytesCutOff()).isZero();
+            }
+        }
+        assertSameSegments(work.resolve("p"), work.resolve("r1"));
+    }
+
+    @Test
     void shouldWaitWhileTooFewReplicasAreConnectedAndResumeWithoutAGap() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(300)).build());
              ReplicationServer server = serve(primary);

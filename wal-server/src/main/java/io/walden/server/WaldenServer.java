@@ -108,7 +108,7 @@ public final class WaldenServer implements AutoCloseable {
         if (config.replicateFrom() != null && !config.hasLog()) {
             // A new replica: its log must be a copy of the primary's (same id, same segment size).
             ReplicaClient.PrimaryIdentity id = ReplicationRole.fetchIdentity(config);
-            wal = Wal.open(config.walConfig(id.logId(), id.segmentSize()));
+            wal = ReplicaClient.openReplicaLog(config.walConfigBuilder(), id);
         } else {
             wal = Wal.open(config.walConfig());
         }

@@ -214,6 +214,39 @@ class ReplicationIT {
     }
 
     @Test
+    void shouldStartANewReplicaWithAnEmptyDirectoryFromAPrimaryThatHasTruncated() throws Exception {
+        int replicationPort = ServerProcess.freePort();
+        try (ServerProcess primary = ServerProcess.start(work, work.resolve("p"), ServerProcess.freePort(),
+                "--replication-listen", "127.0.0.1:" + replicationPort, "--segment-size", "1048576")) {
+            java.nio.ByteBuffer batch = java.nio.ByteBuffer.allocate(600 * 5004);
+            for (int i = 0; i < 600; i++) {
+                batch.putInt(5000).put(new byte[5000]);
+            }
+            for (int i = 0; i < 2; i++) {
+                assertThat(primary.post("/v1/records/batch?durability=local", batch.array()).statusCode()).isEqualTo(200);
+            }
+            primary.post("/v1/records?durability=local", "newest".getBytes());
+            String insert = JSON.readTree(primary.get("/admin/status").body()).get("insert_lsn").asText();
+            assertThat(primary.post("/admin/checkpoint?lsn=" + insert, new byte[0]).statusCode()).isEqualTo(200);
+            String oldest = JSON.readTree(primary.get("/admin/status").body()).get("oldest_lsn").asText();
+            assertThat(Lsn.parse(oldest)).as("the primary removed its first segments").isGreaterThan(1048576L);
+
+            try (ServerProcess replica = ServerProcess.start(work, work.resolve("r"), ServerProcess.freePort(),
+                    "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1")) {
+                waitUntil(() -> {
+                    JsonNode status = JSON.readTree(replica.get("/admin/status").body());
+                    return status.get("primary_connected").asBoolean()
+                            && status.get("flushed_lsn").asText().equals(insert);
+                });
+                JsonNode status = JSON.readTree(replica.get("/admin/status").body());
+                assertThat(status.get("oldest_lsn").asText()).isEqualTo(oldest);
+                assertThat(status.get("replication_error").isNull()).as(status.toString()).isTrue();
+                assertThat(replica.records()).isEqualTo(primary.records());
+            }
+        }
+    }
+
+    @Test
     void shouldChangeTheSynchronousPolicyLive() throws Exception {
         try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
                 "--replication-listen", "127.0.0.1:" + ServerProcess.freePort(), "--remote-commit-timeout-ms", "300")) {

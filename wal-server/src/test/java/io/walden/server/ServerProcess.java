@@ -96,9 +96,10 @@ final class ServerProcess implements AutoCloseable {
     java.util.Map<Long, String> records() throws Exception {
         com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
         java.util.Map<Long, String> out = new java.util.TreeMap<>();
-        String from = "0/0";
+        String from = null; // the oldest record kept
         while (true) {
-            com.fasterxml.jackson.databind.JsonNode page = json.readTree(get("/v1/records?limit=1000&from=" + from).body());
+            com.fasterxml.jackson.databind.JsonNode page = json.readTree(get("/v1/records?limit=1000"
+                    + (from == null ? "" : "&from=" + from)).body());
             for (com.fasterxml.jackson.databind.JsonNode r : page.get("records")) {
                 out.put(io.walden.core.Lsn.parse(r.get("lsn").asText()), new String(java.util.Base64.getDecoder()
                         .decode(r.get("data").asText()), java.nio.charset.StandardCharsets.UTF_8));

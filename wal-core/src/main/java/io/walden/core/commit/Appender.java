@@ -49,7 +49,10 @@ public final class Appender {
     private final ReadNotifier notifier;
     private final Map<Long, Long> firstPrevBySegment;
     private final long segmentSize;
-    /** The LSN of the first record appended after open, and its prev link (0 when the log is new). */
+    /**
+     * The LSN of the first record appended after open, and its prev link: 0 when the log is new, -1 when unknown (a log
+     * that begins at a later segment and holds no record yet: the first replicated record may link to anything below it).
+     */
     private final long bootstrapLsn;
     private final long bootstrapPrev;
     private final WalStats stats;
@@ -87,9 +90,11 @@ public final class Appender {
         this.firstPrevBySegment = firstPrevBySegment;
         this.segmentSize = registry.segmentSize();
         this.bootstrapLsn = tail.get();
-        this.bootstrapPrev = lastRecordLsn;
+        this.bootstrapPrev = lastRecordLsn; // -1: unknown (a log that begins at a later segment): replicated bytes may carry any
         Segment s = registry.get(bootstrapLsn);
-        s.writeLongRelease(bootstrapLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET, lastRecordLsn);
+        // A local append after an unknown predecessor is the first record this log knows of: it links to INVALID.
+        s.writeLongRelease(bootstrapLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET,
+                Math.max(io.walden.core.Lsn.INVALID, lastRecordLsn));
     }
 
     /**
@@ -206,7 +211,7 @@ public final class Appender {
             seg.writeThroughChannel(offset, bytes, bytes.position(), length); // pwrite: the replica's flush costs half
         } catch (java.io.IOException e) {
             seg.zero(offset, offset + length);
-            seg.writeLongRelease(offset + RecordDescriptor.PREV_OFFSET, expectedPrev); // the link, as it was
+            seg.writeLongRelease(offset + RecordDescriptor.PREV_OFFSET, Math.max(io.walden.core.Lsn.INVALID, expectedPrev)); // as it was
             throw new io.walden.core.WalException("could not write replicated bytes at " + io.walden.core.Lsn.format(t)
                     + " into " + seg.path().getFileName() + ": " + e.getMessage(), e);
         }
@@ -220,7 +225,7 @@ public final class Appender {
             int recordLength = code == RecordCheck.VALID ? seg.readInt(o) : 0;
             if (code != RecordCheck.VALID || o + RecordDescriptor.aligned(recordLength) > end) {
                 seg.zero(offset, end);
-                seg.writeLongRelease(offset + RecordDescriptor.PREV_OFFSET, expectedPrev); // the link, as it was
+                seg.writeLongRelease(offset + RecordDescriptor.PREV_OFFSET, Math.max(io.walden.core.Lsn.INVALID, expectedPrev)); // as it was
                 throw new io.walden.core.WalCorruptedException("replicated record at " + io.walden.core.Lsn.format(seg.startLsn() + o)
                         + " fails validation (" + (code == RecordCheck.VALID ? "it runs past the bytes received" : RecordCheck.describe(code))
                         + "); nothing of this batch was kept", seg.startLsn() + o, seg.path());

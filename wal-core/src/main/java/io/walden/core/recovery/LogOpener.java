@@ -93,9 +93,12 @@ public final class LogOpener {
             if (!hasControl && starts.isEmpty()) {
                 created = true;
                 logId = config.logId() != 0 ? config.logId() : newLogId();
-                SegmentFiles.prepare(dir, config.segmentSize(), 0, logId, null);
-                starts = List.of(0L);
-                cp = new ControlFile.Checkpoint(logId, config.segmentSize(), 0, Lsn.INVALID, SegmentHeaderDescriptor.LENGTH);
+                long base = config.baseLsn();
+                SegmentFiles.prepare(dir, config.segmentSize(), base, logId, null);
+                starts = List.of(base);
+                // A log beginning at a later segment does not know the link before its first record (-1: any below it).
+                cp = new ControlFile.Checkpoint(logId, config.segmentSize(), base, base == 0 ? Lsn.INVALID : -1,
+                        base + SegmentHeaderDescriptor.LENGTH);
                 controlFile = ControlFile.create(dir, cp);
             } else if (!hasControl) {
                 rebuilt = true;

@@ -37,7 +37,11 @@ import java.util.zip.CRC32C;
  */
 public final class RecoveryScanner {
 
-    /** What the scan found. {@code firstPrevBySegment} maps each segment start it crossed to its first record's prev link. */
+    /**
+     * What the scan found. {@code firstPrevBySegment} maps each segment start it crossed to its first record's prev link.
+     * {@code lastRecordLsn} is the last valid record, {@link Lsn#INVALID} for a new log, or -1 when the scan found no
+     * record and the link before the scan start is unknown (a log that begins at a later segment: a new replica).
+     */
     public record Result(long scanStart, long endLsn, long lastRecordLsn, long records, int segments, long bytesCut,
                          long firstBadLsn, String reason, boolean truncatedCorruption,
                          Map<Long, Long> firstPrevBySegment) {
@@ -135,8 +139,7 @@ public final class RecoveryScanner {
                 nonZeroPast(later, SegmentHeaderDescriptor.LENGTH, false, true);
             }
         }
-        return new Result(scanStart, pos, prev < 0 ? Lsn.INVALID : prev, records, segments, cut, firstBad, reason,
-                corruption, firstPrev);
+        return new Result(scanStart, pos, prev, records, segments, cut, firstBad, reason, corruption, firstPrev);
     }
 
     /**

@@ -508,6 +508,9 @@ public final class ReplicationServer implements AutoCloseable {
             } else if (!SyncPolicy.isValidName(hello.name())) {
                 refuse(ctx, Frame.Error.MALFORMED, "a replica's name is 1 to 64 letters, digits, '_', '.' or '-', not '"
                         + hello.name() + "'");
+            } else if (hello.logId() == 0) {
+                // A new replica asking who this primary is before it creates its log: answered, then closed.
+                ctx.writeAndFlush(welcome(history)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
             } else if (hello.epoch() > history.current().number()) {
                 // The replica lives in a newer epoch: never "rebuild" (that would throw away its newer records).
                 refuse(ctx, Frame.Error.NOT_A_PRIMARY, wal.appendsRefusedReason() != null
@@ -537,13 +540,18 @@ public final class ReplicationServer implements AutoCloseable {
                 for (io.micrometer.core.instrument.MeterRegistry registry : registries) {
                     registerGauges(registry, state);
                 }
-                ctx.writeAndFlush(new Frame.Welcome(FrameDescriptor.PROTOCOL_VERSION, wal.logId(),
-                        wal.config().segmentSize(), history.current().number(), wal.flushedLsn(), history));
+                ctx.writeAndFlush(welcome(history));
                 sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos, history, state::sent);
                 sender.start();
                 LOG.info("Replica '{}' connected from {} at {} (epoch {})", hello.name(), ctx.channel().remoteAddress(),
                         Lsn.format(hello.startLsn()), hello.epoch());
             }
+        }
+
+        private Frame.Welcome welcome(EpochHistory history) {
+            long oldest = wal.oldestLsn(); // before the flushed position: it never passes a flushed position read after it
+            return new Frame.Welcome(FrameDescriptor.PROTOCOL_VERSION, wal.logId(), wal.config().segmentSize(),
+                    history.current().number(), wal.flushedLsn(), oldest, history);
         }
 
         private void refuse(ChannelHandlerContext ctx, int code, String message) {

@@ -11,14 +11,18 @@ public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, F
 
     /**
      * Replica → primary, first frame: who I am, which epoch (number and start) wrote my last record, and where my
-     * log ends. {@code logId} 0 asks for a new copy.
+     * log ends. {@code logId} 0 only asks who the primary is (a new replica, before it creates its log): the primary
+     * answers with a Welcome and closes the connection.
      */
     record Hello(int version, long logId, int epoch, long epochStartLsn, long startLsn, String name, byte[] secret)
             implements Frame {
     }
 
-    /** Primary → replica: accepted; its epoch history follows (to be adopted), then data from the replica's start LSN. */
-    record Welcome(int version, long logId, long segmentSize, int epoch, long flushedLsn,
+    /**
+     * Primary → replica: accepted; its epoch history follows (to be adopted), then data from the replica's start LSN.
+     * {@code oldestLsn} is the first record the primary still keeps: where a new replica's log begins.
+     */
+    record Welcome(int version, long logId, long segmentSize, int epoch, long flushedLsn, long oldestLsn,
                    io.walden.core.EpochHistory history) implements Frame {
     }
 

@@ -102,7 +102,11 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             }
             case FrameDescriptor.WELCOME:
                 Frame.Welcome welcome = new Frame.Welcome(f.readUnsignedShort(), f.readLong(), f.readLong(),
-                        epochNumber(f.readInt()), lsn(f.readLong(), "flushed LSN"), history(f));
+                        epochNumber(f.readInt()), lsn(f.readLong(), "flushed LSN"), lsn(f.readLong(), "oldest LSN"), history(f));
+                if (welcome.oldestLsn() > welcome.flushedLsn()) {
+                    throw new CorruptedFrameException("the welcome's oldest LSN " + welcome.oldestLsn()
+                            + " is beyond its flushed LSN " + welcome.flushedLsn());
+                }
                 if (welcome.epoch() != welcome.history().current().number()) {
                     throw new CorruptedFrameException("the welcome's epoch " + welcome.epoch() + " is not the last of its history "
                             + welcome.history());

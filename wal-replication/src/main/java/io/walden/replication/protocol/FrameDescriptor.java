@@ -16,8 +16,11 @@ package io.walden.replication.protocol;
 public final class FrameDescriptor {
     public static final int LENGTH_FIELD_LENGTH = Integer.BYTES;
     public static final int TYPE_LENGTH = 1;
-    /** 2: the hello carries the epoch's start LSN and the welcome the epoch history. */
-    public static final int PROTOCOL_VERSION = 2;
+    /**
+     * 2: the hello carries the epoch's start LSN and the welcome the epoch history. 3: the welcome carries the
+     * primary's oldest kept LSN, and a hello with log id 0 is answered with a welcome and a close.
+     */
+    public static final int PROTOCOL_VERSION = 3;
 
     public static final byte HELLO = 'H';
     public static final byte WELCOME = 'W';

@@ -30,7 +30,7 @@ public final class FrameEncoder extends MessageToByteEncoder<Frame> {
             writeBytes(out, h.secret(), FrameDescriptor.MAX_SECRET_BYTES, "secret");
         } else if (frame instanceof Frame.Welcome w) {
             out.writeByte(FrameDescriptor.WELCOME).writeShort(w.version()).writeLong(w.logId()).writeLong(w.segmentSize())
-                    .writeInt(w.epoch()).writeLong(w.flushedLsn());
+                    .writeInt(w.epoch()).writeLong(w.flushedLsn()).writeLong(w.oldestLsn());
             java.util.List<io.walden.core.Epoch> epochs = w.history().epochs();
             if (epochs.size() > FrameDescriptor.MAX_HISTORY_ENTRIES) {
                 throw new IllegalArgumentException("an epoch history of " + epochs.size() + " entries is longer than "

@@ -455,8 +455,37 @@ public final class ReplicaClient implements AutoCloseable {
         }
     }
 
-    /** What a primary says of itself: what a new replica needs to create its log as a copy of the primary's. */
-    public record PrimaryIdentity(long logId, long segmentSize) {
+    /**
+     * What a primary says of itself: what a new replica needs to create its log as a copy of the primary's.
+     *
+     * @param oldestLsn the primary's oldest kept record: a new replica's log begins in its segment
+     * @param history   the primary's epoch history, which a new replica takes as its own before its first hello
+     */
+    public record PrimaryIdentity(long logId, long segmentSize, long oldestLsn, io.walden.core.EpochHistory history) {
+        /** Where a new replica's log begins: the start of the segment holding the primary's oldest record. */
+        public long baseLsn() {
+            return oldestLsn & -segmentSize;
+        }
+    }
+
+    /**
+     * Creates (or opens, if the directory already holds it) a new replica's log as a copy of the primary's: the same
+     * log id and segment size, beginning at the segment that holds the primary's oldest record (PostgreSQL's base
+     * backup: a primary that truncated no longer has the start), with the primary's epoch history taken before the
+     * first hello, so that the hello names the epoch its records belong to.
+     *
+     * @param config the replica log's settings; its log id, segment size and base LSN are set from {@code primary}
+     * @throws io.walden.core.WalException when the log cannot be opened, or an existing log there is of another log
+     */
+    public static Wal openReplicaLog(io.walden.core.WalConfig.Builder config, PrimaryIdentity primary) {
+        Wal wal = Wal.open(config.logId(primary.logId()).segmentSize(primary.segmentSize()).baseLsn(primary.baseLsn()).build());
+        try {
+            wal.adoptHistory(primary.history());
+            return wal;
+        } catch (RuntimeException e) {
+            wal.close();
+            throw e;
+        }
     }
 
     /**
@@ -485,11 +514,17 @@ public final class ReplicaClient implements AutoCloseable {
                                 @Override
                                 protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
                                     if (frame instanceof Frame.Welcome w) {
-                                        answer.complete(new PrimaryIdentity(w.logId(), w.segmentSize()));
+                                        answer.complete(new PrimaryIdentity(w.logId(), w.segmentSize(), w.oldestLsn(), w.history()));
                                     } else if (frame instanceof Frame.Error e) {
                                         answer.completeExceptionally(new IllegalStateException("the primary refused: " + e.message()));
                                     }
                                     ctx.close();
+                                }
+
+                                @Override
+                                public void channelInactive(ChannelHandlerContext ctx) {
+                                    answer.completeExceptionally(new IllegalStateException("the primary at " + primary
+                                            + " closed the connection without an answer"));
                                 }
 
                                 @Override

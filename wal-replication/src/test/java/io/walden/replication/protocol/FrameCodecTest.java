@@ -47,8 +47,8 @@ class FrameCodecTest {
 
         io.walden.core.EpochHistory history = io.walden.core.EpochHistory.of(java.util.List.of(new io.walden.core.Epoch(1, 0),
                 new io.walden.core.Epoch(3, 0x1000)));
-        assertThat(roundTrip(new Frame.Welcome(1, 42, 64L << 20, 3, 1000, history)))
-                .isEqualTo(new Frame.Welcome(1, 42, 64L << 20, 3, 1000, history));
+        assertThat(roundTrip(new Frame.Welcome(3, 42, 64L << 20, 3, 1000, 0x40, history)))
+                .isEqualTo(new Frame.Welcome(3, 42, 64L << 20, 3, 1000, 0x40, history));
         assertThat(roundTrip(new Frame.Error(Frame.Error.LSN_REMOVED, "requested LSN 0/40 has already been removed")))
                 .isEqualTo(new Frame.Error(3, "requested LSN 0/40 has already been removed"));
         assertThat(roundTrip(new Frame.Keepalive(777, 123456, true))).isEqualTo(new Frame.Keepalive(777, 123456, true));
@@ -122,8 +122,12 @@ class FrameCodecTest {
                 .writeShort(1).writeByte('a').writeShort(0);
         assertMalformed(Unpooled.buffer().writeInt(epochZero.readableBytes()).writeBytes(epochZero), "epoch number must be at least 1");
         ByteBuf backwards = Unpooled.buffer().writeByte(FrameDescriptor.WELCOME).writeShort(1).writeLong(1).writeLong(1 << 16).writeInt(2)
-                .writeLong(64).writeShort(2).writeInt(2).writeLong(0x1000).writeInt(1).writeLong(0);
+                .writeLong(64).writeLong(64).writeShort(2).writeInt(2).writeLong(0x1000).writeInt(1).writeLong(0);
         assertMalformed(Unpooled.buffer().writeInt(backwards.readableBytes()).writeBytes(backwards), "not an epoch history");
+        ByteBuf oldestBeyondFlushed = Unpooled.buffer().writeByte(FrameDescriptor.WELCOME).writeShort(3).writeLong(1).writeLong(1 << 16)
+                .writeInt(1).writeLong(64).writeLong(0x10000).writeShort(1).writeInt(1).writeLong(0);
+        assertMalformed(Unpooled.buffer().writeInt(oldestBeyondFlushed.readableBytes()).writeBytes(oldestBeyondFlushed),
+                "beyond its flushed LSN");
     }
 
     @Test

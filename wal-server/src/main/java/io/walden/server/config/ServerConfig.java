@@ -212,18 +212,16 @@ public final class ServerConfig {
      * holds a log, that log's size is used (it cannot change), so a plain restart never fails on it.
      */
     public WalConfig walConfig() {
-        return walConfig(0, segmentSize());
+        return walConfigBuilder().build();
     }
 
-    /** The log's settings for a replica: the primary's log id and segment size. */
-    public WalConfig walConfig(long logId, long segmentSize) {
+    /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */
+    public WalConfig.Builder walConfigBuilder() {
         return WalConfig.builder(dataDir())
-                .segmentSize(segmentSize)
+                .segmentSize(segmentSize())
                 .durability(durability())
                 .syncMethod(syncMethod())
-                .logId(logId)
-                .remoteCommitTimeout(java.time.Duration.ofMillis(Long.parseLong(values.get("remote-commit-timeout-ms"))))
-                .build();
+                .remoteCommitTimeout(java.time.Duration.ofMillis(Long.parseLong(values.get("remote-commit-timeout-ms"))));
     }
 
     /** Where a primary listens for replicas (default 127.0.0.1:7401). */
