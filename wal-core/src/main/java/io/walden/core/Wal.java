@@ -291,6 +291,22 @@ public final class Wal implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #appendAsync(int, ByteBuffer, Durability)} for a thread that must never wait (an event loop): returns
+     * null, with nothing appended, when the record needs the next segment and the segment preparer has not made it
+     * ready yet (at a roll, while a new segment is zero-filled). Append from a thread that may wait then.
+     */
+    public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability) {
+        checkRecord(type, payload.remaining());
+        Activity.Cell cell = enter();
+        try {
+            long lsn = appender.append(type, payload, durability, false);
+            return lsn == Appender.NOT_READY ? null : durabilityFuture(lsn, durability);
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
     private CompletableFuture<Long> durabilityFuture(long lsn, Durability durability) {
         if (!durability.waitsForLocalFlush()) {
             return CompletableFuture.completedFuture(lsn);

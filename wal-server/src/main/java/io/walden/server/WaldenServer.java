@@ -50,8 +50,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * stop with {@link #close}: stop accepting, let in-flight requests finish (up to 10 s), close the log (which
  * flushes), release the threads.
  *
- * <p>Threads: Netty event loops ({@code walden-http-*}) run appends and admin calls; a bounded pool
- * ({@code walden-reader-*}) runs reads, which may long-poll.
+ * <p>Threads: Netty event loops run appends and admin calls, and never wait: an append that needs a segment not
+ * prepared yet moves to {@code walden-segment-wait}; a bounded pool ({@code walden-reader-*}) runs reads, which may
+ * long-poll.
  */
 public final class WaldenServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WaldenServer.class);
@@ -65,6 +66,8 @@ public final class WaldenServer implements AutoCloseable {
     private EventLoopGroup workers;
     private ThreadPoolExecutor readers;
     private ExecutorService admin;
+    /** Appends that must wait for the next segment at a roll: never on an event loop. */
+    private ExecutorService segmentWaits;
     private ReplicationRole replication;
     private Channel serverChannel;
     private DataApi data;
@@ -131,7 +134,13 @@ public final class WaldenServer implements AutoCloseable {
                     t.setDaemon(true);
                     return t;
                 });
-        data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords(), config.streamWriteTimeoutMillis());
+        segmentWaits = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "walden-segment-wait");
+            t.setDaemon(true);
+            return t;
+        });
+        data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords(), config.streamWriteTimeoutMillis(),
+                segmentWaits);
         admin = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "walden-admin");
             t.setDaemon(true);
@@ -210,6 +219,7 @@ public final class WaldenServer implements AutoCloseable {
         }
         readers.shutdown();
         admin.shutdown();
+        segmentWaits.shutdown();
         if (replication != null) {
             replication.close();
         }

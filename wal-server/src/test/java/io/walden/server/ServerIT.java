@@ -80,6 +80,55 @@ class ServerIT {
     }
 
     @Test
+    void shouldAppendAcrossManySegmentRollsFromManyConnectionsLosingNothing() throws Exception {
+        Map<String, String> acked = new ConcurrentHashMap<>();
+        List<Throwable> errors = new CopyOnWriteArrayList<>();
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--segment-size", "65536")) {
+            List<Thread> clients = new ArrayList<>();
+            for (int c = 0; c < 6; c++) {
+                int client = c;
+                Thread t = new Thread(() -> {
+                    try {
+                        for (int i = 0; i < 60; i++) {
+                            String payload = "client " + client + " record " + i + " " + "x".repeat(3000);
+                            if (i % 3 == 0) {
+                                byte[] one = payload.getBytes(StandardCharsets.UTF_8);
+                                ByteBuffer b = ByteBuffer.allocate(2 * (4 + one.length));
+                                b.putInt(one.length).put(one).putInt(one.length).put(one);
+                                HttpResponse<String> r = server.post("/v1/records/batch?durability=local", b.array());
+                                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                                for (JsonNode lsn : JSON.readTree(r.body()).get("lsns")) {
+                                    acked.put(lsn.asText(), payload);
+                                }
+                            } else {
+                                HttpResponse<String> r = server.post("/v1/records?durability=" + (i % 2 == 0 ? "off" : "local"),
+                                        payload.getBytes(StandardCharsets.UTF_8));
+                                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                                acked.put(JSON.readTree(r.body()).get("lsn").asText(), payload);
+                            }
+                        }
+                    } catch (Throwable e) {
+                        errors.add(e);
+                    }
+                });
+                clients.add(t);
+                t.start();
+            }
+            for (Thread t : clients) {
+                t.join();
+            }
+            assertThat(errors).isEmpty();
+            assertThat(JSON.readTree(server.get("/admin/status").body()).get("segments").asInt()).as("it rolled many times")
+                    .isGreaterThan(10);
+            Map<Long, String> found = server.records();
+            assertThat(found).hasSize(acked.size());
+            for (Map.Entry<String, String> e : acked.entrySet()) {
+                assertThat(found.get(Lsn.parse(e.getKey()))).isEqualTo(e.getValue());
+            }
+        }
+    }
+
+    @Test
     void shouldLoseNothingAndRecoverCleanlyAfterSigterm() throws Exception {
         int port = ServerProcess.freePort();
         List<String> lsns = new ArrayList<>();

@@ -41,6 +41,8 @@ public final class Appender {
     private static final int SEGMENT_HEADER = SegmentHeaderDescriptor.LENGTH;
     private static final int HEADER = RecordDescriptor.HEADER_LENGTH;
     private static final long ROLL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** From a non-waiting reserve or append: the next segment is not prepared yet; nothing was reserved. */
+    public static final long NOT_READY = -1;
 
     private final SegmentRegistry registry;
     private final SegmentPreparer preparer;
@@ -103,6 +105,14 @@ public final class Appender {
      * checks that the log is open (inside its {@link Activity}) before reserving, never after.
      */
     public long reserve(long aligned) {
+        return reserve(aligned, true);
+    }
+
+    /**
+     * {@link #reserve(long)}, or, when {@code mayWait} is false and the record needs the next segment before the
+     * segment preparer made it ready, {@link #NOT_READY} with nothing reserved (an event loop must not wait).
+     */
+    public long reserve(long aligned, boolean mayWait) {
         while (true) {
             long t = tail.get();
             long segmentEnd = (t & -segmentSize) + segmentSize;
@@ -114,13 +124,26 @@ public final class Appender {
                 continue;
             }
             if (registry.get(segmentEnd) == null) {
+                if (!mayWait) {
+                    return NOT_READY;
+                }
                 preparer.await(segmentEnd, ROLL_WAIT_NANOS); // a full disk surfaces here, before anything is reserved
                 continue;
             }
             long lsn = segmentEnd + SEGMENT_HEADER;
             if (tail.compareAndSet(t, lsn + aligned)) {
                 linkSuccessor(lsn + aligned, lsn);
-                roll(t, segmentEnd, lsn);
+                try {
+                    roll(t, segmentEnd, lsn);
+                } catch (Throwable e) {
+                    // The closing record was published by roll(); this reservation must be too, or it would hold the
+                    // written position below it for good and every durable append would wait forever.
+                    Segment seg = registry.get(lsn);
+                    long o = lsn - seg.startLsn();
+                    writeHeaderFields(seg, o, 0);
+                    publish(seg, o, lsn, (int) aligned, RecordDescriptor.FLAG_PADDING, null);
+                    throw e;
+                }
                 return lsn;
             }
         }
@@ -147,8 +170,19 @@ public final class Appender {
 
     /** {@link #append(int, byte[], int, int, Durability)} for the remaining bytes of a buffer (position unchanged). */
     public long append(int type, ByteBuffer src, Durability durability) {
+        return append(type, src, durability, true);
+    }
+
+    /**
+     * {@link #append(int, ByteBuffer, Durability)}; with {@code mayWait} false, {@link #NOT_READY} (nothing appended)
+     * instead of waiting for the next segment to be prepared.
+     */
+    public long append(int type, ByteBuffer src, Durability durability, boolean mayWait) {
         int length = src.remaining();
-        long lsn = reserve(RecordDescriptor.aligned(HEADER + length));
+        long lsn = reserve(RecordDescriptor.aligned(HEADER + length), mayWait);
+        if (lsn == NOT_READY) {
+            return NOT_READY;
+        }
         Segment seg = registry.get(lsn);
         long o = lsn - seg.startLsn();
         int flags = RecordDescriptor.FLAG_PADDING;
@@ -339,16 +373,23 @@ public final class Appender {
         }
     }
 
-    /** Closes the segment ending at {@code segmentEnd} with a padding record at {@code t}; links the new segment. */
+    /**
+     * Closes the segment ending at {@code segmentEnd} with a padding record at {@code t}; links the new segment. The
+     * closing record is published whatever happens on the way (an Error in the bookkeeping must not leave the
+     * written position stuck below it); the new segment's first link is stored before anything that can fail.
+     */
     private void roll(long t, long segmentEnd, long firstLsn) {
         Segment next = registry.get(firstLsn);
         next.writeLong(firstLsn - next.startLsn() + RecordDescriptor.PREV_OFFSET, t);
-        firstPrevBySegment.put(segmentEnd, t);
-        stats.onRoll();
-        preparer.request(segmentEnd + segmentSize); // keep one segment ready ahead of the tail
         Segment old = registry.get(t);
         long o = t - old.startLsn();
-        writeHeaderFields(old, o, 0);
-        publish(old, o, t, (int) (segmentEnd - t), RecordDescriptor.FLAG_PADDING, null);
+        try {
+            firstPrevBySegment.put(segmentEnd, t);
+            stats.onRoll();
+            preparer.request(segmentEnd + segmentSize); // keep one segment ready ahead of the tail
+        } finally {
+            writeHeaderFields(old, o, 0);
+            publish(old, o, t, (int) (segmentEnd - t), RecordDescriptor.FLAG_PADDING, null);
+        }
     }
 }

@@ -17,6 +17,7 @@ import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -50,14 +51,19 @@ public final class DataApi {
     private final long maxBatchBytes;
     private final int maxBatchRecords;
     private final long streamWriteTimeoutNanos;
+    /** Runs the appends that must wait for the next segment (a roll): never an event loop. */
+    private final java.util.concurrent.Executor segmentWaits;
     private volatile boolean stopping;
 
     /**
      * @param maxBatchBytes   the largest batch, counting {@link #RECORD_OVERHEAD} per record (also the largest read answer)
      * @param maxBatchRecords the most records one batch may hold
      * @param streamWriteTimeoutMillis how long a stream may stay unable to write before it is closed
+     * @param segmentWaits    runs appends that must wait for the next segment to be prepared (off the event loops)
      */
-    public DataApi(Wal wal, ExecutorService readers, long maxBatchBytes, int maxBatchRecords, long streamWriteTimeoutMillis) {
+    public DataApi(Wal wal, ExecutorService readers, long maxBatchBytes, int maxBatchRecords, long streamWriteTimeoutMillis,
+                   java.util.concurrent.Executor segmentWaits) {
+        this.segmentWaits = segmentWaits;
         this.streamWriteTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(streamWriteTimeoutMillis);
         this.wal = wal;
         this.readers = readers;
@@ -79,8 +85,19 @@ public final class DataApi {
         if (length > wal.config().maxPayloadSize()) {
             throw new PayloadTooLargeException(length, wal.config().maxPayloadSize());
         }
-        CompletableFuture<Long> appended = wal.appendAsync(type, body.nioBuffer(body.readerIndex(), length), level);
+        ByteBuffer payload = body.nioBuffer(body.readerIndex(), length);
+        CompletableFuture<Long> appended = wal.tryAppendAsync(type, payload, level);
+        if (appended == null) {
+            // A segment roll with the next segment not prepared yet: never wait on the event loop. The append runs
+            // where waiting is allowed; the body is held until it is copied.
+            waitForSegment(ex, () -> answerAppend(ex, level, wal.appendAsync(type, payload, level)));
+            return;
+        }
         ex.releaseRequest(); // copied into the log: do not hold the body through the durability wait
+        answerAppend(ex, level, appended);
+    }
+
+    private static void answerAppend(Exchange ex, Durability level, CompletableFuture<Long> appended) {
         // Answer on the connection's event loop, not on the flushing thread that completes the future.
         appended.whenCompleteAsync((lsn, error) -> {
             if (error != null) {
@@ -92,6 +109,23 @@ public final class DataApi {
                 ex.json(HttpResponseStatus.OK, out);
             }
         }, ex.ctx().executor());
+    }
+
+    /** Runs an append that may wait for the next segment off the event loop; then releases the request's body. */
+    private void waitForSegment(Exchange ex, Runnable append) {
+        try {
+            segmentWaits.execute(() -> {
+                try {
+                    append.run();
+                } catch (RuntimeException e) {
+                    ApiErrors.answer(ex, e);
+                } finally {
+                    ex.ctx().executor().execute(ex::releaseRequest);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
+        }
     }
 
     /**
@@ -110,27 +144,43 @@ public final class DataApi {
         if (count < 0) {
             return; // refused, answered
         }
-        List<String> lsns = new ArrayList<>(count);
+        appendBatch(ex, body, type, level, count, 0, body.readerIndex(), new ArrayList<>(count), false);
+    }
+
+    /**
+     * Appends records {@code from} to {@code count - 1} of a validated batch body starting at byte {@code at}. On an
+     * event loop ({@code mayWait} false) a record that needs a segment not prepared yet hands the rest of the batch
+     * to a thread that may wait.
+     */
+    private void appendBatch(Exchange ex, ByteBuf body, int type, Durability level, int count, int from, int at,
+                             List<String> lsns, boolean mayWait) {
         CompletableFuture<Long> last = null;
-        int at = body.readerIndex();
-        for (int i = 0; i < count; i++) {
+        for (int i = from; i < count; i++) {
             int length = (int) body.getUnsignedInt(at);
-            at += 4;
             boolean isLast = i == count - 1;
+            Durability recordLevel = isLast ? level : Durability.OFF;
+            ByteBuffer payload = body.nioBuffer(at + 4, length);
             try {
-                CompletableFuture<Long> f = wal.appendAsync(type, body.nioBuffer(at, length), isLast ? level : Durability.OFF);
+                CompletableFuture<Long> f = mayWait ? wal.appendAsync(type, payload, recordLevel)
+                        : wal.tryAppendAsync(type, payload, recordLevel);
+                if (f == null) {
+                    int index = i;
+                    int position = at;
+                    waitForSegment(ex, () -> appendBatch(ex, body, type, level, count, index, position, lsns, true));
+                    return;
+                }
                 if (!isLast) {
                     lsns.add(Lsn.format(f.join())); // OFF futures are complete on return
                 }
                 last = f;
             } catch (RuntimeException e) {
-                ex.releaseRequest();
                 answerPartialBatch(ex, e, lsns);
+                releaseOnLoop(ex);
                 return;
             }
-            at += length;
+            at += 4 + length;
         }
-        ex.releaseRequest();
+        releaseOnLoop(ex);
         last.whenCompleteAsync((lsn, error) -> {
             if (error != null) {
                 ApiErrors.answer(ex, error);
@@ -142,6 +192,14 @@ public final class DataApi {
             out.put("durability", level.configName());
             ex.json(HttpResponseStatus.OK, out);
         }, ex.ctx().executor());
+    }
+
+    private static void releaseOnLoop(Exchange ex) {
+        if (ex.ctx().executor().inEventLoop()) {
+            ex.releaseRequest();
+        } else {
+            ex.ctx().executor().execute(ex::releaseRequest);
+        }
     }
 
     /** Validates a batch body; returns its record count, or -1 after answering a refusal. */

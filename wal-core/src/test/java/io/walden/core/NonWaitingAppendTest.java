@@ -1,0 +1,51 @@
+package io.walden.core;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** An event loop's append never waits for the next segment: it is told to append elsewhere instead. */
+@Timeout(60)
+class NonWaitingAppendTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldAppendNothingAndReturnAtOnceWhileTheNextSegmentIsNotPreparedThenAppendOnceItIs() throws Exception {
+        try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
+            long segment = TestLogs.SMALL_SEGMENT;
+            waitUntil(() -> wal.registry().get(segment) != null); // prepared one ahead at open
+            CompletableFuture<Long> last;
+            synchronized (wal.preparer()) { // the preparer cannot get past its next step: nothing more is prepared
+                while ((last = wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF)) != null) {
+                    assertThat(last.get()).isLessThan(2 * segment);
+                }
+                long insert = wal.insertLsn();
+                long t0 = System.nanoTime();
+                assertThat(wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL)).isNull();
+                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("returned without waiting").isLessThan(1000);
+                assertThat(wal.insertLsn()).as("nothing was reserved").isEqualTo(insert);
+                assertThat(insert).isBetween(2 * segment - 1100, 2 * segment);
+            }
+            waitUntil(() -> wal.registry().get(2 * segment) != null);
+            CompletableFuture<Long> appended = wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
+            assertThat(appended).isNotNull();
+            assertThat(appended.get(10, TimeUnit.SECONDS)).isGreaterThan(2 * segment);
+        }
+    }
+
+    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(condition.getAsBoolean()).isTrue();
+    }
+}

@@ -1,0 +1,69 @@
+package io.walden.core.commit;
+
+import io.walden.core.Durability;
+import io.walden.core.metrics.WalStats;
+import io.walden.core.record.RecordDescriptor;
+import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentFiles;
+import io.walden.core.segment.SegmentPreparer;
+import io.walden.core.segment.SegmentRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A roll that fails half-way (an Error in its bookkeeping) still publishes every record it reserved. */
+class RollFailureTest {
+    private static final long SEGMENT = 64 << 10;
+
+    @TempDir
+    Path dir;
+
+    /** The map that records each segment's first prev link, made to throw once, as an OutOfMemoryError would. */
+    private static final class FailingOnce extends ConcurrentHashMap<Long, Long> {
+        volatile boolean armed;
+
+        @Override
+        public Long put(Long key, Long value) {
+            if (armed) {
+                armed = false;
+                throw new OutOfMemoryError("injected during a roll");
+            }
+            return super.put(key, value);
+        }
+    }
+
+    @Test
+    void shouldPublishTheClosingRecordAndTheReservationWhenARollThrows() throws Exception {
+        SegmentRegistry registry = new SegmentRegistry(SEGMENT);
+        for (long start = 0; start < 3 * SEGMENT; start += SEGMENT) {
+            registry.add(Segment.map(SegmentFiles.prepare(dir, SEGMENT, start, 42, null), start, SEGMENT));
+        }
+        SegmentPreparer preparer = new SegmentPreparer(dir, SEGMENT, 42, registry, 0, List.of(), () -> () -> true, e -> { });
+        FailingOnce firstPrev = new FailingOnce();
+        Position tail = new Position(64);
+        Position written = new Position(64);
+        Appender appender = new Appender(registry, preparer, tail, written, new ReadNotifier(), firstPrev, 0, new WalStats());
+        while (tail.get() + 2 * 1024 < SEGMENT) {
+            appender.append(0, new byte[1000], 0, 1000, Durability.OFF);
+        }
+        firstPrev.armed = true;
+        assertThatThrownBy(() -> {
+            for (int i = 0; i < 10; i++) {
+                appender.append(0, new byte[1000], 0, 1000, Durability.OFF);
+            }
+        }).isInstanceOf(OutOfMemoryError.class);
+        assertThat(tail.get()).as("the failed roll moved into the next segment").isGreaterThan(SEGMENT);
+        assertThat(appender.advanceWritten()).as("nothing reserved is left unpublished").isEqualTo(tail.get());
+        long after = appender.append(0, new byte[10], 0, 10, Durability.OFF);
+        assertThat(appender.advanceWritten()).isEqualTo(after + RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH + 10));
+        for (Segment s : registry.snapshot()) {
+            s.retire();
+        }
+    }
+}
