@@ -76,4 +76,46 @@ class ReplicationPortTest {
             assertThat(client.lastError()).isNull();
         }
     }
+
+    @Test
+    void shouldRefuseANewReplicaNameOnceEveryPlaceIsTakenUntilASlotIsDropped() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT).maxReplicas(2).start()) {
+            for (String name : new String[] {"r1", "r2"}) {
+                try (Wal replica = Wal.open(config(work.resolve(name)).logId(primary.logId()).build());
+                     ReplicaClient client = follow(replica, server, name)) {
+                    waitUntil(() -> server.replica(name).isPresent());
+                }
+                waitUntil(() -> server.replica(name).isEmpty());
+            }
+            assertThat(server.slots()).containsOnlyKeys("r1", "r2");
+            try (Wal replica = Wal.open(config(work.resolve("r3")).logId(primary.logId()).build());
+                 ReplicaClient client = follow(replica, server, "r3")) {
+                waitUntil(() -> client.lastError() != null);
+                assertThat(client.lastError()).contains("at most 2 replicas");
+                assertThat(client.fatalError()).as("not final: a slot may be dropped").isNull();
+                assertThat(server.dropSlot("r1")).isTrue();
+                waitUntil(() -> server.replica("r3").isPresent());
+            }
+            assertThat(server.slots()).containsOnlyKeys("r2", "r3");
+        }
+    }
+
+    @Test
+    void shouldRemoveAReplicasMetersWhenItDisconnects() throws Exception {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             ReplicationServer server = serve(primary)) {
+            server.meterBinder().bindTo(registry);
+            try (Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+                 ReplicaClient client = follow(replica, server, "r1")) {
+                waitUntil(() -> server.replica("r1").isPresent());
+                primary.append("x".getBytes(), Durability.LOCAL);
+                waitUntil(() -> !registry.find("walden.replica.lsn").tag("replica", "r1").meters().isEmpty());
+            }
+            waitUntil(() -> server.replica("r1").isEmpty());
+            waitUntil(() -> registry.find("walden.replica.lsn").tag("replica", "r1").meters().isEmpty()
+                    && registry.find("walden.replica.lag").tag("replica", "r1").meters().isEmpty());
+        }
+    }
 }

@@ -146,7 +146,7 @@ public final class WaldenServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting, admin, replication));
+        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting, admin, replication), wal.directory());
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
         String token = config.authToken();
         ConnectionLimit connections = new ConnectionLimit(config.maxConnections());

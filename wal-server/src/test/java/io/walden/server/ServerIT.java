@@ -418,6 +418,23 @@ class ServerIT {
     }
 
     @Test
+    void shouldNameFilesButNeverTheServersAbsolutePathsInErrorBodies() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
+            long lsn = Lsn.parse(JSON.readTree(server.post("/v1/records?durability=local", "to be damaged".getBytes()).body())
+                    .get("lsn").asText());
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(data().resolve("0000000000000000.wal"),
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(new byte[] {'X'}), lsn + 30); // inside the payload: its CRC no longer matches
+            }
+            HttpResponse<String> r = server.get("/v1/records?from=" + Lsn.format(lsn));
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(500);
+            String detail = JSON.readTree(r.body()).get("detail").asText();
+            assertThat(detail).contains("0000000000000000.wal").contains("CRC");
+            assertThat(detail).doesNotContain(data().toAbsolutePath().toString()).doesNotContain(work.toString());
+        }
+    }
+
+    @Test
     void shouldRefuseToAcceptReplicasOffLoopbackWithoutTlsAndAuthenticationUnlessOptedOut() throws Exception {
         String replication = "0.0.0.0:" + ServerProcess.freePort();
         WaldenJar.Run refused = WaldenJar.run(work, "serve", "--data-dir", data().toString(), "--http",

@@ -56,6 +56,7 @@ public final class ReplicationServer implements AutoCloseable {
     private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
     private final long keepaliveNanos;
     private final long maxSlotRetainedBytes;
+    private final int maxReplicas;
     /** The shared secret a hello must carry, or null when none is required. */
     private final byte[] secret;
     /**
@@ -169,6 +170,7 @@ public final class ReplicationServer implements AutoCloseable {
         private long keepaliveMillis = 10_000;
         private long maxSlotRetainedBytes = 4L << 30;
         private long handshakeTimeoutMillis = 10_000;
+        private int maxReplicas = 16;
         private byte[] secret;
         private SslContext tls;
 
@@ -212,6 +214,19 @@ public final class ReplicationServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The most replicas this primary serves and slots it keeps (default 16; PostgreSQL's max_wal_senders and
+         * max_replication_slots): a replica with a new name beyond it is refused with "retry later" until a slot is
+         * dropped ({@link ReplicationServer#dropSlot}) or falls past the retention cap.
+         */
+        public Builder maxReplicas(int max) {
+            if (max < 1) {
+                throw new IllegalArgumentException("max-replicas must be at least 1");
+            }
+            this.maxReplicas = max;
+            return this;
+        }
+
         /** The shared secret every replica's hello must carry (compared in constant time); null for none. */
         public Builder secret(String secret) {
             this.secret = secret == null ? null : secret.getBytes(StandardCharsets.UTF_8);
@@ -233,6 +248,7 @@ public final class ReplicationServer implements AutoCloseable {
     private ReplicationServer(Builder b) throws InterruptedException {
         this.wal = b.wal;
         this.maxSlotRetainedBytes = b.maxSlotRetainedBytes;
+        this.maxReplicas = b.maxReplicas;
         this.keepaliveNanos = TimeUnit.MILLISECONDS.toNanos(b.keepaliveMillis);
         this.secret = b.secret;
         SslContext tls = b.tls;
@@ -531,6 +547,11 @@ public final class ReplicationServer implements AutoCloseable {
             } else if (hello.startLsn() > wal.flushedLsn()) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's log ends at " + Lsn.format(hello.startLsn())
                         + ", beyond this primary's " + Lsn.format(wal.flushedLsn()) + ": its history diverged; rebuild it");
+            } else if (!slots.containsKey(hello.name()) && (slots.size() >= maxReplicas || replicas.size() >= maxReplicas)) {
+                // Each replica name costs a slot, meters and a sender: a peer inventing names must not grow them
+                // without bound (PostgreSQL's max_wal_senders and max_replication_slots).
+                refuse(ctx, Frame.Error.TOO_MANY_REPLICAS, "this primary keeps at most " + maxReplicas + " replicas and slots "
+                        + "(max-replicas), all taken; retry later, or drop the slot of a replica that is gone for good");
             } else if (replicas.putIfAbsent(hello.name(), new ReplicaState(hello.name(), wal.flushedLsn(), hello.startLsn())) != null) {
                 refuse(ctx, Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
             } else {
@@ -574,9 +595,39 @@ public final class ReplicationServer implements AutoCloseable {
             }
             if (state != null) {
                 replicas.remove(state.name, state);
+                for (io.micrometer.core.instrument.MeterRegistry registry : registries) {
+                    removeMeters(registry, state.name); // per-connection meters: they do not pile up with names
+                }
                 LOG.info("Replica '{}' disconnected", state.name);
             }
         }
+    }
+
+    private static void removeMeters(io.micrometer.core.instrument.MeterRegistry registry, String replica) {
+        for (String name : new String[] {"walden.replica.lsn", "walden.replica.lag"}) {
+            for (io.micrometer.core.instrument.Meter m : registry.find(name).tag("replica", replica).meters()) {
+                registry.remove(m);
+            }
+        }
+    }
+
+    /**
+     * Drops the slot of a replica that is not connected (it is gone for good): truncation no longer keeps what it
+     * needed, and its place counts no more against {@code maxReplicas}.
+     *
+     * @return false when there was no such slot
+     * @throws IllegalStateException when that replica is connected now
+     */
+    public boolean dropSlot(String name) {
+        if (replicas.containsKey(name)) {
+            throw new IllegalStateException("replica '" + name + "' is connected: stop it before dropping its slot");
+        }
+        boolean dropped = slots.remove(name) != null;
+        if (dropped) {
+            slotChanged();
+            LOG.info("Dropped the replication slot of '{}'", name);
+        }
+        return dropped;
     }
 
     /**

@@ -35,6 +35,8 @@ public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, F
         public static final int AUTHENTICATION_FAILED = 5;
         public static final int NOT_A_PRIMARY = 6;
         public static final int MALFORMED = 7;
+        /** The primary serves as many replicas (or keeps as many slots) as it allows: retry later, or drop a slot. */
+        public static final int TOO_MANY_REPLICAS = 8;
     }
 
     /** Primary → replica: flushed log bytes from {@code startLsn}: whole records within one segment. */

@@ -123,6 +123,16 @@ public final class AdminApi {
         s.put("recovery", rec);
         s.put("sync_replicas", replication == null || replication.policy() == null ? null : replication.policy().toString());
         s.put("replicas", replicas(replication));
+        List<Map<String, Object>> slots = new ArrayList<>();
+        if (replication != null) {
+            replication.slots().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
+                Map<String, Object> slot = new LinkedHashMap<>();
+                slot.put("name", e.getKey());
+                slot.put("lsn", Lsn.format(e.getValue()));
+                slots.add(slot);
+            });
+        }
+        s.put("replication_slots", slots);
         ex.json(HttpResponseStatus.OK, s);
     }
 
@@ -198,6 +208,29 @@ public final class AdminApi {
         } catch (java.util.concurrent.RejectedExecutionException e) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "busy", "no worker free for the promotion; retry shortly");
         }
+    }
+
+    /** DELETE /admin/replication-slots?name= : drops the slot of a replica that is gone for good. */
+    public void dropSlot(Exchange ex) {
+        String name = ex.param("name");
+        if (name == null) {
+            throw new IllegalArgumentException("name is required: DELETE /admin/replication-slots?name=NAME");
+        }
+        ReplicationServer replication = role.server();
+        if (replication == null) {
+            ex.error(HttpResponseStatus.CONFLICT, "not_a_primary", "this server serves no replicas");
+            return;
+        }
+        try {
+            if (!replication.dropSlot(name)) {
+                ex.error(HttpResponseStatus.NOT_FOUND, "unknown_slot", "no replication slot named '" + name + "'");
+                return;
+            }
+        } catch (IllegalStateException e) {
+            ex.error(HttpResponseStatus.CONFLICT, "replica_connected", e.getMessage());
+            return;
+        }
+        ex.json(HttpResponseStatus.OK, Map.of("dropped", name));
     }
 
     public void segments(Exchange ex) {

@@ -83,6 +83,9 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--remote-commit-timeout-ms", description = "How long a remote-level commit waits for the replicas (0: forever).")
     String remoteCommitTimeout;
 
+    @Option(names = "--max-replicas", description = "Most replicas served and replication slots kept by a primary (default: 16).")
+    String maxReplicas;
+
     @Option(names = "--max-slot-retained-bytes", description = "Most log a replica's slot may hold back (default: 4 GiB).")
     String maxSlotRetainedBytes;
 
@@ -130,6 +133,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("sync-replicas", syncReplicas);
         flags.put("remote-commit-timeout-ms", remoteCommitTimeout);
         flags.put("max-slot-retained-bytes", maxSlotRetainedBytes);
+        flags.put("max-replicas", maxReplicas);
         flags.put("tls-key", tlsKey);
         flags.put("replication-secret", replicationSecret);
         flags.put("replication-tls-cert", replicationTlsCert);

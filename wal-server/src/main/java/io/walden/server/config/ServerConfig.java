@@ -36,7 +36,7 @@ public final class ServerConfig {
     public static final String DEFAULT_DATA_DIR = "walden-data";
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
     static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size",
-            "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "tls-cert", "tls-key", "replication-listen", "replicate-from",
+            "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure");
     public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
@@ -64,6 +64,7 @@ public final class ServerConfig {
         v.put("max-connections", "1024");
         v.put("max-batch-records", "100000");
         v.put("stream-write-timeout-ms", "30000");
+        v.put("max-replicas", "16");
         v.put("replication-insecure", "false");
         v.put("remote-commit-timeout-ms", "0");
         v.put("max-slot-retained-bytes", Long.toString(4L << 30));
@@ -127,7 +128,7 @@ public final class ServerConfig {
         if (!insecure.equals("true") && !insecure.equals("false")) {
             throw new IllegalArgumentException("replication-insecure must be true or false, got '" + insecure + "'");
         }
-        for (String key : new String[] {"max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-slot-retained-bytes"}) {
+        for (String key : new String[] {"max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes"}) {
             positive(key);
         }
     }
@@ -195,6 +196,11 @@ public final class ServerConfig {
     /** How long a stream may stay unable to write (its client stopped reading) before it is closed. */
     public long streamWriteTimeoutMillis() {
         return positive("stream-write-timeout-ms");
+    }
+
+    /** The most replicas a primary serves and replication slots it keeps. */
+    public int maxReplicas() {
+        return (int) Math.min(Integer.MAX_VALUE, positive("max-replicas"));
     }
 
     /** The most records one batch may hold. */

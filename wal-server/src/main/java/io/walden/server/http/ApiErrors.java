@@ -26,7 +26,7 @@ final class ApiErrors {
         } else if (e instanceof LsnRemovedException) {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("error", "lsn_removed");
-            body.put("detail", e.getMessage());
+            body.put("detail", ex.redact(e.getMessage()));
             body.put("oldest_lsn", Lsn.format(((LsnRemovedException) e).oldest()));
             ex.json(HttpResponseStatus.GONE, body);
         } else if (e instanceof IllegalLsnException || e instanceof IllegalArgumentException) {
@@ -38,7 +38,7 @@ final class ApiErrors {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("error", e instanceof io.walden.core.RemoteCommitTimeoutException ? "remote_commit_timeout"
                     : "remote_commit_unconfirmed");
-            body.put("detail", e.getMessage());
+            body.put("detail", ex.redact(e.getMessage()));
             body.put("lsn", Lsn.format(((io.walden.core.RemoteCommitUnconfirmedException) e).lsn()));
             ex.json(HttpResponseStatus.SERVICE_UNAVAILABLE, body);
         } else if (e instanceof WalFailedException) {

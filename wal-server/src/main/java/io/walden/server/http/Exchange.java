@@ -39,13 +39,15 @@ public final class Exchange {
     private final FullHttpRequest request;
     private final QueryStringDecoder query;
     private final Done done;
+    private final java.util.function.UnaryOperator<String> redact;
     private boolean keepAlive;
     private boolean answered;
     private boolean finished;
     private boolean released;
     private boolean streaming;
 
-    Exchange(ChannelHandlerContext ctx, FullHttpRequest request, Done done) {
+    Exchange(ChannelHandlerContext ctx, FullHttpRequest request, Done done, java.util.function.UnaryOperator<String> redact) {
+        this.redact = redact;
         this.ctx = ctx;
         this.request = request;
         this.query = new QueryStringDecoder(request.uri());
@@ -91,12 +93,17 @@ public final class Exchange {
         send(status, Unpooled.wrappedBuffer(bytes), "application/json");
     }
 
-    /** Answers with {@code {"error": ..., "detail": ...}}. */
+    /** Answers with {@code {"error": ..., "detail": ...}}; the detail names files without the server's paths. */
     public void error(HttpResponseStatus status, String error, String detail) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("error", error);
-        body.put("detail", detail);
+        body.put("detail", redact(detail));
         json(status, body);
+    }
+
+    /** A message fit for a client: file names stay, the server's absolute paths go (they are the operator's business). */
+    public String redact(String message) {
+        return message == null ? null : redact.apply(message);
     }
 
     public void text(HttpResponseStatus status, String body, String contentType) {

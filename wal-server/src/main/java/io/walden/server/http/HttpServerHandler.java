@@ -34,9 +34,15 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<Object>
     private final Consumer<Exchange> append;
     private final Consumer<Exchange> read;
     private final AtomicInteger inFlight = new AtomicInteger();
+    private final java.util.function.UnaryOperator<String> redact;
 
-    public HttpServerHandler(DataApi data, AdminApi admin) {
+    /**
+     * @param dataDir the log directory: its absolute path is cut from error details (clients see file names only)
+     */
+    public HttpServerHandler(DataApi data, AdminApi admin, java.nio.file.Path dataDir) {
         super(false);
+        String dir = dataDir.toAbsolutePath().normalize().toString();
+        this.redact = message -> message.replace(dir + java.io.File.separator, "").replace(dir, "the data directory");
         this.append = data::append;
         this.read = data::read;
         this.routes = Map.ofEntries(
@@ -51,7 +57,8 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<Object>
                 Map.entry("/admin/segments", new Route(HttpMethod.GET, admin::segments)),
                 Map.entry("/admin/checkpoint", new Route(HttpMethod.POST, admin::checkpoint)),
                 Map.entry("/admin/sync-replicas", new Route(HttpMethod.PUT, admin::syncReplicas)),
-                Map.entry("/admin/promote", new Route(HttpMethod.POST, admin::promote)));
+                Map.entry("/admin/promote", new Route(HttpMethod.POST, admin::promote)),
+                Map.entry("/admin/replication-slots", new Route(HttpMethod.DELETE, admin::dropSlot)));
     }
 
     /** Requests received and not yet finished (streams included until they end). */
@@ -108,7 +115,7 @@ public final class HttpServerHandler extends SimpleChannelInboundHandler<Object>
                 // request (an extra ctx.read() here would release two, and answers would cross).
                 ctx.channel().config().setAutoRead(true);
             }
-        });
+        }, redact);
         ctx.channel().attr(CURRENT).set(ex);
         return ex;
     }

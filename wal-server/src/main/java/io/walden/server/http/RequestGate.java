@@ -32,7 +32,7 @@ import java.util.Set;
 public final class RequestGate extends ChannelInboundHandlerAdapter {
     /** Paths that need the token when one is configured (the data API and mutating admin calls). */
     static final Set<String> PROTECTED = Set.of("/v1/records", "/v1/records/batch", "/v1/records/stream", "/admin/checkpoint",
-            "/admin/sync-replicas", "/admin/promote");
+            "/admin/sync-replicas", "/admin/promote", "/admin/replication-slots");
     /** The body limit of every request that is not an append: enough for a policy or a small JSON document. */
     public static final int SMALL_BODY = 4096;
     private static final Set<String> APPENDS = Set.of("/v1/records", "/v1/records/batch");
