@@ -46,13 +46,31 @@ public final class Lsn {
             }
             String hi = s.substring(0, slash);
             String lo = s.substring(slash + 1);
-            if (hi.isEmpty() || lo.isEmpty() || hi.length() > 8 || lo.length() > 8) {
+            if (!isHex(hi) || !isHex(lo)) {
                 throw new NumberFormatException("each half needs 1 to 8 hex digits");
             }
-            return (Long.parseLong(hi, 16) << 32) | Long.parseLong(lo, 16);
+            long value = (Long.parseLong(hi, 16) << 32) | Long.parseLong(lo, 16);
+            if (value < 0) {
+                throw new NumberFormatException("beyond the largest LSN"); // LSNs are non-negative longs
+            }
+            return value;
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(
                     "not an LSN: '" + text + "' (expected X/Y in hexadecimal, e.g. 16/B374D848, or a decimal number)", e);
         }
+    }
+
+    /** 1 to 8 ASCII hexadecimal digits and nothing else: no sign or other script's digits, which Long.parseLong takes. */
+    private static boolean isHex(String half) {
+        if (half.isEmpty() || half.length() > 8) {
+            return false;
+        }
+        for (int i = 0; i < half.length(); i++) {
+            char c = half.charAt(i);
+            if (!(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -31,4 +31,13 @@ class LsnTest {
         }
         assertThatThrownBy(() -> Lsn.parse(null)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void shouldRejectASignedHalfOrAValueBeyondTheLargestLsn() {
+        // Found by fuzzing the slots file: "0/-D510" parsed as a negative LSN.
+        for (String bad : new String[] {"0/-D510", "-1/0", "+1/0", "0/+10", "80000000/0", "FFFFFFFF/FFFFFFFF"}) {
+            assertThatThrownBy(() -> Lsn.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(Lsn.parse("7FFFFFFF/FFFFFFFF")).isEqualTo(Long.MAX_VALUE);
+    }
 }

@@ -34,7 +34,13 @@ public final class HistoryFile {
         }
         List<Epoch> epochs = new ArrayList<>();
         int lineNumber = 0;
-        for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new WalCorruptedException(file + " is not UTF-8 text: it is not a Walden epoch history", Lsn.INVALID, file);
+        }
+        for (String line : lines) {
             lineNumber++;
             String l = line.strip();
             if (l.isEmpty() || l.startsWith("#")) {

@@ -175,7 +175,9 @@ public final class LogInspector {
                         fail("record at " + Lsn.format(start + offset) + " in " + SegmentFiles.name(start) + ": "
                                 + RecordCheck.describe(code), start + offset);
                     }
-                    countTorn(view, offset, offset + RecordDescriptor.PREV_OFFSET);
+                    // Past a clean end the next record's prev link may have been written ahead of time (not
+                    // garbage); a record that failed a check is garbage, link and all. As recovery counts.
+                    countTorn(view, offset, code == RecordCheck.END ? offset + RecordDescriptor.PREV_OFFSET : -1);
                     return;
                 }
                 int o = (int) offset;
