@@ -194,6 +194,14 @@ public final class WaldenServer implements AutoCloseable {
         return wal;
     }
 
+    /**
+     * HTTP requests received and not yet done: answers not yet sent (streams until they end; appends until
+     * acknowledged or refused) and appends still waiting for a segment, whose client may already have gone.
+     */
+    public int inFlightRequests() {
+        return handler == null ? 0 : handler.inFlight() + data.pendingAppends();
+    }
+
     private static String format(InetSocketAddress a) {
         return a.getAddress().getHostAddress() + ":" + a.getPort();
     }
@@ -214,7 +222,7 @@ public final class WaldenServer implements AutoCloseable {
         serverChannel.close().awaitUninterruptibly();
         data.stop(); // streams end within half a second
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (handler.inFlight() > 0 && System.nanoTime() < deadline) {
+        while (inFlightRequests() > 0 && System.nanoTime() < deadline) {
             sleep(10);
         }
         readers.shutdown();

@@ -53,6 +53,7 @@ public final class DataApi {
     private final long streamWriteTimeoutNanos;
     /** Runs the appends that must wait for the next segment (a roll): never an event loop. */
     private final java.util.concurrent.Executor segmentWaits;
+    private final java.util.concurrent.atomic.AtomicInteger pendingAppends = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean stopping;
 
     /**
@@ -111,8 +112,17 @@ public final class DataApi {
         }, ex.ctx().executor());
     }
 
-    /** Runs an append that may wait for the next segment off the event loop; then releases the request's body. */
+    /**
+     * Runs an append that may wait for the next segment off the event loop; then releases the request's body.
+     *
+     * <p>The task holds its own reference to the request: the exchange releases its reference when the connection
+     * closes, which may happen before the task has copied the body into the log. Without this, the task would copy
+     * from pooled memory that may already carry another request's bytes. A request received whole is appended even
+     * if its client has gone (its outcome is unknown to the client, like any commit in flight at a disconnect).
+     */
     private void waitForSegment(Exchange ex, Runnable append) {
+        ex.request().retain();
+        pendingAppends.incrementAndGet();
         try {
             segmentWaits.execute(() -> {
                 try {
@@ -120,12 +130,21 @@ public final class DataApi {
                 } catch (RuntimeException e) {
                     ApiErrors.answer(ex, e);
                 } finally {
+                    ex.request().release();
+                    pendingAppends.decrementAndGet();
                     ex.ctx().executor().execute(ex::releaseRequest);
                 }
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
+            ex.request().release();
+            pendingAppends.decrementAndGet();
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
         }
+    }
+
+    /** Appends handed to the segment-wait thread and not yet done with their request's body. */
+    public int pendingAppends() {
+        return pendingAppends.get();
     }
 
     /**

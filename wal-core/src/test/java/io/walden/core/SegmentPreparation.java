@@ -1,0 +1,34 @@
+package io.walden.core;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.Callable;
+
+/**
+ * For tests in any module: stops a log's segment preparation for a while, so that the next append that needs a new
+ * segment must wait (the situation an event loop must never wait in).
+ */
+public final class SegmentPreparation {
+    private SegmentPreparation() {
+    }
+
+    /**
+     * Fills the current and the already prepared segment with records of {@code filler} bytes (durability off) until
+     * the next append would need a segment that is not prepared, runs {@code whileHeld} while nothing more can be
+     * prepared, then lets preparation go on.
+     */
+    public static <T> T holdAtFullSegment(Wal wal, int filler, Callable<T> whileHeld) throws Exception {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (wal.registry().get(wal.registry().segmentStart(wal.insertLsn()) + wal.config().segmentSize()) == null) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the next segment was not prepared within 20 s");
+            }
+            Thread.sleep(5); // prepared one ahead: wait until it is, so that the hold below stops the one after
+        }
+        synchronized (wal.preparer()) {
+            while (wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[filler]), Durability.OFF) != null) {
+                // fill until an append would need the segment that cannot be prepared now
+            }
+            return whileHeld.call();
+        }
+    }
+}
