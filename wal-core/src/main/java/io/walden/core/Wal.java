@@ -575,6 +575,12 @@ public final class Wal implements AutoCloseable {
         return commit.failure() != null;
     }
 
+    /** Why the log failed (the failed call and its error, e.g. the force's IOException), or null while it has not. */
+    public String failureReason() {
+        WalFailedException f = commit.failure();
+        return f == null ? null : f.getMessage();
+    }
+
     /**
      * The Micrometer meters of this log (names in {@link WalMetrics}); bind it to any registry:
      * {@code wal.meterBinder().bindTo(registry)}. Walden itself creates no registry.

@@ -41,7 +41,14 @@ final class ServerProcess implements AutoCloseable {
 
     static ServerProcess start(Path work, Path dataDir, int port, String scheme, HttpClient client, String... extra)
             throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        return startUnder(List.of(), work, dataDir, port, scheme, client, extra);
+    }
+
+    /** Starts the server with {@code launcher} before the java command (e.g. {@code fiu-run -x}, which execs it). */
+    static ServerProcess startUnder(List<String> launcher, Path work, Path dataDir, int port, String scheme, HttpClient client,
+                                    String... extra) throws Exception {
+        List<String> cmd = new ArrayList<>(launcher);
+        cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-jar", WaldenJar.jar().toAbsolutePath().toString(), "serve", "--data-dir", dataDir.toString(),
                 "--http", "127.0.0.1:" + port));
         cmd.addAll(List.of(extra));
@@ -118,6 +125,15 @@ final class ServerProcess implements AutoCloseable {
 
     URI uri(String path) {
         return URI.create(scheme + "://127.0.0.1:" + port + path);
+    }
+
+    /** The server's process id (the java process itself when a launcher exec'd it). */
+    long pid() {
+        return process.pid();
+    }
+
+    boolean isAlive() {
+        return process.isAlive();
     }
 
     /** kill -9. */

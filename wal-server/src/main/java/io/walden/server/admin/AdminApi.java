@@ -63,7 +63,8 @@ public final class AdminApi {
 
     public void ready(Exchange ex) {
         if (wal.isFailed()) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", "a force failed; restart the server to recover");
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", ex.redact(wal.failureReason())
+                    + "; restart the server to recover");
         } else if (!accepting.getAsBoolean() || wal.isClosed()) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
         } else {
@@ -103,6 +104,7 @@ public final class AdminApi {
         }
         s.put("history", history);
         s.put("failed", wal.isFailed());
+        s.put("failure", wal.failureReason() == null ? null : ex.redact(wal.failureReason()));
         s.put("log_id", String.format("%016x", wal.logId()));
         long appends = 0;
         for (io.walden.core.Durability d : io.walden.core.Durability.values()) {
