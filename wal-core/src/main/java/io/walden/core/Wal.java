@@ -17,6 +17,7 @@ import io.walden.core.recovery.RecoveryScanner;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.segment.SegmentBuffers;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
 import io.walden.core.sync.BackgroundWriter;
@@ -76,7 +77,11 @@ public final class Wal implements AutoCloseable {
     private final SegmentRegistry registry;
     private final SegmentPreparer preparer;
     private final Position tail;
+    /** The end of the records published in the WAL buffers (appenders move it; the flush leader writes up to it). */
+    private final Position published;
+    /** The end of what the segment files hold: readers, boundary proofs and senders read the files below it. */
     private final Position written;
+    private final SegmentBuffers buffers;
     private final Position flushed;
     private final ReadNotifier notifier = new ReadNotifier();
     private final Appender appender;
@@ -116,17 +121,25 @@ public final class Wal implements AutoCloseable {
         this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
         long end = scan.endLsn();
         this.tail = new Position(end);
+        this.published = new Position(end);
         this.written = new Position(end);
+        this.buffers = new SegmentBuffers(config.segmentSize(), activity::gracePeriod);
+        for (Segment s : registry.snapshot()) {
+            if (s.endLsn() > end) {
+                buffers.attach(s); // the segment at the insert position (and any prepared beyond it) takes appends
+            }
+        }
         this.flushed = new Position(end);
         Map<Long, Long> firstPrev = new ConcurrentHashMap<>(scan.firstPrevBySegment());
         firstPrev.put(after.scanStart(), after.scanStartPrev());
-        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
+        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, buffers, config.spareSegments(),
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
-        this.appender = new Appender(registry, preparer, tail, written, notifier, firstPrev, scan.lastRecordLsn(), stats);
-        this.commit = new GroupCommit(appender, written, flushed, registry, sync, notifier,
+        this.appender = new Appender(registry, preparer, tail, published, written, notifier, firstPrev, scan.lastRecordLsn(), stats);
+        this.commit = new GroupCommit(appender, published, written, flushed, registry, buffers, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable());
-        this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.checkpointInterval().toNanos(),
+        this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
+                config.checkpointInterval().toNanos(),
                 checkpointer::checkpoint);
         this.metrics = new WalMetrics(this, stats, new WalMetrics.Sources() {
             @Override
@@ -309,6 +322,7 @@ public final class Wal implements AutoCloseable {
 
     private CompletableFuture<Long> durabilityFuture(long lsn, Durability durability) {
         if (!durability.waitsForLocalFlush()) {
+            writer.nudge(); // into the file within offWriteDelay
             return CompletableFuture.completedFuture(lsn);
         }
         CompletableFuture<Long> f = commit.flushedFuture(lsn);
@@ -337,7 +351,7 @@ public final class Wal implements AutoCloseable {
             long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
             Segment seg = appender.segment(lsn);
             appender.writeHeaderFields(seg, lsn - seg.startLsn(), type);
-            seg.zero(lsn - seg.startLsn() + RecordDescriptor.HEADER_LENGTH,
+            seg.buffer().zero(lsn - seg.startLsn() + RecordDescriptor.HEADER_LENGTH,
                     lsn - seg.startLsn() + RecordDescriptor.HEADER_LENGTH + length);
             claim.open(this, seg, lsn, length, cell);
             ok = true;
@@ -394,6 +408,8 @@ public final class Wal implements AutoCloseable {
     private void awaitLocalCommit(long lsn, Durability durability) {
         if (durability.waitsForLocalFlush()) {
             commit.awaitCommit(lsn);
+        } else {
+            writer.nudge(); // into the file within offWriteDelay
         }
     }
 
@@ -869,8 +885,10 @@ public final class Wal implements AutoCloseable {
             preparer.close();
             notifier.signal();
             if (quiescent) {
+                buffers.close();
                 for (Segment s : registry.snapshot()) {
                     registry.remove(s);
+                    SegmentBuffers.free(s); // no one is inside: no appender can touch a buffer again
                     s.retire();
                 }
                 try {

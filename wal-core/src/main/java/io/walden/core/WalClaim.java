@@ -22,7 +22,7 @@ import java.nio.ByteBuffer;
 public final class WalClaim {
     private Wal wal;
     private Segment segment;
-    private Segment viewSegment;
+    private io.walden.core.segment.SegmentBuffer viewBuffer;
     private ByteBuffer view;
     private long offset;
     private Activity.Cell activity;
@@ -36,9 +36,9 @@ public final class WalClaim {
     void open(Wal wal, Segment segment, long lsn, int payloadLength, Activity.Cell activity) {
         this.activity = activity;
         this.owner = Thread.currentThread();
-        if (segment != viewSegment) {
-            view = segment.newView();
-            viewSegment = segment;
+        if (segment.buffer() != viewBuffer) { // the claim writes into the segment's WAL buffer
+            viewBuffer = segment.buffer();
+            view = viewBuffer.newView();
         }
         this.wal = wal;
         this.segment = segment;

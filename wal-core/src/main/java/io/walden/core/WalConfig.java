@@ -27,6 +27,7 @@ public final class WalConfig {
     private final SyncStrategy syncStrategy;
     private final Durability durability;
     private final Duration writerDelay;
+    private final Duration offWriteDelay;
     private final Duration checkpointInterval;
     private final int spareSegments;
     private final boolean truncateAtCorruption;
@@ -45,6 +46,7 @@ public final class WalConfig {
         this.syncStrategy = b.syncStrategy;
         this.durability = b.durability;
         this.writerDelay = b.writerDelay;
+        this.offWriteDelay = b.offWriteDelay;
         this.checkpointInterval = b.checkpointInterval;
         this.spareSegments = b.spareSegments;
         this.truncateAtCorruption = b.truncateAtCorruption;
@@ -97,6 +99,11 @@ public final class WalConfig {
 
     public Duration writerDelay() {
         return writerDelay;
+    }
+
+    /** The longest an {@code OFF} record waits in the WAL buffers before it is written into its file. */
+    public Duration offWriteDelay() {
+        return offWriteDelay;
     }
 
     public Duration checkpointInterval() {
@@ -153,6 +160,7 @@ public final class WalConfig {
         private SyncStrategy syncStrategy;
         private Durability durability = Durability.ON;
         private Duration writerDelay = Duration.ofMillis(200);
+        private Duration offWriteDelay = Duration.ofMillis(2);
         private Duration checkpointInterval = Duration.ofSeconds(1);
         private int spareSegments = 2;
         private boolean truncateAtCorruption;
@@ -192,6 +200,16 @@ public final class WalConfig {
         /** Level used by {@link Wal#append(byte[])}; default {@link Durability#ON}. */
         public Builder durability(Durability level) {
             this.durability = Objects.requireNonNull(level, "durability");
+            return this;
+        }
+
+        /**
+         * The longest an {@code OFF} record waits in the WAL buffers before the background writer writes it into its
+         * file (default 2 ms; capped at {@link #writerDelay}): from then on it survives the death of the process,
+         * though not of the machine until it is forced.
+         */
+        public Builder offWriteDelay(Duration delay) {
+            this.offWriteDelay = Objects.requireNonNull(delay, "offWriteDelay");
             return this;
         }
 
@@ -276,6 +294,9 @@ public final class WalConfig {
             if (maxPayloadSize < 0 || maxPayloadSize > largest) {
                 throw new IllegalArgumentException("maxPayloadSize must be from 1 to " + largest
                         + " bytes for segments of " + segmentSize + " bytes, got " + maxPayloadSize);
+            }
+            if (offWriteDelay.isNegative() || offWriteDelay.isZero()) {
+                throw new IllegalArgumentException("offWriteDelay must be positive, got " + offWriteDelay);
             }
             if (writerDelay.isNegative() || writerDelay.isZero()) {
                 throw new IllegalArgumentException("writerDelay must be positive, got " + writerDelay);

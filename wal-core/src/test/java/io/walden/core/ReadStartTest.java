@@ -85,6 +85,10 @@ class ReadStartTest {
             WalReader inside = wal.reader(after + RecordDescriptor.HEADER_LENGTH, WalReader.Visibility.WRITTEN);
             assertThat(good.next()).as("nothing is written there yet").isNull();
             claim.commit(Durability.OFF);
+            long deadline = System.nanoTime() + 10_000_000_000L; // OFF records reach the file within offWriteDelay
+            while (wal.writtenLsn() <= after && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
             assertThat(good.next().lsn()).isEqualTo(after);
             assertThatThrownBy(inside::next).isInstanceOf(IllegalLsnException.class);
             good.close();

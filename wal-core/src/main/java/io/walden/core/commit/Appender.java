@@ -4,6 +4,7 @@ import io.walden.core.Durability;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
+import io.walden.core.segment.NativeRegion;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentHeaderDescriptor;
 import io.walden.core.segment.SegmentPreparer;
@@ -47,6 +48,7 @@ public final class Appender {
     private final SegmentRegistry registry;
     private final SegmentPreparer preparer;
     private final Position tail;
+    private final Position published;
     private final Position written;
     private final ReadNotifier notifier;
     private final Map<Long, Long> firstPrevBySegment;
@@ -60,33 +62,40 @@ public final class Appender {
     private final WalStats stats;
     private final ThreadLocal<Scratch> scratch;
 
-    /** Per-thread CRC state, a view of the segment last written to, and the thread's counters. */
+    /** Per-thread CRC state, a view of the memory last written to, and the thread's counters. */
     static final class Scratch {
         final CRC32C crc = new CRC32C();
         final WalStats.Cell stats;
-        Segment segment;
+        NativeRegion region;
         ByteBuffer view;
 
         Scratch(WalStats.Cell stats) {
             this.stats = stats;
         }
 
-        ByteBuffer view(Segment s) {
-            if (segment != s) {
-                segment = s;
-                view = s.newView();
+        ByteBuffer view(NativeRegion r) {
+            if (region != r) {
+                region = r;
+                view = r.newView();
             }
             return view;
         }
     }
 
-    public Appender(SegmentRegistry registry, SegmentPreparer preparer, Position tail, Position written,
+    /**
+     * @param tail      the insert position (reservations)
+     * @param published the end of the contiguous records published in the WAL buffers
+     * @param written   the end of what the segment files hold (moved here only by {@link #applyReplicated}, whose
+     *                  bytes go to the file directly; otherwise by {@link LogWriter})
+     */
+    public Appender(SegmentRegistry registry, SegmentPreparer preparer, Position tail, Position published, Position written,
                     ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn, WalStats stats) {
         this.stats = stats;
         this.scratch = ThreadLocal.withInitial(() -> new Scratch(stats.newCell()));
         this.registry = registry;
         this.preparer = preparer;
         this.tail = tail;
+        this.published = published;
         this.written = written;
         this.notifier = notifier;
         this.firstPrevBySegment = firstPrevBySegment;
@@ -95,7 +104,7 @@ public final class Appender {
         this.bootstrapPrev = lastRecordLsn; // -1: unknown (a log that begins at a later segment): replicated bytes may carry any
         Segment s = registry.get(bootstrapLsn);
         // A local append after an unknown predecessor is the first record this log knows of: it links to INVALID.
-        s.writeLongRelease(bootstrapLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET,
+        s.buffer().writeLongRelease(bootstrapLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET,
                 Math.max(io.walden.core.Lsn.INVALID, lastRecordLsn));
     }
 
@@ -160,7 +169,7 @@ public final class Appender {
         int flags = RecordDescriptor.FLAG_PADDING;
         try {
             writeHeaderFields(seg, o, type);
-            seg.write(o + HEADER, src, offset, length);
+            seg.buffer().write(o + HEADER, src, offset, length);
             flags = 0;
         } finally {
             publish(seg, o, lsn, HEADER + length, flags, durability);
@@ -188,7 +197,7 @@ public final class Appender {
         int flags = RecordDescriptor.FLAG_PADDING;
         try {
             writeHeaderFields(seg, o, type);
-            seg.write(o + HEADER, src, src.position(), length);
+            seg.buffer().write(o + HEADER, src, src.position(), length);
             flags = 0;
         } finally {
             publish(seg, o, lsn, HEADER + length, flags, durability);
@@ -204,7 +213,7 @@ public final class Appender {
         int flags = RecordDescriptor.FLAG_PADDING;
         try {
             writeHeaderFields(seg, o, type);
-            seg.write(o + HEADER, src, srcOffset, length);
+            seg.buffer().write(o + HEADER, src, srcOffset, length);
             flags = 0;
         } finally {
             publish(seg, o, lsn, HEADER + length, flags, durability);
@@ -226,7 +235,7 @@ public final class Appender {
      */
     public long applyReplicated(long startLsn, ByteBuffer bytes) {
         long t = tail.get();
-        if (startLsn != t || written.get() != t) {
+        if (startLsn != t || published.get() != t || written.get() != t) {
             throw new io.walden.core.IllegalLsnException("replicated bytes start at " + io.walden.core.Lsn.format(startLsn)
                     + " but this log ends at " + io.walden.core.Lsn.format(t) + (written.get() != t ? " with local appends in flight" : ""));
         }
@@ -240,12 +249,11 @@ public final class Appender {
             throw new IllegalArgumentException("replicated bytes cross the end of segment " + seg.path().getFileName());
         }
         // The prev link the next record must carry was linked in ahead of time (at open, or by the last record).
-        long expectedPrev = t == bootstrapLsn ? bootstrapPrev : seg.readLongAcquire(offset + RecordDescriptor.PREV_OFFSET);
+        long expectedPrev = t == bootstrapLsn ? bootstrapPrev : seg.buffer().readLongAcquire(offset + RecordDescriptor.PREV_OFFSET);
         try {
             seg.writeThroughChannel(offset, bytes, bytes.position(), length); // pwrite: the replica's flush costs half
         } catch (java.io.IOException e) {
-            seg.zero(offset, offset + length);
-            seg.writeLongRelease(offset + RecordDescriptor.PREV_OFFSET, Math.max(io.walden.core.Lsn.INVALID, expectedPrev)); // as it was
+            seg.zero(offset, offset + length); // the file as it was (the link ahead lives in the WAL buffer)
             throw new io.walden.core.WalException("could not write replicated bytes at " + io.walden.core.Lsn.format(t)
                     + " into " + seg.path().getFileName() + ": " + e.getMessage(), e);
         }
@@ -258,8 +266,7 @@ public final class Appender {
             int code = RecordCheck.check(view, seg.startLsn(), s.crc, o, prev);
             int recordLength = code == RecordCheck.VALID ? seg.readInt(o) : 0;
             if (code != RecordCheck.VALID || o + RecordDescriptor.aligned(recordLength) > end) {
-                seg.zero(offset, end);
-                seg.writeLongRelease(offset + RecordDescriptor.PREV_OFFSET, Math.max(io.walden.core.Lsn.INVALID, expectedPrev)); // as it was
+                seg.zero(offset, end); // the file as it was (the link ahead lives in the WAL buffer)
                 throw new io.walden.core.WalCorruptedException("replicated record at " + io.walden.core.Lsn.format(seg.startLsn() + o)
                         + " fails validation (" + (code == RecordCheck.VALID ? "it runs past the bytes received" : RecordCheck.describe(code))
                         + "); nothing of this batch was kept", seg.startLsn() + o, seg.path());
@@ -269,6 +276,7 @@ public final class Appender {
         }
         long newEnd = seg.startLsn() + end;
         if (end == seg.size()) { // a closing record: the log continues in the next segment
+            preparer.buffers().retire(seg); // the file holds this segment whole
             long next = seg.endLsn();
             Segment nextSeg = registry.get(next) != null ? registry.get(next) : preparer.await(next, ROLL_WAIT_NANOS);
             firstPrevBySegment.put(next, prev);
@@ -279,16 +287,18 @@ public final class Appender {
         preparer.request(registry.segmentStart(newEnd) + segmentSize);
         linkSuccessor(newEnd, prev); // so that appends after a promotion carry the right prev link
         tail.advanceTo(newEnd);
-        written.advanceTo(newEnd);
+        published.advanceTo(newEnd);
+        written.advanceTo(newEnd); // the bytes went to the file directly
         notifier.signal();
         return newEnd;
     }
 
     /** Writes type, flags and reserved fields of a reserved record (for claims, before the payload is written). */
     public void writeHeaderFields(Segment seg, long offset, int type) {
-        seg.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) type);
-        seg.writeShort(offset + RecordDescriptor.FLAGS_OFFSET, (short) 0);
-        seg.writeInt(offset + RecordDescriptor.RESERVED_OFFSET, 0);
+        NativeRegion b = seg.buffer();
+        b.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) type);
+        b.writeShort(offset + RecordDescriptor.FLAGS_OFFSET, (short) 0);
+        b.writeInt(offset + RecordDescriptor.RESERVED_OFFSET, 0);
     }
 
     /**
@@ -300,33 +310,34 @@ public final class Appender {
      * @param durability the append's level, for the counters (null: not an append, e.g. a segment's closing record)
      */
     public void publish(Segment seg, long offset, long lsn, int recordLength, int flags, Durability durability) {
+        NativeRegion b = seg.buffer();
         if (flags != 0) {
-            seg.writeShort(offset + RecordDescriptor.FLAGS_OFFSET, (short) flags);
-            seg.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) 0);
+            b.writeShort(offset + RecordDescriptor.FLAGS_OFFSET, (short) flags);
+            b.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) 0);
         }
-        awaitPrevLink(seg, offset, lsn);
+        awaitPrevLink(b, offset, lsn);
         Scratch s = scratch.get();
-        int crc = RecordCheck.crc(s.view(seg), s.crc, offset, recordLength);
-        seg.writeInt(offset + RecordDescriptor.CRC_OFFSET, crc);
-        seg.writeIntRelease(offset + RecordDescriptor.LENGTH_OFFSET, recordLength); // publication: last store
-        advanceWritten();
+        int crc = RecordCheck.crc(s.view(b), s.crc, offset, recordLength);
+        b.writeInt(offset + RecordDescriptor.CRC_OFFSET, crc);
+        b.writeIntRelease(offset + RecordDescriptor.LENGTH_OFFSET, recordLength); // publication: last store
+        advancePublished();
         if (flags == 0 && durability != null) {
             WalStats.onAppend(s.stats, durability, recordLength - HEADER);
         }
     }
 
     /**
-     * Moves the written position over every record published contiguously after it; returns the position.
-     * Safe from any thread: each caller validates its own range with acquire loads, and the position
-     * only ever rises to the highest value a caller validated.
+     * Moves the published position over every record published contiguously after it in the WAL buffers; returns
+     * the position. Safe from any thread: each caller validates its own range with acquire loads, and the position
+     * only ever rises to the highest value a caller validated. (PostgreSQL's WaitXLogInsertionsToFinish, lock-free.)
      */
-    public long advanceWritten() {
-        long w = written.get();
-        long limit = tail.get(); // never past the reservations: replicated bytes above it are not checked yet
+    public long advancePublished() {
+        long w = published.get();
+        long limit = tail.get(); // never past the reservations
         long pos = w;
         Segment seg = registry.get(pos);
         while (seg != null && pos < limit) {
-            int length = seg.readIntAcquire(pos - seg.startLsn());
+            int length = seg.buffer().readIntAcquire(pos - seg.startLsn());
             if (length <= 0) {
                 break;
             }
@@ -337,9 +348,7 @@ public final class Appender {
             }
         }
         if (pos > w) {
-            written.advanceTo(pos);
-            notifier.signal();
-            return Math.max(pos, written.get());
+            return published.advanceTo(pos);
         }
         return w;
     }
@@ -354,10 +363,10 @@ public final class Appender {
 
     private void linkSuccessor(long successorLsn, long lsn) {
         Segment s = registry.get(successorLsn);
-        s.writeLongRelease(successorLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET, lsn);
+        s.buffer().writeLongRelease(successorLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET, lsn);
     }
 
-    private void awaitPrevLink(Segment seg, long offset, long lsn) {
+    private void awaitPrevLink(NativeRegion seg, long offset, long lsn) {
         if (lsn == bootstrapLsn) {
             return; // linked at open (possibly to 0, the "no previous record" of a new log)
         }
@@ -380,7 +389,7 @@ public final class Appender {
      */
     private void roll(long t, long segmentEnd, long firstLsn) {
         Segment next = registry.get(firstLsn);
-        next.writeLong(firstLsn - next.startLsn() + RecordDescriptor.PREV_OFFSET, t);
+        next.buffer().writeLong(firstLsn - next.startLsn() + RecordDescriptor.PREV_OFFSET, t);
         Segment old = registry.get(t);
         long o = t - old.startLsn();
         try {

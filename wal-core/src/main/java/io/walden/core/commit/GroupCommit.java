@@ -3,6 +3,7 @@ package io.walden.core.commit;
 import io.walden.core.Lsn;
 import io.walden.core.WalFailedException;
 import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentBuffers;
 import io.walden.core.segment.SegmentRegistry;
 import io.walden.core.sync.SyncStrategy;
 import org.slf4j.Logger;
@@ -55,7 +56,8 @@ public final class GroupCommit {
     private static final long GATHER_MAX_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
 
     private final Appender appender;
-    private final Position written;
+    private final Position published;
+    private final LogWriter writer;
     private final Position flushed;
     private final SegmentRegistry registry;
     private final SyncStrategy sync;
@@ -78,10 +80,16 @@ public final class GroupCommit {
     /** Written by the leader only. */
     private volatile long flushCount;
 
-    public GroupCommit(Appender appender, Position written, Position flushed, SegmentRegistry registry,
-                       SyncStrategy sync, ReadNotifier notifier, long commitDelayNanos, int commitSiblings) {
+    /**
+     * @param published the end of the records published in the WAL buffers (moved by the appender)
+     * @param written   the end of what the files hold (moved here, by the write before each force)
+     */
+    public GroupCommit(Appender appender, Position published, Position written, Position flushed, SegmentRegistry registry,
+                       SegmentBuffers buffers, SyncStrategy sync, ReadNotifier notifier, long commitDelayNanos,
+                       int commitSiblings) {
         this.appender = appender;
-        this.written = written;
+        this.published = published;
+        this.writer = new LogWriter(registry, buffers, written, notifier);
         this.flushed = flushed;
         this.registry = registry;
         this.sync = sync;
@@ -129,7 +137,7 @@ public final class GroupCommit {
                     return;
                 }
                 checkNotFailed();
-                if (written.get() <= lsn && appender.advanceWritten() <= lsn) {
+                if (published.get() <= lsn && appender.advancePublished() <= lsn) {
                     backoff(spins++); // this record or an earlier one is still being copied
                     continue;
                 }
@@ -191,7 +199,7 @@ public final class GroupCommit {
      * @throws WalFailedException when the log is failed
      */
     public void flushAll() {
-        long w = appender.advanceWritten();
+        long w = appender.advancePublished();
         if (w > flushed.get()) {
             awaitFlushed(w - 1);
         }
@@ -223,6 +231,7 @@ public final class GroupCommit {
             if (target > from && failure == null) {
                 long commits = flushRequests.sumThenReset();
                 long start = System.nanoTime();
+                writer.writeUpTo(target);
                 force(from, target);
                 long nanos = System.nanoTime() - start;
                 flushed.set(target); // volatile store: publishes the new durable point to every waiter
@@ -233,13 +242,40 @@ public final class GroupCommit {
         } catch (Throwable e) {
             // An Error too (an InternalError from a fault in mapped memory, an OutOfMemoryError): whether the force
             // happened is unknown, so the flushed position can never move again. Failing the log releases everyone.
-            fail("force of " + Lsn.format(from) + " up to the written position failed: " + e, e);
+            fail("write and force of " + Lsn.format(from) + " up to the published position failed: " + e, e);
         } finally {
             leader.set(0);
         }
         notifier.signal(); // first: a replication sender waiting to ship these bytes is on remote commits' critical path
         wake();
         async.complete();
+    }
+
+    /** Whether published records are not in the files yet. */
+    public boolean hasUnwritten() {
+        return appender.advancePublished() > writer.writtenLsn();
+    }
+
+    /**
+     * Writes every published record into the files without forcing them (the background writer, for records nobody
+     * waits for: once written they survive the process's death, if not the machine's). Does nothing when a leader is
+     * busy: it writes everything published before its force anyway. Failing here fails the log, like a force.
+     *
+     * @return whether this call wrote (false: a leader was busy, or the log is failed)
+     */
+    public boolean writeAll() {
+        if (failure != null || leader.get() != 0 || !leader.compareAndSet(0, 1)) {
+            return false;
+        }
+        try {
+            writer.writeUpTo(appender.advancePublished());
+        } catch (Throwable e) {
+            fail("write of the published records failed: " + e, e);
+        } finally {
+            leader.set(0);
+        }
+        wake(); // a committer that parked while this thread held the flag may lead now
+        return true;
     }
 
     private void notePeak(int outstanding) {
@@ -275,13 +311,13 @@ public final class GroupCommit {
 
     /** The flush target: the written position after waiting (boundedly) for records reserved before now. */
     private long gather() {
-        long w = appender.advanceWritten();
+        long w = appender.advancePublished();
         long reserved = appender.insertPosition();
         if (reserved > w) {
             long deadline = System.nanoTime() + GATHER_MAX_NANOS;
             while (w < reserved && System.nanoTime() < deadline) {
                 Thread.onSpinWait();
-                w = appender.advanceWritten();
+                w = appender.advancePublished();
             }
         }
         return w;

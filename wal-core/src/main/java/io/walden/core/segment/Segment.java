@@ -33,31 +33,28 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Thread-safety: every method may be called from any thread.
  */
-public final class Segment {
+public final class Segment extends NativeRegion {
     private static final ReferenceOwner OWNER = ReferenceOwner.temporary("walden-segment");
     private final Path path;
     private final long startLsn;
-    private final long size;
     private final FileChannel channel;
     private final MappedFile mappedFile;
     private final MappedBytesStore store;
-    private final ByteBuffer view;
-    private final long address;
     /** Readers inside plus one for the owner; 0 means the mapping is released. */
     private final AtomicInteger users = new AtomicInteger(1);
     private volatile boolean retired;
+    /** Where appenders write this segment's records until the file holds them (null once reused or never needed). */
+    private volatile SegmentBuffer buffer;
     /** Created on the first boundary check (readers and senders only); see {@link #boundaries()}. */
     private volatile RecordBoundaries boundaries;
 
     private Segment(Path path, long startLsn, long size, FileChannel channel, MappedFile mappedFile, MappedBytesStore store) {
+        super(store, size);
         this.path = path;
         this.startLsn = startLsn;
-        this.size = size;
         this.channel = channel;
         this.mappedFile = mappedFile;
         this.store = store;
-        this.view = store.toTemporaryDirectByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
-        this.address = store.addressForRead(0);
     }
 
     /**
@@ -94,81 +91,8 @@ public final class Segment {
         return startLsn + size;
     }
 
-    public long size() {
-        return size;
-    }
-
     public boolean contains(long lsn) {
         return lsn >= startLsn && lsn < startLsn + size;
-    }
-
-    // ---- accessors (offsets within the file) ----
-
-    private static final UnsafeMemory MEMORY = UnsafeMemory.MEMORY;
-    private static final long BYTE_ARRAY_BASE = UnsafeMemory.UNSAFE.arrayBaseOffset(byte[].class);
-
-    private long at(long offset, int width) {
-        assert offset >= 0 && offset + width <= size : "offset " + offset + " outside " + path;
-        return address + offset;
-    }
-
-    public int readIntAcquire(long offset) {
-        return MEMORY.readVolatileInt(at(offset, Integer.BYTES));
-    }
-
-    /** Publishes a record's length word: every earlier store of this thread becomes visible first. */
-    public void writeIntRelease(long offset, int value) {
-        MEMORY.writeOrderedInt(at(offset, Integer.BYTES), value);
-    }
-
-    public int readInt(long offset) {
-        return MEMORY.readInt(at(offset, Integer.BYTES));
-    }
-
-    public void writeInt(long offset, int value) {
-        MEMORY.writeInt(at(offset, Integer.BYTES), value);
-    }
-
-    public long readLong(long offset) {
-        return MEMORY.readLong(at(offset, Long.BYTES));
-    }
-
-    public long readLongAcquire(long offset) {
-        return MEMORY.readVolatileLong(at(offset, Long.BYTES));
-    }
-
-    public void writeLong(long offset, long value) {
-        MEMORY.writeLong(at(offset, Long.BYTES), value);
-    }
-
-    public void writeLongRelease(long offset, long value) {
-        MEMORY.writeOrderedLong(at(offset, Long.BYTES), value);
-    }
-
-    public void writeShort(long offset, short value) {
-        MEMORY.writeShort(at(offset, Short.BYTES), value);
-    }
-
-    public short readShort(long offset) {
-        return MEMORY.readShort(at(offset, Short.BYTES));
-    }
-
-    public void write(long offset, byte[] src, int srcOffset, int length) {
-        // Unsafe.copyMemory is the JVM's intrinsic bulk copy; Chronicle's byte[] overload loops in Java.
-        UnsafeMemory.UNSAFE.copyMemory(src, BYTE_ARRAY_BASE + srcOffset, null, at(offset, length), length);
-    }
-
-    /** Copies {@code length} bytes of {@code src} from index {@code srcPosition} (its position is not moved). */
-    public void write(long offset, ByteBuffer src, int srcPosition, int length) {
-        if (src.hasArray()) {
-            // Through the array, honouring arrayOffset(): a slice of a heap buffer starts inside its array.
-            UnsafeMemory.UNSAFE.copyMemory(src.array(), BYTE_ARRAY_BASE + src.arrayOffset() + srcPosition, null,
-                    at(offset, length), length);
-        } else if (src.isDirect()) {
-            store.write(offset, src, srcPosition, length);
-        } else {
-            newView().put((int) offset, src, srcPosition, length); // a read-only heap buffer: no array to copy from
-        }
     }
 
     /**
@@ -188,19 +112,22 @@ public final class Segment {
         }
     }
 
-    public void write(long offset, net.openhft.chronicle.bytes.BytesStore<?, ?> src, long srcOffset, long length) {
-        store.write(offset, src, srcOffset, length);
+    /**
+     * The WAL buffer appenders write this segment's records into ({@link SegmentBuffer}); null for a segment
+     * the log no longer appends to once its buffer was reused.
+     */
+    public SegmentBuffer buffer() {
+        return buffer;
     }
 
-    public void zero(long from, long to) {
-        if (to > from) {
-            store.zeroOut(from, to);
+    void attachBuffer(SegmentBuffer b) {
+        buffer = b;
+    }
+
+    void detachBuffer(SegmentBuffer b) {
+        if (buffer == b) {
+            buffer = null;
         }
-    }
-
-    /** A fresh little-endian view of the whole mapping; its position and limit are the caller's to move. */
-    public ByteBuffer newView() {
-        return view.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /** Which offsets of this segment are record boundaries (proven by walking its records from the first). */

@@ -10,14 +10,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * PostgreSQL's WAL writer: a thread ({@code walden-writer}) that forces what {@code OFF} appends left
- * unflushed at most {@code writerDelay} after they were written, serves asynchronous appends (woken by
- * {@link #wakeUp()} so that no thread waits per future), and writes the periodic checkpoint.
+ * PostgreSQL's WAL writer: a thread ({@code walden-writer}) that writes what {@code OFF} appends left in the WAL
+ * buffers into the files within {@code writeDelay} (then it survives the process's death), forces it within
+ * {@code writerDelay} (then it survives the machine's), serves asynchronous appends (woken by {@link #wakeUp()}
+ * so that no thread waits per future), and writes the periodic checkpoint.
  *
- * <p>Bound: an {@code OFF} record written at time t is forced by t + writerDelay + the duration of one
- * force, unless the log fails first (see {@code docs/durability.md}).
+ * <p>Bounds: an {@code OFF} record appended at time t is in the file by t + writeDelay + one write, and forced by
+ * t + writerDelay + one write and force, unless the log fails first (see {@code docs/durability.md}). An
+ * {@code OFF} append {@link #nudge()}s the writer only while it sleeps for long: a read of a volatile flag.
  *
- * <p>Thread-safety: {@link #wakeUp()} and {@link #close()} from any thread; the rest runs on its own thread.
+ * <p>Thread-safety: {@link #wakeUp()}, {@link #nudge()} and {@link #close()} from any thread; the rest runs on
+ * its own thread.
  */
 public final class BackgroundWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BackgroundWriter.class);
@@ -25,17 +28,26 @@ public final class BackgroundWriter implements AutoCloseable {
     private final GroupCommit commit;
     private final Activity activity;
     private final long delayNanos;
+    private final long writeDelayNanos;
     private final long checkpointNanos;
     private final Runnable checkpoint;
     private final Thread thread;
     private volatile boolean running = true;
     private volatile boolean sleeping;
     private volatile boolean wanted;
+    /** True while the writer sleeps towards its next force with nothing left to write: an OFF append wakes it. */
+    private volatile boolean idle;
 
-    public BackgroundWriter(GroupCommit commit, Activity activity, long delayNanos, long checkpointNanos, Runnable checkpoint) {
+    /**
+     * @param delayNanos      writerDelay: the longest an OFF record waits to be forced
+     * @param writeDelayNanos the longest an OFF record waits to be written into the file (at most delayNanos)
+     */
+    public BackgroundWriter(GroupCommit commit, Activity activity, long delayNanos, long writeDelayNanos, long checkpointNanos,
+                            Runnable checkpoint) {
         this.commit = commit;
         this.activity = activity;
         this.delayNanos = delayNanos;
+        this.writeDelayNanos = Math.min(writeDelayNanos, delayNanos);
         this.checkpointNanos = checkpointNanos;
         this.checkpoint = checkpoint;
         this.thread = new Thread(this::run, "walden-writer");
@@ -54,17 +66,38 @@ public final class BackgroundWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * An OFF record was appended: if the writer sleeps towards its next force with nothing to write, it wakes and
+     * writes within writeDelay. Costs one volatile read when it is awake.
+     */
+    public void nudge() {
+        if (idle) {
+            idle = false;
+            LockSupport.unpark(thread);
+        }
+    }
+
     private void run() {
         long lastCheckpoint = System.nanoTime();
+        long lastFlush = System.nanoTime();
         while (running) {
-            if (!wanted) {
+            long untilFlush = delayNanos - (System.nanoTime() - lastFlush);
+            if (!wanted && untilFlush > 0) {
+                boolean pending = commit.hasUnwritten();
+                idle = !pending;
                 sleeping = true;
-                if (!wanted) {
-                    LockSupport.parkNanos(this, delayNanos);
+                if (!wanted && (pending || !commit.hasUnwritten())) {
+                    LockSupport.parkNanos(this, pending ? Math.min(writeDelayNanos, untilFlush) : untilFlush);
                 }
                 sleeping = false;
+                idle = false;
+                if (!wanted && delayNanos - (System.nanoTime() - lastFlush) > 0) {
+                    write();
+                    continue;
+                }
             }
             wanted = false;
+            lastFlush = System.nanoTime();
             Activity.Cell cell = activity.cell();
             Activity.enter(cell); // the flush reads segments by address: close() and truncation wait for us
             try {
@@ -86,6 +119,19 @@ public final class BackgroundWriter implements AutoCloseable {
                 lastCheckpoint = System.nanoTime();
                 runCheckpoint();
             }
+        }
+    }
+
+    /** Writes the published records into the files without forcing them (nothing waits for them). */
+    private void write() {
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell);
+        try {
+            commit.writeAll();
+        } catch (Throwable e) {
+            commit.fail("the background writer failed: " + e, e);
+        } finally {
+            Activity.exit(cell);
         }
     }
 
