@@ -53,7 +53,7 @@ public final class CommitLoad {
     private void runAll() throws Exception {
         int[] committers = {1, 4, 16, 64, 256};
         int[] payloads = full ? new int[] {64, 1024, 16384} : new int[] {64};
-        SyncMethod[] methods = full ? new SyncMethod[] {SyncMethod.FDATASYNC, SyncMethod.FSYNC, SyncMethod.MSYNC}
+        SyncMethod[] methods = full ? new SyncMethod[] {SyncMethod.FDATASYNC, SyncMethod.FSYNC, SyncMethod.OPEN_DATASYNC}
                 : new SyncMethod[] {SyncMethod.FDATASYNC};
         for (int payload : payloads) {
             rawPwrite(payload);

@@ -23,7 +23,15 @@ class CrashRecoveryTest {
 
     @Test
     void shouldKeepEveryAcknowledgedRecordAcrossRepeatedKills() throws Exception {
-        int iterations = Integer.getInteger("walden.crash.iterations", 8);
+        killRepeatedly(Integer.getInteger("walden.crash.iterations", 8), SyncMethod.FDATASYNC);
+    }
+
+    @Test
+    void shouldKeepEveryAcknowledgedRecordAcrossRepeatedKillsWithOpenDatasync() throws Exception {
+        killRepeatedly(Math.max(2, Integer.getInteger("walden.crash.iterations", 8) / 2), SyncMethod.OPEN_DATASYNC);
+    }
+
+    private void killRepeatedly(int iterations, SyncMethod method) throws Exception {
         Random random = new Random();
         Map<Long, long[]> acknowledged = new HashMap<>(); // lsn -> {thread, seq}
         Path stderr = dir.resolve("child.err");
@@ -31,7 +39,7 @@ class CrashRecoveryTest {
         long totalAcked = 0;
         for (int i = 0; i < iterations; i++) {
             try (ChildJvm child = ChildJvm.start(CrashingAppender.class, stderr, log.toString(), "4",
-                    String.valueOf(TestLogs.SMALL_SEGMENT))) {
+                    String.valueOf(TestLogs.SMALL_SEGMENT), method.configName())) {
                 assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
                 Thread.sleep(50 + random.nextInt(700));
                 child.kill();

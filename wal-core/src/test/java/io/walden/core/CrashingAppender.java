@@ -10,7 +10,7 @@ import java.util.List;
  * {@code A <thread> <seq> <lsn>} for each append only after it returned (so after it was forced).
  * The payload of (thread, seq) is {@link #payload}: the parent recomputes it to check the bytes.
  *
- * <p>Args: directory, threads, segment size.
+ * <p>Args: directory, threads, segment size[, sync method].
  */
 public final class CrashingAppender {
     private CrashingAppender() {
@@ -25,7 +25,8 @@ public final class CrashingAppender {
         Path dir = Path.of(args[0]);
         int threads = Integer.parseInt(args[1]);
         long segmentSize = Long.parseLong(args[2]);
-        Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(segmentSize).build());
+        SyncMethod method = args.length > 3 ? SyncMethod.parse(args[3]) : SyncMethod.FDATASYNC;
+        Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(segmentSize).syncMethod(method).build());
         long startSeq = wal.insertLsn(); // distinct seqs per run: the LSN where this run started
         System.out.println("READY");
         System.out.flush();

@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * I/O fault injection against the real server process (mvn -B verify -Pfaults; needs Debian's fiu-utils). A primary
  * runs under {@code fiu-run -x} with a synchronous replica beside it; clients append at one durability level; then
- * libfiu makes the primary's fdatasync, fsync, pwrite, rename or msync fail at random with EIO or ENOSPC. Nothing is
+ * libfiu makes the primary's fdatasync, fsync, pwrite or rename fail at random with EIO or ENOSPC. Nothing is
  * killed. Whatever failed: the server answers appends with 503 once its log has failed, says why in /admin/status,
  * keeps serving reads, and after a restart without faults every acknowledged record is there, byte for byte, and
  * no record holds anything a client did not send. The fault points and what Walden does are listed in
@@ -41,7 +41,7 @@ class FaultInjectionFT {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** libfiu's names for the calls Walden's file I/O makes (fiu-utils' function_list); write() is left alone: sockets use it. */
     private static final String[] FAULT_POINTS = {"posix/io/sync/fdatasync", "posix/io/sync/fsync", "posix/io/rw/pwrite",
-            "posix/io/dir/rename", "posix/mm/msync"};
+            "posix/io/dir/rename"};
     private static final int EIO = 5;
     private static final int ENOSPC = 28;
     private static final int ROUNDS = Integer.getInteger("walden.faults.rounds", 3);

@@ -96,7 +96,7 @@ class ToolsIT {
         assertThat(run.exitCode()).as(run.stderr()).isZero();
         assertThat(run.stdout()).contains("On a preallocated file:").contains("On a growing file:")
                 .contains("write + fdatasync").contains("mmap store + msync(range)").contains("write, O_DSYNC")
-                .containsPattern("Recommended sync method: (FDATASYNC|FSYNC|MSYNC)")
+                .containsPattern("Recommended sync method: (FDATASYNC|FSYNC|OPEN_DATASYNC)")
                 .containsPattern("ceiling for one committer: about [\\d,]+ commits/s");
     }
 

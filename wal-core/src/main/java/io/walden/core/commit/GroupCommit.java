@@ -89,7 +89,7 @@ public final class GroupCommit {
                        int commitSiblings) {
         this.appender = appender;
         this.published = published;
-        this.writer = new LogWriter(registry, buffers, written, notifier);
+        this.writer = new LogWriter(registry, buffers, written, notifier, sync.writesThrough());
         this.flushed = flushed;
         this.registry = registry;
         this.sync = sync;

@@ -24,8 +24,11 @@ final class LogWriter {
     private final SegmentBuffers buffers;
     private final Position written;
     private final ReadNotifier notifier;
+    /** Write through each segment's DSYNC channel (open_datasync): a write returns once durable. */
+    private final boolean writeThrough;
 
-    LogWriter(SegmentRegistry registry, SegmentBuffers buffers, Position written, ReadNotifier notifier) {
+    LogWriter(SegmentRegistry registry, SegmentBuffers buffers, Position written, ReadNotifier notifier, boolean writeThrough) {
+        this.writeThrough = writeThrough;
         this.registry = registry;
         this.buffers = buffers;
         this.written = written;
@@ -51,7 +54,7 @@ final class LogWriter {
             long lo = Math.max(Math.max(from, start) - start, SEGMENT_HEADER); // the header is the file's own
             long hi = Math.min(target, start + size) - start;
             if (hi > lo) {
-                seg.buffer().writeTo(seg.channel(), lo, hi);
+                seg.buffer().writeTo(writeThrough ? seg.dsyncChannel() : seg.channel(), lo, hi);
             }
             if (hi == size) {
                 buffers.retire(seg);

@@ -4,8 +4,6 @@ import net.openhft.chronicle.bytes.MappedBytesStore;
 import net.openhft.chronicle.bytes.MappedFile;
 import net.openhft.chronicle.core.UnsafeMemory;
 import net.openhft.chronicle.core.io.ReferenceOwner;
-import net.openhft.posix.MSyncFlag;
-import net.openhft.posix.PosixAPI;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -45,6 +43,8 @@ public final class Segment extends NativeRegion {
     private volatile boolean retired;
     /** Where appenders write this segment's records until the file holds them (null once reused or never needed). */
     private volatile SegmentBuffer buffer;
+    /** See {@link #dsyncChannel()}. */
+    private volatile FileChannel dsyncChannel;
     /** Created on the first boundary check (readers and senders only); see {@link #boundaries()}. */
     private volatile RecordBoundaries boundaries;
 
@@ -151,19 +151,21 @@ public final class Segment extends NativeRegion {
         channel.force(metadata);
     }
 
-    /** msync(MS_SYNC) of {@code [from, to)}, widened to whole pages. */
-    public void msync(long from, long to) throws IOException {
-        long page = 4096;
-        long start = from & ~(page - 1);
-        long end = Math.min(size, (to + page - 1) & ~(page - 1));
-        if (end <= start) {
-            return;
+    /**
+     * A channel to this segment's file opened with {@code DSYNC}: a write returns once its data is durable
+     * ({@code open_datasync}). Opened on first use, closed with the segment.
+     */
+    public FileChannel dsyncChannel() throws IOException {
+        FileChannel c = dsyncChannel;
+        if (c == null) {
+            synchronized (this) {
+                c = dsyncChannel;
+                if (c == null) {
+                    dsyncChannel = c = UninterruptibleChannels.open(path, StandardOpenOption.WRITE, StandardOpenOption.DSYNC);
+                }
+            }
         }
-        int rc = PosixAPI.posix().msync(address + start, end - start, MSyncFlag.MS_SYNC);
-        if (rc != 0) {
-            throw new IOException("msync of " + path + " [" + start + ", " + end + ") failed: "
-                    + PosixAPI.posix().lastErrorStr());
-        }
+        return c;
     }
 
     /** Positional read through the file channel, for tools that must not trust the mapping. */
@@ -222,8 +224,11 @@ public final class Segment extends NativeRegion {
         } finally {
             try {
                 channel.close();
+                if (dsyncChannel != null) {
+                    dsyncChannel.close();
+                }
             } catch (IOException ignored) {
-                // closing a channel we only forced through cannot lose data
+                // closing a channel whose writes returned (and were forced, or synchronous) cannot lose data
             }
         }
     }

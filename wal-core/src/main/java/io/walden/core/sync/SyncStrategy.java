@@ -23,6 +23,14 @@ public interface SyncStrategy {
         return true;
     }
 
+    /**
+     * True when the files are written through a DSYNC channel, so that a write returns once its data is durable and
+     * {@link #force} has nothing left to do ({@link SyncMethod#OPEN_DATASYNC}).
+     */
+    default boolean writesThrough() {
+        return false;
+    }
+
     /** The built-in strategy for a {@link SyncMethod}. */
     static SyncStrategy of(SyncMethod method) {
         switch (method) {
@@ -30,8 +38,23 @@ public interface SyncStrategy {
                 return named("fdatasync", (segment, from, to) -> segment.force(false));
             case FSYNC:
                 return named("fsync", (segment, from, to) -> segment.force(true));
-            case MSYNC:
-                return named("msync", Segment::msync);
+            case OPEN_DATASYNC:
+                return new SyncStrategy() {
+                    @Override
+                    public void force(Segment segment, long fromOffset, long toOffset) {
+                        // nothing left: every write went through the segment's DSYNC channel (see writesThrough)
+                    }
+
+                    @Override
+                    public boolean writesThrough() {
+                        return true;
+                    }
+
+                    @Override
+                    public String toString() {
+                        return "open_datasync";
+                    }
+                };
             case NONE:
                 return new SyncStrategy() {
                     @Override

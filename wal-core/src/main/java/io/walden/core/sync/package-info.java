@@ -1,5 +1,5 @@
 /**
- * Sync strategies over {@code FileChannel.force} and msync, and the background writer that bounds the
+ * Sync strategies over {@code FileChannel.force} and DSYNC writes, and the background writer that bounds the
  * loss window of {@code OFF} appends. {@link io.walden.core.sync.SyncStrategy} is a public extension
  * point (for instrumentation and fault injection); everything else here is internal.
  */

@@ -35,7 +35,7 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--durability", description = "Default durability: off, local, remote_write, on, remote_apply (default: on).")
     String durability;
 
-    @Option(names = "--sync-method", description = "fdatasync, fsync, msync or none (default: fdatasync).")
+    @Option(names = "--sync-method", description = "fdatasync, fsync, open_datasync or none (default: fdatasync).")
     String syncMethod;
 
     @Option(names = "--segment-size", description = "Segment size in bytes for a new log (default: 67108864).")

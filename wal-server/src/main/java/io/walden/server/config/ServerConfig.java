@@ -160,12 +160,10 @@ public final class ServerConfig {
     }
 
     public SyncMethod syncMethod() {
-        String s = values.get("sync-method").trim().toUpperCase(Locale.ROOT);
         try {
-            return SyncMethod.valueOf(s);
+            return SyncMethod.parse(values.get("sync-method"));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("unknown sync-method '" + values.get("sync-method")
-                    + "' (expected fdatasync, fsync, msync or none)", e);
+            throw new IllegalArgumentException("sync-method: " + e.getMessage(), e);
         }
     }
 

@@ -54,31 +54,32 @@ public final class FsyncTest {
             byte[] bytes = new byte[BLOCK];
             long blocks = PREALLOCATED / BLOCK;
             try (FileChannel ch = preallocate(file)) {
-                measure("preallocated", "write + fdatasync", null, i -> {
+                measure("preallocated", "write + fdatasync", "FDATASYNC", i -> {
                     ch.write(block.clear(), (i % blocks) * BLOCK);
                     ch.force(false);
                 });
-                measure("preallocated", "write + fsync", null, i -> {
+                measure("preallocated", "write + fsync", "FSYNC", i -> {
                     ch.write(block.clear(), (i % blocks) * BLOCK);
                     ch.force(true);
                 });
                 MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, 0, PREALLOCATED);
-                measure("preallocated", "mmap store + fdatasync", "FDATASYNC", i -> {
+                // Stores through a mapping: how Walden wrote before its WAL buffers, for comparison.
+                measure("preallocated", "mmap store + fdatasync", null, i -> {
                     map.put((int) ((i % blocks) * BLOCK), bytes);
                     ch.force(false);
                 });
-                measure("preallocated", "mmap store + fsync", "FSYNC", i -> {
+                measure("preallocated", "mmap store + fsync", null, i -> {
                     map.put((int) ((i % blocks) * BLOCK), bytes);
                     ch.force(true);
                 });
-                measure("preallocated", "mmap store + msync(range)", "MSYNC", i -> {
+                measure("preallocated", "mmap store + msync(range)", null, i -> {
                     int at = (int) ((i % blocks) * BLOCK);
                     map.put(at, bytes);
                     map.force(at, BLOCK);
                 });
             }
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.DSYNC)) {
-                measure("preallocated", "write, O_DSYNC", null, i -> ch.write(block.clear(), (i % blocks) * BLOCK));
+                measure("preallocated", "write, O_DSYNC", "OPEN_DATASYNC", i -> ch.write(block.clear(), (i % blocks) * BLOCK));
             }
             growing(file, "write + fdatasync", Set.of(), true, block);
             growing(file, "write + fsync", Set.of(), false, block);
