@@ -31,5 +31,8 @@ java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.CommitLoad "$MODE" --dir "$DATA" -
 echo "== Replication load generator (primary + replica over loopback, and through a 10 ms / 100 ms delaying proxy)"
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.ReplicationLoad "$MODE" --dir "$DATA" --json wal-bench/target/replication-load.json
 
+echo "== PostgreSQL peer (pgbench; skipped, and said so, when PostgreSQL is not installed)"
+wal-bench/pgbench.sh "$DATA" wal-bench/target/pgbench.json "$([ "$MODE" = "--full" ] && echo 30 || echo 10)"
+
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.BenchReport wal-bench/target/jmh.json wal-bench/target/commit-load.json \
-  docs/benchmarks.md wal-bench/target/replication-load.json
+  docs/benchmarks.md wal-bench/target/replication-load.json wal-bench/target/pgbench.json

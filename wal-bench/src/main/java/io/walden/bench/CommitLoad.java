@@ -59,6 +59,9 @@ public final class CommitLoad {
             rawPwrite(payload);
             rawMmap(payload);
         }
+        for (SyncMethod method : new SyncMethod[] {SyncMethod.FDATASYNC, SyncMethod.OPEN_DATASYNC}) {
+            measurement.results().add(InterleavedLoneCommit.run(method, 64, full ? 50 : 25, 200));
+        }
         for (SyncMethod method : methods) {
             for (int payload : payloads) {
                 for (int n : committers) {

@@ -18,7 +18,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
 /**
- * The lock-free append path: reserve, copy, publish, advance the written position.
+ * The lock-free append path: reserve, copy into the segment's WAL buffer, publish, advance the published position
+ * (the flush leader then writes the buffer into the file: {@link LogWriter}).
  * See {@code docs/group-commit.md} for the argument; in short:
  *
  * <ol>
@@ -293,7 +294,7 @@ public final class Appender {
         return newEnd;
     }
 
-    /** Writes type, flags and reserved fields of a reserved record (for claims, before the payload is written). */
+    /** Writes type, flags and reserved fields of a reserved record (in the WAL buffer) (for claims, before the payload is written). */
     public void writeHeaderFields(Segment seg, long offset, int type) {
         NativeRegion b = seg.buffer();
         b.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) type);

@@ -20,16 +20,18 @@ import java.util.concurrent.locks.LockSupport;
  * Lock-free group commit: PostgreSQL's flush leader without the WAL write lock.
  *
  * <p>A committer whose record is not flushed yet either becomes the leader (one CAS on {@code leader})
- * or waits for the current leader and then re-checks: most committers never force. The leader forces
- * everything written so far, not only its own record, publishes the new flushed position, steps down,
- * and wakes exactly the waiters it satisfied plus one unsatisfied waiter to lead the next flush.
+ * or waits for the current leader and then re-checks: most committers never force. The leader writes
+ * everything published so far from the WAL buffers into the files ({@link LogWriter}), forces it, publishes the
+ * new flushed position, steps down, and wakes exactly the waiters it satisfied plus one unsatisfied waiter to
+ * lead the next flush. The leader flag is also the write lock: the background writer takes it to write records
+ * nobody waits for ({@link #writeAll}).
  *
  * <p>Guarantees:
  * <ul>
- *   <li>At most one force is in flight ({@code leader} is a mutual-exclusion flag taken by CAS).</li>
+ *   <li>At most one write or force is in flight ({@code leader} is a mutual-exclusion flag taken by CAS).</li>
  *   <li>{@code flushed} never exceeds what a completed force covered: the leader samples its target
- *       from the written position (every record below it published, seen through acquire loads), forces,
- *       and only then stores the target (volatile) into {@code flushed}.</li>
+ *       from the published position (every record below it published, seen through acquire loads), writes up
+ *       to it, forces, and only then stores the target (volatile) into {@code flushed}.</li>
  *   <li>A failed force is never retried: the failure is recorded, every waiter and pending future fails,
  *       and so does every later durable append, until the log is reopened.</li>
  * </ul>
@@ -251,9 +253,12 @@ public final class GroupCommit {
         async.complete();
     }
 
-    /** Whether published records are not in the files yet. */
+    /**
+     * Whether published records are not in the files yet. Two volatile reads and no scan of the buffers, so that it
+     * may be called from outside the log's {@link Activity} (a scan from there could read a buffer being reused).
+     */
     public boolean hasUnwritten() {
-        return appender.advancePublished() > writer.writtenLsn();
+        return published.get() > writer.writtenLsn();
     }
 
     /**
@@ -309,7 +314,7 @@ public final class GroupCommit {
         expectedX16 = Math.max(peak << 4, expectedX16 - (expectedX16 >> 3));
     }
 
-    /** The flush target: the written position after waiting (boundedly) for records reserved before now. */
+    /** The flush target: the published position after waiting (boundedly) for records reserved before now. */
     private long gather() {
         long w = appender.advancePublished();
         long reserved = appender.insertPosition();
