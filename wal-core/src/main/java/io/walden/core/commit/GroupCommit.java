@@ -127,10 +127,21 @@ public final class GroupCommit {
      * @throws WalFailedException when the log is or becomes failed first
      */
     public void awaitFlushed(long lsn) {
+        awaitFlushed(lsn, true);
+    }
+
+    /**
+     * @param commit whether the caller is a commit of its own (false for the background writer flushing for
+     *               pending futures, which are counted already: counting it too would make the leader wait for a
+     *               second commit that never comes, up to half a flush, on every asynchronous commit)
+     */
+    private void awaitFlushed(long lsn, boolean commit) {
         if (flushed.get() > lsn) {
             return;
         }
-        notePeak(committers.incrementAndGet() + async.pendingCount());
+        if (commit) {
+            notePeak(committers.incrementAndGet() + async.pendingCount());
+        }
         Waiter w = null;
         try {
             int spins = 0;
@@ -167,7 +178,9 @@ public final class GroupCommit {
                 LockSupport.parkNanos(this, PARK_CAP_NANOS);
             }
         } finally {
-            committers.decrementAndGet();
+            if (commit) {
+                committers.decrementAndGet();
+            }
             if (w != null) {
                 w.waiting = false;
             }
@@ -203,7 +216,7 @@ public final class GroupCommit {
     public void flushAll() {
         long w = appender.advancePublished();
         if (w > flushed.get()) {
-            awaitFlushed(w - 1);
+            awaitFlushed(w - 1, false);
         }
         completeAsync();
     }
