@@ -174,7 +174,11 @@ public final class WalConfig {
             this.directory = Objects.requireNonNull(directory, "directory");
         }
 
-        /** Segment file size: a power of two from 64 KiB to 1 GiB. Fixed when the log is created. */
+        /**
+         * Segment file size: a power of two from 64 KiB to 1 GiB (default 64 MiB). Fixed when the log is created. The
+         * log's WAL buffers hold two to three segments' worth of native memory, outside the Java heap
+         * (docs/group-commit.md, "WAL buffers"): choose smaller segments for many small logs in one process.
+         */
         public Builder segmentSize(long bytes) {
             this.segmentSize = bytes;
             return this;
