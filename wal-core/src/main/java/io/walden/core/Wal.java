@@ -6,6 +6,7 @@ import io.walden.core.commit.FlushObserver;
 import io.walden.core.commit.GroupCommit;
 import io.walden.core.commit.Position;
 import io.walden.core.commit.ReadNotifier;
+import io.walden.core.commit.WalBuffers;
 import io.walden.core.commit.RemoteWaits;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.metrics.WalMetrics;
@@ -17,7 +18,6 @@ import io.walden.core.recovery.RecoveryScanner;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
-import io.walden.core.segment.SegmentBuffers;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
 import io.walden.core.sync.BackgroundWriter;
@@ -81,7 +81,8 @@ public final class Wal implements AutoCloseable {
     private final Position published;
     /** The end of what the segment files hold: readers, boundary proofs and senders read the files below it. */
     private final Position written;
-    private final SegmentBuffers buffers;
+    /** The WAL buffers: appenders copy records here; the flush leader writes them into the files. */
+    private final WalBuffers ring;
     private final Position flushed;
     private final ReadNotifier notifier = new ReadNotifier();
     private final Appender appender;
@@ -123,19 +124,16 @@ public final class Wal implements AutoCloseable {
         this.tail = new Position(end);
         this.published = new Position(end);
         this.written = new Position(end);
-        this.buffers = new SegmentBuffers(config.segmentSize(), activity::gracePeriod);
-        for (Segment s : registry.snapshot()) {
-            if (s.endLsn() > end) {
-                buffers.attach(s); // the segment at the insert position (and any prepared beyond it) takes appends
-            }
-        }
+        this.ring = WalBuffers.allocate(config.walBuffers(), config.segmentSize(),
+                RecordDescriptor.aligned(RecordDescriptor.recordLength(config.maxPayloadSize())));
         this.flushed = new Position(end);
         Map<Long, Long> firstPrev = new ConcurrentHashMap<>(scan.firstPrevBySegment());
         firstPrev.put(after.scanStart(), after.scanStartPrev());
-        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, buffers, config.spareSegments(),
+        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
-        this.appender = new Appender(registry, preparer, tail, published, written, notifier, firstPrev, scan.lastRecordLsn(), stats);
-        this.commit = new GroupCommit(appender, published, written, flushed, registry, buffers, sync, notifier,
+        this.appender = new Appender(registry, preparer, ring, tail, published, written, notifier, firstPrev,
+                scan.lastRecordLsn(), stats);
+        this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable());
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
@@ -349,11 +347,8 @@ public final class Wal implements AutoCloseable {
         boolean ok = false;
         try {
             long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
-            Segment seg = appender.segment(lsn);
-            appender.writeHeaderFields(seg, lsn - seg.startLsn(), type);
-            seg.buffer().zero(lsn - seg.startLsn() + RecordDescriptor.HEADER_LENGTH,
-                    lsn - seg.startLsn() + RecordDescriptor.HEADER_LENGTH + length);
-            claim.open(this, seg, lsn, length, cell);
+            appender.writeHeaderFields(lsn, type); // the payload's bytes are zero already (WalBuffers' invariant)
+            claim.open(this, ring, lsn, length, cell);
             ok = true;
             return claim;
         } finally {
@@ -364,10 +359,9 @@ public final class Wal implements AutoCloseable {
     }
 
     /** Publishes a claim (as padding when aborted), waits for its durability, and leaves the activity it entered. */
-    void finishClaim(Segment seg, long offset, long lsn, int recordLength, int flags, Durability durability,
-                     Activity.Cell cell) {
+    void finishClaim(long lsn, int recordLength, int flags, Durability durability, Activity.Cell cell) {
         try {
-            appender.publish(seg, offset, lsn, recordLength, flags, durability);
+            appender.publish(lsn, recordLength, flags, durability);
             if (flags == 0) {
                 awaitLocalCommit(lsn, durability);
             }
@@ -885,10 +879,9 @@ public final class Wal implements AutoCloseable {
             preparer.close();
             notifier.signal();
             if (quiescent) {
-                buffers.close();
+                ring.free(); // no one is inside: no appender can touch the ring again
                 for (Segment s : registry.snapshot()) {
                     registry.remove(s);
-                    SegmentBuffers.free(s); // no one is inside: no appender can touch a buffer again
                     s.retire();
                 }
                 try {

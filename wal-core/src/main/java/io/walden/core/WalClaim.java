@@ -1,14 +1,14 @@
 package io.walden.core;
 
 import io.walden.core.commit.Activity;
+import io.walden.core.commit.WalBuffers;
 import io.walden.core.record.RecordDescriptor;
-import io.walden.core.segment.Segment;
 
 import java.nio.ByteBuffer;
 
 /**
  * A zero-copy append in the style of Aeron's {@code tryClaim}/{@code BufferClaim}: {@link Wal#claim}
- * reserves a record of a fixed length, the caller writes its payload straight into the mapped segment
+ * reserves a record of a fixed length, the caller writes its payload straight into the log's WAL buffers
  * through {@link #buffer()}, then {@link #commit()}s it (or {@link #abort()}s it, leaving padding that
  * readers skip).
  *
@@ -21,10 +21,8 @@ import java.nio.ByteBuffer;
  */
 public final class WalClaim {
     private Wal wal;
-    private Segment segment;
-    private io.walden.core.segment.SegmentBuffer viewBuffer;
+    private WalBuffers viewRing;
     private ByteBuffer view;
-    private long offset;
     private Activity.Cell activity;
     private Thread owner;
     private long lsn;
@@ -33,19 +31,17 @@ public final class WalClaim {
     public WalClaim() {
     }
 
-    void open(Wal wal, Segment segment, long lsn, int payloadLength, Activity.Cell activity) {
+    void open(Wal wal, WalBuffers ring, long lsn, int payloadLength, Activity.Cell activity) {
         this.activity = activity;
         this.owner = Thread.currentThread();
-        if (segment.buffer() != viewBuffer) { // the claim writes into the segment's WAL buffer
-            viewBuffer = segment.buffer();
-            view = viewBuffer.newView();
+        if (ring != viewRing) { // the claim is a window into the WAL buffers (one contiguous block: see WalBuffers)
+            viewRing = ring;
+            view = ring.newView();
         }
         this.wal = wal;
-        this.segment = segment;
         this.lsn = lsn;
-        this.offset = lsn - segment.startLsn();
         this.length = payloadLength;
-        int start = (int) offset + RecordDescriptor.HEADER_LENGTH;
+        int start = (int) ring.offset(lsn) + RecordDescriptor.HEADER_LENGTH;
         this.view.limit(start + payloadLength).position(start);
     }
 
@@ -94,10 +90,8 @@ public final class WalClaim {
 
     private void finish(int flags, Durability durability) {
         Wal w = wal;
-        Segment s = segment;
         wal = null;
-        segment = null;
-        w.finishClaim(s, offset, lsn, RecordDescriptor.HEADER_LENGTH + length, flags, durability, activity);
+        w.finishClaim(lsn, RecordDescriptor.HEADER_LENGTH + length, flags, durability, activity);
     }
 
     private void ensureActive() {

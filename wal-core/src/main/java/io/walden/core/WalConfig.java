@@ -1,5 +1,7 @@
 package io.walden.core;
 
+import io.walden.core.commit.WalBuffers;
+import io.walden.core.record.RecordDescriptor;
 import io.walden.core.sync.SyncStrategy;
 
 import java.nio.file.Path;
@@ -19,10 +21,16 @@ public final class WalConfig {
     public static final long MAX_SEGMENT_SIZE = 1L << 30;
     /** The default maximum payload, 16 MiB (or less, when a smaller segment could not hold it). */
     public static final int DEFAULT_MAX_PAYLOAD = 16 << 20;
+    /**
+     * The default size of the WAL buffers, 32 MiB (or the segment size, when that is smaller): twice PostgreSQL's
+     * largest default {@code wal_buffers}, so that the default largest record (16 MiB) fits with room to spare.
+     */
+    public static final long DEFAULT_WAL_BUFFERS = 32L << 20;
 
     private final Path directory;
     private final long segmentSize;
     private final int maxPayloadSize;
+    private final long walBuffers;
     private final SyncMethod syncMethod;
     private final SyncStrategy syncStrategy;
     private final Durability durability;
@@ -41,7 +49,8 @@ public final class WalConfig {
         this.baseLsn = b.baseLsn;
         this.directory = b.directory;
         this.segmentSize = b.segmentSize;
-        this.maxPayloadSize = b.maxPayloadSize > 0 ? b.maxPayloadSize : defaultMaxPayload(b.segmentSize);
+        this.maxPayloadSize = b.maxPayloadSize > 0 ? b.maxPayloadSize : defaultMaxPayload(b.segmentSize, b.walBuffers);
+        this.walBuffers = b.walBuffers > 0 ? b.walBuffers : defaultWalBuffers(b.segmentSize, maxPayloadSize);
         this.syncMethod = b.syncMethod;
         this.syncStrategy = b.syncStrategy;
         this.durability = b.durability;
@@ -68,8 +77,27 @@ public final class WalConfig {
         return (int) Math.min(Integer.MAX_VALUE - 64, room & ~7L);
     }
 
-    private static int defaultMaxPayload(long segmentSize) {
-        return Math.min(DEFAULT_MAX_PAYLOAD, largestPayloadFor(segmentSize));
+    /** 16 MiB, or less when the segments (or WAL buffers chosen explicitly, if not 0) could not hold it. */
+    private static int defaultMaxPayload(long segmentSize, long walBuffers) {
+        int max = Math.min(DEFAULT_MAX_PAYLOAD, largestPayloadFor(segmentSize));
+        if (walBuffers > 0) {
+            long ringRoom = (walBuffers - 2L * RecordDescriptor.HEADER_LENGTH) & ~7L;
+            max = (int) Math.min(max, ringRoom);
+        }
+        return max;
+    }
+
+    /**
+     * The smallest WAL buffers that can hold a record of {@code maxPayload} bytes: the record, aligned, and the next
+     * record's header (where its prev link is written ahead), rounded up to a power of two.
+     */
+    public static long smallestWalBuffersFor(int maxPayload) {
+        long need = RecordDescriptor.aligned(RecordDescriptor.recordLength(maxPayload)) + RecordDescriptor.HEADER_LENGTH;
+        return Math.max(WalBuffers.MIN_CAPACITY, Long.highestOneBit(need - 1) << 1);
+    }
+
+    private static long defaultWalBuffers(long segmentSize, int maxPayload) {
+        return Math.max(Math.min(DEFAULT_WAL_BUFFERS, segmentSize), smallestWalBuffersFor(maxPayload));
     }
 
     public Path directory() {
@@ -82,6 +110,11 @@ public final class WalConfig {
 
     public int maxPayloadSize() {
         return maxPayloadSize;
+    }
+
+    /** Bytes of WAL buffers (see {@link Builder#walBuffers}). */
+    public long walBuffers() {
+        return walBuffers;
     }
 
     public SyncMethod syncMethod() {
@@ -144,7 +177,7 @@ public final class WalConfig {
     @Override
     public String toString() {
         return "WalConfig{directory=" + directory + ", segmentSize=" + segmentSize + ", maxPayloadSize="
-                + maxPayloadSize + ", syncMethod=" + syncMethod + (syncStrategy != null ? " (custom " + syncStrategy + ")" : "")
+                + maxPayloadSize + ", walBuffers=" + walBuffers + ", syncMethod=" + syncMethod + (syncStrategy != null ? " (custom " + syncStrategy + ")" : "")
                 + ", durability=" + durability.configName() + ", writerDelay=" + writerDelay.toMillis() + "ms, checkpointInterval="
                 + checkpointInterval.toMillis() + "ms, spareSegments=" + spareSegments + ", truncateAtCorruption="
                 + truncateAtCorruption + ", commitDelay=" + commitDelay.toNanos() / 1000 + "us, commitSiblings="
@@ -156,6 +189,7 @@ public final class WalConfig {
         private final Path directory;
         private long segmentSize = DEFAULT_SEGMENT_SIZE;
         private int maxPayloadSize;
+        private long walBuffers;
         private SyncMethod syncMethod = SyncMethod.FDATASYNC;
         private SyncStrategy syncStrategy;
         private Durability durability = Durability.ON;
@@ -174,19 +208,31 @@ public final class WalConfig {
             this.directory = Objects.requireNonNull(directory, "directory");
         }
 
-        /**
-         * Segment file size: a power of two from 64 KiB to 1 GiB (default 64 MiB). Fixed when the log is created. The
-         * log's WAL buffers hold two to three segments' worth of native memory, outside the Java heap
-         * (docs/group-commit.md, "WAL buffers"): choose smaller segments for many small logs in one process.
-         */
+        /** Segment file size: a power of two from 64 KiB to 1 GiB (default 64 MiB). Fixed when the log is created. */
         public Builder segmentSize(long bytes) {
             this.segmentSize = bytes;
             return this;
         }
 
-        /** Largest payload accepted; default 16 MiB, or what the segment size allows if that is less. */
+        /**
+         * Largest payload accepted; default 16 MiB, or what the segment size (and the WAL buffers, when set) allow if
+         * that is less.
+         */
         public Builder maxPayloadSize(int bytes) {
             this.maxPayloadSize = bytes;
+            return this;
+        }
+
+        /**
+         * Size of the WAL buffers (PostgreSQL's {@code wal_buffers}): the ring of native memory, outside the Java heap,
+         * that appenders copy records into before the flush leader or the background writer writes them into the
+         * files. A power of two from 64 KiB to 1 GiB that holds the largest record ({@link #smallestWalBuffersFor});
+         * default 32 MiB, or the segment size if smaller. When the ring is smaller than a segment, the log also keeps
+         * one largest record's worth of slack after it (docs/group-commit.md, "WAL buffers"). A full ring is written
+         * out by the appender that needs room; a larger one absorbs longer bursts of {@code OFF} appends.
+         */
+        public Builder walBuffers(long bytes) {
+            this.walBuffers = bytes;
             return this;
         }
 
@@ -298,6 +344,16 @@ public final class WalConfig {
             if (maxPayloadSize < 0 || maxPayloadSize > largest) {
                 throw new IllegalArgumentException("maxPayloadSize must be from 1 to " + largest
                         + " bytes for segments of " + segmentSize + " bytes, got " + maxPayloadSize);
+            }
+            int payload = maxPayloadSize > 0 ? maxPayloadSize : defaultMaxPayload(segmentSize, walBuffers);
+            if (walBuffers != 0 && (walBuffers < WalBuffers.MIN_CAPACITY || walBuffers > WalBuffers.MAX_CAPACITY
+                    || Long.bitCount(walBuffers) != 1)) {
+                throw new IllegalArgumentException("walBuffers must be a power of two from 64 KiB to 1 GiB, got " + walBuffers);
+            }
+            if (walBuffers != 0 && walBuffers < smallestWalBuffersFor(payload)) {
+                throw new IllegalArgumentException("walBuffers of " + walBuffers + " bytes cannot hold a record of "
+                        + payload + " bytes (maxPayloadSize): use at least " + smallestWalBuffersFor(payload)
+                        + " or a smaller maxPayloadSize");
             }
             if (offWriteDelay.isNegative() || offWriteDelay.isZero()) {
                 throw new IllegalArgumentException("offWriteDelay must be positive, got " + offWriteDelay);

@@ -3,6 +3,8 @@ package io.walden.core;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -42,10 +44,16 @@ class ConcurrentAppendTest {
         return ByteBuffer.allocate(8 + random.length).order(ByteOrder.LITTLE_ENDIAN).putInt(writer).putInt(seq).put(random).array();
     }
 
-    @Test
-    void shouldReadBackEveryAppendUnderConcurrencyAcrossManyRolls() throws Exception {
+    /**
+     * @param walBuffers the ring's size: as large as a segment (every lap ends at a segment's end), or a quarter of
+     *                   one (records run past the ring's end into its slack, and the ring fills between writes)
+     */
+    @ParameterizedTest(name = "segments of {0} bytes, WAL buffers of {1}")
+    @CsvSource({"65536, 65536", "262144, 65536"})
+    void shouldReadBackEveryAppendUnderConcurrencyAcrossManyRolls(long segmentSize, long walBuffers) throws Exception {
         FailingSync sync = new FailingSync();
-        WalConfig config = TestLogs.small(dir).syncStrategy(sync).writerDelay(Duration.ofMillis(5)).build();
+        WalConfig config = WalConfig.builder(dir).segmentSize(segmentSize).walBuffers(walBuffers).syncStrategy(sync)
+                .writerDelay(Duration.ofMillis(5)).build();
         Map<Long, byte[]> appended = new ConcurrentHashMap<>();
         List<Throwable> errors = new CopyOnWriteArrayList<>();
         AtomicBoolean done = new AtomicBoolean();

@@ -6,12 +6,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** An event loop's append never waits for the next segment: it is told to append elsewhere instead. */
+/** An event loop's append never waits for the next segment or for room in the WAL buffers: it is told to append elsewhere instead. */
 @Timeout(60)
 class NonWaitingAppendTest {
     @TempDir
@@ -19,7 +20,7 @@ class NonWaitingAppendTest {
 
     @Test
     void shouldAppendNothingAndReturnAtOnceWhileTheNextSegmentIsNotPreparedThenAppendOnceItIs() throws Exception {
-        try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
+        try (Wal wal = Wal.open(TestLogs.small(dir).walBuffers(1 << 20).build())) { // a ring that never fills here
             long segment = TestLogs.SMALL_SEGMENT;
             waitUntil(() -> wal.registry().get(segment) != null); // prepared one ahead at open
             CompletableFuture<Long> last;
@@ -38,6 +39,26 @@ class NonWaitingAppendTest {
             CompletableFuture<Long> appended = wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
             assertThat(appended).isNotNull();
             assertThat(appended.get(10, TimeUnit.SECONDS)).isGreaterThan(2 * segment);
+        }
+    }
+
+    @Test
+    void shouldAppendNothingAndReturnAtOnceWhileTheWalBuffersAreFull() throws Exception {
+        // The background writer sleeps for 10 s: nothing empties the ring but an appender that may wait.
+        // Segments larger than the ring: the ring fills long before a segment does.
+        WalConfig config = WalConfig.builder(dir).segmentSize(1 << 20).walBuffers(64 << 10).writerDelay(Duration.ofSeconds(10))
+                .offWriteDelay(Duration.ofSeconds(10)).build();
+        try (Wal wal = Wal.open(config)) {
+            while (wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF) != null) {
+                assertThat(wal.insertLsn() - wal.writtenLsn()).as("never more than the ring holds unwritten")
+                        .isLessThanOrEqualTo(64 << 10);
+            }
+            long insert = wal.insertLsn();
+            long written = wal.writtenLsn();
+            assertThat(insert - written).isGreaterThan((64 << 10) - 2 * 1024);
+            assertThat(wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL)).isNull();
+            assertThat(wal.insertLsn()).as("nothing was reserved").isEqualTo(insert);
+            assertThat(wal.writtenLsn()).as("nothing was written by a non-waiting append").isEqualTo(written);
         }
     }
 

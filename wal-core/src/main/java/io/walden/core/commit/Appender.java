@@ -1,10 +1,10 @@
 package io.walden.core.commit;
 
 import io.walden.core.Durability;
+import io.walden.core.WalFailedException;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
-import io.walden.core.segment.NativeRegion;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentHeaderDescriptor;
 import io.walden.core.segment.SegmentPreparer;
@@ -18,36 +18,39 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
 /**
- * The lock-free append path: reserve, copy into the segment's WAL buffer, publish, advance the published position
- * (the flush leader then writes the buffer into the file: {@link LogWriter}).
- * See {@code docs/group-commit.md} for the argument; in short:
+ * The lock-free append path: reserve, copy into the WAL buffers ({@link WalBuffers}), publish, advance the published
+ * position (the {@link LogWriter} then writes the ring into the files). See {@code docs/group-commit.md} for the
+ * argument; in short:
  *
  * <ol>
  *   <li><b>Reserve</b> with one CAS on the tail. A record fits at {@code t} when it leaves room for one
  *       record header before the segment's end; otherwise the CAS moves the tail into the next (already
  *       prepared) segment and its winner closes the old segment with a padding record.</li>
- *   <li><b>Link</b>: right after its CAS the reserver stores its own LSN into the prev field of the
- *       <em>next</em> record's header (release). Its successor waits for that store (acquire) before
- *       computing its CRC, so every record carries the exact LSN of its predecessor without a lock.
- *       The wait is short (two stores) and costs nothing for durability: a record can never become
- *       written before its predecessor anyway.</li>
- *   <li><b>Copy</b> header fields and payload into the mapping, in parallel with other appenders.</li>
+ *   <li><b>Admit</b>: wait until the ring memory the record (and its successor's header) will use holds nothing
+ *       unwritten; if it does, write the oldest published records into the files (PostgreSQL's
+ *       AdvanceXLInsertBuffer). Never a force.</li>
+ *   <li><b>Link</b>: the reserver stores its own LSN into the prev field of the <em>next</em> record's header
+ *       (release). Its successor waits for that store (acquire) before computing its CRC, so every record
+ *       carries the exact LSN of its predecessor without a lock. The wait is short and costs nothing for
+ *       durability: a record can never be written before its predecessor anyway.</li>
+ *   <li><b>Copy</b> header fields and payload into the ring, in parallel with other appenders.</li>
  *   <li><b>Publish</b>: CRC-32C, then the length word with a release store, last.</li>
- *   <li><b>Written</b>: advance over the contiguous prefix of published records (acquire loads of the length words).</li>
+ *   <li><b>Published</b>: advance over the contiguous prefix of published records (acquire loads of the length words).</li>
  * </ol>
  *
- * <p>Nothing here allocates per record: the CRC and the segment view are per-thread and reused.
+ * <p>Nothing here allocates per record: the CRC and the ring view are per-thread and reused.
  * Thread-safety: every method may be called from any number of threads at once.
  */
 public final class Appender {
     private static final int SEGMENT_HEADER = SegmentHeaderDescriptor.LENGTH;
     private static final int HEADER = RecordDescriptor.HEADER_LENGTH;
     private static final long ROLL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
-    /** From a non-waiting reserve or append: the next segment is not prepared yet; nothing was reserved. */
+    /** From a non-waiting reserve or append: the next segment is not prepared yet, or the ring is full; nothing was reserved. */
     public static final long NOT_READY = -1;
 
     private final SegmentRegistry registry;
     private final SegmentPreparer preparer;
+    private final WalBuffers ring;
     private final Position tail;
     private final Position published;
     private final Position written;
@@ -62,24 +65,28 @@ public final class Appender {
     private final long bootstrapPrev;
     private final WalStats stats;
     private final ThreadLocal<Scratch> scratch;
+    /** Writes the ring into the files when an appender needs room, and knows whether the log failed. Set once, before use. */
+    private GroupCommit commit;
 
-    /** Per-thread CRC state, a view of the memory last written to, and the thread's counters. */
+    /** Per-thread CRC state, the thread's view of the ring and of segments, and the thread's counters. */
     static final class Scratch {
         final CRC32C crc = new CRC32C();
         final WalStats.Cell stats;
-        NativeRegion region;
-        ByteBuffer view;
+        final ByteBuffer ringView;
+        Segment segment;
+        ByteBuffer segmentView;
 
-        Scratch(WalStats.Cell stats) {
+        Scratch(WalStats.Cell stats, WalBuffers ring) {
             this.stats = stats;
+            this.ringView = ring.newView();
         }
 
-        ByteBuffer view(NativeRegion r) {
-            if (region != r) {
-                region = r;
-                view = r.newView();
+        ByteBuffer view(Segment s) {
+            if (segment != s) {
+                segment = s;
+                segmentView = s.newView();
             }
-            return view;
+            return segmentView;
         }
     }
 
@@ -88,11 +95,15 @@ public final class Appender {
      * @param published the end of the contiguous records published in the WAL buffers
      * @param written   the end of what the segment files hold (moved here only by {@link #applyReplicated}, whose
      *                  bytes go to the file directly; otherwise by {@link LogWriter})
+     * @param firstPrevBySegment the prev link of each segment's first record (the LSN of the closing record of the
+     *                  segment before), by segment start; written here at each roll, before the closing record is published
      */
-    public Appender(SegmentRegistry registry, SegmentPreparer preparer, Position tail, Position published, Position written,
-                    ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn, WalStats stats) {
+    public Appender(SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position tail, Position published,
+                    Position written, ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn,
+                    WalStats stats) {
         this.stats = stats;
-        this.scratch = ThreadLocal.withInitial(() -> new Scratch(stats.newCell()));
+        this.ring = ring;
+        this.scratch = ThreadLocal.withInitial(() -> new Scratch(stats.newCell(), ring));
         this.registry = registry;
         this.preparer = preparer;
         this.tail = tail;
@@ -103,16 +114,26 @@ public final class Appender {
         this.segmentSize = registry.segmentSize();
         this.bootstrapLsn = tail.get();
         this.bootstrapPrev = lastRecordLsn; // -1: unknown (a log that begins at a later segment): replicated bytes may carry any
-        Segment s = registry.get(bootstrapLsn);
         // A local append after an unknown predecessor is the first record this log knows of: it links to INVALID.
-        s.buffer().writeLongRelease(bootstrapLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET,
-                Math.max(io.walden.core.Lsn.INVALID, lastRecordLsn));
+        ring.writeLongRelease(ring.offset(bootstrapLsn) + RecordDescriptor.PREV_OFFSET, Math.max(io.walden.core.Lsn.INVALID, lastRecordLsn));
+    }
+
+    void bind(GroupCommit commit) {
+        this.commit = commit;
+    }
+
+    /** The WAL buffers (for claims' windows). */
+    public WalBuffers ring() {
+        return ring;
     }
 
     /**
-     * Reserves {@code aligned} bytes for one record and links its successor; returns the record's LSN.
-     * The caller must then {@link #publish} it (or publish it as padding), or the log stalls; so a caller
-     * checks that the log is open (inside its {@link Activity}) before reserving, never after.
+     * Reserves {@code aligned} bytes for one record, admits it into the ring and links its successor; returns the
+     * record's LSN. The caller must then {@link #publish} it (or publish it as padding), or the log stalls; so a
+     * caller checks that the log is open (inside its {@link Activity}) before reserving, never after.
+     *
+     * @throws io.walden.core.WalFailedException when the log failed while the record waited for room in the ring
+     *         (nothing may be stored then: the reservation is abandoned with the log)
      */
     public long reserve(long aligned) {
         return reserve(aligned, true);
@@ -120,15 +141,19 @@ public final class Appender {
 
     /**
      * {@link #reserve(long)}, or, when {@code mayWait} is false and the record needs the next segment before the
-     * segment preparer made it ready, {@link #NOT_READY} with nothing reserved (an event loop must not wait).
+     * segment preparer made it ready, or room in a full ring, {@link #NOT_READY} with nothing reserved (an event
+     * loop must not wait).
      */
     public long reserve(long aligned, boolean mayWait) {
         while (true) {
             long t = tail.get();
             long segmentEnd = (t & -segmentSize) + segmentSize;
             if (t + aligned + HEADER <= segmentEnd) {
+                if (!mayWait && !ring.admits(t + aligned + HEADER, written.get())) {
+                    return NOT_READY; // admission only gets easier: checked at t, it holds once the CAS wins at t
+                }
                 if (tail.compareAndSet(t, t + aligned)) {
-                    linkSuccessor(t + aligned, t);
+                    admit(t, t + aligned);
                     return t;
                 }
                 continue;
@@ -141,21 +166,36 @@ public final class Appender {
                 continue;
             }
             long lsn = segmentEnd + SEGMENT_HEADER;
+            if (!mayWait && !ring.admits(lsn + aligned + HEADER, written.get())) {
+                return NOT_READY;
+            }
             if (tail.compareAndSet(t, lsn + aligned)) {
-                linkSuccessor(lsn + aligned, lsn);
                 try {
-                    roll(t, segmentEnd, lsn);
+                    roll(t, segmentEnd, lsn, aligned);
+                } catch (WalFailedException e) {
+                    throw e; // the log failed while waiting for room: nothing may be stored, nothing will be written
                 } catch (Throwable e) {
-                    // The closing record was published by roll(); this reservation must be too, or it would hold the
-                    // written position below it for good and every durable append would wait forever.
-                    Segment seg = registry.get(lsn);
-                    long o = lsn - seg.startLsn();
-                    writeHeaderFields(seg, o, 0);
-                    publish(seg, o, lsn, (int) aligned, RecordDescriptor.FLAG_PADDING, null);
+                    // The first record was admitted (roll's finally) but its caller never learns its LSN: publish it
+                    // as padding, or it would hold the published position below it for good.
+                    writeHeaderFields(lsn, 0);
+                    publish(lsn, (int) aligned, RecordDescriptor.FLAG_PADDING, null);
                     throw e;
                 }
                 return lsn;
             }
+        }
+    }
+
+    /** Waits for ring room for {@code [lsn, end)} and the successor's header, notes a spill, links the successor. */
+    private void admit(long lsn, long end) {
+        awaitRoom(end + HEADER);
+        ring.noteSpill(lsn, end);
+        linkSuccessor(end, lsn);
+    }
+
+    private void awaitRoom(long end) {
+        if (!ring.admits(end, written.get())) {
+            commit.makeRoom(end - ring.capacity());
         }
     }
 
@@ -165,15 +205,14 @@ public final class Appender {
      */
     public long append(int type, byte[] src, int offset, int length, Durability durability) {
         long lsn = reserve(RecordDescriptor.aligned(HEADER + length));
-        Segment seg = registry.get(lsn);
-        long o = lsn - seg.startLsn();
+        long o = ring.offset(lsn);
         int flags = RecordDescriptor.FLAG_PADDING;
         try {
-            writeHeaderFields(seg, o, type);
-            seg.buffer().write(o + HEADER, src, offset, length);
+            writeHeaderFields(lsn, type);
+            ring.write(o + HEADER, src, offset, length);
             flags = 0;
         } finally {
-            publish(seg, o, lsn, HEADER + length, flags, durability);
+            publish(lsn, HEADER + length, flags, durability);
         }
         return lsn;
     }
@@ -185,7 +224,7 @@ public final class Appender {
 
     /**
      * {@link #append(int, ByteBuffer, Durability)}; with {@code mayWait} false, {@link #NOT_READY} (nothing appended)
-     * instead of waiting for the next segment to be prepared.
+     * instead of waiting for the next segment to be prepared or for room in the ring.
      */
     public long append(int type, ByteBuffer src, Durability durability, boolean mayWait) {
         int length = src.remaining();
@@ -193,15 +232,14 @@ public final class Appender {
         if (lsn == NOT_READY) {
             return NOT_READY;
         }
-        Segment seg = registry.get(lsn);
-        long o = lsn - seg.startLsn();
+        long o = ring.offset(lsn);
         int flags = RecordDescriptor.FLAG_PADDING;
         try {
-            writeHeaderFields(seg, o, type);
-            seg.buffer().write(o + HEADER, src, src.position(), length);
+            writeHeaderFields(lsn, type);
+            ring.write(o + HEADER, src, src.position(), length);
             flags = 0;
         } finally {
-            publish(seg, o, lsn, HEADER + length, flags, durability);
+            publish(lsn, HEADER + length, flags, durability);
         }
         return lsn;
     }
@@ -209,15 +247,14 @@ public final class Appender {
     /** {@link #append(int, byte[], int, int, Durability)} for a Chronicle store's bytes. */
     public long append(int type, BytesStore<?, ?> src, long srcOffset, int length, Durability durability) {
         long lsn = reserve(RecordDescriptor.aligned(HEADER + length));
-        Segment seg = registry.get(lsn);
-        long o = lsn - seg.startLsn();
+        long o = ring.offset(lsn);
         int flags = RecordDescriptor.FLAG_PADDING;
         try {
-            writeHeaderFields(seg, o, type);
-            seg.buffer().write(o + HEADER, src, srcOffset, length);
+            writeHeaderFields(lsn, type);
+            ring.write(o + HEADER, src, srcOffset, length);
             flags = 0;
         } finally {
-            publish(seg, o, lsn, HEADER + length, flags, durability);
+            publish(lsn, HEADER + length, flags, durability);
         }
         return lsn;
     }
@@ -250,11 +287,12 @@ public final class Appender {
             throw new IllegalArgumentException("replicated bytes cross the end of segment " + seg.path().getFileName());
         }
         // The prev link the next record must carry was linked in ahead of time (at open, or by the last record).
-        long expectedPrev = t == bootstrapLsn ? bootstrapPrev : seg.buffer().readLongAcquire(offset + RecordDescriptor.PREV_OFFSET);
+        long linkAt = ring.offset(t) + RecordDescriptor.PREV_OFFSET;
+        long expectedPrev = t == bootstrapLsn ? bootstrapPrev : ring.readLongAcquire(linkAt);
         try {
             seg.writeThroughChannel(offset, bytes, bytes.position(), length); // pwrite: the replica's flush costs half
         } catch (java.io.IOException e) {
-            seg.zero(offset, offset + length); // the file as it was (the link ahead lives in the WAL buffer)
+            seg.zero(offset, offset + length); // the file as it was (the link ahead lives in the ring)
             throw new io.walden.core.WalException("could not write replicated bytes at " + io.walden.core.Lsn.format(t)
                     + " into " + seg.path().getFileName() + ": " + e.getMessage(), e);
         }
@@ -267,7 +305,7 @@ public final class Appender {
             int code = RecordCheck.check(view, seg.startLsn(), s.crc, o, prev);
             int recordLength = code == RecordCheck.VALID ? seg.readInt(o) : 0;
             if (code != RecordCheck.VALID || o + RecordDescriptor.aligned(recordLength) > end) {
-                seg.zero(offset, end); // the file as it was (the link ahead lives in the WAL buffer)
+                seg.zero(offset, end); // the file as it was (the link ahead lives in the ring)
                 throw new io.walden.core.WalCorruptedException("replicated record at " + io.walden.core.Lsn.format(seg.startLsn() + o)
                         + " fails validation (" + (code == RecordCheck.VALID ? "it runs past the bytes received" : RecordCheck.describe(code))
                         + "); nothing of this batch was kept", seg.startLsn() + o, seg.path());
@@ -277,7 +315,6 @@ public final class Appender {
         }
         long newEnd = seg.startLsn() + end;
         if (end == seg.size()) { // a closing record: the log continues in the next segment
-            preparer.buffers().retire(seg); // the file holds this segment whole
             long next = seg.endLsn();
             Segment nextSeg = registry.get(next) != null ? registry.get(next) : preparer.await(next, ROLL_WAIT_NANOS);
             firstPrevBySegment.put(next, prev);
@@ -286,7 +323,10 @@ public final class Appender {
             seg = nextSeg;
         }
         preparer.request(registry.segmentStart(newEnd) + segmentSize);
-        linkSuccessor(newEnd, prev); // so that appends after a promotion carry the right prev link
+        // Move the link ahead to the new end (so that appends after a promotion carry the right prev link); the ring
+        // keeps no byte below the written position (WalBuffers' invariant).
+        ring.writeLong(linkAt, 0);
+        linkSuccessor(newEnd, prev);
         tail.advanceTo(newEnd);
         published.advanceTo(newEnd);
         written.advanceTo(newEnd); // the bytes went to the file directly
@@ -294,33 +334,33 @@ public final class Appender {
         return newEnd;
     }
 
-    /** Writes type, flags and reserved fields of a reserved record (in the WAL buffer) (for claims, before the payload is written). */
-    public void writeHeaderFields(Segment seg, long offset, int type) {
-        NativeRegion b = seg.buffer();
-        b.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) type);
-        b.writeShort(offset + RecordDescriptor.FLAGS_OFFSET, (short) 0);
-        b.writeInt(offset + RecordDescriptor.RESERVED_OFFSET, 0);
+    /** Writes type, flags and reserved fields of a reserved record in the ring (for claims, before the payload is written). */
+    public void writeHeaderFields(long lsn, int type) {
+        long o = ring.offset(lsn);
+        ring.writeShort(o + RecordDescriptor.TYPE_OFFSET, (short) type);
+        ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) 0);
+        ring.writeInt(o + RecordDescriptor.RESERVED_OFFSET, 0);
     }
 
     /**
      * Completes a record whose fields and payload are in place: waits for the prev link, computes the CRC,
-     * releases the length word, advances the written position.
+     * releases the length word, advances the published position.
      *
      * @param flags 0, or {@link RecordDescriptor#FLAG_PADDING} to turn a failed or aborted record into
      *              padding that readers skip (the log must never stall on a reservation nobody fills)
      * @param durability the append's level, for the counters (null: not an append, e.g. a segment's closing record)
      */
-    public void publish(Segment seg, long offset, long lsn, int recordLength, int flags, Durability durability) {
-        NativeRegion b = seg.buffer();
+    public void publish(long lsn, int recordLength, int flags, Durability durability) {
+        long o = ring.offset(lsn);
         if (flags != 0) {
-            b.writeShort(offset + RecordDescriptor.FLAGS_OFFSET, (short) flags);
-            b.writeShort(offset + RecordDescriptor.TYPE_OFFSET, (short) 0);
+            ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) flags);
+            ring.writeShort(o + RecordDescriptor.TYPE_OFFSET, (short) 0);
         }
-        awaitPrevLink(b, offset, lsn);
+        awaitPrevLink(o, lsn);
         Scratch s = scratch.get();
-        int crc = RecordCheck.crc(s.view(b), s.crc, offset, recordLength);
-        b.writeInt(offset + RecordDescriptor.CRC_OFFSET, crc);
-        b.writeIntRelease(offset + RecordDescriptor.LENGTH_OFFSET, recordLength); // publication: last store
+        int crc = RecordCheck.crc(s.ringView, s.crc, o, recordLength);
+        ring.writeInt(o + RecordDescriptor.CRC_OFFSET, crc);
+        ring.writeIntRelease(o + RecordDescriptor.LENGTH_OFFSET, recordLength); // publication: last store
         advancePublished();
         if (flags == 0 && durability != null) {
             WalStats.onAppend(s.stats, durability, recordLength - HEADER);
@@ -328,30 +368,36 @@ public final class Appender {
     }
 
     /**
-     * Moves the published position over every record published contiguously after it in the WAL buffers; returns
-     * the position. Safe from any thread: each caller validates its own range with acquire loads, and the position
-     * only ever rises to the highest value a caller validated. (PostgreSQL's WaitXLogInsertionsToFinish, lock-free.)
+     * Moves the published position over every record published contiguously after it in the ring; returns the
+     * position. Safe from any thread inside the log's {@link Activity}: each caller validates its own range with
+     * acquire loads, and the position only ever rises to the highest value a caller validated. (PostgreSQL's
+     * WaitXLogInsertionsToFinish, lock-free.)
+     *
+     * <p>Two checks keep a caller from trusting memory that is not the record it looks for: it reads a length word
+     * only once the ring admits that record's header (else the memory may still hold an older lap's bytes), and
+     * after each read it re-reads the published position: if someone moved it past, the memory may be being zeroed
+     * by the writer (a word read mid-zeroing is torn) or reused, so the caller starts again from there.
      */
     public long advancePublished() {
-        long w = published.get();
+        long pos = published.get();
+        long start = pos;
         long limit = tail.get(); // never past the reservations
-        long pos = w;
-        Segment seg = registry.get(pos);
-        while (seg != null && pos < limit) {
-            int length = seg.buffer().readIntAcquire(pos - seg.startLsn());
+        while (pos < limit && ring.admits(pos + HEADER, written.get())) {
+            int length = ring.readIntAcquire(ring.offset(pos));
+            long now = published.get();
+            if (now > pos) {
+                pos = start = now;
+                continue;
+            }
             if (length <= 0) {
                 break;
             }
             pos += RecordDescriptor.aligned(length);
-            if (pos == seg.endLsn()) {
-                pos += SEGMENT_HEADER;
-                seg = registry.get(pos);
+            if ((pos & (segmentSize - 1)) == 0) {
+                pos += SEGMENT_HEADER; // a closing record: the next record follows the next segment's header
             }
         }
-        if (pos > w) {
-            return published.advanceTo(pos);
-        }
-        return w;
+        return pos > start ? published.advanceTo(pos) : published.get();
     }
 
     public long insertPosition() {
@@ -363,43 +409,50 @@ public final class Appender {
     }
 
     private void linkSuccessor(long successorLsn, long lsn) {
-        Segment s = registry.get(successorLsn);
-        s.buffer().writeLongRelease(successorLsn - s.startLsn() + RecordDescriptor.PREV_OFFSET, lsn);
+        ring.writeLongRelease(ring.offset(successorLsn) + RecordDescriptor.PREV_OFFSET, lsn);
     }
 
-    private void awaitPrevLink(NativeRegion seg, long offset, long lsn) {
+    private void awaitPrevLink(long offset, long lsn) {
         if (lsn == bootstrapLsn) {
             return; // linked at open (possibly to 0, the "no previous record" of a new log)
         }
         long at = offset + RecordDescriptor.PREV_OFFSET;
-        for (int spins = 0; seg.readLongAcquire(at) == 0; spins++) {
+        for (int spins = 0; ring.readLongAcquire(at) == 0; spins++) {
             if (spins < 200) {
                 Thread.onSpinWait();
             } else if (spins < 300) {
                 Thread.yield();
             } else {
-                LockSupport.parkNanos(1_000); // the predecessor was descheduled between its CAS and its link store
+                // The predecessor was descheduled between its CAS and its link store, or waits for room in the ring;
+                // if the log failed meanwhile, it never links: give up with the log.
+                commit.checkNotFailed();
+                LockSupport.parkNanos(1_000);
             }
         }
     }
 
     /**
-     * Closes the segment ending at {@code segmentEnd} with a padding record at {@code t}; links the new segment. The
-     * closing record is published whatever happens on the way (an Error in the bookkeeping must not leave the
-     * written position stuck below it); the new segment's first link is stored before anything that can fail.
+     * Closes the segment ending at {@code segmentEnd} with a padding record at {@code t} and admits the record
+     * reserved at {@code firstLsn}, the new segment's first. The closing record is published before the first record
+     * is admitted: the two together may need more room than the ring has, and the first needs room that only the
+     * closing record's publication lets the writer free. (A closing record itself is shorter than the record that did
+     * not fit plus a header, so it always fits the ring.) The closing record is published whatever the bookkeeping
+     * throws: it would otherwise hold the published position below it for good and every durable append would wait
+     * forever.
      */
-    private void roll(long t, long segmentEnd, long firstLsn) {
-        Segment next = registry.get(firstLsn);
-        next.buffer().writeLong(firstLsn - next.startLsn() + RecordDescriptor.PREV_OFFSET, t);
-        Segment old = registry.get(t);
-        long o = t - old.startLsn();
+    private void roll(long t, long segmentEnd, long firstLsn, long aligned) {
+        awaitRoom(segmentEnd);
         try {
             firstPrevBySegment.put(segmentEnd, t);
             stats.onRoll();
             preparer.request(segmentEnd + segmentSize); // keep one segment ready ahead of the tail
         } finally {
-            writeHeaderFields(old, o, 0);
-            publish(old, o, t, (int) (segmentEnd - t), RecordDescriptor.FLAG_PADDING, null);
+            writeHeaderFields(t, 0);
+            publish(t, (int) (segmentEnd - t), RecordDescriptor.FLAG_PADDING, null);
+            awaitRoom(firstLsn + aligned + HEADER);
+            ring.noteSpill(firstLsn, firstLsn + aligned);
+            ring.writeLongRelease(ring.offset(firstLsn) + RecordDescriptor.PREV_OFFSET, t);
+            linkSuccessor(firstLsn + aligned, firstLsn);
         }
     }
 }

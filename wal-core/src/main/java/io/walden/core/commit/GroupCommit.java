@@ -3,7 +3,6 @@ package io.walden.core.commit;
 import io.walden.core.Lsn;
 import io.walden.core.WalFailedException;
 import io.walden.core.segment.Segment;
-import io.walden.core.segment.SegmentBuffers;
 import io.walden.core.segment.SegmentRegistry;
 import io.walden.core.sync.SyncStrategy;
 import org.slf4j.Logger;
@@ -17,18 +16,21 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Lock-free group commit: PostgreSQL's flush leader without the WAL write lock.
+ * Group commit without locks: PostgreSQL's flush leader and WAL write lock, as two flags taken by CAS.
  *
  * <p>A committer whose record is not flushed yet either becomes the leader (one CAS on {@code leader})
  * or waits for the current leader and then re-checks: most committers never force. The leader writes
  * everything published so far from the WAL buffers into the files ({@link LogWriter}), forces it, publishes the
  * new flushed position, steps down, and wakes exactly the waiters it satisfied plus one unsatisfied waiter to
- * lead the next flush. The leader flag is also the write lock: the background writer takes it to write records
- * nobody waits for ({@link #writeAll}).
+ * lead the next flush. Writes into the files take a separate write lock (PostgreSQL's WALWriteLock, without the
+ * force): the leader holds it only while it writes, so that the background writer ({@link #writeAll}) and an
+ * appender that needs room in the WAL buffers ({@link #makeRoom}) write while a force is in flight and never wait
+ * for a force they do not need.
  *
  * <p>Guarantees:
  * <ul>
- *   <li>At most one write or force is in flight ({@code leader} is a mutual-exclusion flag taken by CAS).</li>
+ *   <li>At most one flush is in flight ({@code leader} is a mutual-exclusion flag taken by CAS), and at most one
+ *       write ({@code writeLock}, the same).</li>
  *   <li>{@code flushed} never exceeds what a completed force covered: the leader samples its target
  *       from the published position (every record below it published, seen through acquire loads), writes up
  *       to it, forces, and only then stores the target (volatile) into {@code flushed}.</li>
@@ -65,6 +67,8 @@ public final class GroupCommit {
     private final SyncStrategy sync;
     private final ReadNotifier notifier;
     private final AtomicInteger leader = new AtomicInteger();
+    /** Held by whoever writes the WAL buffers into the files (one writer at a time: see LogWriter). */
+    private final AtomicInteger writeLock = new AtomicInteger();
     private final AtomicInteger committers = new AtomicInteger();
     /** Highest number of outstanding commits seen since the last flush; written racily (an estimate). */
     private volatile int peakOutstanding;
@@ -87,11 +91,10 @@ public final class GroupCommit {
      * @param written   the end of what the files hold (moved here, by the write before each force)
      */
     public GroupCommit(Appender appender, Position published, Position written, Position flushed, SegmentRegistry registry,
-                       SegmentBuffers buffers, SyncStrategy sync, ReadNotifier notifier, long commitDelayNanos,
-                       int commitSiblings) {
+                       SyncStrategy sync, ReadNotifier notifier, long commitDelayNanos, int commitSiblings) {
         this.appender = appender;
         this.published = published;
-        this.writer = new LogWriter(registry, buffers, written, notifier, sync.writesThrough());
+        this.writer = new LogWriter(registry, appender.ring(), written, notifier, sync.writesThrough());
         this.flushed = flushed;
         this.registry = registry;
         this.sync = sync;
@@ -99,6 +102,7 @@ public final class GroupCommit {
         this.commitDelayNanos = commitDelayNanos;
         this.commitSiblings = commitSiblings;
         this.async = new AsyncCompletions(flushed::get, () -> failure);
+        appender.bind(this);
     }
 
     public void observer(FlushObserver observer) {
@@ -246,7 +250,7 @@ public final class GroupCommit {
             if (target > from && failure == null) {
                 long commits = flushRequests.sumThenReset();
                 long start = System.nanoTime();
-                writer.writeUpTo(target);
+                write(target);
                 force(from, target);
                 long nanos = System.nanoTime() - start;
                 flushed.set(target); // volatile store: publishes the new durable point to every waiter
@@ -276,13 +280,13 @@ public final class GroupCommit {
 
     /**
      * Writes every published record into the files without forcing them (the background writer, for records nobody
-     * waits for: once written they survive the process's death, if not the machine's). Does nothing when a leader is
-     * busy: it writes everything published before its force anyway. Failing here fails the log, like a force.
+     * waits for: once written they survive the process's death, if not the machine's). Does nothing when someone
+     * else is writing. Failing here fails the log, like a force.
      *
-     * @return whether this call wrote (false: a leader was busy, or the log is failed)
+     * @return whether this call wrote (false: another writer was busy, or the log is failed)
      */
     public boolean writeAll() {
-        if (failure != null || leader.get() != 0 || !leader.compareAndSet(0, 1)) {
+        if (failure != null || !tryLockWrite()) {
             return false;
         }
         try {
@@ -290,10 +294,50 @@ public final class GroupCommit {
         } catch (Throwable e) {
             fail("write of the published records failed: " + e, e);
         } finally {
-            leader.set(0);
+            writeLock.set(0);
         }
-        wake(); // a committer that parked while this thread held the flag may lead now
         return true;
+    }
+
+    /**
+     * For an appender that needs room in the WAL buffers: returns once the files hold everything below {@code lsn},
+     * writing the published records itself whenever no one else is writing (PostgreSQL's AdvanceXLInsertBuffer).
+     * Never forces. Inside the log's {@link Activity}.
+     *
+     * @throws WalFailedException when the log is or becomes failed first (then nothing more is ever written, and
+     *                            the caller must not store into the ring)
+     */
+    void makeRoom(long lsn) {
+        for (int spins = 0; writer.writtenLsn() < lsn; spins++) {
+            checkNotFailed();
+            if (tryLockWrite()) {
+                try {
+                    writer.writeUpTo(appender.advancePublished());
+                } catch (Throwable e) {
+                    fail("write of the published records failed: " + e, e);
+                } finally {
+                    writeLock.set(0);
+                }
+            } else {
+                backoff(spins);
+            }
+        }
+    }
+
+    /** Leader only: writes up to {@code target}, waiting for a writer that holds the lock (it writes, never forces). */
+    private void write(long target) throws IOException {
+        for (int spins = 0; !tryLockWrite(); spins++) {
+            backoff(spins);
+        }
+        try {
+            writer.writeUpTo(target);
+        } finally {
+            writeLock.set(0);
+        }
+    }
+
+    private boolean tryLockWrite() {
+        return writeLock.get() == 0 && writeLock.compareAndSet(0, 1);
     }
 
     private void notePeak(int outstanding) {

@@ -2,35 +2,36 @@ package io.walden.core.commit;
 
 import io.walden.core.Lsn;
 import io.walden.core.segment.Segment;
-import io.walden.core.segment.SegmentBuffers;
 import io.walden.core.segment.SegmentHeaderDescriptor;
 import io.walden.core.segment.SegmentRegistry;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 
 /**
  * Writes published records from the WAL buffers into the segment files with positional writes (PostgreSQL's
- * XLogWrite), then moves the written position: the end of what the files hold. Readers at WRITTEN visibility,
- * boundary proofs and everything else that reads the files through their mappings stop at that position, so no
- * one reads a word of a file while a write may still be copying it.
+ * XLogWrite), zeroes the memory it wrote, and then moves the written position: the end of what the files hold.
+ * Readers at WRITTEN visibility, boundary proofs and everything else that reads the files through their mappings
+ * stop at that position, so no one reads a word of a file while a write may still be copying it; appenders reuse
+ * ring memory only below it ({@link WalBuffers}).
  *
- * <p>Threading: one writer at a time, the holder of {@link GroupCommit}'s leader flag (the flush leader before its
- * force, or the background writer for records nobody waits for). The written position is published with a
- * volatile store after the writes returned.
+ * <p>Threading: one writer at a time, the holder of {@link GroupCommit}'s write lock (the flush leader before its
+ * force, the background writer for records nobody waits for, or an appender that needs room in the ring). The
+ * written position is published with a volatile store after the writes returned and the memory was zeroed.
  */
 final class LogWriter {
     private static final int SEGMENT_HEADER = SegmentHeaderDescriptor.LENGTH;
+
     private final SegmentRegistry registry;
-    private final SegmentBuffers buffers;
+    private final WalBuffers ring;
     private final Position written;
     private final ReadNotifier notifier;
     /** Write through each segment's DSYNC channel (open_datasync): a write returns once durable. */
     private final boolean writeThrough;
-
-    LogWriter(SegmentRegistry registry, SegmentBuffers buffers, Position written, ReadNotifier notifier, boolean writeThrough) {
-        this.writeThrough = writeThrough;
+    LogWriter(SegmentRegistry registry, WalBuffers ring, Position written, ReadNotifier notifier, boolean writeThrough) {
         this.registry = registry;
-        this.buffers = buffers;
+        this.ring = ring;
+        this.writeThrough = writeThrough;
         this.written = written;
         this.notifier = notifier;
     }
@@ -39,7 +40,10 @@ final class LogWriter {
         return written.get();
     }
 
-    /** Writes {@code [written, target)} into the files; a segment the file now holds whole gives back its buffer. */
+    /**
+     * Writes {@code [written, target)} into the files ({@code target} a published position: a record boundary, or
+     * the first record's LSN of a segment) and zeroes what it wrote in the ring.
+     */
     void writeUpTo(long target) throws IOException {
         long from = written.get();
         if (target <= from) {
@@ -48,19 +52,28 @@ final class LogWriter {
         long size = registry.segmentSize();
         for (long start = registry.segmentStart(from); start < target; start += size) {
             Segment seg = registry.get(start);
-            if (seg == null || seg.buffer() == null) {
+            if (seg == null) {
                 throw new IOException("segment " + Lsn.format(start) + " vanished while being written");
             }
-            long lo = Math.max(Math.max(from, start) - start, SEGMENT_HEADER); // the header is the file's own
-            long hi = Math.min(target, start + size) - start;
-            if (hi > lo) {
-                seg.buffer().writeTo(writeThrough ? seg.dsyncChannel() : seg.channel(), lo, hi);
-            }
-            if (hi == size) {
-                buffers.retire(seg);
-            }
+            FileChannel file = writeThrough ? seg.dsyncChannel() : seg.channel();
+            long lo = Math.max(from, start + SEGMENT_HEADER); // the header is the file's own
+            writeRing(file, start, lo, Math.min(target, start + size));
         }
         written.advanceTo(target);
         notifier.signal();
+    }
+
+    /** Writes ring bytes for LSNs {@code [lo, hi)} of the segment starting at {@code start}, lap by lap; zeroes them. */
+    private void writeRing(FileChannel file, long start, long lo, long hi) throws IOException {
+        while (lo < hi) {
+            long lapEnd = ring.lapEndAfter(lo);
+            // Up to the lap's end, or through the slack to the end of the record that runs past it.
+            long runEnd = hi <= lapEnd ? hi : Math.min(hi, ring.spillEnd(lapEnd));
+            long r = ring.offset(lo);
+            long n = runEnd - lo;
+            ring.writeTo(file, lo - start, r, n);
+            ring.zero(r, r + n);
+            lo = runEnd;
+        }
     }
 }

@@ -7,8 +7,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * A fixed block of memory holding a segment's layout, addressed by byte offset within the segment: the file's
- * mapping ({@link Segment}) or a WAL buffer ({@link SegmentBuffer}). The word accessors go straight to the address
+ * A fixed block of native memory addressed by byte offset: a segment file's mapping ({@link Segment}, offsets
+ * within the segment) or the WAL buffers ({@code io.walden.core.commit.WalBuffers}, offsets within the ring). The word accessors go straight to the address
  * through Chronicle's {@code UnsafeMemory}, without the store's per-call state and bounds checks: they are the
  * append path's, whose offsets the reservation has already bounded (asserted when assertions are on).
  * Accessors are named by their memory-ordering semantics: a {@code ...Release} store pairs with a
@@ -22,7 +22,7 @@ public abstract class NativeRegion {
     private final ByteBuffer view;
     final long address;
 
-    NativeRegion(BytesStore<?, ?> store, long size) {
+    protected NativeRegion(BytesStore<?, ?> store, long size) {
         this.store = store;
         this.size = size;
         this.view = store.toTemporaryDirectByteBuffer().order(ByteOrder.LITTLE_ENDIAN);

@@ -41,8 +41,6 @@ public final class Segment extends NativeRegion {
     /** Readers inside plus one for the owner; 0 means the mapping is released. */
     private final AtomicInteger users = new AtomicInteger(1);
     private volatile boolean retired;
-    /** Where appenders write this segment's records until the file holds them (null once reused or never needed). */
-    private volatile SegmentBuffer buffer;
     /** See {@link #dsyncChannel()}. */
     private volatile FileChannel dsyncChannel;
     /** Created on the first boundary check (readers and senders only); see {@link #boundaries()}. */
@@ -109,24 +107,6 @@ public final class Segment extends NativeRegion {
         long at = offset;
         while (b.hasRemaining()) {
             at += channel.write(b, at);
-        }
-    }
-
-    /**
-     * The WAL buffer appenders write this segment's records into ({@link SegmentBuffer}); null for a segment
-     * the log no longer appends to once its buffer was reused.
-     */
-    public SegmentBuffer buffer() {
-        return buffer;
-    }
-
-    void attachBuffer(SegmentBuffer b) {
-        buffer = b;
-    }
-
-    void detachBuffer(SegmentBuffer b) {
-        if (buffer == b) {
-            buffer = null;
         }
     }
 

@@ -43,7 +43,6 @@ public final class SegmentPreparer implements AutoCloseable {
     private final ConcurrentLinkedQueue<Retired> retired = new ConcurrentLinkedQueue<>();
     private final Supplier<BooleanSupplier> gracePeriods;
     /** Gives each prepared segment its WAL buffer before appenders can reach it. */
-    private final SegmentBuffers buffers;
     private final AtomicLong wanted = new AtomicLong(-1);
     private final AtomicLong preparedCount = new AtomicLong();
     private final AtomicLong recycledCount = new AtomicLong();
@@ -73,11 +72,10 @@ public final class SegmentPreparer implements AutoCloseable {
      *                     thread that might still hold a raw address into a just-removed segment has moved on
      * @param onFatal      told of an Error that stopped this thread (the log fails)
      */
-    public SegmentPreparer(Path dir, long segmentSize, long logId, SegmentRegistry registry, SegmentBuffers buffers,
+    public SegmentPreparer(Path dir, long segmentSize, long logId, SegmentRegistry registry,
                            int maxSpares, List<Path> existingSpares, Supplier<BooleanSupplier> gracePeriods,
                            java.util.function.Consumer<Throwable> onFatal) {
         this.onFatal = onFatal;
-        this.buffers = buffers;
         this.gracePeriods = gracePeriods;
         this.dir = dir;
         this.segmentSize = segmentSize;
@@ -94,11 +92,6 @@ public final class SegmentPreparer implements AutoCloseable {
     }
 
     /** Asks for every segment up to and including the one starting at {@code startLsn}. */
-    /** The WAL buffers this preparer gives its segments. */
-    public SegmentBuffers buffers() {
-        return buffers;
-    }
-
     public void request(long startLsn) {
         if (wanted.get() < startLsn) {
             wanted.accumulateAndGet(startLsn, Math::max);
@@ -203,12 +196,6 @@ public final class SegmentPreparer implements AutoCloseable {
             Path reuse = spares.pollFirst();
             Path file = SegmentFiles.prepare(dir, segmentSize, next, logId, reuse);
             Segment segment = Segment.map(file, next, segmentSize);
-            try {
-                buffers.attach(segment); // before the registry makes it reachable: appenders write only to buffers
-            } catch (RuntimeException | Error e) {
-                segment.retire();
-                throw e;
-            }
             registry.add(segment);
             lastFailure = null;
             preparedCount.incrementAndGet();

@@ -4,7 +4,6 @@ import io.walden.core.Durability;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
-import io.walden.core.segment.SegmentBuffers;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
@@ -42,17 +41,16 @@ class RollFailureTest {
     @Test
     void shouldPublishTheClosingRecordAndTheReservationWhenARollThrows() throws Exception {
         SegmentRegistry registry = new SegmentRegistry(SEGMENT);
-        SegmentBuffers buffers = new SegmentBuffers(SEGMENT, () -> () -> true);
+        // A ring larger than what the test appends: no appender ever needs room (there is no writer here).
+        WalBuffers ring = WalBuffers.allocate(1 << 20, SEGMENT, SEGMENT);
         for (long start = 0; start < 3 * SEGMENT; start += SEGMENT) {
-            Segment segment = Segment.map(SegmentFiles.prepare(dir, SEGMENT, start, 42, null), start, SEGMENT);
-            buffers.attach(segment);
-            registry.add(segment);
+            registry.add(Segment.map(SegmentFiles.prepare(dir, SEGMENT, start, 42, null), start, SEGMENT));
         }
-        SegmentPreparer preparer = new SegmentPreparer(dir, SEGMENT, 42, registry, buffers, 0, List.of(), () -> () -> true, e -> { });
+        SegmentPreparer preparer = new SegmentPreparer(dir, SEGMENT, 42, registry, 0, List.of(), () -> () -> true, e -> { });
         FailingOnce firstPrev = new FailingOnce();
         Position tail = new Position(64);
         Position published = new Position(64);
-        Appender appender = new Appender(registry, preparer, tail, published, new Position(64), new ReadNotifier(), firstPrev, 0,
+        Appender appender = new Appender(registry, preparer, ring, tail, published, new Position(64), new ReadNotifier(), firstPrev, 0,
                 new WalStats());
         while (tail.get() + 2 * 1024 < SEGMENT) {
             appender.append(0, new byte[1000], 0, 1000, Durability.OFF);
@@ -67,9 +65,8 @@ class RollFailureTest {
         assertThat(appender.advancePublished()).as("nothing reserved is left unpublished").isEqualTo(tail.get());
         long after = appender.append(0, new byte[10], 0, 10, Durability.OFF);
         assertThat(appender.advancePublished()).isEqualTo(after + RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH + 10));
-        buffers.close();
+        ring.free();
         for (Segment s : registry.snapshot()) {
-            SegmentBuffers.free(s);
             s.retire();
         }
     }

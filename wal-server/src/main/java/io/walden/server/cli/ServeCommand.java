@@ -41,6 +41,10 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--segment-size", description = "Segment size in bytes for a new log (default: 67108864).")
     String segmentSize;
 
+    @Option(names = "--wal-buffers", description = "Bytes of WAL buffers, the ring records are copied into before they are "
+            + "written into the files: a power of two (default: 33554432, or the segment size if smaller).")
+    String walBuffers;
+
     @Option(names = "--auth-token", description = "Bearer token required by the data API and mutating admin calls; "
             + "required when --http is not a loopback address.")
     String authToken;
@@ -120,6 +124,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("durability", durability);
         flags.put("sync-method", syncMethod);
         flags.put("segment-size", segmentSize);
+        flags.put("wal-buffers", walBuffers);
         flags.put("auth-token", authToken);
         flags.put("max-batch-bytes", maxBatchBytes);
         flags.put("max-readers", maxReaders);

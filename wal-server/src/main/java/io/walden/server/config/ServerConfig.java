@@ -35,7 +35,7 @@ import java.util.TreeMap;
 public final class ServerConfig {
     public static final String DEFAULT_DATA_DIR = "walden-data";
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
-    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size",
+    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers",
             "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure");
@@ -221,11 +221,15 @@ public final class ServerConfig {
 
     /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */
     public WalConfig.Builder walConfigBuilder() {
-        return WalConfig.builder(dataDir())
+        WalConfig.Builder b = WalConfig.builder(dataDir())
                 .segmentSize(segmentSize())
                 .durability(durability())
                 .syncMethod(syncMethod())
                 .remoteCommitTimeout(java.time.Duration.ofMillis(Long.parseLong(values.get("remote-commit-timeout-ms"))));
+        if (values.get("wal-buffers") != null) {
+            b.walBuffers(positive("wal-buffers"));
+        }
+        return b;
     }
 
     /** Where a primary listens for replicas (default 127.0.0.1:7401). */
