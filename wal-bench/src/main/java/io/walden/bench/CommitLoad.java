@@ -26,26 +26,37 @@ import java.util.concurrent.atomic.LongAdder;
  * and Chronicle Queue's appender for {@code OFF}. Latencies go into HdrHistograms; commits per flush come
  * from the log's own flush counter.
  *
- * <p>Usage: {@code CommitLoad [--quick|--full] [--dir DIR] [--json FILE]}. Quick mode finishes in about three minutes.
+ * <p>Usage: {@code CommitLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]}. Quick mode finishes in
+ * about three minutes; {@code --only} runs the scenarios whose name matches (e.g. {@code --only 'off|chronicle'}).
  */
 public final class CommitLoad {
     private static final long RAW_FILE_SIZE = 256L << 20;
 
+    /** OFF appends and their peer take tens of nanoseconds: time one in this many (see LoadMeasurement). */
+    private static final int FAST_OP_SAMPLING = 64;
+
     private final boolean full;
     private final Path dir;
     private final LoadMeasurement measurement;
+    private final java.util.regex.Pattern only;
 
-    private CommitLoad(boolean full, Path dir) {
+    private CommitLoad(boolean full, Path dir, String only) {
         this.full = full;
         this.dir = dir;
         this.measurement = new LoadMeasurement(full);
+        this.only = java.util.regex.Pattern.compile(only);
+    }
+
+    /** Whether the scenario named {@code name} was asked for ({@code --only REGEX}, found anywhere in the name). */
+    private boolean wanted(String name) {
+        return only.matcher(name).find();
     }
 
     public static void main(String[] args) throws Exception {
         LoadArgs a = LoadArgs.parse("CommitLoad", args, Path.of("target/commit-load.json"));
         Path dir = a.dir();
         Files.createDirectories(dir);
-        CommitLoad load = new CommitLoad(a.full(), dir);
+        CommitLoad load = new CommitLoad(a.full(), dir, a.only());
         load.runAll();
         load.measurement.writeJson(a.json(), dir);
     }
@@ -60,7 +71,9 @@ public final class CommitLoad {
             rawMmap(payload);
         }
         for (SyncMethod method : new SyncMethod[] {SyncMethod.FDATASYNC, SyncMethod.OPEN_DATASYNC}) {
-            measurement.results().add(InterleavedLoneCommit.run(method, 64, full ? 50 : 25, 200));
+            if (wanted("interleaved lone commit")) {
+                measurement.results().add(InterleavedLoneCommit.run(method, 64, full ? 50 : 25, 200));
+            }
         }
         for (SyncMethod method : methods) {
             for (int payload : payloads) {
@@ -81,6 +94,9 @@ public final class CommitLoad {
     // ------------------------------------------------------------------ scenarios
 
     private void rawPwrite(int payload) throws Exception {
+        if (!wanted("raw pwrite+fdatasync")) {
+            return;
+        }
         Path d = BenchFiles.newDir("raw-pwrite");
         try (FileChannel ch = RawForceLoop.preallocated(d.resolve("raw.dat"), RAW_FILE_SIZE)) {
             ByteBuffer record = ByteBuffer.allocateDirect(payload + 24);
@@ -94,6 +110,9 @@ public final class CommitLoad {
     }
 
     private void rawMmap(int payload) throws Exception {
+        if (!wanted("raw mmap write+fdatasync")) {
+            return;
+        }
         Path d = BenchFiles.newDir("raw-mmap");
         try (FileChannel ch = RawForceLoop.preallocated(d.resolve("raw.dat"), RAW_FILE_SIZE)) {
             MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_WRITE, 0, RAW_FILE_SIZE);
@@ -113,17 +132,25 @@ public final class CommitLoad {
     }
 
     private void waldenThreads(Durability level, SyncMethod method, int payload, int threads) throws Exception {
+        String name = "walden " + level.configName() + " " + method.name().toLowerCase(Locale.ROOT);
+        if (!wanted(name)) {
+            return;
+        }
         Path d = BenchFiles.newDir("walden");
         try (Wal wal = Wal.open(WalConfig.builder(d).syncMethod(method).build())) {
             byte[] bytes = new byte[payload];
-            String name = "walden " + level.configName() + " " + method.name().toLowerCase(Locale.ROOT);
-            measurement.measure(name, "threads", method, payload, threads, () -> wal.append(bytes, level), wal::flushCount);
+            int sampling = level == Durability.OFF ? FAST_OP_SAMPLING : 1;
+            measurement.measure(name, "threads", method, payload, threads, sampling, () -> wal.append(bytes, level),
+                    wal::flushCount);
         } finally {
             BenchFiles.delete(d);
         }
     }
 
     private void waldenAsync(SyncMethod method, int payload, int inFlight) throws Exception {
+        if (!wanted("walden local " + method.name().toLowerCase(Locale.ROOT) + " async")) {
+            return;
+        }
         Path d = BenchFiles.newDir("walden-async");
         try (Wal wal = Wal.open(WalConfig.builder(d).syncMethod(method).build())) {
             byte[] bytes = new byte[payload];
@@ -158,11 +185,14 @@ public final class CommitLoad {
     }
 
     private void chronicleQueue(int payload) throws Exception {
+        if (!wanted("chronicle queue writeBytes")) {
+            return;
+        }
         Path d = BenchFiles.newDir("chronicle");
         try (ChronicleQueue queue = SingleChronicleQueueBuilder.single(d.toFile()).build();
              ExcerptAppender appender = queue.createAppender()) {
             byte[] bytes = new byte[payload];
-            measurement.measure("chronicle queue writeBytes", "peer", null, payload, 1,
+            measurement.measure("chronicle queue writeBytes", "peer", null, payload, 1, FAST_OP_SAMPLING,
                     () -> appender.writeBytes(b -> b.write(bytes)), () -> -1);
         } finally {
             BenchFiles.delete(d);

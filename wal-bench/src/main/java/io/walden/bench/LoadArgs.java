@@ -8,7 +8,7 @@ import java.nio.file.Path;
  * @param full  every payload, method and level (for publishing) rather than the quick set
  * @param dir   where the logs under test live (its file system is what is measured)
  * @param json  where the results go
- * @param only  a regular expression on scenario names, all by default (ReplicationLoad; CommitLoad runs all)
+ * @param only  a regular expression found in the names of the scenarios to run; all by default
  */
 record LoadArgs(boolean full, Path dir, Path json, String only) {
 
