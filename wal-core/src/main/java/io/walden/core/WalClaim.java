@@ -14,7 +14,9 @@ import java.nio.ByteBuffer;
  *
  * <p>Reuse one instance per thread: claiming, writing and committing allocate nothing. Until it is
  * committed or aborted, a claim holds up the written position of every later record, so keep the time
- * between claim and commit short, and always commit or abort (try/finally).
+ * between claim and commit short, and always commit or abort (try/finally). In particular, do not append
+ * (from this thread, or from one this thread waits for) while holding a claim: once the WAL buffers have
+ * filled up to the claim, such an append waits for room that only the claim's commit can make.
  *
  * <p>Thread-safety: NOT thread-safe. The thread that claims must also commit or abort (the claim holds that
  * thread's place in the log's activity, which close() waits for).

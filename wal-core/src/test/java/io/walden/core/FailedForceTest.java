@@ -101,4 +101,38 @@ class FailedForceTest {
             assertThat(wal.isFailed()).isTrue();
         }
     }
+
+    @Test
+    void shouldFailTheLogWhenAWriteOfTheWalBuffersFailsAndKeepWhatWasWrittenIntact() throws Exception {
+        // A ring larger than what is appended and an idle background writer: the flush below writes it all at once,
+        // into the first segment (which works) and the second (whose channel is closed under it, as a dead disk would).
+        WalConfig config = TestLogs.small(dir).walBuffers(1 << 20).writerDelay(Duration.ofHours(1))
+                .offWriteDelay(Duration.ofHours(1)).build();
+        long second = TestLogs.SMALL_SEGMENT;
+        List<Long> lsns = new ArrayList<>();
+        try (Wal wal = Wal.open(config)) {
+            long before = wal.flushedLsn();
+            for (int i = 0; wal.insertLsn() < second + 10_000; i++) {
+                lsns.add(wal.append(bytes("record " + i), Durability.OFF));
+            }
+            wal.registry().get(second).channel().close();
+            assertThatThrownBy(wal::flush).isInstanceOf(WalFailedException.class);
+            assertThat(wal.isFailed()).isTrue();
+            assertThat(wal.flushedLsn()).as("a failed write never becomes durable").isEqualTo(before);
+            assertThatThrownBy(wal::flush).isInstanceOf(WalFailedException.class);
+            assertThat(wal.flushedLsn()).as("nor does anything after it").isEqualTo(before);
+            assertThatThrownBy(() -> wal.append(bytes("later"), Durability.OFF)).isInstanceOf(WalFailedException.class);
+        }
+        try (Wal wal = Wal.open(config)) {
+            // What the first segment's write put in the file is whole: every record there reads back, in order.
+            try (WalReader r = wal.reader(0)) {
+                int i = 0;
+                for (WalRecord rec; (rec = r.next()) != null; i++) {
+                    assertThat(rec.lsn()).isEqualTo(lsns.get(i));
+                    assertThat(TestLogs.string(rec.payload())).isEqualTo("record " + i);
+                }
+                assertThat(i).as("every record of the first segment, none after").isEqualTo(lsns.stream().filter(l -> l < second).count());
+            }
+        }
+    }
 }

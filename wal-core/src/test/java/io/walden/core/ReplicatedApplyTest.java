@@ -95,6 +95,50 @@ class ReplicatedApplyTest {
     }
 
     @Test
+    void shouldNeverWriteTheWalBuffersOverBytesAReplicaApplied() throws Exception {
+        // A replica's bytes go to its files directly; a writer that saw them published but not yet written would write
+        // the ring's zeros for that range over them. Flushes run back to back beside the applier to hit that window.
+        Path primaryDir = work.resolve("primary");
+        Path replicaDir = work.resolve("replica");
+        long logId;
+        Random random = new Random(11);
+        try (Wal primary = Wal.open(TestLogs.small(primaryDir).build())) {
+            logId = primary.logId();
+            for (int i = 0; i < 3000; i++) {
+                byte[] p = new byte[random.nextInt(700)];
+                random.nextBytes(p);
+                primary.append(p, Durability.OFF);
+            }
+        }
+        List<long[]> frames = frames(primaryDir, 3000);
+        try (Wal replica = Wal.open(TestLogs.small(replicaDir).logId(logId).writerDelay(java.time.Duration.ofMillis(1)).build())) {
+            replica.refuseAppends("a replica");
+            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread flusher = new Thread(() -> {
+                while (!done.get()) {
+                    replica.flush();
+                }
+            });
+            flusher.start();
+            try {
+                for (long[] f : frames) {
+                    replica.applyReplicated(f[0], read(primaryDir, f[0], f[1]));
+                }
+            } finally {
+                done.set(true);
+                flusher.join();
+            }
+            replica.flush();
+        }
+        for (long seg : SegmentFiles.list(primaryDir)) {
+            Path r = replicaDir.resolve(SegmentFiles.name(seg));
+            if (Files.exists(r)) {
+                assertThat(Files.mismatch(primaryDir.resolve(SegmentFiles.name(seg)), r)).as("segment %x", seg).isEqualTo(-1L);
+            }
+        }
+    }
+
+    @Test
     void shouldStreamOnlyFlushedBytesFromALivePrimaryIntoAReplica() throws Exception {
         Path primaryDir = work.resolve("live-primary");
         Path replicaDir = work.resolve("live-replica");

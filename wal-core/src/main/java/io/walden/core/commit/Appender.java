@@ -1,7 +1,6 @@
 package io.walden.core.commit;
 
 import io.walden.core.Durability;
-import io.walden.core.WalFailedException;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
@@ -170,17 +169,7 @@ public final class Appender {
                 return NOT_READY;
             }
             if (tail.compareAndSet(t, lsn + aligned)) {
-                try {
-                    roll(t, segmentEnd, lsn, aligned);
-                } catch (WalFailedException e) {
-                    throw e; // the log failed while waiting for room: nothing may be stored, nothing will be written
-                } catch (Throwable e) {
-                    // The first record was admitted (roll's finally) but its caller never learns its LSN: publish it
-                    // as padding, or it would hold the published position below it for good.
-                    writeHeaderFields(lsn, 0);
-                    publish(lsn, (int) aligned, RecordDescriptor.FLAG_PADDING, null);
-                    throw e;
-                }
+                roll(t, segmentEnd, lsn, aligned);
                 return lsn;
             }
         }
@@ -323,13 +312,15 @@ public final class Appender {
             seg = nextSeg;
         }
         preparer.request(registry.segmentStart(newEnd) + segmentSize);
-        // Move the link ahead to the new end (so that appends after a promotion carry the right prev link); the ring
-        // keeps no byte below the written position (WalBuffers' invariant).
+        // Written first: the bytes went to the file directly, and a writer that saw the published position move while
+        // the written one had not would write the ring's zeros for this range over them. Then the link ahead moves to
+        // the new end (so that appends after a promotion carry the right prev link), admitted now, and the ring keeps
+        // no byte below the written position (WalBuffers' invariant).
+        written.advanceTo(newEnd);
         ring.writeLong(linkAt, 0);
         linkSuccessor(newEnd, prev);
-        tail.advanceTo(newEnd);
         published.advanceTo(newEnd);
-        written.advanceTo(newEnd); // the bytes went to the file directly
+        tail.advanceTo(newEnd);
         notifier.signal();
         return newEnd;
     }
@@ -436,23 +427,45 @@ public final class Appender {
      * reserved at {@code firstLsn}, the new segment's first. The closing record is published before the first record
      * is admitted: the two together may need more room than the ring has, and the first needs room that only the
      * closing record's publication lets the writer free. (A closing record itself is shorter than the record that did
-     * not fit plus a header, so it always fits the ring.) The closing record is published whatever the bookkeeping
-     * throws: it would otherwise hold the published position below it for good and every durable append would wait
-     * forever.
+     * not fit plus a header, so it always fits the ring.)
+     *
+     * <p>If the bookkeeping throws (an Error), both records are still completed, the first as padding, and the error
+     * is rethrown: a reservation nobody fills would hold the published position below it for good. If completing
+     * them throws, the log cannot move past this point: it fails.
      */
     private void roll(long t, long segmentEnd, long firstLsn, long aligned) {
         awaitRoom(segmentEnd);
+        Throwable bookkeeping = null;
         try {
             firstPrevBySegment.put(segmentEnd, t);
             stats.onRoll();
             preparer.request(segmentEnd + segmentSize); // keep one segment ready ahead of the tail
-        } finally {
+        } catch (Throwable e) {
+            bookkeeping = e;
+        }
+        try {
             writeHeaderFields(t, 0);
             publish(t, (int) (segmentEnd - t), RecordDescriptor.FLAG_PADDING, null);
             awaitRoom(firstLsn + aligned + HEADER);
             ring.noteSpill(firstLsn, firstLsn + aligned);
             ring.writeLongRelease(ring.offset(firstLsn) + RecordDescriptor.PREV_OFFSET, t);
             linkSuccessor(firstLsn + aligned, firstLsn);
+            if (bookkeeping != null) {
+                writeHeaderFields(firstLsn, 0);
+                publish(firstLsn, (int) aligned, RecordDescriptor.FLAG_PADDING, null);
+            }
+        } catch (Throwable e) {
+            commit.fail("a segment roll at " + io.walden.core.Lsn.format(segmentEnd) + " could not complete: " + e, e);
+            throw e;
+        }
+        if (bookkeeping instanceof RuntimeException) {
+            throw (RuntimeException) bookkeeping;
+        }
+        if (bookkeeping instanceof Error) {
+            throw (Error) bookkeeping;
+        }
+        if (bookkeeping != null) {
+            throw new IllegalStateException(bookkeeping);
         }
     }
 }

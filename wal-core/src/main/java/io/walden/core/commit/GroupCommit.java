@@ -253,10 +253,13 @@ public final class GroupCommit {
                 write(target);
                 force(from, target);
                 long nanos = System.nanoTime() - start;
-                flushed.set(target); // volatile store: publishes the new durable point to every waiter
-                flushCount++;
-                learn(nanos);
-                observer.onFlush(nanos, target - from, commits);
+                // Once failed (another writer failed meanwhile), the durable point never moves again.
+                if (failure == null) {
+                    flushed.set(target); // volatile store: publishes the new durable point to every waiter
+                    flushCount++;
+                    learn(nanos);
+                    observer.onFlush(nanos, target - from, commits);
+                }
             }
         } catch (Throwable e) {
             // An Error too (an InternalError from a fault in mapped memory, an OutOfMemoryError): whether the force
@@ -290,6 +293,9 @@ public final class GroupCommit {
             return false;
         }
         try {
+            if (failure != null) {
+                return false; // a writer failed while this one waited: nothing is ever written again
+            }
             writer.writeUpTo(appender.advancePublished());
         } catch (Throwable e) {
             fail("write of the published records failed: " + e, e);
@@ -310,29 +316,44 @@ public final class GroupCommit {
     void makeRoom(long lsn) {
         for (int spins = 0; writer.writtenLsn() < lsn; spins++) {
             checkNotFailed();
+            long before = writer.writtenLsn();
             if (tryLockWrite()) {
                 try {
+                    checkNotFailed(); // a writer failed while this one waited: the ring must not be touched
                     writer.writeUpTo(appender.advancePublished());
+                } catch (WalFailedException e) {
+                    throw e;
                 } catch (Throwable e) {
                     fail("write of the published records failed: " + e, e);
                 } finally {
                     writeLock.set(0);
                 }
-            } else {
-                backoff(spins);
+                if (writer.writtenLsn() > before) {
+                    continue; // progress: look again at once
+                }
             }
+            backoff(spins); // the record in the way is still being copied, or someone else is writing
         }
     }
 
-    /** Leader only: writes up to {@code target}, waiting for a writer that holds the lock (it writes, never forces). */
+    /**
+     * Leader only: writes up to {@code target} unless someone already did, waiting for a writer that holds the lock
+     * (it writes, never forces).
+     *
+     * @throws WalFailedException when another writer failed meanwhile (the target may not be in the files)
+     */
     private void write(long target) throws IOException {
-        for (int spins = 0; !tryLockWrite(); spins++) {
-            backoff(spins);
-        }
-        try {
-            writer.writeUpTo(target);
-        } finally {
-            writeLock.set(0);
+        for (int spins = 0; writer.writtenLsn() < target; spins++) {
+            if (!tryLockWrite()) {
+                backoff(spins);
+                continue;
+            }
+            try {
+                checkNotFailed();
+                writer.writeUpTo(target);
+            } finally {
+                writeLock.set(0);
+            }
         }
     }
 

@@ -42,7 +42,9 @@ final class LogWriter {
 
     /**
      * Writes {@code [written, target)} into the files ({@code target} a published position: a record boundary, or
-     * the first record's LSN of a segment) and zeroes what it wrote in the ring.
+     * the first record's LSN of a segment), then zeroes what it wrote in the ring, then moves the written position.
+     * Nothing is zeroed unless every write succeeded: a writer that fails leaves the ring as it was, so that no later
+     * write can put zeros where records belong (and the log is failed by the caller anyway).
      */
     void writeUpTo(long target) throws IOException {
         long from = written.get();
@@ -56,23 +58,32 @@ final class LogWriter {
                 throw new IOException("segment " + Lsn.format(start) + " vanished while being written");
             }
             FileChannel file = writeThrough ? seg.dsyncChannel() : seg.channel();
-            long lo = Math.max(from, start + SEGMENT_HEADER); // the header is the file's own
-            writeRing(file, start, lo, Math.min(target, start + size));
+            forEachRun(from, target, start, file);
+        }
+        for (long start = registry.segmentStart(from); start < target; start += size) {
+            forEachRun(from, target, start, null);
         }
         written.advanceTo(target);
         notifier.signal();
     }
 
-    /** Writes ring bytes for LSNs {@code [lo, hi)} of the segment starting at {@code start}, lap by lap; zeroes them. */
-    private void writeRing(FileChannel file, long start, long lo, long hi) throws IOException {
+    /**
+     * Walks the ring bytes for LSNs {@code [from, target)} within the segment starting at {@code start}, lap by lap:
+     * up to a lap's end, or through the slack to the end of the record that runs past it. Writes each run into
+     * {@code file}, or, when {@code file} is null, zeroes it.
+     */
+    private void forEachRun(long from, long target, long start, FileChannel file) throws IOException {
+        long lo = Math.max(from, start + SEGMENT_HEADER); // the header is the file's own
+        long hi = Math.min(target, start + registry.segmentSize());
         while (lo < hi) {
             long lapEnd = ring.lapEndAfter(lo);
-            // Up to the lap's end, or through the slack to the end of the record that runs past it.
             long runEnd = hi <= lapEnd ? hi : Math.min(hi, ring.spillEnd(lapEnd));
             long r = ring.offset(lo);
-            long n = runEnd - lo;
-            ring.writeTo(file, lo - start, r, n);
-            ring.zero(r, r + n);
+            if (file != null) {
+                ring.writeTo(file, lo - start, r, runEnd - lo);
+            } else {
+                ring.zero(r, r + (runEnd - lo));
+            }
             lo = runEnd;
         }
     }

@@ -42,7 +42,7 @@ public final class SegmentPreparer implements AutoCloseable {
     private final Deque<Path> spares = new ArrayDeque<>();
     private final ConcurrentLinkedQueue<Retired> retired = new ConcurrentLinkedQueue<>();
     private final Supplier<BooleanSupplier> gracePeriods;
-    /** Gives each prepared segment its WAL buffer before appenders can reach it. */
+    /** The newest segment start asked for ({@link #request}). */
     private final AtomicLong wanted = new AtomicLong(-1);
     private final AtomicLong preparedCount = new AtomicLong();
     private final AtomicLong recycledCount = new AtomicLong();

@@ -51,7 +51,7 @@ public final class DataApi {
     private final long maxBatchBytes;
     private final int maxBatchRecords;
     private final long streamWriteTimeoutNanos;
-    /** Runs the appends that must wait for the next segment (a roll): never an event loop. */
+    /** Runs the appends that must wait for the next segment or for room in the WAL buffers: never an event loop. */
     private final java.util.concurrent.Executor segmentWaits;
     private final java.util.concurrent.atomic.AtomicInteger pendingAppends = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean stopping;
@@ -89,8 +89,9 @@ public final class DataApi {
         ByteBuffer payload = body.nioBuffer(body.readerIndex(), length);
         CompletableFuture<Long> appended = wal.tryAppendAsync(type, payload, level);
         if (appended == null) {
-            // A segment roll with the next segment not prepared yet: never wait on the event loop. The append runs
-            // where waiting is allowed; the body is held until it is copied.
+            // A segment roll with the next segment not prepared yet, or WAL buffers full of unwritten records: never
+            // wait on the event loop. The append runs where waiting is allowed; the body is held until it is copied
+            // (one request per connection at a time: the connection reads nothing more meanwhile).
             waitForSegment(ex, () -> answerAppend(ex, level, wal.appendAsync(type, payload, level)));
             return;
         }
