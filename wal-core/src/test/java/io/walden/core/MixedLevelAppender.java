@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
  * {@code S <lsn of the burst's last record>}; a reader at WRITTEN visibility tails the log from the start and
  * prints {@code R <type> <seq> <lsn>} for each record it saw whose bytes it checked, or {@code BAD <lsn>}.
  *
- * <p>Args: directory, segment size.
+ * <p>Args: directory, segment size, WAL buffers size.
  */
 public final class MixedLevelAppender {
     private MixedLevelAppender() {
@@ -18,7 +18,7 @@ public final class MixedLevelAppender {
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
-        Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(Long.parseLong(args[1])).build());
+        Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(Long.parseLong(args[1])).walBuffers(Long.parseLong(args[2])).build());
         long startSeq = wal.insertLsn(); // distinct seqs per run
         long readFrom = wal.insertLsn();
         System.out.println("READY");

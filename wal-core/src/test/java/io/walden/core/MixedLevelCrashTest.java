@@ -17,8 +17,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * returned is there; every OFF record appended 50 ms before a line that said so is there (OFF records reach the
  * file within offWriteDelay, so the process's death cannot lose them); every record the WRITTEN reader saw is
  * there with the same bytes (a reader never sees what recovery would not return); nothing read fails its check.
+ * The WAL buffers are a quarter of a segment, so that records keep running past the ring's end into its slack
+ * (CrashRecoveryTest covers a ring as large as a segment).
  */
 class MixedLevelCrashTest {
+    private static final long SEGMENT = 256 << 10;
+    private static final long WAL_BUFFERS = 64 << 10;
+
     @TempDir
     Path dir;
 
@@ -34,7 +39,7 @@ class MixedLevelCrashTest {
             Map<Long, long[]> offAppended = new HashMap<>();
             long settledThisRun = -1;
             try (ChildJvm child = ChildJvm.start(MixedLevelAppender.class, dir.resolve("child.err"), log.toString(),
-                    String.valueOf(TestLogs.SMALL_SEGMENT))) {
+                    String.valueOf(SEGMENT), String.valueOf(WAL_BUFFERS))) {
                 assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started").isTrue();
                 Thread.sleep(200 + random.nextInt(800));
                 child.kill();
@@ -69,7 +74,7 @@ class MixedLevelCrashTest {
     }
 
     private static void verify(Path log, Map<Long, long[]> mustSurvive) {
-        try (Wal wal = Wal.open(WalConfig.builder(log).segmentSize(TestLogs.SMALL_SEGMENT).build())) {
+        try (Wal wal = Wal.open(WalConfig.builder(log).segmentSize(SEGMENT).build())) {
             int found = 0;
             try (WalReader r = wal.reader(wal.oldestLsn())) {
                 for (WalRecord rec; (rec = r.next()) != null; ) {
