@@ -124,14 +124,16 @@ class FailedForceTest {
             assertThatThrownBy(() -> wal.append(bytes("later"), Durability.OFF)).isInstanceOf(WalFailedException.class);
         }
         try (Wal wal = Wal.open(config)) {
-            // What the first segment's write put in the file is whole: every record there reads back, in order.
+            // What the writes put in the files is whole: every record there reads back, in order.
             try (WalReader r = wal.reader(0)) {
                 int i = 0;
                 for (WalRecord rec; (rec = r.next()) != null; i++) {
                     assertThat(rec.lsn()).isEqualTo(lsns.get(i));
                     assertThat(TestLogs.string(rec.payload())).isEqualTo("record " + i);
                 }
-                assertThat(i).as("every record of the first segment, none after").isEqualTo(lsns.stream().filter(l -> l < second).count());
+                // (The background writer, nudged by the first append, may have written part of the second segment before
+                // its channel was closed: a prefix of it may be there too, each record whole.)
+                assertThat((long) i).as("every record of the first segment").isGreaterThanOrEqualTo(lsns.stream().filter(l -> l < second).count());
             }
         }
     }
