@@ -11,8 +11,9 @@ import java.util.Locale;
  * a remote-level append waits for its local flush and then for the policy's confirmation at that level.
  */
 public enum Durability {
-    /** Returns once the record is in the mapped segment. A background writer forces it within
-     *  {@code writerDelay}; a crash of the machine may lose it, a crash of the JVM does not. */
+    /** Returns once the record is in the WAL buffers. The background writer writes it into its file within
+     *  {@code offWriteDelay} (from then on a crash of the JVM cannot lose it) and forces it within {@code writerDelay}
+     *  (from then on a crash of the machine cannot). */
     OFF,
     /** Returns once a local force covering the record has completed. */
     LOCAL,
@@ -28,6 +29,11 @@ public enum Durability {
     /** True for every level that waits for a local force. */
     public boolean waitsForLocalFlush() {
         return this != OFF;
+    }
+
+    /** True for the levels that wait for the synchronous replicas (when a policy is set) after the local flush. */
+    public boolean waitsForReplicas() {
+        return this == REMOTE_WRITE || this == ON || this == REMOTE_APPLY;
     }
 
     /** The PostgreSQL spelling: {@code off}, {@code local}, {@code remote_write}, {@code on}, {@code remote_apply}. */

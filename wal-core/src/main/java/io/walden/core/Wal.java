@@ -305,7 +305,8 @@ public final class Wal implements AutoCloseable {
     /**
      * {@link #appendAsync(int, ByteBuffer, Durability)} for a thread that must never wait (an event loop): returns
      * null, with nothing appended, when the record needs the next segment and the segment preparer has not made it
-     * ready yet (at a roll, while a new segment is zero-filled). Append from a thread that may wait then.
+     * ready yet (at a roll, while a new segment is zero-filled), or room in WAL buffers full of records not yet
+     * written. Append from a thread that may wait then.
      */
     public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability) {
         checkRecord(type, payload.remaining());
@@ -316,6 +317,66 @@ public final class Wal implements AutoCloseable {
         } finally {
             Activity.exit(cell);
         }
+    }
+
+    /**
+     * Appends without waiting and without allocating, for an event loop: {@code completion} is told once the record
+     * reaches {@code durability} (see {@link AppendCompletion}; for {@code OFF}, and for a record some flush already
+     * covered, before this returns). Returns false, with nothing appended and nothing told, when the record would have
+     * to wait for the next segment or for room in the WAL buffers (as {@link #tryAppendAsync} returns null).
+     *
+     * <p>Nothing is flushed because of this call alone, so that a batch of appends costs one flush: follow it with
+     * {@link #flushIfIdle()} (this thread flushes now unless a flush is in progress) or {@link #requestFlush()} (the
+     * background writer flushes; no thread waits).
+     *
+     * @throws WalClosedException, WalFailedException, AppendsRefusedException, PayloadTooLargeException as appends do
+     */
+    public boolean tryAppend(int type, ByteBuffer payload, Durability durability, AppendCompletion completion) {
+        checkRecord(type, payload.remaining());
+        Activity.Cell cell = enter();
+        try {
+            long lsn = appender.append(type, payload, durability, false);
+            if (lsn == Appender.NOT_READY) {
+                return false;
+            }
+            if (!durability.waitsForLocalFlush()) {
+                writer.nudge(); // into the file within offWriteDelay
+                completion.prepare(durability, remote);
+                completion.durable(lsn);
+                return true;
+            }
+            completion.prepare(durability, remote);
+            commit.awaitFlushedAsync(completion, lsn);
+            return true;
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
+    /**
+     * Flushes now, on this thread, unless a flush is in progress, and tells the asynchronous appends it covered (their
+     * completions run on this thread). When another thread is flushing, asks the background writer for the flush after
+     * it instead and returns at once. For a thread that appended a batch with {@link #tryAppend} and has nothing better
+     * to do than wait for the disk: a lone request's commit then costs no thread hand-off.
+     *
+     * @return true when this thread flushed (or nothing needed flushing)
+     */
+    public boolean flushIfIdle() {
+        Activity.Cell cell = enter();
+        try {
+            if (commit.leadIfIdle()) {
+                return true;
+            }
+        } finally {
+            Activity.exit(cell);
+        }
+        writer.wakeUp();
+        return false;
+    }
+
+    /** Asks the background writer to flush what is published (for {@link #tryAppend}): no thread waits. */
+    public void requestFlush() {
+        writer.wakeUp();
     }
 
     private CompletableFuture<Long> durabilityFuture(long lsn, Durability durability) {

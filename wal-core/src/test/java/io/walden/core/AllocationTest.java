@@ -47,4 +47,42 @@ class AllocationTest {
             assertThat(localPerOp).as("bytes per blocking LOCAL append (incl. its force)").isLessThan(4.0);
         }
     }
+
+    /** A completion reused from one append to the next, as an event loop keeps one per request in flight. */
+    private static final class Reused extends AppendCompletion {
+        long told;
+
+        @Override
+        protected void durable(long lsn) {
+            told++;
+        }
+
+        @Override
+        protected void failed(Throwable cause) {
+            throw new AssertionError(cause);
+        }
+    }
+
+    @Test
+    void shouldAllocateNothingPerRecordOnAnEventLoopsAppendAndItsOwnFlush() {
+        try (Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(256L << 20).build())) {
+            java.nio.ByteBuffer payload = java.nio.ByteBuffer.wrap(new byte[64]);
+            Reused completion = new Reused();
+            for (int i = 0; i < 2_000; i++) {
+                wal.tryAppend(0, payload, Durability.LOCAL, completion);
+                wal.flushIfIdle();
+            }
+            long before = allocatedByThisThread();
+            int appended = 0;
+            for (int i = 0; i < 4_000; i++) {
+                appended += wal.tryAppend(0, payload, Durability.LOCAL, completion) ? 1 : 0;
+                wal.flushIfIdle(); // leads the flush on this thread: the completion is told here, before it returns
+            }
+            double perOp = (allocatedByThisThread() - before) / 4_000.0;
+            assertThat(appended).isEqualTo(4_000);
+            System.out.printf("allocated per tryAppend + flushIfIdle: %.3f B%n", perOp);
+            assertThat(completion.told).isEqualTo(6_000);
+            assertThat(perOp).as("bytes per tryAppend + flushIfIdle (incl. its force)").isLessThan(4.0);
+        }
+    }
 }

@@ -78,7 +78,18 @@ public final class GroupCommit {
     private final LongAdder flushRequests = new LongAdder();
     private final Waiter.Stack waiters = new Waiter.Stack();
     private final ThreadLocal<Waiter> waiterOfThread = ThreadLocal.withInitial(() -> new Waiter(Thread.currentThread()));
-    private final AsyncCompletions async;
+    /** Asynchronous waits for the flushed position, told by whoever moves it (see OrderedCompletions). */
+    private final OrderedCompletions async = new OrderedCompletions() {
+        @Override
+        protected long position() {
+            return flushed.get();
+        }
+
+        @Override
+        protected Throwable failure(Completion oldest, long nowNanos) {
+            return failure;
+        }
+    };
     private final long commitDelayNanos;
     private final int commitSiblings;
     private volatile FlushObserver observer = FlushObserver.NONE;
@@ -101,7 +112,6 @@ public final class GroupCommit {
         this.notifier = notifier;
         this.commitDelayNanos = commitDelayNanos;
         this.commitSiblings = commitSiblings;
-        this.async = new AsyncCompletions(flushed::get, () -> failure);
         appender.bind(this);
     }
 
@@ -144,7 +154,7 @@ public final class GroupCommit {
             return;
         }
         if (commit) {
-            notePeak(committers.incrementAndGet() + async.pendingCount());
+            notePeak(committers.incrementAndGet() + async.outstanding());
         }
         Waiter w = null;
         try {
@@ -159,7 +169,7 @@ public final class GroupCommit {
                     continue;
                 }
                 if (leader.get() == 0 && leader.compareAndSet(0, 1)) {
-                    lead();
+                    lead(true);
                     continue;
                 }
                 if (spins++ < SPIN_TRIES) {
@@ -199,17 +209,46 @@ public final class GroupCommit {
 
     /** Registers an asynchronous wait for the record at {@code lsn}; the caller must make sure someone flushes. */
     public CompletableFuture<Long> flushedFuture(long lsn) {
-        AppendFuture f = new AppendFuture(lsn);
+        FutureCompletion f = new FutureCompletion();
+        awaitFlushedAsync(f, lsn);
+        return f.future;
+    }
+
+    /**
+     * Registers {@code completion} to be told once the record at {@code lsn} is flushed (at once, on this thread, if it
+     * is already); counted as a commit. The caller must make sure someone flushes ({@link #leadIfIdle}, or the
+     * background writer).
+     */
+    public void awaitFlushedAsync(Completion completion, long lsn) {
         flushRequests.increment();
-        async.add(f);
-        notePeak(committers.get() + async.pendingCount());
-        async.complete();
-        return f;
+        async.add(completion, lsn);
+        notePeak(committers.get() + async.outstanding());
+        async.drain();
+    }
+
+    /**
+     * Flushes now, on this thread, unless a flush is in progress: one write and force of everything published, then
+     * the asynchronous waits it satisfied are told (on this thread). No waiting for other commits to gather first:
+     * the caller (an event loop at the end of a batch of reads) has gathered what it could.
+     *
+     * @return false when another thread was flushing (its flush, or the one after it, covers the caller's records
+     *         only if someone asks for it: the caller then wakes the background writer)
+     */
+    public boolean leadIfIdle() {
+        if (failure != null || published.get() <= flushed.get() && appender.advancePublished() <= flushed.get()) {
+            async.drain();
+            return true;
+        }
+        if (leader.get() != 0 || !leader.compareAndSet(0, 1)) {
+            return false;
+        }
+        lead(false);
+        return true;
     }
 
     /** Completes pending futures that are flushed (or fails them all if the log failed). */
     public void completeAsync() {
-        async.complete();
+        async.drain();
     }
 
     /**
@@ -235,17 +274,20 @@ public final class GroupCommit {
             }
         }
         wakeAll();
-        async.complete();
+        async.drain();
         notifier.signal();
     }
 
-    private void lead() {
+    /** @param gather whether to wait, boundedly, for the commits the recent load says are coming (see the class comment) */
+    private void lead(boolean gather) {
         long from = flushed.get();
         try {
-            if (commitDelayNanos > 0 && committers.get() - 1 >= commitSiblings) {
+            if (gather && commitDelayNanos > 0 && committers.get() - 1 >= commitSiblings) {
                 LockSupport.parkNanos(this, commitDelayNanos);
             }
-            awaitExpectedCommits();
+            if (gather) {
+                awaitExpectedCommits();
+            }
             long target = gather();
             if (target > from && failure == null) {
                 long commits = flushRequests.sumThenReset();
@@ -270,7 +312,7 @@ public final class GroupCommit {
         }
         notifier.signal(); // first: a replication sender waiting to ship these bytes is on remote commits' critical path
         wake();
-        async.complete();
+        async.drain();
     }
 
     /**
@@ -387,7 +429,7 @@ public final class GroupCommit {
     private void learn(long flushNanos) {
         flushNanosEwma += (flushNanos - flushNanosEwma) >> 3;
         int peak = peakOutstanding;
-        peakOutstanding = committers.get() + async.pendingCount();
+        peakOutstanding = committers.get() + async.outstanding();
         // Rise at once to a new peak, decay by 1/8 per flush when the load falls.
         expectedX16 = Math.max(peak << 4, expectedX16 - (expectedX16 >> 3));
     }

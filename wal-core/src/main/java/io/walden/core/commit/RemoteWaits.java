@@ -5,11 +5,8 @@ import io.walden.core.Lsn;
 import io.walden.core.RemoteCommitTimeoutException;
 import io.walden.core.RemoteCommitUnconfirmedException;
 
-import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -174,7 +171,7 @@ public final class RemoteWaits {
         }
         if (confirmed[i].advanceTo(lsn) == lsn) {
             wake(i);
-            if (async[i].outstanding.get() > 0) {
+            if (async[i].outstanding() > 0) {
                 Level l = async[i];
                 asyncCompletions.execute(l::drain);
             }
@@ -227,15 +224,27 @@ public final class RemoteWaits {
 
     /** Completes when the record at {@code lsn} is confirmed at {@code level} (or fails with the timeout). */
     public CompletableFuture<Long> confirmation(Durability level, long lsn) {
-        int i = index(level);
-        if (i < 0) {
+        if (index(level) < 0) {
             return CompletableFuture.completedFuture(lsn);
         }
-        // Always through the level's heap, so that futures complete in LSN order even while a drain runs.
-        AppendFuture f = new AppendFuture(lsn);
-        async[i].add(f);
-        async[i].drain(); // after the add: an advance or a deactivate that ran before it did not see this future
-        return f;
+        FutureCompletion f = new FutureCompletion();
+        confirm(level, lsn, f);
+        return f.future;
+    }
+
+    /**
+     * Tells {@code completion} once the record at {@code lsn} (flushed locally) is confirmed at the remote
+     * {@code level} (at once if it is, or if no policy is set), or fails it as {@link #await} would fail. Allocates
+     * nothing; the completion may be told on this thread.
+     */
+    public void confirm(Durability level, long lsn, Completion completion) {
+        int i = index(level);
+        if (i < 0) {
+            throw new IllegalArgumentException(level + " is not a remote level");
+        }
+        // Always through the level's heap, so that waits are told in LSN order even while a drain runs.
+        async[i].add(completion, lsn);
+        async[i].drain(); // after the add: an advance or a deactivate that ran before it did not see this wait
     }
 
     private static RemoteCommitUnconfirmedException unconfirmed(Durability level, long lsn, String reason) {
@@ -279,55 +288,31 @@ public final class RemoteWaits {
     }
 
     /**
-     * One level's asynchronous waits: a lock-free queue drained into an LSN-ordered heap by one thread at a
-     * time (a work-in-progress counter elects it); each drain re-reads the level's confirmed position and
-     * whether the policy is still set, so no advance or release is missed.
+     * One level's asynchronous waits: told once the level's confirmed position passes them, released as if confirmed
+     * when the policy is cleared (the level means LOCAL then), failed when the source detached or their wait timed out.
      */
-    private final class Level {
+    private final class Level extends OrderedCompletions {
         private final int index;
-        private final ConcurrentLinkedQueue<AppendFuture> incoming = new ConcurrentLinkedQueue<>();
-        private final PriorityQueue<AppendFuture> pending = new PriorityQueue<>((a, b) -> Long.compare(a.lsn, b.lsn));
-        private final AtomicInteger wip = new AtomicInteger();
-        /** Futures added and not yet completed: lets advance() skip a hand-off when there are none. */
-        final AtomicInteger outstanding = new AtomicInteger();
 
         Level(int index) {
             this.index = index;
         }
 
-        void add(AppendFuture f) {
-            outstanding.incrementAndGet();
-            incoming.add(f);
+        @Override
+        protected long position() {
+            return active ? confirmed[index].get() : Long.MAX_VALUE;
         }
 
-        void drain() {
-            if (wip.getAndIncrement() != 0) {
-                return;
+        @Override
+        protected Throwable failure(Completion oldest, long nowNanos) {
+            String reason = unavailable;
+            if (reason != null) {
+                return unconfirmed(LEVELS[index], oldest.lsn, reason);
             }
-            int missed = 1;
-            do {
-                boolean waiting = active;
-                long limit = waiting ? confirmed[index].get() : Long.MAX_VALUE;
-                String reason = unavailable;
-                for (AppendFuture f; (f = incoming.poll()) != null; ) {
-                    pending.add(f);
-                }
-                long now = System.nanoTime();
-                for (AppendFuture f; (f = pending.peek()) != null; ) {
-                    if (f.lsn < limit) {
-                        f.complete(f.lsn);
-                    } else if (reason != null) {
-                        f.completeExceptionally(unconfirmed(LEVELS[index], f.lsn, reason));
-                    } else if (timeoutNanos > 0 && now - f.createdNanos >= timeoutNanos) {
-                        f.completeExceptionally(timeout(LEVELS[index], f.lsn)); // the head is the oldest wait
-                    } else {
-                        break;
-                    }
-                    pending.poll();
-                    outstanding.decrementAndGet();
-                }
-                missed = wip.addAndGet(-missed);
-            } while (missed != 0);
+            if (timeoutNanos > 0 && nowNanos - oldest.waitingSince >= timeoutNanos) {
+                return timeout(LEVELS[index], oldest.lsn); // the head is the oldest wait
+            }
+            return null;
         }
     }
 }
