@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PostgreSQL as the benchmark peer: a throwaway cluster on the same file system as Walden's benchmark files,
 # synchronous_commit=on, fsync=on, and pgbench running a one-row INSERT (64-byte payload) per transaction with
-# 1, 4, 16 and 64 clients. Writes JSON for BenchReport; when PostgreSQL is not installed it says so in the JSON
+# 1, 4, 16, 64 and 256 clients. Writes JSON for BenchReport; when PostgreSQL is not installed it says so in the JSON
 # (and on stderr) and exits 0: install it with `apt-get install postgresql`.
 #   wal-bench/pgbench.sh DATA_DIR OUT_JSON [SECONDS]
 set -euo pipefail
@@ -29,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 "${AS[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres >/dev/null
 "${AS[@]}" "$PGBIN/pg_ctl" -D "$PGDIR/data" -w -l "$PGDIR/server.log" \
-  -o "-p $PORT -k $PGDIR -c listen_addresses='' -c synchronous_commit=on -c fsync=on -c wal_sync_method=fdatasync -c max_connections=100" \
+  -o "-p $PORT -k $PGDIR -c listen_addresses='' -c synchronous_commit=on -c fsync=on -c wal_sync_method=fdatasync -c max_connections=300" \
   start >/dev/null
 PSQL=("${AS[@]}" "$PGBIN/psql" -h "$PGDIR" -p "$PORT" -U postgres -q -X)
 "${PSQL[@]}" -c "CREATE TABLE t (id bigserial PRIMARY KEY, payload bytea NOT NULL)" postgres
@@ -38,7 +38,7 @@ echo "INSERT INTO t (payload) VALUES ('\\x$PAYLOAD'::bytea);" > "$PGDIR/insert.s
 chmod a+r "$PGDIR/insert.sql"
 VERSION=$("$PGBIN/postgres" --version)
 RESULTS=""
-for c in 1 4 16 64; do
+for c in 1 4 16 64 256; do
   j=$(( c < 2 ? c : 2 ))
   TPS=$("${AS[@]}" "$PGBIN/pgbench" -h "$PGDIR" -p "$PORT" -U postgres -n -f "$PGDIR/insert.sql" -c "$c" -j "$j" \
         -T "$SECONDS_PER_RUN" postgres 2>"$PGDIR/pgbench.err" | awk '/^tps = / {print $3; exit}' || true)

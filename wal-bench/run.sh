@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 MODE="${1:---quick}"
 case "$MODE" in --quick|--full) ;; *) echo "usage: $0 [--quick|--full]" >&2; exit 2 ;; esac
 
-mvn -B -q -DskipTests package -pl wal-bench -am
+mvn -B -q -DskipTests package -pl wal-server,wal-bench -am
 JAR=wal-bench/target/walden-bench.jar
 DATA="${WALDEN_BENCH_DIR:-wal-bench/target/bench-data}"
 mkdir -p "$DATA"
@@ -31,8 +31,18 @@ java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.CommitLoad "$MODE" --dir "$DATA" -
 echo "== Replication load generator (primary + replica over loopback, and through a 10 ms / 100 ms delaying proxy)"
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.ReplicationLoad "$MODE" --dir "$DATA" --json wal-bench/target/replication-load.json
 
+echo "== HTTP load generator (walden.jar serve as a child process, Netty clients, 1-256 connections)"
+FLOOR=()
+if command -v gcc >/dev/null 2>&1 && gcc -O2 -o wal-bench/target/http-floor wal-bench/src/main/c/http_floor.c; then
+  FLOOR=(--floor wal-bench/target/http-floor)
+else
+  echo "gcc not found: the machine's HTTP floor (a minimal C epoll responder) is not measured" >&2
+fi
+java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.HttpLoad "$MODE" --jar wal-server/target/walden.jar "${FLOOR[@]}" \
+  --dir "$DATA" --json wal-bench/target/http-load.json
+
 echo "== PostgreSQL peer (pgbench; skipped, and said so, when PostgreSQL is not installed)"
 wal-bench/pgbench.sh "$DATA" wal-bench/target/pgbench.json "$([ "$MODE" = "--full" ] && echo 30 || echo 10)"
 
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.BenchReport wal-bench/target/jmh.json wal-bench/target/commit-load.json \
-  docs/benchmarks.md wal-bench/target/replication-load.json wal-bench/target/pgbench.json
+  docs/benchmarks.md wal-bench/target/replication-load.json wal-bench/target/pgbench.json wal-bench/target/http-load.json

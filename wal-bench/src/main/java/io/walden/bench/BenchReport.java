@@ -14,22 +14,25 @@ import java.util.Locale;
  * Writes {@code docs/benchmarks.md} from one run's JMH JSON and {@link CommitLoad} JSON, with the machine,
  * the date, every figure, and each target as a ratio against the baseline measured in the same run.
  *
- * <p>Usage: {@code BenchReport JMH_JSON LOAD_JSON OUT_MD [REPLICATION_JSON [PGBENCH_JSON]]} (from {@link ReplicationLoad}
- * and {@code wal-bench/pgbench.sh}). Beside OUT_MD it draws {@code benchmarks-commits.svg}: commits/s against
- * committers, log-log, Walden against PostgreSQL and the raw floor.
+ * <p>Usage: {@code BenchReport JMH_JSON LOAD_JSON OUT_MD [REPLICATION_JSON [PGBENCH_JSON [HTTP_JSON]]]} (from
+ * {@link ReplicationLoad}, {@code wal-bench/pgbench.sh} and {@link HttpLoad}). Beside OUT_MD it draws
+ * {@code benchmarks-commits.svg}: commits/s against committers, log-log, Walden against PostgreSQL and the raw floor;
+ * and {@code benchmarks-http.svg} (see {@link HttpReport}).
  */
 public final class BenchReport {
     private final JsonNode jmh;
     private final JsonNode load;
     private final JsonNode replication;
     private final JsonNode pgbench;
+    private final HttpReport http;
     private final StringBuilder md = new StringBuilder();
 
-    private BenchReport(JsonNode jmh, JsonNode load, JsonNode replication, JsonNode pgbench) {
+    private BenchReport(JsonNode jmh, JsonNode load, JsonNode replication, JsonNode pgbench, JsonNode http) {
         this.jmh = jmh;
         this.load = load;
         this.replication = replication;
         this.pgbench = pgbench;
+        this.http = http == null ? null : new HttpReport(http, embeddedLocal(), pgbenchTps(), this::line);
     }
 
     public static void main(String[] args) throws IOException {
@@ -38,13 +41,19 @@ public final class BenchReport {
         JsonNode load = mapper.readTree(Path.of(args[1]).toFile());
         JsonNode replication = args.length > 3 && Files.exists(Path.of(args[3])) ? mapper.readTree(Path.of(args[3]).toFile()) : null;
         JsonNode pgbench = args.length > 4 && Files.exists(Path.of(args[4])) ? mapper.readTree(Path.of(args[4]).toFile()) : null;
-        BenchReport report = new BenchReport(jmh, load, replication, pgbench);
+        JsonNode http = args.length > 5 && Files.exists(Path.of(args[5])) ? mapper.readTree(Path.of(args[5]).toFile()) : null;
+        BenchReport report = new BenchReport(jmh, load, replication, pgbench, http);
         report.write();
         Files.writeString(Path.of(args[2]), report.md.toString());
         System.out.println("wrote " + args[2]);
         Path svg = Path.of(args[2]).resolveSibling("benchmarks-commits.svg");
         Files.writeString(svg, report.plot());
         System.out.println("wrote " + svg);
+        if (report.http != null) {
+            Path httpSvg = Path.of(args[2]).resolveSibling("benchmarks-http.svg");
+            Files.writeString(httpSvg, report.http.plot());
+            System.out.println("wrote " + httpSvg);
+        }
     }
 
     private void write() {
@@ -64,6 +73,9 @@ public final class BenchReport {
         line("| file system | " + m.path("fileStore").asText() + " |");
         line("");
         targets();
+        if (http != null) {
+            http.write();
+        }
         replicationTargets();
         loadTables();
         replicationTable();
@@ -76,7 +88,7 @@ public final class BenchReport {
         line("```");
         line("");
         line("The raw JSON of the last run is kept next to the jar (`wal-bench/target/jmh.json`, `wal-bench/target/commit-load.json`,");
-        line("`wal-bench/target/replication-load.json`). One replication scenario alone:");
+        line("`wal-bench/target/replication-load.json`, `wal-bench/target/http-load.json`). One replication scenario alone:");
         line("`java <flags from run.sh> -cp wal-bench/target/walden-bench.jar io.walden.bench.ReplicationLoad --only 'walden on loopback 64'`.");
     }
 
@@ -216,19 +228,7 @@ public final class BenchReport {
 
     /** commits/s against committers on log-log axes: Walden LOCAL, PostgreSQL, N × the raw write+fdatasync floor. */
     String plot() {
-        List<double[]> walden = new ArrayList<>();
-        for (JsonNode r : load.get("results")) {
-            if (r.get("name").asText().equals("walden local fdatasync") && r.get("payload").asInt() == 64
-                    && r.get("kind").asText().equals("threads")) {
-                walden.add(new double[] {r.get("committers").asDouble(), r.get("commitsPerSecond").asDouble()});
-            }
-        }
-        List<double[]> pg = new ArrayList<>();
-        if (pgbench != null) {
-            for (JsonNode p : pgbench.path("results")) {
-                pg.add(new double[] {p.get("clients").asDouble(), p.get("tps").asDouble()});
-            }
-        }
+        List<double[]> walden = embeddedLocal();
         List<double[]> floor = new ArrayList<>();
         JsonNode raw = find("raw pwrite+fdatasync", 64, 1, "baseline");
         if (raw != null) {
@@ -236,62 +236,34 @@ public final class BenchReport {
                 floor.add(new double[] {w[0], w[0] * raw.get("commitsPerSecond").asDouble()});
             }
         }
-        double minX = 1;
-        double maxX = 256;
-        double minY = 100;
-        double maxY = 1e7;
-        int width = 640;
-        int height = 420;
-        int left = 70;
-        int bottom = 50;
-        int top = 20;
-        int right = 150;
-        StringBuilder svg = new StringBuilder();
-        svg.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                + "font-family=\"sans-serif\" font-size=\"12\">%n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>%n", width, height));
-        java.util.function.DoubleUnaryOperator sx = x -> left + (Math.log10(x) - Math.log10(minX))
-                / (Math.log10(maxX) - Math.log10(minX)) * (width - left - right);
-        java.util.function.DoubleUnaryOperator sy = y -> height - bottom - (Math.log10(y) - Math.log10(minY))
-                / (Math.log10(maxY) - Math.log10(minY)) * (height - top - bottom);
-        for (double x = minX; x <= maxX; x *= 4) {
-            svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
-                    + "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.0f</text>%n", sx.applyAsDouble(x), top,
-                    sx.applyAsDouble(x), height - bottom, sx.applyAsDouble(x), height - bottom + 16, x));
-        }
-        for (double y = minY; y <= maxY; y *= 10) {
-            svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                    + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>%n", left, sy.applyAsDouble(y), width - right,
-                    sy.applyAsDouble(y), left - 6, sy.applyAsDouble(y) + 4, y >= 1e6 ? (long) (y / 1e6) + "M" : y >= 1e3 ? (long) (y / 1e3) + "k" : (long) y));
-        }
-        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">committers (clients)</text>%n",
-                left + (width - left - right) / 2, height - 12));
-        svg.append(String.format(Locale.ROOT, "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">"
-                + "durable commits/s</text>%n", top + (height - top - bottom) / 2, top + (height - top - bottom) / 2));
-        series(svg, walden, "#1f77b4", "Walden LOCAL", 0, sx, sy, width - right + 10, top + 10);
-        series(svg, pg, "#d62728", "PostgreSQL", 1, sx, sy, width - right + 10, top + 30);
-        series(svg, floor, "#999999", "N × raw write+fdatasync", 2, sx, sy, width - right + 10, top + 50);
-        svg.append("</svg>\n");
-        return svg.toString();
+        return new LogLogPlot("committers (clients)", "durable commits/s", 1, 256, 100, 1e7)
+                .add("Walden LOCAL", "#1f77b4", 0, walden)
+                .add("PostgreSQL", "#d62728", 1, pgbenchTps())
+                .add("N × raw write+fdatasync", "#999999", 2, floor)
+                .svg();
     }
 
-    private static void series(StringBuilder svg, List<double[]> points, String colour, String label, int dash,
-                               java.util.function.DoubleUnaryOperator sx, java.util.function.DoubleUnaryOperator sy, int lx, int ly) {
-        if (points.isEmpty()) {
-            return;
+    /** Walden's embedded LOCAL commits/s by committer threads, 64 B: {committers, commits/s}. */
+    List<double[]> embeddedLocal() {
+        List<double[]> walden = new ArrayList<>();
+        for (JsonNode r : load.get("results")) {
+            if (r.get("name").asText().equals("walden local fdatasync") && r.get("payload").asInt() == 64
+                    && r.get("kind").asText().equals("threads")) {
+                walden.add(new double[] {r.get("committers").asDouble(), r.get("commitsPerSecond").asDouble()});
+            }
         }
-        StringBuilder path = new StringBuilder();
-        for (double[] p : points) {
-            path.append(path.length() == 0 ? "M" : " L").append(String.format(Locale.ROOT, "%.1f %.1f",
-                    sx.applyAsDouble(p[0]), sy.applyAsDouble(Math.max(p[1], 100))));
+        return walden;
+    }
+
+    /** pgbench's tps by clients: {clients, tps}; empty when PostgreSQL was not measured. */
+    List<double[]> pgbenchTps() {
+        List<double[]> pg = new ArrayList<>();
+        if (pgbench != null) {
+            for (JsonNode p : pgbench.path("results")) {
+                pg.add(new double[] {p.get("clients").asDouble(), p.get("tps").asDouble()});
+            }
         }
-        String dashes = dash == 0 ? "" : dash == 1 ? " stroke-dasharray=\"6 3\"" : " stroke-dasharray=\"2 3\"";
-        svg.append(String.format(Locale.ROOT, "<path d=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>%n", path, colour, dashes));
-        for (double[] p : points) {
-            svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>%n",
-                    sx.applyAsDouble(p[0]), sy.applyAsDouble(Math.max(p[1], 100)), colour));
-        }
-        svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>"
-                + "<text x=\"%d\" y=\"%d\">%s</text>%n", lx, ly, lx + 20, ly, colour, dashes, lx + 24, ly + 4, label));
+        return pg;
     }
 
     private void loadTables() {

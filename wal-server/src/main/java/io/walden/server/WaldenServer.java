@@ -15,13 +15,10 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.handler.flow.FlowControlHandler;
+import io.netty.handler.codec.http.HttpRequestDecoder;
+import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -32,8 +29,9 @@ import io.walden.server.admin.AdminApi;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.ConnectionLimit;
 import io.walden.server.http.DataApi;
-import io.walden.server.http.HttpServerHandler;
+import io.walden.server.http.HttpRouter;
 import io.walden.server.http.RequestGate;
+import io.walden.server.http.Transports;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,7 +69,8 @@ public final class WaldenServer implements AutoCloseable {
     private ReplicationRole replication;
     private Channel serverChannel;
     private DataApi data;
-    private HttpServerHandler handler;
+    private HttpRouter router;
+    private Transports transport;
     private volatile boolean accepting;
 
     public WaldenServer(ServerConfig config) {
@@ -140,30 +139,29 @@ public final class WaldenServer implements AutoCloseable {
             return t;
         });
         data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords(), config.streamWriteTimeoutMillis(),
-                segmentWaits);
+                segmentWaits, config.flushOnEventLoop());
         admin = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "walden-admin");
             t.setDaemon(true);
             return t;
         });
-        handler = new HttpServerHandler(data, new AdminApi(wal, registry, () -> accepting, admin, replication), wal.directory());
+        transport = Transports.choose(config.transport());
+        router = new HttpRouter(data, new AdminApi(wal, registry, () -> accepting, admin, replication, transport.name()),
+                wal.directory());
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
         String token = config.authToken();
         ConnectionLimit connections = new ConnectionLimit(config.maxConnections());
-        boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        workers = new MultiThreadIoEventLoopGroup(0, NioIoHandler.newFactory());
+        boss = transport.group(1);
+        workers = transport.group(config.eventLoops());
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, workers)
-                .channel(NioServerSocketChannel.class)
+                .channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
-                // A client that vanished without a FIN (a dead machine, a dropped route) is found by TCP keepalive
-                // probes even while its connection carries nothing, e.g. a quiet stream: after 30 s idle, then 3
-                // unanswered probes 10 s apart.
-                .childOption(ChannelOption.SO_KEEPALIVE, true)
-                .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE), 30)
-                .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL), 10)
-                .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT), 3)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
+                .childOption(ChannelOption.TCP_NODELAY, true);
+        // A client that vanished without a FIN (a dead machine, a dropped route) is found by TCP keepalive probes even
+        // while its connection carries nothing, e.g. a quiet stream: after 30 s idle, then 3 unanswered probes 10 s apart.
+        transport.keepAlive(b, 30, 10, 3);
+        b.childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         if (tls != null) {
@@ -172,17 +170,19 @@ public final class WaldenServer implements AutoCloseable {
                         ch.pipeline()
                                 .addLast(connections)
                                 .addLast(new IdleStateHandler(IDLE_SECONDS, 0, 0))
-                                .addLast(new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192))
+                                .addLast(new HttpRequestDecoder(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192))
+                                // Hot answers are written pre-encoded from this handler's context (HttpConnection).
+                                .addLast(new HttpResponseEncoder())
                                 .addLast(new RequestGate(token, maxContent)) // token and size, before buffering
                                 .addLast(new HttpObjectAggregator(maxContent))
-                                .addLast(new FlowControlHandler()) // one request per read: answers stay in order
-                                .addLast(handler);
+                                .addLast(router.newConnection()); // in-order answers to pipelined requests
                     }
                 });
         serverChannel = b.bind(config.httpAddress()).sync().channel();
         accepting = true;
-        LOG.info("Walden serving {} on {}://{} (durability {}, sync {}); log at {}", wal.directory(), tls == null ? "http" : "https",
-                format(boundAddress()), config.durability().configName(), config.syncMethod(), Lsn.format(wal.insertLsn()));
+        LOG.info("Walden serving {} on {}://{} (durability {}, sync {}, transport {}: {}); log at {}", wal.directory(),
+                tls == null ? "http" : "https", format(boundAddress()), config.durability().configName(), config.syncMethod(),
+                transport.name(), transport.note(), Lsn.format(wal.insertLsn()));
         return this;
     }
 
@@ -199,7 +199,7 @@ public final class WaldenServer implements AutoCloseable {
      * acknowledged or refused) and appends still waiting for a segment, whose client may already have gone.
      */
     public int inFlightRequests() {
-        return handler == null ? 0 : handler.inFlight() + data.pendingAppends();
+        return router == null ? 0 : router.inFlight() + data.pendingAppends();
     }
 
     private static String format(InetSocketAddress a) {

@@ -148,6 +148,22 @@ class ServerIT {
     }
 
     @Test
+    void shouldServeOnEveryTransportItIsAskedFor() throws Exception {
+        for (String transport : new String[] {"nio", "epoll", "io_uring"}) {
+            if (transport.equals("epoll") && !io.netty.channel.epoll.Epoll.isAvailable()
+                    || transport.equals("io_uring") && !io.netty.channel.uring.IoUring.isAvailable()) {
+                continue; // not on this kernel (a server asked for it refuses to start, saying why)
+            }
+            try (ServerProcess server = ServerProcess.start(work, work.resolve("data-" + transport), ServerProcess.freePort(),
+                    "--transport", transport)) {
+                HttpResponse<String> appended = server.post("/v1/records?durability=local", new byte[10]);
+                assertThat(appended.statusCode()).as(appended.body()).isEqualTo(200);
+                assertThat(JSON.readTree(server.get("/admin/status").body()).get("transport").asText()).isEqualTo(transport);
+            }
+        }
+    }
+
+    @Test
     void shouldServeTheAdminEndpointsAndPrometheusMetrics() throws Exception {
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
             for (int i = 0; i < 5; i++) {
@@ -162,6 +178,8 @@ class ServerIT {
             }
             assertThat(status.get("role").asText()).isEqualTo("primary");
             assertThat(status.get("durability").asText()).isEqualTo("on");
+            assertThat(status.get("transport").asText()).as("epoll wherever it loads")
+                    .isEqualTo(io.netty.channel.epoll.Epoll.isAvailable() ? "epoll" : "nio");
             assertThat(Lsn.parse(status.get("flushed_lsn").asText())).isEqualTo(Lsn.parse(status.get("insert_lsn").asText()));
             JsonNode segments = JSON.readTree(server.get("/admin/segments").body()).get("segments");
             assertThat(segments.get(0).get("name").asText()).isEqualTo("0000000000000000.wal");

@@ -28,13 +28,16 @@ public final class AdminApi {
     private final BooleanSupplier accepting;
     private final java.util.concurrent.Executor blocking;
     private final ReplicationRole role;
+    private final String transport;
 
     /**
-     * @param blocking runs admin work that blocks (truncation and promotion force files), off the event loops
-     * @param role     the server's place in replication (primary or replica), which a promotion changes
+     * @param blocking  runs admin work that blocks (truncation and promotion force files), off the event loops
+     * @param role      the server's place in replication (primary or replica), which a promotion changes
+     * @param transport the network transport the event loops use (epoll, io_uring or nio), for the status
      */
     public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, java.util.concurrent.Executor blocking,
-                    ReplicationRole role) {
+                    ReplicationRole role, String transport) {
+        this.transport = transport;
         this.wal = wal;
         this.registry = registry;
         this.accepting = accepting;
@@ -57,8 +60,9 @@ public final class AdminApi {
         }
     }
 
+    /** GET /health: {@code {"status":"alive"}}, a constant answer (the load balancers' and monitors' hot path). */
     public void health(Exchange ex) {
-        ex.json(HttpResponseStatus.OK, Map.of("status", "alive"));
+        ex.respondEncoded(io.walden.server.http.HttpResponses.health(ex.keepAlive()));
     }
 
     public void ready(Exchange ex) {
@@ -97,6 +101,7 @@ public final class AdminApi {
         s.put("bytes", wal.retainedBytes());
         s.put("durability", wal.config().durability().configName());
         s.put("sync_method", wal.config().syncMethod().name().toLowerCase(Locale.ROOT));
+        s.put("transport", transport);
         s.put("epoch", wal.epoch());
         List<Map<String, Object>> history = new ArrayList<>();
         for (io.walden.core.Epoch e : wal.history().epochs()) {

@@ -45,6 +45,19 @@ final class ServeCommand implements Callable<Integer> {
             + "written into the files: a power of two (default: 33554432, or the segment size if smaller).")
     String walBuffers;
 
+    @Option(names = "--transport", description = "Network transport of the event loops: auto (epoll where it loads, "
+            + "else nio), epoll, io_uring or nio (default: auto). /admin/status shows the one in use.")
+    String transport;
+
+    @Option(names = "--flush-on-event-loop", arity = "0..1", fallbackValue = "true",
+            description = "true (default): an event loop flushes its batch of durable appends itself when no flush is in "
+                    + "progress, so a lone request's commit costs no thread hand-off (the loop waits for that one force); "
+                    + "false: the background writer always flushes, and event loops never wait for the disk.")
+    String flushOnEventLoop;
+
+    @Option(names = "--event-loops", description = "HTTP event loop threads (default: one per core).")
+    String eventLoops;
+
     @Option(names = "--auth-token", description = "Bearer token required by the data API and mutating admin calls; "
             + "required when --http is not a loopback address.")
     String authToken;
@@ -125,6 +138,9 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("sync-method", syncMethod);
         flags.put("segment-size", segmentSize);
         flags.put("wal-buffers", walBuffers);
+        flags.put("transport", transport);
+        flags.put("flush-on-event-loop", flushOnEventLoop);
+        flags.put("event-loops", eventLoops);
         flags.put("auth-token", authToken);
         flags.put("max-batch-bytes", maxBatchBytes);
         flags.put("max-readers", maxReaders);

@@ -57,7 +57,17 @@ public final class ConnectionLimit extends ChannelInboundHandlerAdapter {
             response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json")
                     .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
                     .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.channel().writeAndFlush(response).addListener(ChannelFutureListener.CLOSE); // through the HTTP encoder
+            // Through the HTTP encoder; then a half close rather than a close: a request the client already sent is still
+            // unread, and closing a socket with unread bytes sends a reset that can destroy the answer before the client
+            // reads it. What arrives is dropped (channelRead) until the client closes, or for at most a second.
+            ctx.channel().writeAndFlush(response).addListener((ChannelFutureListener) f -> {
+                if (f.channel() instanceof io.netty.channel.socket.DuplexChannel duplex && f.isSuccess()) {
+                    duplex.shutdownOutput();
+                    f.channel().eventLoop().schedule(() -> f.channel().close(), 1, java.util.concurrent.TimeUnit.SECONDS);
+                } else {
+                    f.channel().close();
+                }
+            });
             return;
         }
         ctx.fireChannelActive();

@@ -32,10 +32,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * The data API (docs/http-api.md): append one record or a batch, read records (long-polling), stream them.
  *
- * <p>Appends run on the connection's event loop (a copy into the mapped log) and are answered by whoever
- * completes their durability future: no thread waits per request, and requests from many connections are
- * group-committed together. Reads block (they may long-poll), so they run on a bounded pool; when it is
- * full the request gets 503 rather than a queue that grows without bound.
+ * <p>Appends run on the connection's event loop (a copy into the WAL buffers) and are answered by whoever makes
+ * them durable: no thread waits per request, and requests from many connections are group-committed together.
+ * Reads block (they may long-poll), so they run on a bounded pool; when it is full the request gets 503 rather than
+ * a queue that grows without bound.
  */
 public final class DataApi {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DataApi.class);
@@ -54,6 +54,8 @@ public final class DataApi {
     /** Runs the appends that must wait for the next segment or for room in the WAL buffers: never an event loop. */
     private final java.util.concurrent.Executor segmentWaits;
     private final java.util.concurrent.atomic.AtomicInteger pendingAppends = new java.util.concurrent.atomic.AtomicInteger();
+    /** Whether an event loop flushes its batch of durable appends itself when no flush is in progress (see LoopFlush). */
+    private final boolean flushOnEventLoop;
     private volatile boolean stopping;
 
     /**
@@ -61,9 +63,12 @@ public final class DataApi {
      * @param maxBatchRecords the most records one batch may hold
      * @param streamWriteTimeoutMillis how long a stream may stay unable to write before it is closed
      * @param segmentWaits    runs appends that must wait for the next segment to be prepared (off the event loops)
+     * @param flushOnEventLoop whether an event loop flushes its own batch of durable appends when no flush is in
+     *                         progress (no thread hand-off for a lone request), or always leaves it to the writer
      */
     public DataApi(Wal wal, ExecutorService readers, long maxBatchBytes, int maxBatchRecords, long streamWriteTimeoutMillis,
-                   java.util.concurrent.Executor segmentWaits) {
+                   java.util.concurrent.Executor segmentWaits, boolean flushOnEventLoop) {
+        this.flushOnEventLoop = flushOnEventLoop;
         this.segmentWaits = segmentWaits;
         this.streamWriteTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(streamWriteTimeoutMillis);
         this.wal = wal;
@@ -77,7 +82,11 @@ public final class DataApi {
         stopping = true;
     }
 
-    /** POST /v1/records?durability=&type= with the payload as body. */
+    /**
+     * POST /v1/records?durability=&type= with the payload as body. On the event loop, allocating nothing of its own: the
+     * exchange is the append's completion, and its answer is encoded straight into a pooled buffer. A durable append
+     * asks for the event loop's flush at the end of its batch of reads ({@link LoopFlush}).
+     */
     void append(Exchange ex) {
         Durability level = durability(ex);
         int type = type(ex);
@@ -87,30 +96,66 @@ public final class DataApi {
             throw new PayloadTooLargeException(length, wal.config().maxPayloadSize());
         }
         ByteBuffer payload = body.nioBuffer(body.readerIndex(), length);
-        CompletableFuture<Long> appended = wal.tryAppendAsync(type, payload, level);
-        if (appended == null) {
-            // A segment roll with the next segment not prepared yet, or WAL buffers full of unwritten records: never
-            // wait on the event loop. The append runs where waiting is allowed; the body is held until it is copied
-            // (one request per connection at a time: the connection reads nothing more meanwhile).
-            waitForSegment(ex, () -> answerAppend(ex, level, wal.appendAsync(type, payload, level)));
+        ex.appending(level);
+        if (!wal.tryAppend(type, payload, level, ex)) {
+            // The next segment is not prepared yet, or the WAL buffers are full of records not yet written: never wait
+            // on the event loop. The append runs where waiting is allowed; the body is held until it is copied (the
+            // connection holds at most MAX_IN_FLIGHT such requests).
+            waitForSegment(ex, () -> wal.appendAsync(type, payload, level).whenComplete((lsn, error) -> {
+                if (error != null) {
+                    ex.failed(error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                            ? error.getCause() : error);
+                } else {
+                    ex.durable(lsn);
+                }
+            }));
             return;
         }
         ex.releaseRequest(); // copied into the log: do not hold the body through the durability wait
-        answerAppend(ex, level, appended);
+        if (level.waitsForLocalFlush()) {
+            flushAfterBatch(ex);
+        }
     }
 
-    private static void answerAppend(Exchange ex, Durability level, CompletableFuture<Long> appended) {
-        // Answer on the connection's event loop, not on the flushing thread that completes the future.
-        appended.whenCompleteAsync((lsn, error) -> {
-            if (error != null) {
-                ApiErrors.answer(ex, error);
-            } else {
-                Map<String, Object> out = new LinkedHashMap<>();
-                out.put("lsn", Lsn.format(lsn));
-                out.put("durability", level.configName());
-                ex.json(HttpResponseStatus.OK, out);
+    /**
+     * The flush of an event loop's batch of durable appends: runs once per batch of reads, after every connection of the
+     * loop that had something to read was read (Netty runs tasks after the I/O it processed). If no flush is in
+     * progress, the loop flushes now itself: a lone request's commit then costs no thread hand-off at all, and the
+     * loop's own answers go out without one. If one is, the background writer is asked for the next, and the loop goes
+     * back to its connections. Either way the loop blocks for at most one write and force, and only for records some
+     * of its own requests wait for.
+     */
+    private final class LoopFlush implements Runnable {
+        private boolean scheduled;
+
+        @Override
+        public void run() {
+            scheduled = false;
+            try {
+                if (flushOnEventLoop) {
+                    wal.flushIfIdle();
+                } else {
+                    wal.requestFlush();
+                }
+            } catch (io.walden.core.WalException e) {
+                // closed or failed: the appends' completions are told so by the log
             }
-        }, ex.ctx().executor());
+        }
+    }
+
+    private final io.netty.util.concurrent.FastThreadLocal<LoopFlush> loopFlush = new io.netty.util.concurrent.FastThreadLocal<>() {
+        @Override
+        protected LoopFlush initialValue() {
+            return new LoopFlush();
+        }
+    };
+
+    private void flushAfterBatch(Exchange ex) {
+        LoopFlush flush = loopFlush.get();
+        if (!flush.scheduled) {
+            flush.scheduled = true;
+            ex.ctx().executor().execute(flush);
+        }
     }
 
     /**
@@ -201,7 +246,7 @@ public final class DataApi {
             at += 4 + length;
         }
         releaseOnLoop(ex);
-        last.whenCompleteAsync((lsn, error) -> {
+        last.whenComplete((lsn, error) -> { // the answer goes to the connection's event loop from wherever this runs
             if (error != null) {
                 ApiErrors.answer(ex, error);
                 return;
@@ -211,7 +256,7 @@ public final class DataApi {
             out.put("lsns", lsns);
             out.put("durability", level.configName());
             ex.json(HttpResponseStatus.OK, out);
-        }, ex.ctx().executor());
+        });
     }
 
     private static void releaseOnLoop(Exchange ex) {
@@ -310,8 +355,6 @@ public final class DataApi {
         submit(ex, reader, () -> {
             ex.markStreaming();
             var channel = ex.ctx().channel();
-            // Keep reading, so that a client that goes away is noticed (further requests on it are dropped).
-            ex.ctx().executor().execute(() -> channel.config().setAutoRead(true));
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
             head.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/x-ndjson");
             head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
@@ -383,13 +426,42 @@ public final class DataApi {
         return m;
     }
 
+    /** {@code ?durability=}, matched in place (no decoding, no copy) unless it is unusual; the log's default if absent. */
     private Durability durability(Exchange ex) {
-        String d = ex.param("durability");
-        return d == null ? wal.config().durability() : Durability.parse(d);
+        long span = ex.paramSpan("durability");
+        if (span < 0) {
+            return wal.config().durability();
+        }
+        int start = (int) (span >>> 32);
+        int length = (int) span - start;
+        for (Durability d : LEVELS) {
+            String name = d.configName();
+            if (name.length() == length && ex.uri().regionMatches(true, start, name, 0, length)) {
+                return d;
+            }
+        }
+        return Durability.parse(ex.param("durability")); // decoded, or refused with the list of levels
     }
 
+    private static final Durability[] LEVELS = Durability.values();
+
+    /** {@code ?type=} (0 to 65535), read in place when it is plain digits; 0 if absent. */
     private static int type(Exchange ex) {
-        return intParam(ex, "type", 0, 0, 65535);
+        long span = ex.paramSpan("type");
+        if (span < 0) {
+            return 0;
+        }
+        int start = (int) (span >>> 32);
+        int end = (int) span;
+        int value = 0;
+        for (int i = start; i < end && end - start <= 5; i++) {
+            char c = ex.uri().charAt(i);
+            if (c < '0' || c > '9') {
+                return intParam(ex, "type", 0, 0, 65535); // decoded, or refused with a clear error
+            }
+            value = value * 10 + (c - '0');
+        }
+        return end > start && end - start <= 5 && value <= 65535 ? value : intParam(ex, "type", 0, 0, 65535);
     }
 
     private static WalReader.Visibility visibility(Exchange ex) {

@@ -8,11 +8,12 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.walden.core.AppendCompletion;
+import io.walden.core.Durability;
 
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -20,57 +21,122 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One request and the means to answer it exactly once, from any thread (the answer is handed to the
- * channel's event loop). Every way an exchange ends — an answer written, a stream finished, the connection
- * lost — goes through {@link #finish}, which releases the request and tells the handler, once.
+ * One request and the means to answer it exactly once, from any thread: the answer is handed to the connection's
+ * event loop ({@link HttpConnection}), which writes answers in the order their requests arrived. Every way an
+ * exchange ends (an answer written, a stream finished, the connection lost) goes through the connection, which
+ * releases the request and recycles the exchange once.
  *
- * <p>Ordering: the handler reads the next request of a connection only after this one finished, so
- * pipelined requests are answered in order.
+ * <p>An exchange is reused by its connection from one request to the next, so that the hot paths allocate nothing:
+ * it is the {@link AppendCompletion} of its append (told on whichever thread made the append durable) and the
+ * {@link Runnable} that carries that news back to the event loop.
+ *
+ * <p>Thread-safety: the request's fields are set on the event loop before the exchange is handed to any other
+ * thread; an answer may come from any thread, once.
  */
-public final class Exchange {
+public final class Exchange extends AppendCompletion implements Runnable {
     static final ObjectMapper JSON = new ObjectMapper();
 
-    /** Told once when the exchange ends; {@code keepAlive} says whether the connection reads its next request. */
-    interface Done {
-        void finished(Exchange exchange, boolean keepAlive);
-    }
+    /** What {@link #run} does on the event loop: carry an off-loop outcome in. */
+    private enum Handoff { NONE, DURABLE, FAILED, ANSWER }
 
-    private final ChannelHandlerContext ctx;
-    private final FullHttpRequest request;
-    private final QueryStringDecoder query;
-    private final Done done;
-    private final java.util.function.UnaryOperator<String> redact;
+    private final HttpConnection connection;
+    private FullHttpRequest request;
+    private String uri;
+    private QueryStringDecoder query;
     private boolean keepAlive;
-    private boolean answered;
-    private boolean finished;
     private boolean released;
     private boolean streaming;
+    private HttpRouter.Kind kind;
+    private boolean started;
+    /** The answer, once there is one: a pre-encoded {@link ByteBuf} or an {@link io.netty.handler.codec.http.HttpResponse}. */
+    private Object answer;
+    private Durability level;
+    private Handoff handoff = Handoff.NONE;
+    private long lsn;
+    private Throwable failure;
+    private Object offLoopAnswer;
 
-    Exchange(ChannelHandlerContext ctx, FullHttpRequest request, Done done, java.util.function.UnaryOperator<String> redact) {
-        this.redact = redact;
-        this.ctx = ctx;
+    Exchange(HttpConnection connection) {
+        this.connection = connection;
+    }
+
+    /** Takes the next request (event loop). */
+    void begin(FullHttpRequest request) {
         this.request = request;
-        this.query = new QueryStringDecoder(request.uri());
+        this.uri = request.uri();
+        this.query = null;
         this.keepAlive = HttpUtil.isKeepAlive(request);
-        this.done = done;
+        this.released = false;
+        this.streaming = false;
+        this.started = false;
+        this.answer = null;
+        this.handoff = Handoff.NONE;
+        this.failure = null;
+        this.offLoopAnswer = null;
     }
 
     public FullHttpRequest request() {
         return request;
     }
 
+    /** The request's path, without its query. */
     public String path() {
-        return query.path();
+        int q = uri.indexOf('?');
+        return q < 0 ? uri : uri.substring(0, q);
+    }
+
+    /** The raw request target (path and query, undecoded). */
+    String uri() {
+        return uri;
     }
 
     public ChannelHandlerContext ctx() {
-        return ctx;
+        return connection.ctx();
     }
 
-    /** A query parameter's single value, or null. */
+    /**
+     * Where the first value of query parameter {@code name} lies in the request target, undecoded: {@code start << 32 |
+     * end}, or -1 when the parameter is absent. Lets the hot path match a value in place (see {@link #param} otherwise).
+     */
+    long paramSpan(String name) {
+        int q = uri.indexOf('?');
+        if (q < 0) {
+            return -1;
+        }
+        int at = q + 1;
+        while (at < uri.length()) {
+            int end = uri.indexOf('&', at);
+            if (end < 0) {
+                end = uri.length();
+            }
+            if (end - at > name.length() && uri.charAt(at + name.length()) == '=' && uri.startsWith(name, at)) {
+                return (long) (at + name.length() + 1) << 32 | end;
+            }
+            at = end + 1;
+        }
+        return -1;
+    }
+
+    /** A query parameter's single value (decoded), or null. */
     public String param(String name) {
+        if (uri.indexOf('?') < 0) {
+            return null;
+        }
+        if (query == null) {
+            query = new QueryStringDecoder(uri);
+        }
         List<String> v = query.parameters().get(name);
         return v == null || v.isEmpty() ? null : v.get(0);
+    }
+
+    /** Whether the connection stays open after this answer. */
+    public boolean keepAlive() {
+        return keepAlive;
+    }
+
+    /** Closes the connection after the answer (the request could not be parsed: nothing after it can be). */
+    void closeAfterAnswer() {
+        keepAlive = false;
     }
 
     /** Releases the request's body as soon as it was copied (idempotent; event loop only). */
@@ -80,6 +146,8 @@ public final class Exchange {
             request.release();
         }
     }
+
+    // ------------------------------------------------------------------ answers
 
     /** Answers with a JSON body. */
     public void json(HttpResponseStatus status, Object body) {
@@ -103,21 +171,113 @@ public final class Exchange {
 
     /** A message fit for a client: file names stay, the server's absolute paths go (they are the operator's business). */
     public String redact(String message) {
-        return message == null ? null : redact.apply(message);
+        return message == null ? null : connection.redact(message);
     }
 
     public void text(HttpResponseStatus status, String body, String contentType) {
         send(status, Unpooled.copiedBuffer(body, StandardCharsets.UTF_8), contentType);
     }
 
-    /** Closes the connection after the answer (the request could not be parsed: nothing after it can be). */
-    void closeAfterAnswer() {
-        keepAlive = false;
+    /**
+     * Answers with bytes that are already a whole HTTP/1.1 response ({@link HttpResponses}, whose {@code connection}
+     * header must match {@link #keepAlive()}), from the event loop.
+     */
+    public void respondEncoded(ByteBuf response) {
+        connection.answered(this, response);
+    }
+
+    private void send(HttpResponseStatus status, ByteBuf content, String contentType) {
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+        if (connection.inEventLoop()) {
+            connection.answered(this, response);
+        } else {
+            offLoopAnswer = response;
+            handoff(Handoff.ANSWER);
+        }
+    }
+
+    // ------------------------------------------------------------------ appends
+
+    /** Before the exchange is given to the log as the completion of an append at {@code level}. */
+    void appending(Durability level) {
+        this.level = level;
+    }
+
+    @Override
+    protected void durable(long lsn) {
+        if (connection.inEventLoop()) {
+            answerAppended(lsn);
+        } else {
+            this.lsn = lsn;
+            handoff(Handoff.DURABLE);
+        }
+    }
+
+    @Override
+    protected void failed(Throwable cause) {
+        if (connection.inEventLoop()) {
+            ApiErrors.answer(this, cause);
+        } else {
+            this.failure = cause;
+            handoff(Handoff.FAILED);
+        }
+    }
+
+    private void answerAppended(long lsn) {
+        connection.answered(this, HttpResponses.appended(connection.ctx().alloc(), lsn, level, keepAlive));
+    }
+
+    private void handoff(Handoff what) {
+        handoff = what; // published to the event loop by the executor's queue
+        connection.execute(this);
+    }
+
+    /** On the event loop: an outcome that arrived on another thread. */
+    @Override
+    public void run() {
+        Handoff what = handoff;
+        handoff = Handoff.NONE;
+        switch (what) {
+            case DURABLE:
+                answerAppended(lsn);
+                break;
+            case FAILED:
+                ApiErrors.answer(this, failure);
+                break;
+            case ANSWER:
+                connection.answered(this, offLoopAnswer);
+                offLoopAnswer = null;
+                break;
+            default:
+                break;
+        }
+    }
+
+    // ------------------------------------------------------------------ state the connection keeps
+
+    /** Stores the answer (event loop); false when it already had one (a second answer is dropped). */
+    boolean setAnswer(Object response) {
+        if (answer != null) {
+            return false;
+        }
+        answer = response;
+        return true;
+    }
+
+    Object takeAnswer() {
+        Object a = answer;
+        answer = null;
+        return a;
+    }
+
+    boolean hasAnswer() {
+        return answer != null;
     }
 
     /** The answer is a stream written by the caller; {@link #finish} ends it. */
     void markStreaming() {
-        answered = true;
         streaming = true;
         keepAlive = false;
     }
@@ -126,42 +286,25 @@ public final class Exchange {
         return streaming;
     }
 
-    private void send(HttpResponseStatus status, ByteBuf content, String contentType) {
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
-        response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
-        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
-        writeOnLoop(response);
+    void kind(HttpRouter.Kind kind) {
+        this.kind = kind;
     }
 
-    private void writeOnLoop(FullHttpResponse response) {
-        if (!ctx.executor().inEventLoop()) {
-            ctx.executor().execute(() -> writeOnLoop(response));
-            return;
-        }
-        if (answered || finished) {
-            response.release();
-            return;
-        }
-        answered = true;
-        response.headers().set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
-        ctx.writeAndFlush(response).addListener(f -> finish());
+    /** What the request does, for which requests may run beside it (HttpConnection). */
+    HttpRouter.Kind kind() {
+        return kind;
     }
 
-    /** Ends the exchange once: releases the request, tells the handler, closes the connection unless kept alive. */
+    void started() {
+        started = true;
+    }
+
+    boolean isStarted() {
+        return started;
+    }
+
+    /** Ends a stream (from any thread): the connection closes after what was written. */
     void finish() {
-        if (!ctx.executor().inEventLoop()) {
-            ctx.executor().execute(this::finish);
-            return;
-        }
-        if (finished) {
-            return;
-        }
-        finished = true;
-        answered = true;
-        releaseRequest();
-        done.finished(this, keepAlive);
-        if (!keepAlive) {
-            ctx.close();
-        }
+        connection.finishStream(this);
     }
 }

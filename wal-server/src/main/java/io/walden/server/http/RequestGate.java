@@ -9,7 +9,6 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.ReferenceCountUtil;
 
 import java.nio.charset.StandardCharsets;
@@ -91,7 +90,7 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
     }
 
     private long limitFor(HttpRequest head) {
-        String path = new QueryStringDecoder(head.uri()).path();
+        String path = pathOf(head.uri());
         return HttpMethod.POST.equals(head.method()) && APPENDS.contains(path) ? maxAppendBody : SMALL_BODY;
     }
 
@@ -99,14 +98,20 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
         long limit = limitFor(head);
         return "payload of " + what + " exceeds the request limit of " + limit + " bytes"
                 + (limit == maxAppendBody ? " (max-batch-bytes)" : " for " + head.method() + " "
-                + new QueryStringDecoder(head.uri()).path()) + "; nothing was written";
+                + pathOf(head.uri())) + "; nothing was written";
+    }
+
+    /** The path of a request target (what precedes its query): no decoding, no copy when there is no query. */
+    static String pathOf(String uri) {
+        int q = uri.indexOf('?');
+        return q < 0 ? uri : uri.substring(0, q);
     }
 
     private String refusal(HttpRequest head) {
         if (!head.decoderResult().isSuccess()) {
             return null; // the handler answers malformed requests
         }
-        String path = new QueryStringDecoder(head.uri()).path();
+        String path = pathOf(head.uri());
         if (expected != null && PROTECTED.contains(path)) {
             String header = head.headers().get(HttpHeaderNames.AUTHORIZATION);
             if (header == null || !MessageDigest.isEqual(expected, header.getBytes(StandardCharsets.UTF_8))) {
