@@ -362,16 +362,21 @@ public final class Wal implements AutoCloseable {
      * @return true when this thread flushed (or nothing needed flushing)
      */
     public boolean flushIfIdle() {
-        Activity.Cell cell = enter();
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell); // not enter(): a replica refuses appends, but what was appended must still be flushed
+        boolean led;
         try {
-            if (commit.leadIfIdle()) {
-                return true;
-            }
+            ensureOpen();
+            led = commit.leadIfIdle();
         } finally {
             Activity.exit(cell);
         }
-        writer.wakeUp();
-        return false;
+        // Someone must flush what this thread's flush did not cover: a record before ours was still being copied (the
+        // flush stops below it), or another thread was flushing.
+        if (!led || commit.hasAsyncWaits()) {
+            writer.wakeUp();
+        }
+        return led;
     }
 
     /** Asks the background writer to flush what is published (for {@link #tryAppend}): no thread waits. */

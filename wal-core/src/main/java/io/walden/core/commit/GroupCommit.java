@@ -226,6 +226,11 @@ public final class GroupCommit {
         async.drain();
     }
 
+    /** Whether asynchronous waits for the flushed position remain (after a drain: their records are not flushed). */
+    public boolean hasAsyncWaits() {
+        return async.outstanding() > 0;
+    }
+
     /**
      * Flushes now, on this thread, unless a flush is in progress: one write and force of everything published, then
      * the asynchronous waits it satisfied are told (on this thread). No waiting for other commits to gather first:

@@ -69,7 +69,10 @@ abstract class OrderedCompletions {
         } while (missed != 0);
     }
 
-    /** Tells one wait; a callback that throws is logged and skipped (it must not stop the drain, or everyone after it hangs). */
+    /**
+     * Tells one wait; a callback that throws (even an Error: a full direct memory pool) is logged and skipped: it must
+     * not stop the drain, or every wait after it would hang.
+     */
     private static void tell(Completion c, Throwable failed) {
         try {
             if (failed == null) {
@@ -77,8 +80,8 @@ abstract class OrderedCompletions {
             } else {
                 c.fail(failed);
             }
-        } catch (RuntimeException e) {
-            LOG.warn("An append's completion threw (ignored; the next ones are told): {}", e.toString(), e);
+        } catch (Throwable e) {
+            LOG.error("An append's completion threw (ignored; the next ones are told): {}", e.toString(), e);
         }
     }
 

@@ -30,6 +30,8 @@ public final class ConnectionLimit extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionLimit.class);
     private final int max;
     private final AtomicInteger open = new AtomicInteger();
+    /** Refused connections waiting (at most a second) for their client to close: at most {@code max} of them. */
+    private final AtomicInteger lingering = new AtomicInteger();
 
     public ConnectionLimit(int max) {
         if (max < 1) {
@@ -60,11 +62,17 @@ public final class ConnectionLimit extends ChannelInboundHandlerAdapter {
             // Through the HTTP encoder; then a half close rather than a close: a request the client already sent is still
             // unread, and closing a socket with unread bytes sends a reset that can destroy the answer before the client
             // reads it. What arrives is dropped (channelRead) until the client closes, or for at most a second.
+            // Under a flood, at most max-connections refused sockets linger; the rest close at once.
             ctx.channel().writeAndFlush(response).addListener((ChannelFutureListener) f -> {
-                if (f.channel() instanceof io.netty.channel.socket.DuplexChannel duplex && f.isSuccess()) {
+                if (f.channel() instanceof io.netty.channel.socket.DuplexChannel duplex && f.isSuccess()
+                        && lingering.incrementAndGet() <= max) {
                     duplex.shutdownOutput();
+                    f.channel().closeFuture().addListener(c -> lingering.decrementAndGet());
                     f.channel().eventLoop().schedule(() -> f.channel().close(), 1, java.util.concurrent.TimeUnit.SECONDS);
                 } else {
+                    if (f.channel() instanceof io.netty.channel.socket.DuplexChannel && f.isSuccess()) {
+                        lingering.decrementAndGet();
+                    }
                     f.channel().close();
                 }
             });

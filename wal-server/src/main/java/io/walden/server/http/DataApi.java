@@ -138,7 +138,8 @@ public final class DataApi {
                     wal.requestFlush();
                 }
             } catch (io.walden.core.WalException e) {
-                // closed or failed: the appends' completions are told so by the log
+                // closed or failed: the appends' completions are told so by the log; the writer flushes what it can
+                wal.requestFlush();
             }
         }
     }
@@ -154,20 +155,29 @@ public final class DataApi {
         LoopFlush flush = loopFlush.get();
         if (!flush.scheduled) {
             flush.scheduled = true;
-            ex.ctx().executor().execute(flush);
+            try {
+                ex.ctx().executor().execute(flush);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                flush.scheduled = false; // the event loop is shutting down: the writer flushes what is waiting
+                wal.requestFlush();
+            }
         }
     }
 
     /**
-     * Runs an append that may wait for the next segment off the event loop; then releases the request's body.
+     * Runs an append that may wait for the next segment (or for room in the WAL buffers) off the event loop.
      *
-     * <p>The task holds its own reference to the request: the exchange releases its reference when the connection
-     * closes, which may happen before the task has copied the body into the log. Without this, the task would copy
-     * from pooled memory that may already carry another request's bytes. A request received whole is appended even
-     * if its client has gone (its outcome is unknown to the client, like any commit in flight at a disconnect).
+     * <p>The task holds its own reference to the request, taken here on the event loop and released by the task: the
+     * exchange releases its reference when its answer is written or the connection closes, which may happen before the
+     * task has copied the body into the log (and the exchange may then carry the connection's next request). Without
+     * it, the task would copy from pooled memory that may already carry another request's bytes. A request received
+     * whole is appended even if its client has gone (its outcome is unknown to the client, like any commit in flight
+     * at a disconnect). Later requests of the connection wait until this one is answered, so that their appends cannot
+     * overtake it in the log (HttpConnection).
      */
     private void waitForSegment(Exchange ex, Runnable append) {
-        ex.request().retain();
+        io.netty.handler.codec.http.FullHttpRequest request = ex.request().retain();
+        ex.holdLaterRequests();
         pendingAppends.incrementAndGet();
         try {
             segmentWaits.execute(() -> {
@@ -176,13 +186,12 @@ public final class DataApi {
                 } catch (RuntimeException e) {
                     ApiErrors.answer(ex, e);
                 } finally {
-                    ex.request().release();
+                    request.release();
                     pendingAppends.decrementAndGet();
-                    ex.ctx().executor().execute(ex::releaseRequest);
                 }
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            ex.request().release();
+            request.release();
             pendingAppends.decrementAndGet();
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
         }
@@ -240,12 +249,12 @@ public final class DataApi {
                 last = f;
             } catch (RuntimeException e) {
                 answerPartialBatch(ex, e, lsns);
-                releaseOnLoop(ex);
+                releaseIfOnLoop(ex);
                 return;
             }
             at += 4 + length;
         }
-        releaseOnLoop(ex);
+        releaseIfOnLoop(ex);
         last.whenComplete((lsn, error) -> { // the answer goes to the connection's event loop from wherever this runs
             if (error != null) {
                 ApiErrors.answer(ex, error);
@@ -259,11 +268,13 @@ public final class DataApi {
         });
     }
 
-    private static void releaseOnLoop(Exchange ex) {
+    /**
+     * Releases the body as soon as it was copied, on the event loop; off it (a batch finished by the segment-wait
+     * thread) the task's own reference goes with the task, and the exchange's with its answer.
+     */
+    private static void releaseIfOnLoop(Exchange ex) {
         if (ex.ctx().executor().inEventLoop()) {
             ex.releaseRequest();
-        } else {
-            ex.ctx().executor().execute(ex::releaseRequest);
         }
     }
 

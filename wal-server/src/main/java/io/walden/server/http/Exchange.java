@@ -48,6 +48,7 @@ public final class Exchange extends AppendCompletion implements Runnable {
     private boolean streaming;
     private HttpRouter.Kind kind;
     private boolean started;
+    private boolean finished;
     /** The answer, once there is one: a pre-encoded {@link ByteBuf} or an {@link io.netty.handler.codec.http.HttpResponse}. */
     private Object answer;
     private Durability level;
@@ -69,6 +70,7 @@ public final class Exchange extends AppendCompletion implements Runnable {
         this.released = false;
         this.streaming = false;
         this.started = false;
+        this.finished = false;
         this.answer = null;
         this.handoff = Handoff.NONE;
         this.failure = null;
@@ -297,6 +299,20 @@ public final class Exchange extends AppendCompletion implements Runnable {
 
     void started() {
         started = true;
+    }
+
+    /** This append waits off the event loop: the connection's later requests wait for its answer (no overtaking). */
+    void holdLaterRequests() {
+        connection.holdBehind(this);
+    }
+
+    /** The exchange's request is done with (answer written, or stream ended): a late second answer is dropped. */
+    void finished() {
+        finished = true;
+    }
+
+    boolean isFinished() {
+        return finished;
     }
 
     boolean isStarted() {

@@ -24,8 +24,9 @@ import java.util.ArrayDeque;
  * waiting request waits too, in order (RFC 9112 allows a server to process pipelined requests in parallel only
  * where that cannot change their outcome).
  *
- * <p>Bounds: at most {@link #MAX_IN_FLIGHT} requests per connection are in flight; beyond that the connection stops
- * reading until half of them are answered (so a pipelining client cannot make the server hold unbounded bodies).
+ * <p>Bounds: at most {@link #MAX_IN_FLIGHT} requests per connection run at once, and once that many are unanswered the
+ * connection stops reading until half of them are answered (so a pipelining client cannot make the server hold
+ * unbounded bodies: what one read already brought in waits, decoded, for its turn).
  * A streaming answer ({@code /v1/records/stream}) starts only once every request before it was answered, owns the
  * connection from then on (requests sent after it are dropped), and closes it when it ends. An answer with
  * {@code Connection: close}, a refused request and a malformed one close the connection after their answer.
@@ -91,7 +92,8 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         inReadBatch = true;
         if (closed || takenOver) {
-            ReferenceCountUtil.release(msg); // after a stream, a refusal or Connection: close nothing more is answered
+            // After a stream, a refusal or Connection: close nothing more is answered.
+            ReferenceCountUtil.release(msg instanceof RequestGate.Refusal refusal ? refusal.request() : msg);
             return;
         }
         if (msg instanceof RequestGate.Refusal refusal) {
@@ -129,6 +131,9 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
 
     /** Whether {@code ex} may start now, given the requests before it that are still running (class comment). */
     private boolean canStart(Exchange ex) {
+        if (running >= MAX_IN_FLIGHT) {
+            return false;
+        }
         switch (ex.kind()) {
             case FREE:
                 return true;
@@ -176,7 +181,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
 
     /** An exchange has its answer (event loop): writes every answer that is now next in line. */
     void answered(Exchange ex, Object response) {
-        if (closed || !ex.setAnswer(response)) {
+        if (closed || ex.isFinished() || !ex.setAnswer(response)) {
             ReferenceCountUtil.release(response); // the connection is gone, or the exchange was answered already
             return;
         }
@@ -248,7 +253,16 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** An append that waits off the event loop holds back every later request, as a non-append does. */
+    void holdBehind(Exchange ex) {
+        if (ex.kind() == HttpRouter.Kind.APPEND && ex.isStarted()) {
+            ex.kind(HttpRouter.Kind.OTHER);
+            runningOthers++;
+        }
+    }
+
     private void recycle(Exchange ex) {
+        ex.finished();
         ex.releaseRequest();
         router.finished();
         if (free.size() < POOL) {
@@ -262,6 +276,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
             execute(() -> finishStream(ex));
             return;
         }
+        ex.finished();
         if (inOrder.remove(ex)) {
             ex.releaseRequest();
             router.finished();
@@ -284,6 +299,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         }
         closed = true;
         for (Exchange ex; (ex = inOrder.poll()) != null; ) {
+            ex.finished();
             ReferenceCountUtil.release(ex.takeAnswer());
             ex.releaseRequest();
             router.finished();

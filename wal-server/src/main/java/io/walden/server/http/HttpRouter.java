@@ -114,6 +114,9 @@ public final class HttpRouter {
     }
 
     private void route(Exchange ex) {
+        if (HttpMethod.HEAD.equals(ex.request().method())) {
+            ex.closeAfterAnswer(); // the encoder does not know a HEAD answer has no body: the client could not parse on
+        }
         String path = ex.path();
         Route route = routes.get(path);
         if (route == null) {
@@ -136,9 +139,6 @@ public final class HttpRouter {
     }
 
     private static void methodNotAllowed(Exchange ex, String allowed) {
-        if (HttpMethod.HEAD.equals(ex.request().method())) {
-            ex.closeAfterAnswer(); // the encoder does not know a HEAD answer has no body: the client could not parse on
-        }
         ex.error(HttpResponseStatus.METHOD_NOT_ALLOWED, "method_not_allowed",
                 ex.request().method() + " is not allowed on " + ex.path() + "; use " + allowed);
     }

@@ -40,8 +40,10 @@ class HttpConnectionTest {
 
     @BeforeEach
     void start() throws Exception {
+        // Small segments: a burst of large appends keeps needing a segment the preparer has not made ready yet.
         server = new WaldenServer(ServerConfig.load(null, Map.of("data-dir", dir.resolve("log").toString(),
-                "http", "127.0.0.1:0", "replication-listen", "127.0.0.1:0", "durability", "local"))).start();
+                "http", "127.0.0.1:0", "replication-listen", "127.0.0.1:0", "durability", "local",
+                "segment-size", "65536"))).start();
     }
 
     @AfterEach
@@ -134,5 +136,37 @@ class HttpConnectionTest {
                 last = lsn;
             }
         }
+    }
+
+    @Test
+    void shouldKeepRequestOrderWhenAppendsMustWaitForTheNextSegment() throws Exception {
+        // Records of 20 KB: three per 64 KiB segment, so a burst of them outruns the segment preparer, and those
+        // appends finish off the event loop while the requests behind them wait.
+        long start = server.wal().insertLsn();
+        StringBuilder requests = new StringBuilder();
+        List<String> payloads = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            String payload = ("record " + i + " ").repeat(3000).substring(0, 20_000);
+            payloads.add(payload);
+            requests.append(append(payload, i % 2 == 0 ? "off" : "local"));
+        }
+        List<JsonNode> answers = pipeline(requests.toString(), 60);
+        long last = -1;
+        List<Long> lsns = new ArrayList<>();
+        for (JsonNode a : answers) {
+            long lsn = Lsn.parse(a.get("lsn").asText());
+            assertThat(lsn).as("the log follows the requests' order").isGreaterThan(last);
+            last = lsn;
+            lsns.add(lsn);
+        }
+        server.wal().flush();
+        try (io.walden.core.WalReader r = server.wal().reader(start)) {
+            for (int i = 0; i < 60; i++) {
+                io.walden.core.WalRecord rec = r.next();
+                assertThat(rec.lsn()).isEqualTo(lsns.get(i));
+                assertThat(new String(rec.payload(), StandardCharsets.UTF_8)).as("record %d", i).isEqualTo(payloads.get(i));
+            }
+        }
+        assertThat(server.wal().segmentCount()).as("the burst crossed many segments").isGreaterThan(15);
     }
 }
