@@ -107,6 +107,22 @@ public final class EpochHistory {
     }
 
     /**
+     * Where a log in {@code epoch} that ends at {@code endLsn} must rewind to before it can follow a log with this
+     * history: the end of that epoch here, when this history holds the epoch (with the same start) and it ended before
+     * {@code endLsn}; -1 when there is nothing to rewind (or the logs diverged otherwise: see {@link #divergence}).
+     * The bytes between are records this log never had: a crash took them before they were flushed, or they were an
+     * old primary's after a replica was promoted in its place.
+     */
+    public long rewindPoint(Epoch epoch, long endLsn) {
+        Epoch mine = find(epoch.number());
+        if (mine == null || mine.startLsn() != epoch.startLsn()) {
+            return -1;
+        }
+        long end = endOf(epoch.number());
+        return endLsn > end ? end : -1;
+    }
+
+    /**
      * This history, cut back to what a log ending at {@code endLsn} has lived through, followed by a new epoch
      * starting there and numbered past every epoch known (so that no two promotions share a number).
      */

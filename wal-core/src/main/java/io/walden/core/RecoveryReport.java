@@ -15,10 +15,13 @@ package io.walden.core;
  * @param reason              why the scan stopped, in words
  * @param truncatedCorruption true when damage below the flush point was cut off because the config allows it
  * @param durationNanos       time the whole open took
+ * @param shutDownCleanly     true when the log had been closed cleanly (or is new): everything appended before had
+ *                            been flushed, so no replica can hold a byte beyond its end; false after a crash
  */
 public record RecoveryReport(boolean createdNewLog, boolean rebuiltControlFile, long scanStartLsn, long endLsn,
                              long lastRecordLsn, long recordsScanned, int segmentsScanned, long bytesCutOff,
-                             long firstBadLsn, String reason, boolean truncatedCorruption, long durationNanos) {
+                             long firstBadLsn, String reason, boolean truncatedCorruption, long durationNanos,
+                             boolean shutDownCleanly) {
 
     /** True when recovery had to repair anything. */
     public boolean repaired() {
@@ -36,6 +39,7 @@ public record RecoveryReport(boolean createdNewLog, boolean rebuiltControlFile, 
                 + (bytesCutOff > 0 ? "; cut off " + bytesCutOff + " non-zero bytes past the end" : "")
                 + (truncatedCorruption ? "; CORRUPTION below the flush point was truncated as configured" : "")
                 + (rebuiltControlFile ? "; control file rebuilt from the segments" : "")
+                + (shutDownCleanly ? "" : "; the log had not been closed cleanly")
                 + "; took " + durationNanos / 1_000_000 + " ms";
     }
 }

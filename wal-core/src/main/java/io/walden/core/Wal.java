@@ -105,6 +105,14 @@ public final class Wal implements AutoCloseable {
     private volatile String appendsRefused;
     /** The epochs this log lived through (walden.history); replaced under the admin lock, after the file. */
     private volatile EpochHistory history;
+    /** An epoch began since this log was opened (a promotion, or after a crash): see {@link #mayShipUnflushed()}. */
+    private volatile boolean epochBegunSinceOpen;
+    /**
+     * A replica's read limit: its primary had flushed everything below it; readers, appliers and cascading senders see
+     * nothing at or beyond it (it may still be rewound). {@code Long.MAX_VALUE} for a primary's log. Moved forward by
+     * the replica's receiver, back only by {@link #rewindTo}, both under the admin lock; persisted with checkpoints.
+     */
+    private final Position readLimit;
 
     private Wal(WalConfig config, LogOpener.OpenedLog opened) {
         this.config = config;
@@ -135,7 +143,9 @@ public final class Wal implements AutoCloseable {
                 scan.lastRecordLsn(), stats);
         this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
-        this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable());
+        this.readLimit = new Position(after.readLimit());
+        this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable(),
+                readLimit::get);
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
                 checkpointer::checkpoint);
@@ -157,7 +167,7 @@ public final class Wal implements AutoCloseable {
         });
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
-                System.nanoTime() - opened.startNanos());
+                System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
     }
 
     /** A background thread that owns progress hit an Error: the log fails loudly rather than hang "ready". */
@@ -186,6 +196,9 @@ public final class Wal implements AutoCloseable {
     }
 
     private void start() {
+        if (config.newEpochAfterCrash() && !report.shutDownCleanly()) {
+            beginEpochAfterCrash();
+        }
         if (!sync.durable()) {
             LOG.warn("Walden log {} uses sync method NONE: NOTHING appended to it is durable across a power failure "
                     + "or OS crash, whatever durability an append asks for", dir);
@@ -550,6 +563,46 @@ public final class Wal implements AutoCloseable {
 
     // ------------------------------------------------------------------ positions
 
+    /**
+     * What readers at {@code visibility} may see now: below the written or flushed position, and, on a replica, below
+     * what its primary has flushed ({@link #readLimit()}).
+     */
+    long visibleLsn(WalReader.Visibility visibility) {
+        long end = visibility == WalReader.Visibility.WRITTEN ? written.get() : flushed.get();
+        return Math.min(end, readLimit.get());
+    }
+
+    /**
+     * On a replica: everything below this was flushed by its primary, so it cannot be rewound, and readers see nothing
+     * at or beyond it. {@code Long.MAX_VALUE} on a primary.
+     */
+    public long readLimit() {
+        return readLimit.get();
+    }
+
+    /**
+     * This log follows a primary from now on (a replica's receiver starts): readers see nothing beyond what a primary
+     * is known to have flushed. For a log that had no limit (a primary's until now, or a new replica's) that is all it
+     * holds flushed; a replica that restarts keeps the limit its last checkpoint recorded.
+     */
+    public void limitReadsToPrimary() {
+        synchronized (adminLock) {
+            if (readLimit.get() == Long.MAX_VALUE) {
+                readLimit.set(flushed.get());
+            }
+        }
+    }
+
+    /**
+     * A replica learnt that its primary flushed everything below {@code lsn} (a record boundary of this log): readers
+     * may see up to there, once this log holds it too. Only moves forward; nothing on a primary's log.
+     */
+    public void raiseReadLimit(long lsn) {
+        if (readLimit.get() != Long.MAX_VALUE && readLimit.advanceTo(lsn) == lsn) {
+            notifier.signal();
+        }
+    }
+
     /** Where the next record will be reserved (PostgreSQL's insert position). */
     public long insertLsn() {
         return tail.get();
@@ -687,6 +740,9 @@ public final class Wal implements AutoCloseable {
      * primary X; write to the primary"), or accepts them again with null (after a promotion).
      */
     public void refuseAppends(String reason) {
+        if (reason != null) {
+            limitReadsToPrimary(); // a replica's readers never see what its primary may not have flushed
+        }
         this.appendsRefused = reason;
     }
 
@@ -703,6 +759,44 @@ public final class Wal implements AutoCloseable {
     /** The epochs this log went through, oldest first (docs/format.md, "Epoch history file"). */
     public EpochHistory history() {
         return history;
+    }
+
+    /**
+     * After a crash, before anything is appended: the epoch this log was in ends at the recovered end, and a new one
+     * begins there (docs/replication.md, "Shipping before the flush").
+     */
+    private void beginEpochAfterCrash() {
+        synchronized (adminLock) {
+            long end = tail.get();
+            EpochHistory next = history.next(end);
+            writeHistory(next);
+            epochBegunSinceOpen = true;
+            LOG.warn("The log in {} was not closed cleanly: epoch {} begins at its recovered end {}, so that a replica "
+                    + "holding records beyond it (received before they were flushed here) rewinds them", dir,
+                    next.current().number(), Lsn.format(end));
+        }
+    }
+
+    /**
+     * Whether a replication sender may ship this log's records once they are written, before they are flushed: true
+     * when no replica can hold a record beyond this log's end that this log lost. So either the log was closed cleanly
+     * before it was opened (everything it had shipped was flushed), or it began an epoch since (after a crash with
+     * {@link WalConfig.Builder#newEpochAfterCrash}, or by a promotion), which marks where its old epoch ended.
+     */
+    public boolean mayShipUnflushed() {
+        // A replica (a cascading sender) ships nothing beyond its read limit, which nothing can rewind.
+        return appendsRefused != null || report.shutDownCleanly() || epochBegunSinceOpen;
+    }
+
+    /**
+     * Waits until {@code condition} holds, re-checking it whenever a position of this log moves, the timeout passes,
+     * or the log closes (a sender waiting for bytes to ship or for its primary's flush to report).
+     *
+     * @return whether the condition holds
+     */
+    public boolean awaitPositions(java.util.function.BooleanSupplier condition, long timeout, TimeUnit unit)
+            throws InterruptedException {
+        return notifier.await(() -> condition.getAsBoolean() ? 1 : 0, 0, timeout, unit, this::isClosed);
     }
 
     /**
@@ -724,10 +818,96 @@ public final class Wal implements AutoCloseable {
                 long end = tail.get();
                 EpochHistory next = history.next(end);
                 writeHistory(next);
+                epochBegunSinceOpen = true;
+                readLimit.set(Long.MAX_VALUE); // a primary's readers see all it has: its bytes are the new epoch's prefix
                 appendsRefused = null;
                 LOG.info("Promoted the log in {}: epoch {} begins at {} (history {})", dir, next.current().number(),
                         Lsn.format(end), next);
                 return next.current();
+            }
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
+    /**
+     * A replica's log ends past where its epoch ended in its primary's history ({@link EpochHistory#rewindPoint}): the
+     * records from {@code lsn} on were never the primary's (it lost them in a crash before flushing them, after they
+     * were shipped, or this log was a primary that a promoted replica replaced). Removes them, durably, before
+     * anything of the primary's is applied (docs/replication.md, "Shipping before the flush"):
+     *
+     * <ol>
+     *   <li>everything is flushed, then every position (and the read limit) moves back to {@code lsn}, with the
+     *       flush leader's flag and the write lock held;</li>
+     *   <li>a checkpoint whose flush point is {@code lsn} is written, so that a later recovery never takes the
+     *       removed bytes' absence for damage below a flush point;</li>
+     *   <li>the bytes from {@code lsn} to its segment's end are zeroed and forced, and every later segment is renamed
+     *       out of the log. A crash before this completes leaves the old records in place: the next connection to the
+     *       primary rewinds again.</li>
+     * </ol>
+     *
+     * Only on a log that refuses local appends (a replica), from the thread that applies replicated bytes; readers
+     * never saw anything from {@code lsn} on unless this log was a primary before (its read limit was what it held).
+     *
+     * @return how many bytes of records were removed (0 when the log ends at or before {@code lsn})
+     * @throws IllegalStateException when the log accepts appends, or {@code lsn} is below its oldest record or is not
+     *                               a record boundary of it (then it cannot be a prefix of the primary's log)
+     * @throws WalException          on an I/O error (the log may then hold the old records still; retry)
+     */
+    public long rewindTo(long lsn) {
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell);
+        try {
+            ensureOpen();
+            commit.checkNotFailed();
+            synchronized (adminLock) {
+                if (appendsRefused == null) {
+                    throw new IllegalStateException("only a replica's log is rewound (this one accepts appends)");
+                }
+                long end = tail.get();
+                if (lsn >= end) {
+                    return 0;
+                }
+                if (lsn < oldestLsn()) {
+                    throw new IllegalStateException("cannot rewind to " + Lsn.format(lsn) + ": below this log's oldest record "
+                            + Lsn.format(oldestLsn()));
+                }
+                commit.flushAll(); // nothing unwritten in the ring: only the link ahead of the end
+                long from = ReadStart.pastHeader(lsn, config.segmentSize());
+                long expected = ReadStart.expectedPrev(registry, from, written.get(), end, oldestLsn()); // refuses a non-boundary
+                Segment seg = registry.get(from);
+                long prev = seg.readLong(from - seg.startLsn() + RecordDescriptor.PREV_OFFSET);
+                if (expected != ReadStart.ANY_PREV && expected != prev) {
+                    throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": its record's link does not "
+                            + "match the chain before it");
+                }
+                long firstPrev = from - seg.startLsn() == SegmentHeaderDescriptor.LENGTH ? prev
+                        : seg.readLong(SegmentHeaderDescriptor.LENGTH + RecordDescriptor.PREV_OFFSET);
+                try {
+                    // The positions move back and the checkpoint is written under the checkpointer's lock: no periodic
+                    // checkpoint can record the old flush point in between.
+                    checkpointer.rewind(from, firstPrev, () -> {
+                        commit.rewindPositions(from, tail);
+                        readLimit.set(Math.min(readLimit.get(), from));
+                        appender.rewindLink(end, from, prev);
+                    });
+                    SegmentFiles.writeZeros(seg.channel(), from - seg.startLsn(), seg.size());
+                    seg.force(false);
+                    seg.boundaries().forgetFrom(from - seg.startLsn());
+                    preparer.cutBack(seg.startLsn());
+                } catch (IOException e) {
+                    // The checkpoint or the removal failed: the files may hold the old records below an old flush point
+                    // while the positions say otherwise. The log must be reopened (recovery then finds the old records,
+                    // and the next connection to the primary rewinds again).
+                    commit.fail("rewinding to " + Lsn.format(from) + " failed: " + e, e);
+                    throw new WalException("could not remove the records after " + Lsn.format(from) + " from " + dir
+                            + ": " + e.getMessage() + "; reopen the log (the next rewind removes them)", e);
+                }
+                preparer.request(seg.startLsn() + config.segmentSize());
+                notifier.signal();
+                LOG.warn("Rewound the log in {} from {} to {}: the records after it were never its primary's", dir,
+                        Lsn.format(end), Lsn.format(from));
+                return end - from;
             }
         } finally {
             Activity.exit(cell);
@@ -810,11 +990,31 @@ public final class Wal implements AutoCloseable {
      * @throws IllegalLsnException when {@code fromLsn} is beyond the flushed position
      */
     public ReplicationChunk readFlushed(long fromLsn, int maxBytes) {
+        return readForReplica(fromLsn, maxBytes, false);
+    }
+
+    /**
+     * {@link #readFlushed}, but up to the written position: bytes in this log's files that may not be forced yet, for a
+     * sender that ships before the flush (docs/replication.md, "Shipping before the flush"; see {@link #mayShipUnflushed}).
+     * On a replica (a cascading sender) both stop at its {@link #readLimit()}: a downstream replica never holds what
+     * could be rewound here.
+     */
+    public ReplicationChunk readWritten(long fromLsn, int maxBytes) {
+        return readForReplica(fromLsn, maxBytes, true);
+    }
+
+    /** Where a sender may read up to: the written or flushed position, and never past a replica's read limit. */
+    public long shippableLsn(boolean unflushed) {
+        return Math.min(unflushed ? written.get() : flushed.get(), readLimit.get());
+    }
+
+    private ReplicationChunk readForReplica(long fromLsn, int maxBytes, boolean unflushed) {
         ensureOpen();
-        long limit = flushed.get();
+        long limit = shippableLsn(unflushed);
         long from = fromLsn;
         if (from > limit) {
-            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the flushed end " + Lsn.format(limit));
+            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the " + (unflushed ? "written" : "flushed")
+                    + " end " + Lsn.format(limit));
         }
         from = ReadStart.pastHeader(from, config.segmentSize()); // a segment's start: its first record follows the header
         if (from >= limit) {
@@ -841,7 +1041,7 @@ public final class Wal implements AutoCloseable {
                 end = next;
             }
             if (end == offset) {
-                throw new IllegalLsnException("no record starts at " + Lsn.format(from) + " (below the flushed end "
+                throw new IllegalLsnException("no record starts at " + Lsn.format(from) + " (below the shippable end "
                         + Lsn.format(limit) + "): not a record boundary of this log");
             }
             byte[] bytes = new byte[(int) (end - offset)];
@@ -861,7 +1061,12 @@ public final class Wal implements AutoCloseable {
      * @return true when the flushed position is past {@code lsn}
      */
     public boolean awaitFlushedPast(long lsn, long timeout, TimeUnit unit) throws InterruptedException {
-        return notifier.await(flushed::get, lsn, timeout, unit, this::isClosed);
+        return awaitShippablePast(lsn, false, timeout, unit);
+    }
+
+    /** Waits until {@link #shippableLsn(boolean)} passes {@code lsn} (see {@link #awaitFlushedPast}). */
+    public boolean awaitShippablePast(long lsn, boolean unflushed, long timeout, TimeUnit unit) throws InterruptedException {
+        return notifier.await(() -> shippableLsn(unflushed), lsn, timeout, unit, this::isClosed);
     }
 
     /** Total forces since open. */
@@ -935,7 +1140,11 @@ public final class Wal implements AutoCloseable {
             try {
                 if (commit.failure() == null) {
                     commit.flushAll();
-                    checkpointer.write(true);
+                    if (quiescent && flushed.get() >= tail.get()) {
+                        checkpointer.writeShutdown(); // everything appended is flushed: no replica can hold more
+                    } else {
+                        checkpointer.write(true);
+                    }
                 } else {
                     commit.completeAsync();
                 }

@@ -44,6 +44,7 @@ public final class WalConfig {
     private final Duration remoteCommitTimeout;
     private final long logId;
     private final long baseLsn;
+    private final boolean newEpochAfterCrash;
 
     private WalConfig(Builder b) {
         this.baseLsn = b.baseLsn;
@@ -63,6 +64,7 @@ public final class WalConfig {
         this.commitSiblings = b.commitSiblings;
         this.remoteCommitTimeout = b.remoteCommitTimeout;
         this.logId = b.logId;
+        this.newEpochAfterCrash = b.newEpochAfterCrash;
     }
 
     public static Builder builder(Path directory) {
@@ -169,6 +171,11 @@ public final class WalConfig {
         return baseLsn;
     }
 
+    /** Whether opening the log after a crash begins a new epoch at its recovered end (see the builder). */
+    public boolean newEpochAfterCrash() {
+        return newEpochAfterCrash;
+    }
+
     /** How long a remote-level commit waits for the synchronous replicas; zero waits forever. */
     public Duration remoteCommitTimeout() {
         return remoteCommitTimeout;
@@ -203,6 +210,7 @@ public final class WalConfig {
         private Duration remoteCommitTimeout = Duration.ZERO;
         private long logId;
         private long baseLsn;
+        private boolean newEpochAfterCrash;
 
         private Builder(Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -329,6 +337,19 @@ public final class WalConfig {
          */
         public Builder baseLsn(long lsn) {
             this.baseLsn = lsn;
+            return this;
+        }
+
+        /**
+         * For a primary whose replicas receive records once they are written here, before they are flushed (the
+         * default of {@code ReplicationServer}): when the log was not closed cleanly, opening it begins a new epoch
+         * at its recovered end, durably, before anything can be appended. A crash of the machine may lose records a
+         * replica already holds; the new epoch tells that replica where its copy stopped being this log's, and it
+         * rewinds to there (docs/replication.md, "Shipping before the flush"). Off by default; never on for a
+         * replica's log, which follows its primary's epochs.
+         */
+        public Builder newEpochAfterCrash(boolean begin) {
+            this.newEpochAfterCrash = begin;
             return this;
         }
 

@@ -126,7 +126,7 @@ public final class WalReader implements AutoCloseable {
     }
 
     private long limit() {
-        return visibility == Visibility.WRITTEN ? wal.writtenLsn() : wal.flushedLsn();
+        return wal.visibleLsn(visibility);
     }
 
     private void ensureOpen() {

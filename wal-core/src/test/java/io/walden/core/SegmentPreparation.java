@@ -25,8 +25,18 @@ public final class SegmentPreparation {
             Thread.sleep(5); // prepared one ahead: wait until it is, so that the hold below stops the one after
         }
         synchronized (wal.preparer()) {
-            while (wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[filler]), Durability.OFF) != null) {
-                // fill until an append would need the segment that cannot be prepared now
+            long size = wal.config().segmentSize();
+            while (true) {
+                if (wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[filler]), Durability.OFF) != null) {
+                    continue; // fill until an append would need the segment that cannot be prepared now
+                }
+                long insert = wal.insertLsn();
+                long next = wal.registry().segmentStart(insert) + size;
+                boolean needsNext = insert + io.walden.core.record.RecordDescriptor.aligned(24 + filler) + 24 > next;
+                if (needsNext && wal.registry().get(next) == null) {
+                    break;
+                }
+                Thread.sleep(1); // refused for want of room in the WAL buffers: the background writer makes some
             }
             return whileHeld.call();
         }

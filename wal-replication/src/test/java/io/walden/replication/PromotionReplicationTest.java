@@ -33,7 +33,7 @@ class PromotionReplicationTest {
     Path work;
 
     @Test
-    void aPromotedReplicaAcceptsAppendsInANewEpochAndTheOldPrimaryThatWentOnIsRefusedAsItsReplica() throws Exception {
+    void aPromotedReplicaAcceptsAppendsInANewEpochAndTheOldPrimaryThatWentOnRewindsItsTailAndFollows() throws Exception {
         Wal primary = Wal.open(config(work.resolve("p")).build());
         try (Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build())) {
             long lastShared;
@@ -59,12 +59,20 @@ class PromotionReplicationTest {
             try (ReplicationServer promoted = serve(replica);
                  Wal oldPrimary = Wal.open(config(work.resolve("p")).build());
                  ReplicaClient rejoin = follow(oldPrimary, promoted, "old")) {
-                waitUntil(() -> rejoin.fatalError() != null);
-                assertThat(rejoin.fatalError()).contains("diverged").contains("rebuild");
-                assertThat(oldPrimary.epoch()).isEqualTo(1);
-                assertThat(promoted.replicaStatus()).isEmpty();
+                // Its record after the switch point was never the new primary's: it is removed, and the old primary
+                // follows from the switch point, in the new epoch.
+                waitUntil(() -> oldPrimary.epoch() == 2 && oldPrimary.flushedLsn() >= replica.flushedLsn());
+                assertThat(rejoin.fatalError()).isNull();
+                long next = replica.append("after the rejoin".getBytes(), Durability.LOCAL);
+                waitUntil(() -> oldPrimary.flushedLsn() > next);
+                try (io.walden.core.WalReader r = oldPrimary.reader(lastShared)) {
+                    assertThat(new String(r.next().payload())).isEqualTo("new primary");
+                    assertThat(new String(r.next().payload())).isEqualTo("after the rejoin");
+                }
+                assertThat(oldPrimary.history()).isEqualTo(replica.history());
             }
         }
+        assertSameSegments(work.resolve("r1"), work.resolve("p"));
     }
 
     @Test

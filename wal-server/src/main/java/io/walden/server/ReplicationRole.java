@@ -116,6 +116,7 @@ public final class ReplicationRole implements AutoCloseable {
         SslContext tls = config.replicationTlsCert() == null ? null
                 : ReplicationTls.server(config.replicationTlsCert(), config.replicationTlsKey(), config.replicationTlsCa());
         ReplicationServer s = ReplicationServer.builder(wal).listen(config.replicationListen()).keepaliveMillis(10_000)
+                .shipFlushedOnly(config.shipFlushedOnly())
                 .maxSlotRetainedBytes(config.maxSlotRetainedBytes()).maxReplicas(config.maxReplicas()).secret(config.replicationSecret()).tls(tls).start();
         s.meterBinder().bindTo(registry);
         server = s;

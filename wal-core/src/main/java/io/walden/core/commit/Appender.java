@@ -395,6 +395,15 @@ public final class Appender {
         return tail.get();
     }
 
+    /**
+     * A replica's rewind from {@code oldEnd} back to {@code lsn} (Wal.rewindTo; nothing appended meanwhile): the
+     * prev link written ahead moves from the old end to {@code lsn}, where the next record will carry {@code prev}.
+     */
+    public void rewindLink(long oldEnd, long lsn, long prev) {
+        ring.writeLong(ring.offset(oldEnd) + RecordDescriptor.PREV_OFFSET, 0); // no ring byte below the written position
+        linkSuccessor(lsn, prev);
+    }
+
     public Segment segment(long lsn) {
         return registry.get(lsn);
     }

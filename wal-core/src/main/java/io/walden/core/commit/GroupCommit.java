@@ -404,6 +404,32 @@ public final class GroupCommit {
         }
     }
 
+    /**
+     * Moves every position back to {@code lsn} (a replica's rewind, see Wal.rewindTo): with the leader flag and the
+     * write lock held, so that no flush or write can move a position past it meanwhile. Everything must be flushed
+     * before (the ring holds nothing unwritten), and nothing may be appended meanwhile (the log refuses appends).
+     */
+    public void rewindPositions(long lsn, Position tail) {
+        for (int spins = 0; leader.get() != 0 || !leader.compareAndSet(0, 1); spins++) {
+            backoff(spins);
+        }
+        try {
+            for (int spins = 0; !tryLockWrite(); spins++) {
+                backoff(spins);
+            }
+            try {
+                flushed.set(lsn);
+                writer.rewind(lsn);
+                published.set(lsn);
+                tail.set(lsn);
+            } finally {
+                writeLock.set(0);
+            }
+        } finally {
+            leader.set(0);
+        }
+    }
+
     private boolean tryLockWrite() {
         return writeLock.get() == 0 && writeLock.compareAndSet(0, 1);
     }

@@ -40,6 +40,11 @@ final class LogWriter {
         return written.get();
     }
 
+    /** A replica's rewind (holder of the write lock): the files hold nothing from {@code lsn} on any more. */
+    void rewind(long lsn) {
+        written.set(lsn);
+    }
+
     /**
      * Writes {@code [written, target)} into the files ({@code target} a published position: a record boundary, or
      * the first record's LSN of a segment), then zeroes what it wrote in the ring, then moves the written position.

@@ -23,10 +23,15 @@ public final class Checkpointer {
     private final long logId;
     private final boolean durable;
     private long lastFlushed = -1;
+    private long lastReadLimit = -1;
+    /** A replica's read limit (see ControlFile.Checkpoint), persisted with each checkpoint; MAX_VALUE for a primary. */
+    private final java.util.function.LongSupplier readLimit;
     private volatile long durableScanStart;
 
     public Checkpointer(ControlFile controlFile, SegmentRegistry registry, Position flushed,
-                        Map<Long, Long> firstPrevBySegment, long logId, long durableScanStart, boolean durable) {
+                        Map<Long, Long> firstPrevBySegment, long logId, long durableScanStart, boolean durable,
+                        java.util.function.LongSupplier readLimit) {
+        this.readLimit = readLimit;
         this.durable = durable;
         this.controlFile = controlFile;
         this.registry = registry;
@@ -36,7 +41,7 @@ public final class Checkpointer {
         this.durableScanStart = durableScanStart;
     }
 
-    /** Writes a checkpoint if the flushed position moved since the last one. */
+    /** Writes a checkpoint if the flushed position (or a replica's read limit) moved since the last one. */
     public void checkpoint() {
         try {
             write(false);
@@ -46,9 +51,23 @@ public final class Checkpointer {
     }
 
     /** Writes a checkpoint now (forced to disk before it returns). */
-    public synchronized void write(boolean always) throws IOException {
+    public void write(boolean always) throws IOException {
+        write(always, false);
+    }
+
+    /**
+     * The last checkpoint of a clean close: every appended record is flushed ({@code flushed} is the log's end) and
+     * nothing will be appended before the log is opened again, which then knows that no one (no replica) can hold a
+     * byte beyond its end.
+     */
+    public void writeShutdown() throws IOException {
+        write(true, true);
+    }
+
+    private synchronized void write(boolean always, boolean shutDown) throws IOException {
         long f = flushed.get();
-        if (!always && f == lastFlushed) {
+        long limit = readLimit.getAsLong();
+        if (!always && f == lastFlushed && limit == lastReadLimit) {
             return;
         }
         long start = registry.segmentStart(f);
@@ -58,10 +77,34 @@ public final class Checkpointer {
         }
         // Without real forces (SyncMethod.NONE) nothing is known to be on disk: record no flush point, so that
         // recovery after an OS crash treats whatever it finds as a torn tail rather than as corruption.
-        controlFile.write(new ControlFile.Checkpoint(logId, registry.segmentSize(), start, prev, durable ? f : 0));
+        // A read limit never passes the flushed position it is checkpointed with (what recovery keeps may end there).
+        controlFile.write(new ControlFile.Checkpoint(logId, registry.segmentSize(), start, prev, durable ? f : 0, shutDown,
+                limit == Long.MAX_VALUE ? limit : Math.min(limit, f)));
         lastFlushed = f;
+        lastReadLimit = limit;
         durableScanStart = start;
         firstPrevBySegment.keySet().removeIf(k -> k < start);
+    }
+
+    /**
+     * A replica's rewind to {@code lsn}: a checkpoint whose flushed position (and read limit) is {@code lsn} and whose
+     * scan starts at {@code lsn}'s segment, written before any byte beyond {@code lsn} is removed, so that no later
+     * recovery takes the removed bytes' absence for damage below a flush point.
+     *
+     * @param firstPrev      the prev link of the first record of {@code lsn}'s segment
+     * @param movePositions  moves the log's positions back to {@code lsn}; run under this checkpointer's lock, so that
+     *                       no periodic checkpoint records the old flush point after it
+     */
+    public synchronized void rewind(long lsn, long firstPrev, Runnable movePositions) throws IOException {
+        movePositions.run();
+        long start = registry.segmentStart(lsn);
+        firstPrevBySegment.put(start, firstPrev);
+        firstPrevBySegment.keySet().removeIf(k -> k > start);
+        controlFile.write(new ControlFile.Checkpoint(logId, registry.segmentSize(), start, firstPrev, durable ? lsn : 0,
+                false, Math.min(readLimit.getAsLong(), lsn)));
+        lastFlushed = lsn;
+        lastReadLimit = -1;
+        durableScanStart = start;
     }
 
     /** The scan start of the last checkpoint on disk: segments from it on must never be removed. */

@@ -35,10 +35,25 @@ public final class ControlFile implements AutoCloseable {
     static final int SCAN_START_OFFSET = 40;
     static final int SCAN_START_PREV_OFFSET = 48;
     static final int FLUSHED_OFFSET = 56;
+    static final int STATE_OFFSET = 64;
+    static final int READ_LIMIT_OFFSET = 72;
+    /** {@link #STATE_OFFSET}: the log was closed cleanly: everything appended was flushed, and nothing came after. */
+    static final int STATE_SHUT_DOWN = 1;
     static final int CRC_OFFSET = SLOT_SIZE - Integer.BYTES;
 
-    /** What one slot holds. {@code scanStartPrev} is the prev link of the first record at {@code scanStart + 64}. */
-    public record Checkpoint(long logId, long segmentSize, long scanStart, long scanStartPrev, long flushedLsn) {
+    /**
+     * What one slot holds. {@code scanStartPrev} is the prev link of the first record at {@code scanStart + 64};
+     * {@code shutDown} says the log was closed cleanly (PostgreSQL's DB_SHUTDOWNED): everything appended was flushed
+     * when this slot was written, and the log was not opened since; false while the log is in use.
+     * {@code readLimit} is a replica's: its primary had flushed everything below it, so readers may see it (records
+     * at or beyond it may still be rewound); {@code Long.MAX_VALUE} (stored as 0) for a primary's log.
+     */
+    public record Checkpoint(long logId, long segmentSize, long scanStart, long scanStartPrev, long flushedLsn,
+                             boolean shutDown, long readLimit) {
+        /** A checkpoint of a primary's log in use. */
+        public Checkpoint(long logId, long segmentSize, long scanStart, long scanStartPrev, long flushedLsn) {
+            this(logId, segmentSize, scanStart, scanStartPrev, flushedLsn, false, Long.MAX_VALUE);
+        }
     }
 
     private final Path dir;
@@ -130,7 +145,9 @@ public final class ControlFile implements AutoCloseable {
             long seq = b.getLong(SEQUENCE_OFFSET);
             if (best == null || seq > best.sequence) {
                 best = new Slot(seq, new Checkpoint(b.getLong(LOG_ID_OFFSET), b.getLong(SEGMENT_SIZE_OFFSET),
-                        b.getLong(SCAN_START_OFFSET), b.getLong(SCAN_START_PREV_OFFSET), b.getLong(FLUSHED_OFFSET)));
+                        b.getLong(SCAN_START_OFFSET), b.getLong(SCAN_START_PREV_OFFSET), b.getLong(FLUSHED_OFFSET),
+                        b.getInt(STATE_OFFSET) == STATE_SHUT_DOWN,
+                        b.getLong(READ_LIMIT_OFFSET) <= 0 ? Long.MAX_VALUE : b.getLong(READ_LIMIT_OFFSET)));
             }
         }
         return best;
@@ -147,7 +164,9 @@ public final class ControlFile implements AutoCloseable {
                 .putLong(SEGMENT_SIZE_OFFSET, cp.segmentSize())
                 .putLong(SCAN_START_OFFSET, cp.scanStart())
                 .putLong(SCAN_START_PREV_OFFSET, cp.scanStartPrev())
-                .putLong(FLUSHED_OFFSET, cp.flushedLsn());
+                .putLong(FLUSHED_OFFSET, cp.flushedLsn())
+                .putInt(STATE_OFFSET, cp.shutDown() ? STATE_SHUT_DOWN : 0)
+                .putLong(READ_LIMIT_OFFSET, cp.readLimit() == Long.MAX_VALUE ? 0 : cp.readLimit());
         b.putInt(CRC_OFFSET, crc(b));
     }
 

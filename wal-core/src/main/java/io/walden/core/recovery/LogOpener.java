@@ -39,10 +39,11 @@ public final class LogOpener {
     public static final String LOCK_FILE = "walden.lock";
 
     /** What an open found and holds; the Wal takes ownership of every resource in it. */
+    /** @param shutDownCleanly whether the log was closed cleanly before this open (true for a new log) */
     public record OpenedLog(Path dir, FileChannel lockChannel, FileLock lock, long logId, ControlFile controlFile,
                             SegmentRegistry registry, List<Path> spares, RecoveryScanner.Result scan,
                             ControlFile.Checkpoint after, io.walden.core.EpochHistory history, boolean created, boolean rebuilt,
-                            long startNanos) {
+                            boolean shutDownCleanly, long startNanos) {
     }
 
     private LogOpener() {
@@ -137,8 +138,10 @@ public final class LogOpener {
             }
             SegmentFiles.forceDirectory(dir);
             Long endPrev = scan.firstPrevBySegment().get(endSegment);
+            // A replica's read limit stays (records beyond it may still be rewound); never beyond what recovery kept.
+            long readLimit = cp.readLimit() == Long.MAX_VALUE ? Long.MAX_VALUE : Math.min(cp.readLimit(), scan.endLsn());
             ControlFile.Checkpoint after = new ControlFile.Checkpoint(logId, config.segmentSize(), endSegment,
-                    endPrev == null ? scan.lastRecordLsn() : endPrev, scan.endLsn());
+                    endPrev == null ? scan.lastRecordLsn() : endPrev, scan.endLsn(), false, readLimit);
             if (controlFile == null) {
                 controlFile = ControlFile.create(dir, after);
             } else {
@@ -146,7 +149,7 @@ public final class LogOpener {
             }
             List<Path> spares = SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX);
             return new OpenedLog(dir, lockChannel, lock, logId, controlFile, registry, spares, scan, after,
-                    history, created, rebuilt, startNanos);
+                    history, created, rebuilt, created || (hasControl && cp.shutDown()), startNanos);
         } catch (IOException e) {
             cleanUpFailedOpen(registry, controlFile, lockChannel);
             throw new WalException("could not open the log in " + dir + ": " + e.getMessage(), e);

@@ -73,6 +73,16 @@ public final class RecordBoundaries {
         return at == offset ? prev : NOT_A_BOUNDARY;
     }
 
+    /**
+     * The log was rewound to {@code offset}, a proven boundary of this segment: what the walk found beyond it no
+     * longer holds (new records will be written there). Length words below it are unchanged.
+     */
+    public synchronized void forgetFrom(long offset) {
+        if (walkedTo > offset) {
+            walkedTo = Math.max(FIRST_RECORD, offset);
+        }
+    }
+
     /** Extends the walk over the published records below {@code limit}. */
     private void walk(long limit) {
         if (lastBoundaryBefore == null) {

@@ -47,6 +47,8 @@ public final class SegmentPreparer implements AutoCloseable {
     private final AtomicLong preparedCount = new AtomicLong();
     private final AtomicLong recycledCount = new AtomicLong();
     private final Object prepared = new Object();
+    /** Held while a segment is added to the registry, and by {@link #cutBack}. */
+    private final Object growth = new Object();
     private final Thread thread;
     /** Told when this thread hits an Error and stops: the log must fail rather than wait for segments forever. */
     private final java.util.function.Consumer<Throwable> onFatal;
@@ -189,7 +191,33 @@ public final class SegmentPreparer implements AutoCloseable {
         }
     }
 
+    /**
+     * A replica's rewind: removes every segment after the one starting at {@code keep} (their files renamed out of
+     * the log at once, durably, then disposed of once no reader can reach them) and forgets that they were asked for.
+     * Under the lock the preparer holds while it adds a segment, so none it is preparing appears after them.
+     */
+    public void cutBack(long keep) throws IOException {
+        synchronized (growth) {
+            for (Segment s : registry.snapshot()) {
+                if (s.startLsn() <= keep) {
+                    continue;
+                }
+                Path retiredFile = dir.resolve(s.path().getFileName() + SegmentFiles.RETIRED_SUFFIX);
+                SegmentFiles.rename(dir, s.path(), retiredFile);
+                registry.remove(s);
+                retire(s, retiredFile);
+            }
+            wanted.set(keep);
+        }
+    }
+
     private void prepareWanted() throws IOException {
+        synchronized (growth) {
+            prepareWantedLocked();
+        }
+    }
+
+    private void prepareWantedLocked() throws IOException {
         Segment newest = registry.newest();
         long next = newest == null ? -1 : newest.endLsn();
         while (running && next >= 0 && next <= wanted.get()) {

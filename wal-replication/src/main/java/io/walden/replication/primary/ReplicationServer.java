@@ -55,6 +55,7 @@ public final class ReplicationServer implements AutoCloseable {
     private final FrameEncoder encoder = new FrameEncoder();
     private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
     private final long keepaliveNanos;
+    private final boolean shipFlushedOnly;
     private final long maxSlotRetainedBytes;
     private final int maxReplicas;
     /** The shared secret a hello must carry, or null when none is required. */
@@ -173,6 +174,7 @@ public final class ReplicationServer implements AutoCloseable {
         private int maxReplicas = 16;
         private byte[] secret;
         private SslContext tls;
+        private boolean shipFlushedOnly;
 
         private Builder(Wal wal) {
             this.wal = wal;
@@ -239,8 +241,31 @@ public final class ReplicationServer implements AutoCloseable {
             return this;
         }
 
-        /** Binds and starts accepting replicas. */
+        /**
+         * PostgreSQL's rule: ship only records this log has flushed, so that a replica never holds one this log could
+         * lose, at the price of a synchronous commit paying both forces one after the other. By default (false) records
+         * leave once they are written here, and the replica's write and force overlap this log's force
+         * (docs/replication.md, "Shipping before the flush").
+         */
+        public Builder shipFlushedOnly(boolean flushedOnly) {
+            this.shipFlushedOnly = flushedOnly;
+            return this;
+        }
+
+        /**
+         * Binds and starts accepting replicas.
+         *
+         * @throws IllegalStateException when shipping before the flush and the log, opened after a crash, began no new
+         *                               epoch (open it with {@code WalConfig.Builder.newEpochAfterCrash(true)}): its
+         *                               replicas may hold records it lost, and nothing would tell them apart from the
+         *                               ones it appends next
+         */
         public ReplicationServer start() throws InterruptedException {
+            if (!shipFlushedOnly && !wal.mayShipUnflushed()) {
+                throw new IllegalStateException("the log in " + wal.directory() + " was not closed cleanly and began no "
+                        + "new epoch since: a replica may hold records it lost in the crash. Open it with "
+                        + "WalConfig.Builder.newEpochAfterCrash(true) (walden serve does), or ship flushed records only");
+            }
             return new ReplicationServer(this);
         }
     }
@@ -250,6 +275,7 @@ public final class ReplicationServer implements AutoCloseable {
         this.maxSlotRetainedBytes = b.maxSlotRetainedBytes;
         this.maxReplicas = b.maxReplicas;
         this.keepaliveNanos = TimeUnit.MILLISECONDS.toNanos(b.keepaliveMillis);
+        this.shipFlushedOnly = b.shipFlushedOnly;
         this.secret = b.secret;
         SslContext tls = b.tls;
         long idleMillis = b.keepaliveMillis * 2;
@@ -509,7 +535,11 @@ public final class ReplicationServer implements AutoCloseable {
 
         private void onHello(ChannelHandlerContext ctx, Frame.Hello hello) {
             EpochHistory history = wal.history();
-            String diverged = history.divergence(new Epoch(hello.epoch(), hello.epochStartLsn()), hello.startLsn());
+            Epoch epoch = new Epoch(hello.epoch(), hello.epochStartLsn());
+            long rewind = history.rewindPoint(epoch, hello.startLsn());
+            String diverged = rewind >= 0 ? null : history.divergence(epoch, hello.startLsn());
+            // What the replica may already hold: what was shipped (written here, or only flushed).
+            long shippedEnd = wal.shippableLsn(!shipFlushedOnly);
             if (state != null) {
                 refuse(ctx, Frame.Error.MALFORMED, "a second hello on one connection");
             } else if (hello.version() != FrameDescriptor.PROTOCOL_VERSION) {
@@ -540,13 +570,20 @@ public final class ReplicationServer implements AutoCloseable {
             } else if (diverged != null) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's history diverged from this primary's: " + diverged
                         + "; rebuild it from this primary");
-            } else if (hello.startLsn() > wal.flushedLsn() && wal.appendsRefusedReason() != null) {
+            } else if (rewind >= 0) {
+                // Its epoch ended at `rewind` here, and it holds records past that which this log never had (lost in a
+                // crash before they were flushed, or an old primary's after a promotion): it rewinds, then connects
+                // again from there. The welcome carries the history it needs to find that point itself.
+                LOG.info("Replica '{}' ends at {}, past {} where its epoch {} ended here: it rewinds and reconnects",
+                        hello.name(), Lsn.format(hello.startLsn()), Lsn.format(rewind), hello.epoch());
+                ctx.writeAndFlush(welcome(history)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+            } else if (hello.startLsn() > shippedEnd && wal.appendsRefusedReason() != null) {
                 // A cascading replica behind its downstream (which followed another upstream before): not final.
-                refuse(ctx, Frame.Error.NOT_A_PRIMARY, "this cascading replica has flushed only up to "
-                        + Lsn.format(wal.flushedLsn()) + ", behind the replica's " + Lsn.format(hello.startLsn()) + "; retry later");
-            } else if (hello.startLsn() > wal.flushedLsn()) {
+                refuse(ctx, Frame.Error.NOT_A_PRIMARY, "this cascading replica can serve only up to "
+                        + Lsn.format(shippedEnd) + ", behind the replica's " + Lsn.format(hello.startLsn()) + "; retry later");
+            } else if (hello.startLsn() > shippedEnd) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's log ends at " + Lsn.format(hello.startLsn())
-                        + ", beyond this primary's " + Lsn.format(wal.flushedLsn()) + ": its history diverged; rebuild it");
+                        + ", beyond this primary's " + Lsn.format(shippedEnd) + ": its history diverged; rebuild it");
             } else if (!slots.containsKey(hello.name()) && (slots.size() >= maxReplicas || replicas.size() >= maxReplicas)) {
                 // Each replica name costs a slot, meters and a sender: a peer inventing names must not grow them
                 // without bound (PostgreSQL's max_wal_senders and max_replication_slots).
@@ -562,7 +599,7 @@ public final class ReplicationServer implements AutoCloseable {
                     registerGauges(registry, state);
                 }
                 ctx.writeAndFlush(welcome(history));
-                sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos, history, state::sent);
+                sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos, history, !shipFlushedOnly, state::sent);
                 sender.start();
                 LOG.info("Replica '{}' connected from {} at {} (epoch {})", hello.name(), ctx.channel().remoteAddress(),
                         Lsn.format(hello.startLsn()), hello.epoch());

@@ -13,10 +13,13 @@ import org.slf4j.LoggerFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Streams one replica's data: flushed log bytes from its position, in frames of whole records within a
- * segment (PostgreSQL's rule: only what is flushed locally leaves), waiting for the next flush when caught up
- * and sending a keepalive (reply requested) when idle. A thread of its own ({@code walden-sender-*}): reading
- * the log may block, and the event loop must not.
+ * Streams one replica's data: log bytes from its position, in frames of whole records within a segment, waiting
+ * for more when caught up and sending a keepalive (reply requested) when idle. By default the bytes leave once they
+ * are in this log's files, before they are flushed, so that the replica writes and forces them while this log forces
+ * (docs/replication.md, "Shipping before the flush"); every frame carries this log's flushed LSN, and when the flush
+ * passes what the replica was last told, a keepalive tells it, since the replica applies nothing beyond it. With
+ * {@code shipFlushedOnly}, PostgreSQL's rule: only flushed bytes leave. A thread of its own ({@code walden-sender-*}):
+ * reading the log may block, and the event loop must not.
  */
 final class Sender implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(Sender.class);
@@ -31,9 +34,18 @@ final class Sender implements Runnable {
     private final io.walden.core.EpochHistory history;
     private volatile boolean running = true;
     private long position;
+    /** Ship bytes once written (false: only once flushed, PostgreSQL's rule). */
+    private final boolean unflushed;
+    /** The flushed LSN the replica was last told. */
+    private long toldFlushed = -1;
 
-    /** @param onSent told (end LSN, nanoTime) of every chunk sent, for the lag figures */
-    Sender(Wal wal, Channel channel, long start, long keepaliveNanos, io.walden.core.EpochHistory history, SentListener onSent) {
+    /**
+     * @param unflushed ship bytes once they are written here, before they are flushed
+     * @param onSent    told (end LSN, nanoTime) of every chunk sent, for the lag figures
+     */
+    Sender(Wal wal, Channel channel, long start, long keepaliveNanos, io.walden.core.EpochHistory history, boolean unflushed,
+           SentListener onSent) {
+        this.unflushed = unflushed;
         this.onSent = onSent;
         this.history = history;
         this.wal = wal;
@@ -77,7 +89,7 @@ final class Sender implements Runnable {
                 if (historyChanged()) {
                     return;
                 }
-                ReplicationChunk chunk = wal.readFlushed(position, MAX_CHUNK);
+                ReplicationChunk chunk = unflushed ? wal.readWritten(position, MAX_CHUNK) : wal.readFlushed(position, MAX_CHUNK);
                 // Checked again after the read: the history is replaced before any byte of a new epoch is written,
                 // so bytes read while the told history is still current belong to it.
                 if (historyChanged()) {
@@ -93,15 +105,26 @@ final class Sender implements Runnable {
                     // Before the write: the replica's status about these bytes may arrive before writeAndFlush returns,
                     // and reports beyond what was sent are clamped.
                     onSent.sent(position, System.nanoTime());
-                    channel.writeAndFlush(new Frame.Data(chunk.startLsn(), wal.flushedLsn(), now,
-                            Unpooled.wrappedBuffer(chunk.bytes())));
+                    long flushed = wal.flushedLsn();
+                    channel.writeAndFlush(new Frame.Data(chunk.startLsn(), flushed, now, Unpooled.wrappedBuffer(chunk.bytes())));
+                    toldFlushed = flushed;
                     lastSent = System.nanoTime();
                     while (!channel.isWritable() && channel.isActive() && running) {
                         Thread.sleep(1); // the replica reads slowly: do not buffer without bound
                     }
                     continue;
                 }
-                if (!wal.awaitFlushedPast(position, keepaliveNanos / 2, TimeUnit.NANOSECONDS)
+                long flushed = wal.flushedLsn();
+                if (unflushed && flushed > toldFlushed) {
+                    // The replica holds bytes it may not apply until it learns they are flushed here.
+                    channel.writeAndFlush(new Frame.Keepalive(flushed, TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), false));
+                    toldFlushed = flushed;
+                    lastSent = System.nanoTime();
+                    continue;
+                }
+                long told = toldFlushed;
+                if (!wal.awaitPositions(() -> wal.shippableLsn(unflushed) > position
+                                || unflushed && wal.flushedLsn() > told, keepaliveNanos / 2, TimeUnit.NANOSECONDS)
                         && System.nanoTime() - lastSent >= keepaliveNanos / 2) {
                     channel.writeAndFlush(new Frame.Keepalive(wal.flushedLsn(),
                             TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), true));

@@ -18,9 +18,12 @@ public final class FrameDescriptor {
     public static final int TYPE_LENGTH = 1;
     /**
      * 2: the hello carries the epoch's start LSN and the welcome the epoch history. 3: the welcome carries the
-     * primary's oldest kept LSN, and a hello with log id 0 is answered with a welcome and a close.
+     * primary's oldest kept LSN, and a hello with log id 0 is answered with a welcome and a close. 4: data may be
+     * shipped before the primary flushed it (a replica applies nothing beyond the primary's flushed LSN, which data
+     * frames and keepalives carry), and a replica whose log runs past its epoch's end in the primary's history is
+     * answered with a welcome and a close, and rewinds.
      */
-    public static final int PROTOCOL_VERSION = 3;
+    public static final int PROTOCOL_VERSION = 4;
 
     public static final byte HELLO = 'H';
     public static final byte WELCOME = 'W';

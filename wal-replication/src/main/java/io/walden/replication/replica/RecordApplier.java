@@ -15,4 +15,13 @@ import io.walden.core.WalRecord;
 @FunctionalInterface
 public interface RecordApplier {
     void apply(WalRecord record) throws Exception;
+
+    /**
+     * The replica's log was rewound to {@code lsn}: records from there on were removed, because the primary's
+     * history says they were never its own (docs/replication.md, "Shipping before the flush"). Records the applier
+     * took are never among them: a replica applies only what its primary had flushed, and refuses to rewind below
+     * what it applied. For an application that keeps positions beyond what it applied. Does nothing by default.
+     */
+    default void rewound(long lsn) {
+    }
 }

@@ -268,11 +268,28 @@ public final class ReplicaClient implements AutoCloseable {
         }
         long flushed = wal.flushedLsn();
         if (recordApplier == null) {
-            applied = flushed;
+            applied = Math.min(flushed, wal.readLimit()); // what readers see: flushed here and at the primary
         } else {
             applyFlushed();
         }
         c.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, applied, now(), false));
+    }
+
+    /**
+     * The primary says it flushed everything below {@code lsn}: readers (and the applier) may see this log up to there.
+     * Reports at once when that moved what is applied, since {@code REMOTE_APPLY} commits wait for it. On the receiver.
+     */
+    private void primaryFlushed(Channel c, long lsn) {
+        long before = applied;
+        wal.raiseReadLimit(lsn);
+        if (recordApplier != null) {
+            applyFlushed();
+        } else {
+            applied = Math.min(wal.flushedLsn(), wal.readLimit());
+        }
+        if (applied != before) {
+            c.writeAndFlush(new Frame.Status(wal.writtenLsn(), wal.flushedLsn(), applied, now(), false));
+        }
     }
 
     /** Hands the flushed records not yet applied to the application's applier. On the receiver thread. */
@@ -360,6 +377,7 @@ public final class ReplicaClient implements AutoCloseable {
                 decoder.maxFrameLength(FrameDescriptor.dataFrameLimit(welcome.segmentSize())); // a record never spans segments
                 receiver.execute(() -> {
                     try {
+                        rewindIfNeeded(welcome.history());
                         wal.adoptHistory(welcome.history()); // durably, before any byte of it is applied
                     } catch (RuntimeException e) {
                         refuseToFollow(ctx, e.getMessage() + "; rebuild this replica from the primary");
@@ -371,6 +389,7 @@ public final class ReplicaClient implements AutoCloseable {
                     LOG.info("Streaming from the primary at {} from {} in epoch {} (its flushed end {})", primary,
                             Lsn.format(wal.insertLsn()), welcome.epoch(), Lsn.format(welcome.flushedLsn()));
                     status(ctx.channel()); // where this replica stands, so the primary knows at once
+                    primaryFlushed(ctx.channel(), welcome.flushedLsn());
                 });
             } else if (frame instanceof Frame.Data data) {
                 long start = data.startLsn();
@@ -379,12 +398,14 @@ public final class ReplicaClient implements AutoCloseable {
                 if (pending.addAndGet(bytes.length) > MAX_PENDING_BYTES) {
                     ctx.channel().config().setAutoRead(false); // the receiver is behind: let TCP push back on the primary
                 }
+                long primaryFlushed = data.flushedLsn();
                 receiver.execute(() -> {
                     try {
                         // Frames received before a connection broke are still applied: they are contiguous, and
                         // the next hello is queued after them, so it starts at their end.
                         if (accepted && !dropping) {
                             apply(ctx, start, bytes);
+                            primaryFlushed(ctx.channel(), primaryFlushed);
                         }
                     } finally {
                         if (pending.addAndGet(-bytes.length) <= MAX_PENDING_BYTES / 2 && !ctx.channel().config().isAutoRead()) {
@@ -392,8 +413,15 @@ public final class ReplicaClient implements AutoCloseable {
                         }
                     }
                 });
-            } else if (frame instanceof Frame.Keepalive keepalive && keepalive.replyRequested()) {
-                receiver.execute(() -> status(ctx.channel()));
+            } else if (frame instanceof Frame.Keepalive keepalive) {
+                receiver.execute(() -> {
+                    if (accepted && !dropping) {
+                        primaryFlushed(ctx.channel(), keepalive.flushedLsn());
+                    }
+                    if (keepalive.replyRequested()) {
+                        status(ctx.channel());
+                    }
+                });
             } else if (frame instanceof Frame.Error error) {
                 if (error.code() == Frame.Error.ANOTHER_LOG || error.code() == Frame.Error.LSN_REMOVED
                         || error.code() == Frame.Error.EPOCH_DIVERGED || error.code() == Frame.Error.UNSUPPORTED_VERSION
@@ -403,6 +431,37 @@ public final class ReplicaClient implements AutoCloseable {
                 lastError = error.message();
                 LOG.error("The primary at {} refused this replica: {}", primary, error.message());
                 ctx.close();
+            }
+        }
+
+        /**
+         * When the primary's history ends this log's epoch below this log's end, removes what lies beyond (the primary
+         * never had it: docs/replication.md, "Shipping before the flush"), durably, before adopting that history. The
+         * primary closes the connection after such a welcome; the next hello starts where the rewind left the log.
+         *
+         * @throws IllegalStateException when the application's applier already took records beyond that point (the
+         *                               replica must be rebuilt: the application's state holds what the primary lacks)
+         */
+        private void rewindIfNeeded(io.walden.core.EpochHistory primaryHistory) {
+            long end = wal.insertLsn();
+            long to = primaryHistory.rewindPoint(wal.history().at(end), end);
+            if (to < 0) {
+                return;
+            }
+            if (recordApplier != null && applied > to) {
+                throw new IllegalStateException("the primary's history ends this replica's epoch at " + Lsn.format(to)
+                        + ", but the application already applied records up to " + Lsn.format(applied));
+            }
+            long removed = wal.rewindTo(to);
+            LOG.warn("Rewound this replica from {} to {} ({} bytes): the primary's history ends its epoch there",
+                    Lsn.format(end), Lsn.format(to), removed);
+            applied = Math.min(applied, to);
+            if (recordApplier != null) {
+                try {
+                    recordApplier.rewound(to);
+                } catch (RuntimeException e) {
+                    LOG.warn("The applier's rewound({}) threw (ignored): {}", Lsn.format(to), e.toString());
+                }
             }
         }
 

@@ -58,6 +58,12 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--event-loops", description = "HTTP event loop threads (default: one per core).")
     String eventLoops;
 
+    @Option(names = "--ship-flushed-only", arity = "0..1", fallbackValue = "true",
+            description = "A primary ships only records it has flushed (PostgreSQL's rule; a synchronous commit then pays "
+                    + "both forces in a row). Default false: records leave once written, and the replicas' forces overlap "
+                    + "this one's.")
+    String shipFlushedOnly;
+
     @Option(names = "--auth-token", description = "Bearer token required by the data API and mutating admin calls; "
             + "required when --http is not a loopback address.")
     String authToken;
@@ -141,6 +147,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("transport", transport);
         flags.put("flush-on-event-loop", flushOnEventLoop);
         flags.put("event-loops", eventLoops);
+        flags.put("ship-flushed-only", shipFlushedOnly);
         flags.put("auth-token", authToken);
         flags.put("max-batch-bytes", maxBatchBytes);
         flags.put("max-readers", maxReaders);

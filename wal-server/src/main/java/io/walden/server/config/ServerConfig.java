@@ -35,7 +35,7 @@ import java.util.TreeMap;
 public final class ServerConfig {
     public static final String DEFAULT_DATA_DIR = "walden-data";
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
-    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops",
+    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only",
             "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure");
@@ -68,6 +68,7 @@ public final class ServerConfig {
         v.put("replication-insecure", "false");
         v.put("transport", "auto");
         v.put("flush-on-event-loop", "true");
+        v.put("ship-flushed-only", "false");
         v.put("event-loops", Integer.toString(Runtime.getRuntime().availableProcessors()));
         v.put("remote-commit-timeout-ms", "0");
         v.put("max-slot-retained-bytes", Long.toString(4L << 30));
@@ -129,6 +130,7 @@ public final class ServerConfig {
         }
         bool("replication-insecure");
         bool("flush-on-event-loop");
+        bool("ship-flushed-only");
         transport();
         for (String key : new String[] {"max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes", "event-loops"}) {
             positive(key);
@@ -141,6 +143,14 @@ public final class ServerConfig {
      */
     public int eventLoops() {
         return (int) positive("event-loops");
+    }
+
+    /**
+     * PostgreSQL's rule for a primary: ship only flushed records (a synchronous commit then pays both forces in a row).
+     * By default records leave once written, and the replicas' forces overlap the primary's (docs/replication.md).
+     */
+    public boolean shipFlushedOnly() {
+        return bool("ship-flushed-only");
     }
 
     /** A setting that must be true or false, with an error naming it otherwise. */
@@ -254,6 +264,9 @@ public final class ServerConfig {
     /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */
     public WalConfig.Builder walConfigBuilder() {
         WalConfig.Builder b = WalConfig.builder(dataDir())
+                // A primary that crashed begins a new epoch at its recovered end: its replicas may hold records it
+                // shipped before flushing and then lost (docs/replication.md, "Shipping before the flush").
+                .newEpochAfterCrash(replicateFrom() == null)
                 .segmentSize(segmentSize())
                 .durability(durability())
                 .syncMethod(syncMethod())
