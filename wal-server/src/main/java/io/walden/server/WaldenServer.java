@@ -157,7 +157,10 @@ public final class WaldenServer implements AutoCloseable {
                 .group(boss, workers)
                 .channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
-                .childOption(ChannelOption.TCP_NODELAY, true);
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                // A client that half-closes (sends its requests, then shuts its side) still gets every answer and a
+                // stream's last chunk: HttpConnection closes once it has answered (RFC 9112 9.6).
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
         // A client that vanished without a FIN (a dead machine, a dropped route) is found by TCP keepalive probes even
         // while its connection carries nothing, e.g. a quiet stream: after 30 s idle, then 3 unanswered probes 10 s apart.
         transport.keepAlive(b, 30, 10, 3);

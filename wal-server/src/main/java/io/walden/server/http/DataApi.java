@@ -359,7 +359,7 @@ public final class DataApi {
         });
     }
 
-    /** GET /v1/records/stream?from=&visibility= : NDJSON over chunked transfer, one record per line, until the client goes. */
+    /** GET /v1/records/stream?from=&visibility= : NDJSON over chunked transfer, one record per line, until the client goes (or half-closes). */
     void stream(Exchange ex) {
         long from = ex.param("from") == null ? wal.insertLsn() : Lsn.parse(ex.param("from"));
         WalReader reader = wal.reader(from, visibility(ex));
@@ -371,7 +371,7 @@ public final class DataApi {
             head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
             channel.writeAndFlush(head);
             try (reader) {
-                while (channel.isActive() && !stopping) {
+                while (channel.isActive() && !stopping && !ex.streamEndRequested()) {
                     WalRecord r = reader.poll(500, TimeUnit.MILLISECONDS);
                     if (r == null) {
                         continue;

@@ -46,6 +46,8 @@ public final class Exchange extends AppendCompletion implements Runnable {
     private boolean keepAlive;
     private boolean released;
     private boolean streaming;
+    /** Set (event loop) when the client half-closed: a stream writing this answer ends at its next poll. */
+    private volatile boolean streamEndRequested;
     private HttpRouter.Kind kind;
     private boolean started;
     private boolean finished;
@@ -69,6 +71,7 @@ public final class Exchange extends AppendCompletion implements Runnable {
         this.keepAlive = HttpUtil.isKeepAlive(request);
         this.released = false;
         this.streaming = false;
+        this.streamEndRequested = false;
         this.started = false;
         this.finished = false;
         this.answer = null;
@@ -282,6 +285,16 @@ public final class Exchange extends AppendCompletion implements Runnable {
     void markStreaming() {
         streaming = true;
         keepAlive = false;
+    }
+
+    /** Asks a stream on this exchange, started or not, to end (any thread). */
+    void endStream() {
+        streamEndRequested = true;
+    }
+
+    /** Whether the stream should end now (read by the stream's reader thread). */
+    boolean streamEndRequested() {
+        return streamEndRequested;
     }
 
     boolean isStreaming() {

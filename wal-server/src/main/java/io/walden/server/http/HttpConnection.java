@@ -3,6 +3,7 @@ package io.walden.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -29,7 +30,8 @@ import java.util.ArrayDeque;
  * unbounded bodies: what one read already brought in waits, decoded, for its turn).
  * A streaming answer ({@code /v1/records/stream}) starts only once every request before it was answered, owns the
  * connection from then on (requests sent after it are dropped), and closes it when it ends. An answer with
- * {@code Connection: close}, a refused request and a malformed one close the connection after their answer.
+ * {@code Connection: close}, a refused request and a malformed one close the connection after their answer, and so
+ * does a client's half-close after the last answer it asked for (a stream then ends with its last chunk).
  *
  * <p>Exchanges are recycled: one is reused once its answer was written, so the hot paths allocate none.
  *
@@ -308,9 +310,27 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         free.clear();
     }
 
+    /**
+     * The client shut its side (a half-close): it sends nothing more, so the connection answers what it asked and then
+     * closes. A stream ends cleanly with its last chunk, since "until the client goes" has come.
+     */
+    private void inputEnded() {
+        takenOver = true;
+        Exchange last = inOrder.peekLast();
+        if (last == null) {
+            ctx.close();
+            return;
+        }
+        last.closeAfterAnswer();
+        last.endStream();
+    }
+
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent) {
+        if (evt instanceof ChannelInputShutdownEvent) {
+            inputEnded();
+            ctx.fireUserEventTriggered(evt);
+        } else if (evt instanceof IdleStateEvent) {
             Exchange head = inOrder.peek();
             if (head == null || !head.isStreaming()) {
                 ctx.close(); // an idle or stalled client does not keep a connection forever (a stream may be quiet)

@@ -169,4 +169,36 @@ class HttpConnectionTest {
         }
         assertThat(server.wal().segmentCount()).as("the burst crossed many segments").isGreaterThan(15);
     }
+
+    @Test
+    void shouldAnswerEveryRequestOfAClientThatHalfClosesAndThenClose() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", server.boundAddress().getPort())) {
+            s.setSoTimeout(20_000);
+            s.getOutputStream().write((append("a", "local") + append("b", "local") + append("c", "local"))
+                    .getBytes(StandardCharsets.UTF_8));
+            s.shutdownOutput();
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            for (int i = 0; i < 3; i++) {
+                assertThat(readAnswer(in).get("durability").asText()).isEqualTo("local");
+            }
+            assertThat(in.read()).as("closed after the last answer").isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void shouldEndAStreamWithItsLastChunkWhenTheClientHalfCloses() throws Exception {
+        long from = server.wal().insertLsn();
+        pipeline(append("streamed", "local"), 1);
+        byte[] answer;
+        try (Socket s = new Socket("127.0.0.1", server.boundAddress().getPort())) {
+            s.setSoTimeout(20_000);
+            s.getOutputStream().write(("GET /v1/records/stream?from=" + Lsn.format(from) + " HTTP/1.1\r\nHost: x\r\n\r\n")
+                    .getBytes(StandardCharsets.UTF_8));
+            s.shutdownOutput();
+            answer = s.getInputStream().readAllBytes();
+        }
+        String text = new String(answer, StandardCharsets.UTF_8);
+        assertThat(text).startsWith("HTTP/1.1 200").contains("chunked");
+        assertThat(text).as("the terminating chunk: a well-formed response").endsWith("\r\n0\r\n\r\n");
+    }
 }
