@@ -874,7 +874,12 @@ public final class Wal implements AutoCloseable {
                 }
                 commit.flushAll(); // nothing unwritten in the ring: only the link ahead of the end
                 long from = ReadStart.pastHeader(lsn, config.segmentSize());
-                long expected = ReadStart.expectedPrev(registry, from, written.get(), end, oldestLsn()); // refuses a non-boundary
+                long expected;
+                try {
+                    expected = ReadStart.expectedPrev(registry, from, written.get(), end, oldestLsn());
+                } catch (IllegalLsnException e) {
+                    throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": " + e.getMessage(), e);
+                }
                 Segment seg = registry.get(from);
                 long prev = seg.readLong(from - seg.startLsn() + RecordDescriptor.PREV_OFFSET);
                 if (expected != ReadStart.ANY_PREV && expected != prev) {

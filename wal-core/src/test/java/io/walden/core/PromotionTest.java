@@ -20,19 +20,10 @@ class PromotionTest {
     @TempDir
     Path work;
 
-    /** A replica that received the first {@code records} records of a primary, then was cut off from it. */
+    /** A replica that received everything {@code primary} wrote, then was cut off from it. */
     private Wal replicaOf(Wal primary, Path dir) {
-        Wal replica = Wal.open(TestLogs.small(dir).logId(primary.logId()).build());
-        replica.refuseAppends("this log is a replica of primary 127.0.0.1:7401; write to the primary");
-        long position = replica.insertLsn();
-        while (position < primary.flushedLsn()) {
-            ReplicationChunk chunk = primary.readFlushed(position, 8192);
-            if (chunk == null) {
-                break;
-            }
-            position = replica.applyReplicated(chunk.startLsn(), chunk.bytes());
-        }
-        replica.flush();
+        Wal replica = Replicas.open(primary, dir);
+        Replicas.catchUp(primary, replica);
         return replica;
     }
 

@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static io.walden.server.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -182,15 +183,5 @@ class FaultInjectionFT {
         assertThat(p.waitFor()).as("fiu-ctrl %s: %s", command, out).isZero();
     }
 
-    private static void waitUntil(Check condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.holds() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(condition.holds()).as("condition reached in time").isTrue();
-    }
 
-    interface Check {
-        boolean holds() throws Exception;
-    }
 }

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static io.walden.server.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Primary and replica as two processes of the real jar; the primary is killed with SIGKILL. */
@@ -268,20 +269,5 @@ class ReplicationIT {
             primary.put("/admin/sync-replicas", "");
             assertThat(primary.post("/v1/records?durability=on", "y".getBytes()).statusCode()).as("no policy: ON acts as local").isEqualTo(200);
         }
-    }
-
-    private interface Check {
-        boolean ok() throws Exception;
-    }
-
-    private static void waitUntil(Check check) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (System.nanoTime() < deadline) {
-            if (check.ok()) {
-                return;
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("condition not reached in 30 s");
     }
 }

@@ -87,6 +87,8 @@ public final class ReplicaClient implements AutoCloseable {
     private volatile boolean promoted;
     private java.util.concurrent.ScheduledFuture<?> statusTask;
     private volatile String fatal;
+    /** Rewinds of this replica's log since it started following (written by the receiver thread only). */
+    private volatile long rewinds;
     private volatile String applyError;
     /** Why the last connection attempt or connection failed (unreachable, TLS handshake, reset), or null. */
     private volatile String lastError;
@@ -176,6 +178,14 @@ public final class ReplicaClient implements AutoCloseable {
         public ReplicaClient start() {
             return new ReplicaClient(this);
         }
+    }
+
+    /**
+     * How many times this replica rewound its log since it started following: its primary's history ended this log's
+     * epoch below its end (docs/replication.md, "Shipping before the flush").
+     */
+    public long rewinds() {
+        return rewinds;
     }
 
     /** Why the primary refused this replica for good (another log, removed LSN, diverged history, bad secret), or null. */
@@ -453,6 +463,7 @@ public final class ReplicaClient implements AutoCloseable {
                         + ", but the application already applied records up to " + Lsn.format(applied));
             }
             long removed = wal.rewindTo(to);
+            rewinds++;
             LOG.warn("Rewound this replica from {} to {} ({} bytes): the primary's history ends its epoch there",
                     Lsn.format(end), Lsn.format(to), removed);
             applied = Math.min(applied, to);

@@ -92,6 +92,9 @@ public final class AdminApi {
             s.put("last_connection_error", replica.lastError());
             s.put("apply_error", replica.applyError());
             s.put("apply_lsn", Lsn.format(replica.appliedLsn()));
+            // What this replica's readers see up to: what its primary reported flushed (docs/replication.md).
+            s.put("read_limit_lsn", Lsn.format(Math.min(wal.readLimit(), wal.flushedLsn())));
+            s.put("rewinds", replica.rewinds());
         }
         s.put("insert_lsn", Lsn.format(wal.insertLsn()));
         s.put("written_lsn", Lsn.format(wal.writtenLsn()));
@@ -125,6 +128,7 @@ public final class AdminApi {
         rec.put("scan_start_lsn", Lsn.format(r.scanStartLsn()));
         rec.put("end_lsn", Lsn.format(r.endLsn()));
         rec.put("bytes_cut_off", r.bytesCutOff());
+        rec.put("shut_down_cleanly", r.shutDownCleanly());
         rec.put("reason", r.reason());
         rec.put("duration_ms", r.durationNanos() / 1_000_000);
         s.put("recovery", rec);

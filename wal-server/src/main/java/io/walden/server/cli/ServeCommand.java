@@ -58,6 +58,10 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--event-loops", description = "HTTP event loop threads (default: one per core).")
     String eventLoops;
 
+    @Option(names = "--writer-delay-ms", description = "Longest an OFF record waits for the background writer's force "
+            + "(PostgreSQL's wal_writer_delay; default 200).")
+    String writerDelayMs;
+
     @Option(names = "--ship-flushed-only", arity = "0..1", fallbackValue = "true",
             description = "A primary ships only records it has flushed (PostgreSQL's rule; a synchronous commit then pays "
                     + "both forces in a row). Default false: records leave once written, and the replicas' forces overlap "
@@ -148,6 +152,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("flush-on-event-loop", flushOnEventLoop);
         flags.put("event-loops", eventLoops);
         flags.put("ship-flushed-only", shipFlushedOnly);
+        flags.put("writer-delay-ms", writerDelayMs);
         flags.put("auth-token", authToken);
         flags.put("max-batch-bytes", maxBatchBytes);
         flags.put("max-readers", maxReaders);

@@ -35,7 +35,7 @@ import java.util.TreeMap;
 public final class ServerConfig {
     public static final String DEFAULT_DATA_DIR = "walden-data";
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
-    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only",
+    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms",
             "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure");
@@ -69,6 +69,7 @@ public final class ServerConfig {
         v.put("transport", "auto");
         v.put("flush-on-event-loop", "true");
         v.put("ship-flushed-only", "false");
+        v.put("writer-delay-ms", "200");
         v.put("event-loops", Integer.toString(Runtime.getRuntime().availableProcessors()));
         v.put("remote-commit-timeout-ms", "0");
         v.put("max-slot-retained-bytes", Long.toString(4L << 30));
@@ -132,7 +133,7 @@ public final class ServerConfig {
         bool("flush-on-event-loop");
         bool("ship-flushed-only");
         transport();
-        for (String key : new String[] {"max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes", "event-loops"}) {
+        for (String key : new String[] {"max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes", "event-loops", "writer-delay-ms"}) {
             positive(key);
         }
     }
@@ -270,7 +271,8 @@ public final class ServerConfig {
                 .segmentSize(segmentSize())
                 .durability(durability())
                 .syncMethod(syncMethod())
-                .remoteCommitTimeout(java.time.Duration.ofMillis(Long.parseLong(values.get("remote-commit-timeout-ms"))));
+                .remoteCommitTimeout(java.time.Duration.ofMillis(Long.parseLong(values.get("remote-commit-timeout-ms"))))
+                .writerDelay(java.time.Duration.ofMillis(positive("writer-delay-ms")));
         if (values.get("wal-buffers") != null) {
             b.walBuffers(positive("wal-buffers"));
         }

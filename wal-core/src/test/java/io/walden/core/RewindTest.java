@@ -1,0 +1,154 @@
+package io.walden.core;
+
+import io.walden.core.recovery.LogInspector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link Wal#rewindTo}: a replica removes the records its primary never had (docs/replication.md, "Shipping before the
+ * flush"), durably, and then holds exactly the primary's log.
+ */
+class RewindTest {
+    @TempDir
+    Path work;
+
+    private static List<String> payloads(Wal wal) {
+        List<String> out = new ArrayList<>();
+        try (WalReader r = wal.reader(wal.oldestLsn(), WalReader.Visibility.WRITTEN)) {
+            for (WalRecord rec; (rec = r.next()) != null; ) {
+                out.add(TestLogs.string(rec.payload()));
+            }
+        }
+        return out;
+    }
+
+    private static List<Path> segments(Path dir) throws Exception {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(p -> p.toString().endsWith(".wal")).sorted().toList();
+        }
+    }
+
+    @Test
+    void aReplicaRewindsToWhereItsEpochEndedInThePromotedLogAndThenHoldsItByteForByte() throws Exception {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
+             Wal behind = Replicas.open(primary, work.resolve("behind"));
+             Wal ahead = Replicas.open(primary, work.resolve("ahead"))) {
+            for (int i = 0; i < 1000; i++) {
+                primary.append(TestLogs.bytes("shared " + i), Durability.OFF);
+            }
+            primary.flush();
+            Replicas.catchUp(primary, behind);
+            for (int i = 0; i < 3000; i++) {
+                primary.append(TestLogs.bytes("lost " + i + " " + "x".repeat(i % 50)), Durability.OFF);
+            }
+            primary.flush();
+            Replicas.catchUp(primary, ahead);
+            assertThat(segments(work.resolve("ahead")).size()).isGreaterThan(segments(work.resolve("behind")).size());
+
+            long switchPoint = behind.insertLsn();
+            behind.promote(); // the replica that was behind becomes the primary; its bytes are epoch 2's prefix
+            for (int i = 0; i < 500; i++) {
+                behind.append(TestLogs.bytes("new " + i), Durability.OFF);
+            }
+            behind.flush();
+
+            long end = ahead.insertLsn();
+            assertThat(behind.history().rewindPoint(ahead.history().at(end), end)).isEqualTo(switchPoint);
+            assertThat(ahead.rewindTo(switchPoint)).isEqualTo(end - switchPoint);
+            assertThat(ahead.insertLsn()).isEqualTo(switchPoint);
+            assertThat(ahead.flushedLsn()).isEqualTo(switchPoint);
+            ahead.adoptHistory(behind.history());
+            Replicas.catchUp(behind, ahead);
+            assertThat(payloads(ahead)).isEqualTo(payloads(behind)).hasSize(1500).noneMatch(p -> p.startsWith("lost"));
+        }
+        List<Path> promoted = segments(work.resolve("behind"));
+        assertThat(segments(work.resolve("ahead")).stream().map(Path::getFileName).toList())
+                .isEqualTo(promoted.stream().map(Path::getFileName).toList());
+        for (Path segment : promoted) {
+            assertThat(Files.mismatch(segment, work.resolve("ahead").resolve(segment.getFileName())))
+                    .as("segment %s", segment.getFileName()).isEqualTo(-1L);
+        }
+        assertThat(new LogInspector(work.resolve("ahead")).inspect(new LogInspector.Visitor() { }).clean()).isTrue();
+    }
+
+    @Test
+    void aRewindIsDurableWhenTheProcessIsKilledRightAfterIt() throws Exception {
+        Path dir = work.resolve("replica");
+        long point = -1;
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
+             Wal replica = Replicas.open(primary, dir)) {
+            for (int i = 0; i < 3000; i++) {
+                long lsn = primary.append(TestLogs.bytes("record " + i), Durability.OFF);
+                if (i == 700) {
+                    point = lsn;
+                }
+            }
+            primary.flush();
+            Replicas.catchUp(primary, replica);
+            assertThat(payloads(replica)).hasSize(3000);
+        }
+        try (ChildJvm child = ChildJvm.start(RewindingReplica.class, work.resolve("child.err"), dir.toString(),
+                Long.toString(point))) {
+            assertThat(child.awaitReady(60, TimeUnit.SECONDS)).isTrue();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!child.lines().contains("REWOUND") && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(child.lines()).as("see %s", work.resolve("child.err")).contains("REWOUND");
+            child.kill();
+        }
+        try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
+            assertThat(reopened.recoveryReport().shutDownCleanly()).isFalse();
+            assertThat(reopened.insertLsn()).isEqualTo(point);
+            List<String> left = payloads(reopened);
+            assertThat(left).hasSize(700).endsWith("record 699");
+        }
+    }
+
+    @Test
+    void aLogThatAcceptsAppendsIsNeverRewound() {
+        try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
+            long first = wal.append(TestLogs.bytes("one"), Durability.LOCAL);
+            wal.append(TestLogs.bytes("two"), Durability.LOCAL);
+            assertThatThrownBy(() -> wal.rewindTo(first)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("only a replica");
+            assertThat(payloads(wal)).containsExactly("one", "two");
+        }
+    }
+
+    @Test
+    void aRewindToAnLsnInsideARecordIsRefusedAndRemovesNothing() {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
+             Wal replica = Replicas.open(primary, work.resolve("replica"))) {
+            long first = primary.append(TestLogs.bytes("one"), Durability.LOCAL);
+            primary.append(TestLogs.bytes("two"), Durability.LOCAL);
+            Replicas.catchUp(primary, replica);
+            long end = replica.insertLsn();
+            assertThatThrownBy(() -> replica.rewindTo(first + 8)).isInstanceOf(IllegalStateException.class);
+            assertThat(replica.insertLsn()).isEqualTo(end);
+            assertThat(replica.isFailed()).isFalse();
+            assertThat(payloads(replica)).containsExactly("one", "two");
+        }
+    }
+
+    @Test
+    void aRewindToOrPastTheEndRemovesNothing() {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
+             Wal replica = Replicas.open(primary, work.resolve("replica"))) {
+            primary.append(TestLogs.bytes("one"), Durability.LOCAL);
+            Replicas.catchUp(primary, replica);
+            assertThat(replica.rewindTo(replica.insertLsn())).isZero();
+            assertThat(payloads(replica)).containsExactly("one");
+        }
+    }
+}
