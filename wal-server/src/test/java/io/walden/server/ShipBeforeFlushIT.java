@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
@@ -137,10 +136,11 @@ class ShipBeforeFlushIT {
     }
 
     /**
-     * Kills the primary of a three-member group again and again under synchronous load (SIGKILL, no warning), and
-     * either restarts it (a new epoch at its recovered end) or promotes the most caught-up replica (the old primary
-     * then rejoins as a replica, rewinding whatever it wrote beyond the switch point). The iterations come from
-     * {@code walden.killLoop.kills} (a few in the build, many in the soak profile).
+     * Kills the primary of a three-member group again and again under synchronous load (SIGKILL, no warning), and at
+     * random either restarts it (a new epoch at its recovered end) or promotes the most caught-up replica (the old
+     * primary then rejoins as a replica, rewinding whatever it wrote beyond the switch point); the policy is
+     * {@code FIRST 1} or {@code ANY 1} at random after each step. The iterations come from
+     * {@code walden.killLoop.kills} (a few in the build, 30 in the soak profile); the seed is printed.
      */
     @Test
     void shouldLoseNoAcknowledgedRecordAcrossRepeatedPrimaryKillsRestartsAndPromotions() throws Exception {
@@ -158,6 +158,9 @@ class ShipBeforeFlushIT {
     }
 
     private void killLoop(int kills, List<Member> members) throws Exception {
+        long seed = Long.getLong("walden.killLoop.seed", System.nanoTime());
+        System.out.println("ShipBeforeFlushIT kill loop: " + kills + " kills, -Dwalden.killLoop.seed=" + seed);
+        java.util.Random random = new java.util.Random(seed);
         Member primary = members.get(0);
         primary.startPrimary();
         for (Member m : members.subList(1, 3)) {
@@ -169,9 +172,10 @@ class ShipBeforeFlushIT {
             for (int kill = 0; kill < kills; kill++) {
                 int before = load.acknowledged.size();
                 waitUntil(60, () -> load.acknowledged.size() > before + 20);
-                Thread.sleep(ThreadLocalRandom.current().nextInt(50, 500));
+                Thread.sleep(random.nextInt(50, 500));
                 primary.process.kill();
-                if (kill % 2 == 0) {
+                // The first two kills try both ways; the others choose at random.
+                if (kill == 0 || kill > 1 && random.nextBoolean()) {
                     primary.startPrimary(); // same directory and replication port: its replicas reconnect
                 } else {
                     Member next = mostCaughtUpReplica(members, primary);
@@ -185,6 +189,9 @@ class ShipBeforeFlushIT {
                     }
                     primary = next;
                 }
+                String policy = (random.nextBoolean() ? "FIRST 1" : "ANY 1") + " (m0, m1, m2)";
+                HttpResponse<String> set = primary.process.put("/admin/sync-replicas", policy);
+                assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
                 load.target(primary.http);
             }
             int before = load.acknowledged.size();
