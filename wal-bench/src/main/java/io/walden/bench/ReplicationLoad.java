@@ -20,7 +20,10 @@ import java.util.concurrent.TimeUnit;
  * {@code REMOTE_WRITE}, {@code ON}, {@code REMOTE_APPLY}) with 1 to 256 committer threads, a primary and one
  * synchronous replica ({@code FIRST 1 (r1)}) in this JVM, connected over loopback TCP directly or through a
  * {@link TcpProxy} adding 10 ms or 100 ms of round trip. {@code LOCAL} with the replica connected and streaming is
- * the baseline each remote level is compared with, in the same run.
+ * the baseline each remote level is compared with, in the same run. The primary ships bytes once written (the
+ * default, docs/replication.md "Shipping before the flush"); {@code ON} is also measured with
+ * {@code shipFlushedOnly} (PostgreSQL's rule), side by side at each committer count, scenario names ending in
+ * "flushed-only".
  *
  * <p>Usage: {@code ReplicationLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]}; {@code --only} runs
  * the scenarios whose name ("walden on loopback 64") matches. Quick mode takes about 2 minutes.
@@ -51,45 +54,54 @@ public final class ReplicationLoad {
     }
 
     private void runAll() throws Exception {
+        if (only.matcher("walden lone on vs local interleaved").matches()) {
+            measurement.results().add(InterleavedLoneReplicated.run(PAYLOAD, full ? 50 : 25, 200));
+        }
         Durability[] levels = {Durability.LOCAL, Durability.REMOTE_WRITE, Durability.ON, Durability.REMOTE_APPLY};
         // Levels side by side per committer count: the ratios compare runs minutes, not seconds, apart otherwise.
         for (int n : COMMITTERS) {
             for (Durability level : levels) {
-                scenario(level, n, 0);
+                scenario(level, n, 0, false);
             }
+            scenario(Durability.ON, n, 0, true);
         }
         Durability[] farLevels = full ? new Durability[] {Durability.REMOTE_WRITE, Durability.ON, Durability.REMOTE_APPLY}
                 : new Durability[] {Durability.ON};
         for (int rttMillis : new int[] {10, 100}) {
             for (Durability level : farLevels) {
                 for (int n : COMMITTERS) {
-                    scenario(level, n, rttMillis);
+                    scenario(level, n, rttMillis, false);
                 }
             }
         }
     }
 
-    /** One primary, one synchronous replica, {@code threads} committers at {@code level}, a link of {@code rttMillis}. */
-    private void scenario(Durability level, int threads, int rttMillis) throws Exception {
+    /**
+     * One primary, one synchronous replica, {@code threads} committers at {@code level}, a link of {@code rttMillis};
+     * the primary ships only flushed bytes when {@code flushedOnly}.
+     */
+    private void scenario(Durability level, int threads, int rttMillis, boolean flushedOnly) throws Exception {
         String linkName = rttMillis == 0 ? "loopback" : rttMillis + " ms rtt";
-        if (!only.matcher("walden " + level.configName() + " " + linkName + " " + threads).matches()) {
+        String name = "walden " + level.configName() + " " + linkName + (flushedOnly ? " flushed-only" : "");
+        if (!only.matcher(name + " " + threads).matches()) {
             return;
         }
         Path d = BenchFiles.newDir("replication");
-        WalConfig.Builder primaryConfig = WalConfig.builder(d.resolve("primary")).segmentSize(SEGMENT);
+        WalConfig.Builder primaryConfig = WalConfig.builder(d.resolve("primary")).segmentSize(SEGMENT).newEpochAfterCrash(true);
         try (Wal primary = Wal.open(primaryConfig.build());
              Wal replica = Wal.open(WalConfig.builder(d.resolve("replica")).segmentSize(SEGMENT).logId(primary.logId()).build());
-             ReplicationServer server = ReplicationServer.builder(primary)
+             ReplicationServer server = ReplicationServer.builder(primary).shipFlushedOnly(flushedOnly)
                      .listen(new InetSocketAddress("127.0.0.1", 0)).start();
              TcpProxy link = TcpProxy.start(server.address(), TimeUnit.MILLISECONDS.toMicros(rttMillis) / 2);
              ReplicaClient client = ReplicaClient.builder(replica, rttMillis == 0 ? server.address() : link.address(), "r1").start()) {
             awaitStreaming(server);
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             byte[] bytes = new byte[PAYLOAD];
-            Map<String, Object> r = measurement.measure("walden " + level.configName() + " " + linkName, "replicated",
+            Map<String, Object> r = measurement.measure(name, "replicated",
                     SyncMethod.FDATASYNC, PAYLOAD, threads, () -> primary.append(bytes, level), primary::flushCount);
             r.put("level", level.configName());
             r.put("rttMs", rttMillis);
+            r.put("shipping", flushedOnly ? "flushed" : "written");
             server.policy(null);
         } finally {
             BenchFiles.delete(d);
