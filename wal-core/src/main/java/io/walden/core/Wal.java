@@ -232,12 +232,20 @@ public final class Wal implements AutoCloseable {
 
     /** Appends {@code length} bytes of {@code payload} from {@code offset}, with a type tag. */
     public long append(int type, byte[] payload, int offset, int length, Durability durability) {
+        return append(type, payload, offset, length, durability, config.compression());
+    }
+
+    /**
+     * {@link #append(int, byte[], int, int, Durability)}, stored with {@code compression} when that saves space
+     * (readers get the original bytes back either way; see {@link Compression}).
+     */
+    public long append(int type, byte[] payload, int offset, int length, Durability durability, Compression compression) {
         Objects.checkFromIndexSize(offset, length, payload.length);
         checkRecord(type, length);
         Activity.Cell cell = enter();
         long lsn;
         try {
-            lsn = appender.append(type, payload, offset, length, durability);
+            lsn = appender.append(type, payload, offset, length, compression, durability);
             awaitLocalCommit(lsn, durability);
         } finally {
             Activity.exit(cell);
@@ -248,11 +256,16 @@ public final class Wal implements AutoCloseable {
 
     /** Appends the remaining bytes of {@code payload} (its position is not moved). */
     public long append(int type, ByteBuffer payload, Durability durability) {
+        return append(type, payload, durability, config.compression());
+    }
+
+    /** {@link #append(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
+    public long append(int type, ByteBuffer payload, Durability durability, Compression compression) {
         checkRecord(type, payload.remaining());
         Activity.Cell cell = enter();
         long lsn;
         try {
-            lsn = appender.append(type, payload, durability);
+            lsn = appender.append(type, payload, compression, durability, true);
             awaitLocalCommit(lsn, durability);
         } finally {
             Activity.exit(cell);
@@ -295,7 +308,7 @@ public final class Wal implements AutoCloseable {
         checkRecord(type, payload.length);
         Activity.Cell cell = enter();
         try {
-            return durabilityFuture(appender.append(type, payload, 0, payload.length, durability), durability);
+            return durabilityFuture(appender.append(type, payload, 0, payload.length, config.compression(), durability), durability);
         } finally {
             Activity.exit(cell);
         }
@@ -306,10 +319,15 @@ public final class Wal implements AutoCloseable {
      * the bytes are copied into the log before this returns, so the buffer may be reused or released at once).
      */
     public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability) {
+        return appendAsync(type, payload, durability, config.compression());
+    }
+
+    /** {@link #appendAsync(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
+    public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
         checkRecord(type, payload.remaining());
         Activity.Cell cell = enter();
         try {
-            return durabilityFuture(appender.append(type, payload, durability), durability);
+            return durabilityFuture(appender.append(type, payload, compression, durability, true), durability);
         } finally {
             Activity.exit(cell);
         }
@@ -322,10 +340,15 @@ public final class Wal implements AutoCloseable {
      * written. Append from a thread that may wait then.
      */
     public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability) {
+        return tryAppendAsync(type, payload, durability, config.compression());
+    }
+
+    /** {@link #tryAppendAsync(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
+    public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
         checkRecord(type, payload.remaining());
         Activity.Cell cell = enter();
         try {
-            long lsn = appender.append(type, payload, durability, false);
+            long lsn = appender.append(type, payload, compression, durability, false);
             return lsn == Appender.NOT_READY ? null : durabilityFuture(lsn, durability);
         } finally {
             Activity.exit(cell);
@@ -345,10 +368,16 @@ public final class Wal implements AutoCloseable {
      * @throws WalClosedException, WalFailedException, AppendsRefusedException, PayloadTooLargeException as appends do
      */
     public boolean tryAppend(int type, ByteBuffer payload, Durability durability, AppendCompletion completion) {
+        return tryAppend(type, payload, durability, config.compression(), completion);
+    }
+
+    /** {@link #tryAppend(int, ByteBuffer, Durability, AppendCompletion)}, stored with {@code compression} when that saves space. */
+    public boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
+                             AppendCompletion completion) {
         checkRecord(type, payload.remaining());
         Activity.Cell cell = enter();
         try {
-            long lsn = appender.append(type, payload, durability, false);
+            long lsn = appender.append(type, payload, compression, durability, false);
             if (lsn == Appender.NOT_READY) {
                 return false;
             }

@@ -34,6 +34,7 @@ public final class WalConfig {
     private final SyncMethod syncMethod;
     private final SyncStrategy syncStrategy;
     private final Durability durability;
+    private final Compression compression;
     private final Duration writerDelay;
     private final Duration offWriteDelay;
     private final Duration checkpointInterval;
@@ -55,6 +56,7 @@ public final class WalConfig {
         this.syncMethod = b.syncMethod;
         this.syncStrategy = b.syncStrategy;
         this.durability = b.durability;
+        this.compression = b.compression;
         this.writerDelay = b.writerDelay;
         this.offWriteDelay = b.offWriteDelay;
         this.checkpointInterval = b.checkpointInterval;
@@ -132,6 +134,11 @@ public final class WalConfig {
         return durability;
     }
 
+    /** How appends that choose none store their payloads (default {@link Compression#NONE}). */
+    public Compression compression() {
+        return compression;
+    }
+
     public Duration writerDelay() {
         return writerDelay;
     }
@@ -185,7 +192,7 @@ public final class WalConfig {
     public String toString() {
         return "WalConfig{directory=" + directory + ", segmentSize=" + segmentSize + ", maxPayloadSize="
                 + maxPayloadSize + ", walBuffers=" + walBuffers + ", syncMethod=" + syncMethod + (syncStrategy != null ? " (custom " + syncStrategy + ")" : "")
-                + ", durability=" + durability.configName() + ", writerDelay=" + writerDelay.toMillis() + "ms, checkpointInterval="
+                + ", durability=" + durability.configName() + ", compression=" + compression.configName() + ", writerDelay=" + writerDelay.toMillis() + "ms, checkpointInterval="
                 + checkpointInterval.toMillis() + "ms, spareSegments=" + spareSegments + ", truncateAtCorruption="
                 + truncateAtCorruption + ", commitDelay=" + commitDelay.toNanos() / 1000 + "us, commitSiblings="
                 + commitSiblings + "}";
@@ -200,6 +207,7 @@ public final class WalConfig {
         private SyncMethod syncMethod = SyncMethod.FDATASYNC;
         private SyncStrategy syncStrategy;
         private Durability durability = Durability.ON;
+        private Compression compression = Compression.NONE;
         private Duration writerDelay = Duration.ofMillis(200);
         private Duration offWriteDelay = Duration.ofMillis(2);
         private Duration checkpointInterval = Duration.ofSeconds(1);
@@ -256,6 +264,16 @@ public final class WalConfig {
         }
 
         /** Level used by {@link Wal#append(byte[])}; default {@link Durability#ON}. */
+        /**
+         * The log's default compression (PostgreSQL's {@code wal_compression}): used by every append that does not
+         * choose one. A payload is stored compressed only when that saves space (see {@link Compression}); logs
+         * holding compressed records need this version or later to be read.
+         */
+        public Builder compression(Compression codec) {
+            this.compression = Objects.requireNonNull(codec, "compression");
+            return this;
+        }
+
         public Builder durability(Durability level) {
             this.durability = Objects.requireNonNull(level, "durability");
             return this;

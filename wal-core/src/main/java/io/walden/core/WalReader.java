@@ -1,5 +1,6 @@
 package io.walden.core;
 
+import io.walden.core.record.PayloadDecompressor;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
@@ -38,6 +39,8 @@ public final class WalReader implements AutoCloseable {
     private Segment segment;
     private ByteBuffer view;
     private boolean closed;
+    /** Restores compressed payloads; created at the first one. */
+    private PayloadDecompressor decompressor;
 
     /**
      * @param expectedPrev the prev link the first record must carry (its start was proven a record boundary), or
@@ -81,6 +84,7 @@ public final class WalReader implements AutoCloseable {
             int length = seg.readInt(o + RecordDescriptor.LENGTH_OFFSET);
             int flags = seg.readShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
             long lsn = position;
+            long prevOfThis = expectedPrev;
             expectedPrev = lsn;
             position += RecordDescriptor.aligned(length);
             if (position == seg.endLsn()) {
@@ -93,6 +97,21 @@ public final class WalReader implements AutoCloseable {
             int start = (int) o + RecordDescriptor.HEADER_LENGTH;
             ByteBuffer payload = view.duplicate().limit(start + length - RecordDescriptor.HEADER_LENGTH).position(start)
                     .slice().asReadOnlyBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            int codec = flags & RecordDescriptor.CODEC_MASK;
+            if (codec != 0) {
+                if (decompressor == null) {
+                    decompressor = new PayloadDecompressor();
+                }
+                ByteBuffer restored = decompressor.decompress(codec, payload, wal.config().maxPayloadSize());
+                if (restored == null) {
+                    // Its CRC passed, so it was stored so: damage all the same, never handed out (position left on it).
+                    position = lsn;
+                    expectedPrev = prevOfThis;
+                    throw new WalCorruptedException("record at " + Lsn.format(lsn) + " in " + seg.path()
+                            + " has a compressed payload that cannot be restored: " + decompressor.failure(), lsn, seg.path());
+                }
+                payload = restored;
+            }
             return new WalRecord(lsn, position, type, payload);
         }
         return null;

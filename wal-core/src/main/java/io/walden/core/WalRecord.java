@@ -5,9 +5,9 @@ import java.nio.ByteBuffer;
 /**
  * One record read from the log.
  *
- * <p>{@link #payloadView()} is a zero-copy, read-only view straight into the mapped segment; it is valid
- * only until the next call on the {@link WalReader} that returned this record (or its close), after
- * which the segment may be unmapped. {@link #payload()} returns a copy that is valid forever.
+ * <p>{@link #payloadView()} is a zero-copy, read-only view straight into the mapped segment (for a record stored
+ * compressed, into the reader's buffer that holds the restored payload); it is valid only until the next call on
+ * the {@link WalReader} that returned this record (or its close), after which the segment may be unmapped. {@link #payload()} returns a copy that is valid forever.
  *
  * <p>Thread-safety: immutable, but the view follows the reader's rule above.
  */

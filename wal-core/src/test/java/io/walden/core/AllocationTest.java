@@ -48,6 +48,27 @@ class AllocationTest {
         }
     }
 
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(value = Compression.class, names = {"LZ4", "ZSTD"})
+    void shouldAllocateNothingPerRecordOnCompressedAppends(Compression codec) {
+        try (Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(256L << 20).compression(codec).build())) {
+            byte[] event = CompressionTest.jsonEvent(1);
+            java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(event.length).put(event).flip();
+            for (int i = 0; i < 100_000; i++) {
+                wal.append(event, Durability.OFF);
+                wal.append(0, direct, Durability.OFF);
+            }
+            long before = allocatedByThisThread();
+            for (int i = 0; i < 50_000; i++) {
+                wal.append(event, Durability.OFF);
+                wal.append(0, direct, Durability.OFF);
+            }
+            double perOp = (allocatedByThisThread() - before) / 100_000.0;
+            System.out.printf("allocated per %s append: %.3f B%n", codec, perOp);
+            assertThat(perOp).as("bytes per compressed OFF append").isLessThan(1.0);
+        }
+    }
+
     /** A completion reused from one append to the next, as an event loop keeps one per request in flight. */
     private static final class Reused extends AppendCompletion {
         long told;

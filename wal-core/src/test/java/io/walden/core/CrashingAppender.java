@@ -10,15 +10,24 @@ import java.util.List;
  * {@code A <thread> <seq> <lsn>} for each append only after it returned (so after it was forced).
  * The payload of (thread, seq) is {@link #payload}: the parent recomputes it to check the bytes.
  *
- * <p>Args: directory, threads, segment size[, sync method].
+ * <p>Args: directory, threads, segment size[, sync method[, compression]]. With a compression other than none the
+ * payloads are compressible text ({@link #payload(int, long, boolean)}).
  */
 public final class CrashingAppender {
     private CrashingAppender() {
     }
 
     static byte[] payload(int thread, long seq) {
-        byte[] random = TestLogs.payload(thread, seq, 300);
-        return ByteBuffer.allocate(8 + random.length).putLong(seq).put(random).array();
+        return payload(thread, seq, false);
+    }
+
+    /** The seq (8 bytes, big-endian), then 300 random bytes, or text that compresses well. */
+    static byte[] payload(int thread, long seq, boolean compressible) {
+        byte[] rest = compressible
+                ? ("{\"thread\":" + thread + ",\"seq\":" + seq + ",\"event\":\"appended\"} ").repeat(8)
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8)
+                : TestLogs.payload(thread, seq, 300);
+        return ByteBuffer.allocate(8 + rest.length).putLong(seq).put(rest).array();
     }
 
     public static void main(String[] args) throws Exception {
@@ -26,7 +35,9 @@ public final class CrashingAppender {
         int threads = Integer.parseInt(args[1]);
         long segmentSize = Long.parseLong(args[2]);
         SyncMethod method = args.length > 3 ? SyncMethod.parse(args[3]) : SyncMethod.FDATASYNC;
-        Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(segmentSize).syncMethod(method).build());
+        Compression compression = args.length > 4 ? Compression.parse(args[4]) : Compression.NONE;
+        boolean compressible = compression != Compression.NONE;
+        Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(segmentSize).syncMethod(method).compression(compression).build());
         long startSeq = wal.insertLsn(); // distinct seqs per run: the LSN where this run started
         System.out.println("READY");
         System.out.flush();
@@ -35,7 +46,7 @@ public final class CrashingAppender {
             final int thread = t + 1;
             Thread w = new Thread(() -> {
                 for (long seq = startSeq; ; seq++) {
-                    long lsn = wal.append(thread, payload(thread, seq), Durability.LOCAL);
+                    long lsn = wal.append(thread, payload(thread, seq, compressible), Durability.LOCAL);
                     synchronized (System.out) {
                         System.out.println("A " + thread + " " + seq + " " + lsn);
                     }

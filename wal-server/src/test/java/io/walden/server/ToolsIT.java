@@ -1,5 +1,6 @@
 package io.walden.server;
 
+import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
@@ -62,6 +63,23 @@ class ToolsIT {
         assertThat(run.stdout()).containsPattern("(?m)^0\\s+1000 \\( 33\\.33\\)")
                 .containsPattern("(?m)^1\\s+1000 \\( 33\\.33\\)")
                 .containsPattern("(?m)^Total\\s+3000 \\(100\\.00\\)");
+    }
+
+    @Test
+    void dumpShouldShowStoredAndUncompressedSizesOfCompressedRecords() throws Exception {
+        Path compressed = work.resolve("compressed");
+        byte[] event = "{\"event\":\"order-placed\",\"currency\":\"EUR\"} ".repeat(40).getBytes();
+        try (Wal wal = Wal.open(WalConfig.builder(compressed).segmentSize(SEGMENT).compression(Compression.ZSTD).build())) {
+            for (int i = 0; i < 10; i++) {
+                wal.append(7, event, Durability.OFF);
+            }
+        }
+        WaldenJar.Run lines = WaldenJar.run(work, "dump", "--data-dir", compressed.toString());
+        assertThat(lines.exitCode()).as(lines.stderr()).isZero();
+        assertThat(lines.stdout().split("\n")[0]).contains("type: 7").contains("compression: zstd (uncompressed " + event.length + ")");
+        WaldenJar.Run stats = WaldenJar.run(work, "dump", "--data-dir", compressed.toString(), "--stats");
+        assertThat(stats.exitCode()).isZero();
+        assertThat(stats.stdout()).contains("Uncompressed").containsPattern("(?m)^7\\s+10 \\(100\\.00\\).*\\s" + (10 * event.length) + "$");
     }
 
     @Test

@@ -1,7 +1,9 @@
 package io.walden.core.commit;
 
+import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.metrics.WalStats;
+import io.walden.core.record.PayloadCompressor;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
@@ -74,6 +76,8 @@ public final class Appender {
         final ByteBuffer ringView;
         Segment segment;
         ByteBuffer segmentView;
+        /** Created at this thread's first compressed append. */
+        io.walden.core.record.PayloadCompressor compressor;
 
         Scratch(WalStats.Cell stats, WalBuffers ring) {
             this.stats = stats;
@@ -193,11 +197,59 @@ public final class Appender {
      * reserved space is published as padding (the log must never stall on a reservation nobody fills).
      */
     public long append(int type, byte[] src, int offset, int length, Durability durability) {
-        long lsn = reserve(RecordDescriptor.aligned(HEADER + length));
+        return appendStored(type, src, offset, length, 0, durability);
+    }
+
+    /**
+     * {@link #append(int, byte[], int, int, Durability)}, stored compressed with {@code compression} when that saves
+     * space (docs/format.md, "Compressed payloads"). The payload is compressed on this thread before the record is
+     * reserved, into this thread's buffer: no allocation once it has grown, and no reservation held meanwhile.
+     */
+    public long append(int type, byte[] src, int offset, int length, Compression compression, Durability durability) {
+        if (compression != Compression.NONE && length >= Compression.MIN_PAYLOAD) {
+            PayloadCompressor c = compressor();
+            int codec = c.compress(compression, src, offset, length);
+            if (codec != 0) {
+                return appendStored(type, c.stored(), 0, c.storedLength(), codec, durability);
+            }
+        }
+        return appendStored(type, src, offset, length, 0, durability);
+    }
+
+    /** {@link #append(int, ByteBuffer, Durability, boolean)}, compressed as {@link #append(int, byte[], int, int, Compression, Durability)}. */
+    public long append(int type, ByteBuffer src, Compression compression, Durability durability, boolean mayWait) {
+        if (compression != Compression.NONE && src.remaining() >= Compression.MIN_PAYLOAD) {
+            PayloadCompressor c = compressor();
+            int codec = c.compress(compression, src);
+            if (codec != 0) {
+                long lsn = reserve(RecordDescriptor.aligned(HEADER + c.storedLength()), mayWait);
+                return lsn == NOT_READY ? NOT_READY : fill(lsn, type, c.stored(), 0, c.storedLength(), codec, durability);
+            }
+        }
+        return append(type, src, durability, mayWait);
+    }
+
+    private PayloadCompressor compressor() {
+        Scratch s = scratch.get();
+        if (s.compressor == null) {
+            s.compressor = new PayloadCompressor();
+        }
+        return s.compressor;
+    }
+
+    private long appendStored(int type, byte[] src, int offset, int length, int codec, Durability durability) {
+        return fill(reserve(RecordDescriptor.aligned(HEADER + length)), type, src, offset, length, codec, durability);
+    }
+
+    /** Writes a reserved record's header fields ({@code codec}: its codec flag, or 0) and payload, then publishes it. */
+    private long fill(long lsn, int type, byte[] src, int offset, int length, int codec, Durability durability) {
         long o = ring.offset(lsn);
         int flags = RecordDescriptor.FLAG_PADDING;
         try {
             writeHeaderFields(lsn, type);
+            if (codec != 0) {
+                ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) codec);
+            }
             ring.write(o + HEADER, src, offset, length);
             flags = 0;
         } finally {

@@ -64,8 +64,13 @@ public final class RecordCheck {
             return BAD_LENGTH;
         }
         int flags = view.getShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
-        if ((flags & ~RecordDescriptor.KNOWN_FLAGS) != 0 || view.getInt(o + RecordDescriptor.RESERVED_OFFSET) != 0) {
+        if ((flags & ~RecordDescriptor.KNOWN_FLAGS) != 0 || (flags & RecordDescriptor.CODEC_MASK) == RecordDescriptor.CODEC_MASK
+                || view.getInt(o + RecordDescriptor.RESERVED_OFFSET) != 0) {
             return BAD_FLAGS;
+        }
+        if ((flags & RecordDescriptor.CODEC_MASK) != 0
+                && length < RecordDescriptor.HEADER_LENGTH + RecordDescriptor.COMPRESSED_PREFIX) {
+            return BAD_LENGTH; // a compressed payload starts with its uncompressed length
         }
         long prev = view.getLong(o + RecordDescriptor.PREV_OFFSET);
         long lsn = startLsn + offset;

@@ -43,8 +43,17 @@ public final class RecordDescriptor {
 
     /** A record with no payload for readers: closes a segment, or fills an aborted claim. */
     public static final int FLAG_PADDING = 1;
+    /**
+     * Bits 1-2: the codec of a compressed payload (docs/format.md, "Compressed payloads"): 0 none, {@link #CODEC_LZ4},
+     * {@link #CODEC_ZSTD}; 3 is invalid. A compressed payload starts with its uncompressed length (u32).
+     */
+    public static final int CODEC_MASK = 0b110;
+    public static final int CODEC_LZ4 = 0b010;
+    public static final int CODEC_ZSTD = 0b100;
+    /** The uncompressed length that starts a compressed payload. */
+    public static final int COMPRESSED_PREFIX = Integer.BYTES;
     /** Every flag this format version knows; a record with another bit set is invalid. */
-    public static final int KNOWN_FLAGS = FLAG_PADDING;
+    public static final int KNOWN_FLAGS = FLAG_PADDING | CODEC_MASK;
 
     public static final int MAX_TYPE = 0xFFFF;
 

@@ -1,6 +1,8 @@
 package io.walden.core.recovery;
 
+import io.walden.core.Compression;
 import io.walden.core.Lsn;
+import io.walden.core.record.PayloadDecompressor;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.SegmentFiles;
@@ -31,7 +33,13 @@ import java.util.zip.CRC32C;
 public final class LogInspector {
 
     /** One record met by the walk. */
-    public record RecordInfo(long lsn, long prev, int length, int type, boolean padding) {
+    /**
+     * @param compression       how the payload is stored
+     * @param uncompressedLength the payload's length once restored (the stored length when not compressed)
+     */
+    public record RecordInfo(long lsn, long prev, int length, int type, boolean padding, Compression compression,
+                             int uncompressedLength) {
+        /** The stored payload's length. */
         public int payloadLength() {
             return length - RecordDescriptor.HEADER_LENGTH;
         }
@@ -63,6 +71,9 @@ public final class LogInspector {
 
     private final Path dir;
     private final CRC32C crc = new CRC32C();
+    private final PayloadDecompressor decompressor = new PayloadDecompressor();
+    /** The largest payload restored: the log's configured maximum is not known here, but it fits in a segment. */
+    private static final int MAX_RESTORED = 1 << 30;
 
     public LogInspector(Path dir) {
         this.dir = dir;
@@ -153,11 +164,16 @@ public final class LogInspector {
         }
 
         void fail(String what, long lsn) {
+            problem(what, lsn);
+            stopped = true;
+        }
+
+        /** Notes the first problem found, without stopping the walk. */
+        void problem(String what, long lsn) {
             if (problem == null) {
                 problem = what;
                 problemLsn = lsn;
             }
-            stopped = true;
         }
 
         /** Walks the records of one segment; the walk's end is in this segment unless the log already ended. */
@@ -183,8 +199,26 @@ public final class LogInspector {
                 int o = (int) offset;
                 int length = view.getInt(o);
                 int flags = view.getShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
+                int codec = flags & RecordDescriptor.CODEC_MASK;
+                int uncompressed = length - RecordDescriptor.HEADER_LENGTH;
+                if (codec != 0) {
+                    // Restored once to prove it can be: a payload that passes its CRC but not its codec is damage.
+                    ByteBuffer stored = view.duplicate().limit(o + length).position(o + RecordDescriptor.HEADER_LENGTH);
+                    ByteBuffer restored = decompressor.decompress(codec, stored, (int) Math.min(segmentSize, MAX_RESTORED));
+                    if (restored == null) {
+                        // Damage to report, but not the log's end: recovery keeps the record (it is whole and its CRC
+                        // holds), and readers refuse it. The walk goes on, so its end is recovery's.
+                        problem("record at " + Lsn.format(start + offset) + " in " + SegmentFiles.name(start)
+                                + ": its compressed payload cannot be restored: " + decompressor.failure(), start + offset);
+                        uncompressed = -1;
+                    } else {
+                        uncompressed = restored.remaining();
+                    }
+                }
                 RecordInfo info = new RecordInfo(start + offset, view.getLong(o + RecordDescriptor.PREV_OFFSET), length,
-                        view.getShort(o + RecordDescriptor.TYPE_OFFSET) & 0xFFFF, (flags & RecordDescriptor.FLAG_PADDING) != 0);
+                        view.getShort(o + RecordDescriptor.TYPE_OFFSET) & 0xFFFF, (flags & RecordDescriptor.FLAG_PADDING) != 0,
+                        codec == RecordDescriptor.CODEC_LZ4 ? Compression.LZ4 : codec == RecordDescriptor.CODEC_ZSTD
+                                ? Compression.ZSTD : Compression.NONE, uncompressed);
                 if (info.padding()) {
                     paddings++;
                 } else {

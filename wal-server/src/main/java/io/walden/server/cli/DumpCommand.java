@@ -1,5 +1,6 @@
 package io.walden.server.cli;
 
+import io.walden.core.Compression;
 import io.walden.core.Lsn;
 import io.walden.core.recovery.LogInspector;
 import picocli.CommandLine.Command;
@@ -41,7 +42,7 @@ final class DumpCommand implements Callable<Integer> {
         long fromLsn = from == null ? 0 : Lsn.parse(from);
         long toLsn = to == null ? Long.MAX_VALUE : Lsn.parse(to);
         PrintWriter out = new PrintWriter(System.out, false);
-        Map<Integer, long[]> perType = new TreeMap<>(); // type -> {count, record bytes, payload bytes}
+        Map<Integer, long[]> perType = new TreeMap<>(); // type -> {count, record bytes, stored payload bytes, uncompressed}
         LogInspector.Result result = new LogInspector(dataDir).inspect(new LogInspector.Visitor() {
             @Override
             public boolean onRecord(LogInspector.RecordInfo r) {
@@ -52,14 +53,17 @@ final class DumpCommand implements Callable<Integer> {
                     return true;
                 }
                 if (stats) {
-                    long[] t = perType.computeIfAbsent(r.padding() ? -1 : r.type(), k -> new long[3]);
+                    long[] t = perType.computeIfAbsent(r.padding() ? -1 : r.type(), k -> new long[4]);
                     t[0]++;
                     t[1] += r.length();
                     t[2] += r.payloadLength();
+                    t[3] += Math.max(0, r.uncompressedLength()); // -1: a damaged compressed payload
                 } else {
-                    out.printf(Locale.ROOT, "lsn: %s, prev: %s, len (rec/payload): %d/%d, type: %s, crc: ok%n",
+                    out.printf(Locale.ROOT, "lsn: %s, prev: %s, len (rec/payload): %d/%d, type: %s, crc: ok%s%n",
                             Lsn.format(r.lsn()), Lsn.format(r.prev()), r.length(), r.payloadLength(),
-                            r.padding() ? "padding" : Integer.toString(r.type()));
+                            r.padding() ? "padding" : Integer.toString(r.type()),
+                            r.compression() == Compression.NONE ? "" : ", compression: " + r.compression().configName()
+                                    + " (uncompressed " + r.uncompressedLength() + ")");
                 }
                 return true;
             }
@@ -82,12 +86,14 @@ final class DumpCommand implements Callable<Integer> {
             count += t[0];
             bytes += t[1];
         }
-        out.printf(Locale.ROOT, "%-10s %12s %9s %16s %9s %16s%n", "Type", "N", "(%)", "Record size", "(%)", "Payload size");
-        out.printf(Locale.ROOT, "%-10s %12s %9s %16s %9s %16s%n", "----", "-", "---", "-----------", "---", "------------");
+        out.printf(Locale.ROOT, "%-10s %12s %9s %16s %9s %16s %16s%n", "Type", "N", "(%)", "Record size", "(%)",
+                "Payload size", "Uncompressed");
+        out.printf(Locale.ROOT, "%-10s %12s %9s %16s %9s %16s %16s%n", "----", "-", "---", "-----------", "---",
+                "------------", "------------");
         for (Map.Entry<Integer, long[]> e : perType.entrySet()) {
             long[] t = e.getValue();
-            out.printf(Locale.ROOT, "%-10s %12d (%6.2f) %16d (%6.2f) %16d%n", e.getKey() < 0 ? "padding" : e.getKey().toString(),
-                    t[0], pct(t[0], count), t[1], pct(t[1], bytes), t[2]);
+            out.printf(Locale.ROOT, "%-10s %12d (%6.2f) %16d (%6.2f) %16d %16d%n", e.getKey() < 0 ? "padding" : e.getKey().toString(),
+                    t[0], pct(t[0], count), t[1], pct(t[1], bytes), t[2], t[3]);
         }
         out.printf(Locale.ROOT, "%-10s %12d (%6.2f) %16d (%6.2f)%n", "Total", count, count == 0 ? 0.0 : 100.0, bytes,
                 bytes == 0 ? 0.0 : 100.0);

@@ -35,6 +35,10 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--durability", description = "Default durability: off, local, remote_write, on, remote_apply (default: on).")
     String durability;
 
+    @Option(names = "--compression", description = "How appends that name none store their payloads: none, lz4 or zstd "
+            + "(default: none); a payload is stored compressed only when that saves space.")
+    String compression;
+
     @Option(names = "--sync-method", description = "fdatasync, fsync, open_datasync or none (default: fdatasync).")
     String syncMethod;
 
@@ -145,6 +149,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("data-dir", dataDir);
         flags.put("http", http);
         flags.put("durability", durability);
+        flags.put("compression", compression);
         flags.put("sync-method", syncMethod);
         flags.put("segment-size", segmentSize);
         flags.put("wal-buffers", walBuffers);

@@ -35,7 +35,7 @@ import java.util.TreeMap;
 public final class ServerConfig {
     public static final String DEFAULT_DATA_DIR = "walden-data";
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
-    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms",
+    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms", "compression",
             "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure");
@@ -70,6 +70,7 @@ public final class ServerConfig {
         v.put("flush-on-event-loop", "true");
         v.put("ship-flushed-only", "false");
         v.put("writer-delay-ms", "200");
+        v.put("compression", "none");
         v.put("event-loops", Integer.toString(Runtime.getRuntime().availableProcessors()));
         v.put("remote-commit-timeout-ms", "0");
         v.put("max-slot-retained-bytes", Long.toString(4L << 30));
@@ -121,6 +122,7 @@ public final class ServerConfig {
             io.walden.replication.policy.SyncPolicy.parse(syncReplicas());
         }
         durability();
+        compression();
         syncMethod();
         walConfig();
         if ((values.get("tls-cert") == null) != (values.get("tls-key") == null)) {
@@ -202,6 +204,11 @@ public final class ServerConfig {
         return Durability.parse(values.get("durability"));
     }
 
+    /** How appends that name none store their payloads (none, lz4, zstd; docs/format.md, "Compressed payloads"). */
+    public io.walden.core.Compression compression() {
+        return io.walden.core.Compression.parse(values.get("compression"));
+    }
+
     public SyncMethod syncMethod() {
         try {
             return SyncMethod.parse(values.get("sync-method"));
@@ -270,6 +277,7 @@ public final class ServerConfig {
                 .newEpochAfterCrash(replicateFrom() == null)
                 .segmentSize(segmentSize())
                 .durability(durability())
+                .compression(compression())
                 .syncMethod(syncMethod())
                 .remoteCommitTimeout(java.time.Duration.ofMillis(Long.parseLong(values.get("remote-commit-timeout-ms"))))
                 .writerDelay(java.time.Duration.ofMillis(positive("writer-delay-ms")));

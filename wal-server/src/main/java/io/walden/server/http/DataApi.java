@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.Lsn;
 import io.walden.core.PayloadTooLargeException;
@@ -96,12 +97,13 @@ public final class DataApi {
             throw new PayloadTooLargeException(length, wal.config().maxPayloadSize());
         }
         ByteBuffer payload = body.nioBuffer(body.readerIndex(), length);
+        Compression compression = compression(ex);
         ex.appending(level);
-        if (!wal.tryAppend(type, payload, level, ex)) {
+        if (!wal.tryAppend(type, payload, level, compression, ex)) {
             // The next segment is not prepared yet, or the WAL buffers are full of records not yet written: never wait
             // on the event loop. The append runs where waiting is allowed; the body is held until it is copied (the
             // connection holds at most MAX_IN_FLIGHT such requests).
-            waitForSegment(ex, () -> wal.appendAsync(type, payload, level).whenComplete((lsn, error) -> {
+            waitForSegment(ex, () -> wal.appendAsync(type, payload, level, compression).whenComplete((lsn, error) -> {
                 if (error != null) {
                     ex.failed(error instanceof java.util.concurrent.CompletionException && error.getCause() != null
                             ? error.getCause() : error);
@@ -218,7 +220,7 @@ public final class DataApi {
         if (count < 0) {
             return; // refused, answered
         }
-        appendBatch(ex, body, type, level, count, 0, body.readerIndex(), new ArrayList<>(count), false);
+        appendBatch(ex, body, type, level, compression(ex), count, 0, body.readerIndex(), new ArrayList<>(count), false);
     }
 
     /**
@@ -226,8 +228,8 @@ public final class DataApi {
      * event loop ({@code mayWait} false) a record that needs a segment not prepared yet hands the rest of the batch
      * to a thread that may wait.
      */
-    private void appendBatch(Exchange ex, ByteBuf body, int type, Durability level, int count, int from, int at,
-                             List<String> lsns, boolean mayWait) {
+    private void appendBatch(Exchange ex, ByteBuf body, int type, Durability level, Compression compression, int count,
+                             int from, int at, List<String> lsns, boolean mayWait) {
         CompletableFuture<Long> last = null;
         for (int i = from; i < count; i++) {
             int length = (int) body.getUnsignedInt(at);
@@ -235,12 +237,12 @@ public final class DataApi {
             Durability recordLevel = isLast ? level : Durability.OFF;
             ByteBuffer payload = body.nioBuffer(at + 4, length);
             try {
-                CompletableFuture<Long> f = mayWait ? wal.appendAsync(type, payload, recordLevel)
-                        : wal.tryAppendAsync(type, payload, recordLevel);
+                CompletableFuture<Long> f = mayWait ? wal.appendAsync(type, payload, recordLevel, compression)
+                        : wal.tryAppendAsync(type, payload, recordLevel, compression);
                 if (f == null) {
                     int index = i;
                     int position = at;
-                    waitForSegment(ex, () -> appendBatch(ex, body, type, level, count, index, position, lsns, true));
+                    waitForSegment(ex, () -> appendBatch(ex, body, type, level, compression, count, index, position, lsns, true));
                     return;
                 }
                 if (!isLast) {
@@ -455,6 +457,14 @@ public final class DataApi {
     }
 
     private static final Durability[] LEVELS = Durability.values();
+
+    /** {@code ?compression=} (none, lz4, zstd); the log's default if absent. */
+    private Compression compression(Exchange ex) {
+        if (ex.paramSpan("compression") < 0) {
+            return wal.config().compression();
+        }
+        return Compression.parse(ex.param("compression")); // or refused: 400 bad_parameter
+    }
 
     /** {@code ?type=} (0 to 65535), read in place when it is plain digits; 0 if absent. */
     private static int type(Exchange ex) {

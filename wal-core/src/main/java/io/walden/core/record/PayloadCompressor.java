@@ -1,0 +1,89 @@
+package io.walden.core.record;
+
+import com.github.luben.zstd.Zstd;
+import com.github.luben.zstd.ZstdCompressCtx;
+import io.walden.core.Compression;
+import net.jpountz.lz4.LZ4Compressor;
+import net.jpountz.lz4.LZ4Factory;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * Compresses a payload into this instance's buffer as docs/format.md ("Compressed payloads") stores it: the
+ * uncompressed length (u32, little-endian), then the codec's bytes. Keeps its buffers and codec contexts between
+ * calls, so that compressing allocates nothing once they have grown to the largest payload seen.
+ *
+ * <p>Thread-safety: none; one per appending thread.
+ */
+public final class PayloadCompressor {
+    /** zstd's default level: the ratio of level 19 is not worth its CPU on the append path. */
+    static final int ZSTD_LEVEL = 3;
+    private static final LZ4Compressor LZ4 = LZ4Factory.fastestInstance().fastCompressor();
+
+    private byte[] in = new byte[0];
+    private byte[] out = new byte[0];
+    private ByteBuffer outView = ByteBuffer.wrap(out);
+    private ZstdCompressCtx zstd;
+    private int storedLength;
+
+    /**
+     * Compresses {@code length} bytes of {@code src} from {@code offset} with {@code codec}.
+     *
+     * @return the record flag of the codec used, with the stored bytes in {@link #stored()} ({@link #storedLength()}
+     *         of them); or 0 when the payload is better stored as it is (too short, or shrunk by less than an eighth)
+     */
+    public int compress(Compression codec, byte[] src, int offset, int length) {
+        if (codec == Compression.NONE || length < Compression.MIN_PAYLOAD) {
+            return 0;
+        }
+        int bound = RecordDescriptor.COMPRESSED_PREFIX + (codec == Compression.LZ4
+                ? LZ4.maxCompressedLength(length) : (int) Math.min(Integer.MAX_VALUE - 16, Zstd.compressBound(length)));
+        if (out.length < bound) {
+            out = new byte[Math.max(bound, out.length * 2)];
+            outView = ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN);
+        }
+        int n;
+        if (codec == Compression.LZ4) {
+            n = LZ4.compress(src, offset, length, out, RecordDescriptor.COMPRESSED_PREFIX, out.length - RecordDescriptor.COMPRESSED_PREFIX);
+        } else {
+            if (zstd == null) {
+                zstd = new ZstdCompressCtx().setLevel(ZSTD_LEVEL);
+            }
+            n = zstd.compressByteArray(out, RecordDescriptor.COMPRESSED_PREFIX, out.length - RecordDescriptor.COMPRESSED_PREFIX,
+                    src, offset, length);
+        }
+        int stored = RecordDescriptor.COMPRESSED_PREFIX + n;
+        if (stored > length - length / 8) {
+            return 0; // saves too little to be worth a decompression on every read
+        }
+        outView.putInt(0, length);
+        storedLength = stored;
+        return codec == Compression.LZ4 ? RecordDescriptor.CODEC_LZ4 : RecordDescriptor.CODEC_ZSTD;
+    }
+
+    /** {@link #compress(Compression, byte[], int, int)} for the remaining bytes of a buffer (its position unchanged). */
+    public int compress(Compression codec, ByteBuffer src) {
+        int length = src.remaining();
+        if (codec == Compression.NONE || length < Compression.MIN_PAYLOAD) {
+            return 0;
+        }
+        if (src.hasArray()) {
+            return compress(codec, src.array(), src.arrayOffset() + src.position(), length);
+        }
+        if (in.length < length) {
+            in = new byte[Math.max(length, in.length * 2)];
+        }
+        src.get(src.position(), in, 0, length);
+        return compress(codec, in, 0, length);
+    }
+
+    /** The stored bytes of the last successful {@link #compress}: valid until the next call. */
+    public byte[] stored() {
+        return out;
+    }
+
+    public int storedLength() {
+        return storedLength;
+    }
+}

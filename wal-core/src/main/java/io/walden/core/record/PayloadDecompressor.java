@@ -1,0 +1,78 @@
+package io.walden.core.record;
+
+import com.github.luben.zstd.ZstdDecompressCtx;
+import com.github.luben.zstd.ZstdException;
+import net.jpountz.lz4.LZ4Exception;
+import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.lz4.LZ4SafeDecompressor;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * Restores a compressed payload (docs/format.md, "Compressed payloads") into this instance's buffer. The stored
+ * bytes passed the record's CRC, so a failure here means they were written corrupt, or by something else than
+ * Walden: the caller reports it as corruption of that record and never returns the bytes.
+ *
+ * <p>Thread-safety: none; one per reader. The returned view is valid until the next call.
+ */
+public final class PayloadDecompressor {
+    /** The safe decompressor: it never reads or writes outside the buffers, whatever the input. */
+    private static final LZ4SafeDecompressor LZ4 = LZ4Factory.fastestInstance().safeDecompressor();
+
+    private byte[] in = new byte[0];
+    private byte[] out = new byte[0];
+    private ZstdDecompressCtx zstd;
+
+    /** Why the last {@link #decompress} returned null. */
+    private String failure;
+
+    /**
+     * @param codec    the record's {@link RecordDescriptor#CODEC_MASK} bits (not 0)
+     * @param stored   the stored payload (position to limit; not moved): the uncompressed length, then the codec's bytes
+     * @param maxLength the largest uncompressed length accepted (the log's maximum payload)
+     * @return a read-only little-endian view of the original payload, or null when it cannot be restored
+     *         ({@link #failure()} says why)
+     */
+    public ByteBuffer decompress(int codec, ByteBuffer stored, int maxLength) {
+        int storedLength = stored.remaining() - RecordDescriptor.COMPRESSED_PREFIX;
+        int length = stored.order(ByteOrder.LITTLE_ENDIAN).getInt(stored.position());
+        if (length < 0 || length > maxLength) {
+            failure = "its uncompressed length " + Integer.toUnsignedString(length) + " exceeds the maximum payload " + maxLength;
+            return null;
+        }
+        if (in.length < storedLength) {
+            in = new byte[Math.max(storedLength, in.length * 2)];
+        }
+        stored.get(stored.position() + RecordDescriptor.COMPRESSED_PREFIX, in, 0, storedLength);
+        if (out.length < length) {
+            out = new byte[Math.max(length, Math.min(maxLength, out.length * 2))];
+        }
+        int n;
+        try {
+            if (codec == RecordDescriptor.CODEC_LZ4) {
+                n = LZ4.decompress(in, 0, storedLength, out, 0, length);
+            } else if (codec == RecordDescriptor.CODEC_ZSTD) {
+                if (zstd == null) {
+                    zstd = new ZstdDecompressCtx();
+                }
+                n = zstd.decompressByteArray(out, 0, length, in, 0, storedLength);
+            } else {
+                failure = "unknown codec bits " + codec;
+                return null;
+            }
+        } catch (LZ4Exception | ZstdException e) {
+            failure = "the " + (codec == RecordDescriptor.CODEC_LZ4 ? "LZ4" : "zstd") + " payload cannot be decoded: " + e.getMessage();
+            return null;
+        }
+        if (n != length) {
+            failure = "it decodes to " + n + " bytes, not the " + length + " its prefix says";
+            return null;
+        }
+        return ByteBuffer.wrap(out, 0, length).slice().asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    public String failure() {
+        return failure;
+    }
+}
