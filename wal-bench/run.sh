@@ -31,6 +31,9 @@ java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.CommitLoad "$MODE" --dir "$DATA" -
 echo "== Replication load generator (primary + replica over loopback, and through a 10 ms / 100 ms delaying proxy)"
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.ReplicationLoad "$MODE" --dir "$DATA" --json wal-bench/target/replication-load.json
 
+echo "== Compression load generator (JSON events; NONE, LZ4, ZSTD side by side)"
+java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.CompressionLoad "$MODE" --dir "$DATA" --json wal-bench/target/compression-load.json
+
 echo "== HTTP load generator (walden.jar serve as a child process, Netty clients, 1-256 connections)"
 FLOOR=()
 if command -v gcc >/dev/null 2>&1 && gcc -O2 -o wal-bench/target/http-floor wal-bench/src/main/c/http_floor.c; then
@@ -45,4 +48,5 @@ echo "== PostgreSQL peer (pgbench; skipped, and said so, when PostgreSQL is not 
 wal-bench/pgbench.sh "$DATA" wal-bench/target/pgbench.json "$([ "$MODE" = "--full" ] && echo 30 || echo 10)"
 
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.BenchReport wal-bench/target/jmh.json wal-bench/target/commit-load.json \
-  docs/benchmarks.md wal-bench/target/replication-load.json wal-bench/target/pgbench.json wal-bench/target/http-load.json
+  docs/benchmarks.md wal-bench/target/replication-load.json wal-bench/target/pgbench.json wal-bench/target/http-load.json \
+  wal-bench/target/compression-load.json

@@ -25,6 +25,7 @@ public final class BenchReport {
     private final JsonNode replication;
     private final JsonNode pgbench;
     private final HttpReport http;
+    private CompressionReport compression;
     private final StringBuilder md = new StringBuilder();
 
     private BenchReport(JsonNode jmh, JsonNode load, JsonNode replication, JsonNode pgbench, JsonNode http) {
@@ -43,6 +44,9 @@ public final class BenchReport {
         JsonNode pgbench = args.length > 4 && Files.exists(Path.of(args[4])) ? mapper.readTree(Path.of(args[4]).toFile()) : null;
         JsonNode http = args.length > 5 && Files.exists(Path.of(args[5])) ? mapper.readTree(Path.of(args[5]).toFile()) : null;
         BenchReport report = new BenchReport(jmh, load, replication, pgbench, http);
+        if (args.length > 6 && Files.exists(Path.of(args[6]))) {
+            report.compression = new CompressionReport(mapper.readTree(Path.of(args[6]).toFile()), report::line);
+        }
         report.write();
         Files.writeString(Path.of(args[2]), report.md.toString());
         System.out.println("wrote " + args[2]);
@@ -77,6 +81,9 @@ public final class BenchReport {
             http.write();
         }
         replicationTargets();
+        if (compression != null) {
+            compression.write();
+        }
         loadTables();
         replicationTable();
         jmhTable();
@@ -88,7 +95,8 @@ public final class BenchReport {
         line("```");
         line("");
         line("The raw JSON of the last run is kept next to the jar (`wal-bench/target/jmh.json`, `wal-bench/target/commit-load.json`,");
-        line("`wal-bench/target/replication-load.json`, `wal-bench/target/http-load.json`). One replication scenario alone:");
+        line("`wal-bench/target/replication-load.json`, `wal-bench/target/http-load.json`, `wal-bench/target/compression-load.json`).");
+        line("One replication scenario alone:");
         line("`java <flags from run.sh> -cp wal-bench/target/walden-bench.jar io.walden.bench.ReplicationLoad --only 'walden on loopback 64'`.");
     }
 
