@@ -8,6 +8,7 @@ import io.walden.core.commit.Position;
 import io.walden.core.commit.ReadNotifier;
 import io.walden.core.commit.WalBuffers;
 import io.walden.core.commit.RemoteWaits;
+import io.walden.core.record.ControlRecord;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.metrics.WalMetrics;
 import io.walden.core.metrics.WalStats;
@@ -97,6 +98,7 @@ public final class Wal implements AutoCloseable {
     private final Activity activity = new Activity();
     private final RemoteWaits remote;
     private final WalMetrics metrics;
+    private final Cursors cursors;
     private final Object adminLock = new Object();
     private volatile boolean closed;
     /** What truncation must keep: replication slots hold back the LSN their replicas still need. */
@@ -165,6 +167,7 @@ public final class Wal implements AutoCloseable {
                 commit.observer(observer);
             }
         });
+        this.cursors = new Cursors(this);
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
@@ -202,6 +205,11 @@ public final class Wal implements AutoCloseable {
         if (!sync.durable()) {
             LOG.warn("Walden log {} uses sync method NONE: NOTHING appended to it is durable across a power failure "
                     + "or OS crash, whatever durability an append asks for", dir);
+        }
+        try {
+            cursors.open();
+        } catch (IOException e) {
+            throw new WalException("could not read the cursor files in " + dir + ": " + e.getMessage(), e);
         }
         preparer.start();
         preparer.request(registry.segmentStart(tail.get()) + config.segmentSize());
@@ -666,8 +674,16 @@ public final class Wal implements AutoCloseable {
             } catch (IOException e) {
                 throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
             }
-            long keep = Math.min(Math.min(lsn, flushed.get()), retentionFloor.getAsLong());
+            long keep = Math.min(Math.min(Math.min(lsn, flushed.get()), retentionFloor.getAsLong()), cursors.retentionFloor());
             long limit = Math.min(registry.segmentStart(keep), checkpointer.durableScanStart());
+            Segment oldestSegment = registry.oldest();
+            if (oldestSegment != null && oldestSegment.endLsn() <= limit) {
+                try {
+                    cursors.beforeTruncation(limit); // the control records about to go: into the base cursor file
+                } catch (IOException e) {
+                    throw new WalException("could not write the cursor file before truncating: " + e.getMessage(), e);
+                }
+            }
             for (Segment s : registry.snapshot()) {
                 if (s.endLsn() > limit) {
                     break;
@@ -684,6 +700,7 @@ public final class Wal implements AutoCloseable {
                 preparer.retire(s, retiredFile);
                 LOG.debug("Truncated segment {}", s.path().getFileName());
             }
+            cursors.afterTruncation();
         }
     }
 
@@ -744,7 +761,39 @@ public final class Wal implements AutoCloseable {
      * {@code wal.meterBinder().bindTo(registry)}. Walden itself creates no registry.
      */
     public MeterBinder meterBinder() {
-        return metrics;
+        return registry -> {
+            metrics.bindTo(registry);
+            cursors.meterBinder().bindTo(registry);
+        };
+    }
+
+    /** The log's named consumer cursors: durable, replicated, holding back truncation (see {@link Cursors}). */
+    public Cursors cursors() {
+        return cursors;
+    }
+
+    /** A control record (a cursor change) at OFF: the caller waits for the durability it needs. */
+    long appendControl(byte[] payload) {
+        checkRecord(0, payload.length);
+        Activity.Cell cell = enter();
+        try {
+            long lsn = appender.appendControl(payload, Durability.OFF);
+            writer.nudge();
+            return lsn;
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
+    /** The log's own reader of control records from {@code from} to {@code until}, past a replica's read limit. */
+    WalReader controlScanner(long from, long until, WalReader.ControlSink sink) {
+        ensureOpen();
+        long oldest = oldestLsn();
+        long insert = tail.get();
+        long start = Math.min(Math.max(from, oldest), insert);
+        start = ReadStart.pastHeader(start, config.segmentSize());
+        long expectedPrev = start >= insert ? ReadStart.ANY_PREV : ReadStart.expectedPrev(registry, start, written.get(), insert, oldest);
+        return new WalReader(this, start, expectedPrev, WalReader.Visibility.WRITTEN, until, sink);
     }
 
     /**
@@ -771,6 +820,7 @@ public final class Wal implements AutoCloseable {
     public void refuseAppends(String reason) {
         if (reason != null) {
             limitReadsToPrimary(); // a replica's readers never see what its primary may not have flushed
+            cursors.following();
         }
         this.appendsRefused = reason;
     }
@@ -941,6 +991,12 @@ public final class Wal implements AutoCloseable {
                 notifier.signal();
                 LOG.warn("Rewound the log in {} from {} to {}: the records after it were never its primary's", dir,
                         Lsn.format(end), Lsn.format(from));
+                try {
+                    cursors.rewound(from); // cursor changes removed with the records are undone
+                } catch (IOException e) {
+                    throw new WalException("rewound to " + Lsn.format(from) + " but could not rebuild the cursors: "
+                            + e.getMessage() + "; reopen the log", e);
+                }
                 return end - from;
             }
         } finally {
@@ -1005,6 +1061,9 @@ public final class Wal implements AutoCloseable {
             ensureOpen();
             commit.checkNotFailed(); // a replica that cannot flush must not keep accepting (and confirming) bytes
             synchronized (adminLock) { // one applier at a time; never concurrently with truncation or close
+                if (ControlRecord.anyIn(bytes)) {
+                    cursors.received(); // the cursor files exist before the record can be flushed here
+                }
                 return appender.applyReplicated(startLsn, bytes);
             }
         } finally {
@@ -1174,6 +1233,7 @@ public final class Wal implements AutoCloseable {
             try {
                 if (commit.failure() == null) {
                     commit.flushAll();
+                    cursors.close();
                     if (quiescent && flushed.get() >= tail.get()) {
                         checkpointer.writeShutdown(); // everything appended is flushed: no replica can hold more
                     } else {

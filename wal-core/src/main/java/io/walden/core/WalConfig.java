@@ -35,6 +35,7 @@ public final class WalConfig {
     private final SyncStrategy syncStrategy;
     private final Durability durability;
     private final Compression compression;
+    private final long maxCursorRetainedBytes;
     private final Duration writerDelay;
     private final Duration offWriteDelay;
     private final Duration checkpointInterval;
@@ -57,6 +58,7 @@ public final class WalConfig {
         this.syncStrategy = b.syncStrategy;
         this.durability = b.durability;
         this.compression = b.compression;
+        this.maxCursorRetainedBytes = b.maxCursorRetainedBytes;
         this.writerDelay = b.writerDelay;
         this.offWriteDelay = b.offWriteDelay;
         this.checkpointInterval = b.checkpointInterval;
@@ -134,6 +136,11 @@ public final class WalConfig {
         return durability;
     }
 
+    /** The most log a cursor may hold back from truncation (default 4 GiB); see {@link Cursors}. */
+    public long maxCursorRetainedBytes() {
+        return maxCursorRetainedBytes;
+    }
+
     /** How appends that choose none store their payloads (default {@link Compression#NONE}). */
     public Compression compression() {
         return compression;
@@ -208,6 +215,7 @@ public final class WalConfig {
         private SyncStrategy syncStrategy;
         private Durability durability = Durability.ON;
         private Compression compression = Compression.NONE;
+        private long maxCursorRetainedBytes = 4L << 30;
         private Duration writerDelay = Duration.ofMillis(200);
         private Duration offWriteDelay = Duration.ofMillis(2);
         private Duration checkpointInterval = Duration.ofSeconds(1);
@@ -271,6 +279,18 @@ public final class WalConfig {
          */
         public Builder compression(Compression codec) {
             this.compression = Objects.requireNonNull(codec, "compression");
+            return this;
+        }
+
+        /**
+         * The most log a cursor may hold back from truncation: a cursor lagging further lets truncation pass it and is
+         * then lost (its reader fails; logged and counted), so a forgotten consumer never fills the disk. Default 4 GiB.
+         */
+        public Builder maxCursorRetainedBytes(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("maxCursorRetainedBytes must be >= 0, got " + bytes);
+            }
+            this.maxCursorRetainedBytes = bytes;
             return this;
         }
 

@@ -39,6 +39,9 @@ public final class WalReader implements AutoCloseable {
     private Segment segment;
     private ByteBuffer view;
     private boolean closed;
+    /** Long.MAX_VALUE for the application's readers; a scan's end for the log's own (then past the read limit). */
+    private final long until;
+    private final ControlSink controls;
     /** Restores compressed payloads; created at the first one. */
     private PayloadDecompressor decompressor;
 
@@ -47,10 +50,26 @@ public final class WalReader implements AutoCloseable {
      *                     {@link ReadStart#ANY_PREV}, or {@link ReadStart#UNPROVEN} (proven before the first read)
      */
     WalReader(Wal wal, long from, long expectedPrev, Visibility visibility) {
+        this(wal, from, expectedPrev, visibility, Long.MAX_VALUE, null);
+    }
+
+    /**
+     * The log's own scan of its control records (cursors): up to {@code until} and the written position, past a
+     * replica's read limit, handing each control record to {@code controls}. Still returns (and so must drain) the
+     * application's records; the scanner's caller ignores them.
+     */
+    WalReader(Wal wal, long from, long expectedPrev, Visibility visibility, long until, ControlSink controls) {
         this.wal = wal;
         this.visibility = visibility;
         this.position = from;
         this.expectedPrev = expectedPrev;
+        this.until = until;
+        this.controls = controls;
+    }
+
+    /** Told of each control record a scanning reader passes (docs/format.md, "Control records"). */
+    interface ControlSink {
+        void control(long lsn, ByteBuffer payload);
     }
 
     /** The LSN of the next record this reader will return (or wait for). */
@@ -92,6 +111,14 @@ public final class WalReader implements AutoCloseable {
             }
             if ((flags & RecordDescriptor.FLAG_PADDING) != 0) {
                 continue;
+            }
+            if ((flags & RecordDescriptor.FLAG_CONTROL) != 0) {
+                if (controls != null) {
+                    int at = (int) o + RecordDescriptor.HEADER_LENGTH;
+                    controls.control(lsn, view.duplicate().limit(at + length - RecordDescriptor.HEADER_LENGTH).position(at)
+                            .slice().order(java.nio.ByteOrder.LITTLE_ENDIAN));
+                }
+                continue; // the log's own: never an application's record
             }
             int type = seg.readShort(o + RecordDescriptor.TYPE_OFFSET) & 0xFFFF;
             int start = (int) o + RecordDescriptor.HEADER_LENGTH;
@@ -145,7 +172,7 @@ public final class WalReader implements AutoCloseable {
     }
 
     private long limit() {
-        return wal.visibleLsn(visibility);
+        return controls == null ? wal.visibleLsn(visibility) : Math.min(until, wal.writtenLsn());
     }
 
     private void ensureOpen() {

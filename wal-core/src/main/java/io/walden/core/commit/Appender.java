@@ -237,18 +237,26 @@ public final class Appender {
         return s.compressor;
     }
 
-    private long appendStored(int type, byte[] src, int offset, int length, int codec, Durability durability) {
-        return fill(reserve(RecordDescriptor.aligned(HEADER + length)), type, src, offset, length, codec, durability);
+    /** Appends a control record (docs/format.md, "Control records"): the log's own, which readers never see. */
+    public long appendControl(byte[] payload, Durability durability) {
+        return appendStored(0, payload, 0, payload.length, RecordDescriptor.FLAG_CONTROL, durability);
     }
 
-    /** Writes a reserved record's header fields ({@code codec}: its codec flag, or 0) and payload, then publishes it. */
-    private long fill(long lsn, int type, byte[] src, int offset, int length, int codec, Durability durability) {
+    private long appendStored(int type, byte[] src, int offset, int length, int recordFlags, Durability durability) {
+        return fill(reserve(RecordDescriptor.aligned(HEADER + length)), type, src, offset, length, recordFlags, durability);
+    }
+
+    /**
+     * Writes a reserved record's header fields ({@code recordFlags}: a codec's flag, the control flag, or 0) and
+     * payload, then publishes it.
+     */
+    private long fill(long lsn, int type, byte[] src, int offset, int length, int recordFlags, Durability durability) {
         long o = ring.offset(lsn);
         int flags = RecordDescriptor.FLAG_PADDING;
         try {
             writeHeaderFields(lsn, type);
-            if (codec != 0) {
-                ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) codec);
+            if (recordFlags != 0) {
+                ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) recordFlags);
             }
             ring.write(o + HEADER, src, offset, length);
             flags = 0;

@@ -65,6 +65,7 @@ public final class RecordCheck {
         }
         int flags = view.getShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
         if ((flags & ~RecordDescriptor.KNOWN_FLAGS) != 0 || (flags & RecordDescriptor.CODEC_MASK) == RecordDescriptor.CODEC_MASK
+                || ((flags & RecordDescriptor.FLAG_CONTROL) != 0 && flags != RecordDescriptor.FLAG_CONTROL)
                 || view.getInt(o + RecordDescriptor.RESERVED_OFFSET) != 0) {
             return BAD_FLAGS;
         }

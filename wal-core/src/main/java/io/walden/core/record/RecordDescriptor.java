@@ -52,8 +52,13 @@ public final class RecordDescriptor {
     public static final int CODEC_ZSTD = 0b100;
     /** The uncompressed length that starts a compressed payload. */
     public static final int COMPRESSED_PREFIX = Integer.BYTES;
+    /**
+     * A record of the log's own (docs/format.md, "Control records": cursor changes): replicated and recovered like any
+     * other, never handed to readers. Never combined with another flag.
+     */
+    public static final int FLAG_CONTROL = 0b1000;
     /** Every flag this format version knows; a record with another bit set is invalid. */
-    public static final int KNOWN_FLAGS = FLAG_PADDING | CODEC_MASK;
+    public static final int KNOWN_FLAGS = FLAG_PADDING | CODEC_MASK | FLAG_CONTROL;
 
     public static final int MAX_TYPE = 0xFFFF;
 

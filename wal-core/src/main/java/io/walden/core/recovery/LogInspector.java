@@ -36,9 +36,10 @@ public final class LogInspector {
     /**
      * @param compression       how the payload is stored
      * @param uncompressedLength the payload's length once restored (the stored length when not compressed)
+     * @param control           a control record (a cursor change: docs/format.md), the log's own
      */
     public record RecordInfo(long lsn, long prev, int length, int type, boolean padding, Compression compression,
-                             int uncompressedLength) {
+                             int uncompressedLength, boolean control) {
         /** The stored payload's length. */
         public int payloadLength() {
             return length - RecordDescriptor.HEADER_LENGTH;
@@ -218,7 +219,8 @@ public final class LogInspector {
                 RecordInfo info = new RecordInfo(start + offset, view.getLong(o + RecordDescriptor.PREV_OFFSET), length,
                         view.getShort(o + RecordDescriptor.TYPE_OFFSET) & 0xFFFF, (flags & RecordDescriptor.FLAG_PADDING) != 0,
                         codec == RecordDescriptor.CODEC_LZ4 ? Compression.LZ4 : codec == RecordDescriptor.CODEC_ZSTD
-                                ? Compression.ZSTD : Compression.NONE, uncompressed);
+                                ? Compression.ZSTD : Compression.NONE, uncompressed,
+                        (flags & RecordDescriptor.FLAG_CONTROL) != 0);
                 if (info.padding()) {
                     paddings++;
                 } else {

@@ -110,7 +110,7 @@ class LogFilesFuzzTest {
             file.putLong(o + RecordDescriptor.PREV_OFFSET, kind == 12 ? prev + 8 : prev); // 12: a wrong prev link
             file.putShort(o + RecordDescriptor.TYPE_OFFSET, (short) data.consumeInt(0, 0xFFFF));
             file.putShort(o + RecordDescriptor.FLAGS_OFFSET, (short) (closing ? RecordDescriptor.FLAG_PADDING
-                    : kind == 11 ? (data.consumeBoolean() ? 8 : RecordDescriptor.CODEC_MASK) // 11: an unknown flag or codec
+                    : kind == 11 ? (data.consumeBoolean() ? 16 : RecordDescriptor.CODEC_MASK) // 11: an unknown flag or codec
                     : data.consumeBoolean() ? 1 : data.consumeInt(0, 2) * RecordDescriptor.CODEC_LZ4)); // padding, or a codec
             byte[] payload = data.consumeBytes(length - RecordDescriptor.HEADER_LENGTH);
             file.put(o + RecordDescriptor.HEADER_LENGTH, payload);

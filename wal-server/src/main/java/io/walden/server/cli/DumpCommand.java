@@ -53,7 +53,7 @@ final class DumpCommand implements Callable<Integer> {
                     return true;
                 }
                 if (stats) {
-                    long[] t = perType.computeIfAbsent(r.padding() ? -1 : r.type(), k -> new long[4]);
+                    long[] t = perType.computeIfAbsent(r.padding() ? -1 : r.control() ? -2 : r.type(), k -> new long[4]);
                     t[0]++;
                     t[1] += r.length();
                     t[2] += r.payloadLength();
@@ -61,7 +61,7 @@ final class DumpCommand implements Callable<Integer> {
                 } else {
                     out.printf(Locale.ROOT, "lsn: %s, prev: %s, len (rec/payload): %d/%d, type: %s, crc: ok%s%n",
                             Lsn.format(r.lsn()), Lsn.format(r.prev()), r.length(), r.payloadLength(),
-                            r.padding() ? "padding" : Integer.toString(r.type()),
+                            r.padding() ? "padding" : r.control() ? "control" : Integer.toString(r.type()),
                             r.compression() == Compression.NONE ? "" : ", compression: " + r.compression().configName()
                                     + " (uncompressed " + r.uncompressedLength() + ")");
                 }
@@ -92,7 +92,7 @@ final class DumpCommand implements Callable<Integer> {
                 "------------", "------------");
         for (Map.Entry<Integer, long[]> e : perType.entrySet()) {
             long[] t = e.getValue();
-            out.printf(Locale.ROOT, "%-10s %12d (%6.2f) %16d (%6.2f) %16d %16d%n", e.getKey() < 0 ? "padding" : e.getKey().toString(),
+            out.printf(Locale.ROOT, "%-10s %12d (%6.2f) %16d (%6.2f) %16d %16d%n", e.getKey() == -1 ? "padding" : e.getKey() == -2 ? "control" : e.getKey().toString(),
                     t[0], pct(t[0], count), t[1], pct(t[1], bytes), t[2], t[3]);
         }
         out.printf(Locale.ROOT, "%-10s %12d (%6.2f) %16d (%6.2f)%n", "Total", count, count == 0 ? 0.0 : 100.0, bytes,

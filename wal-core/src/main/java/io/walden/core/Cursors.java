@@ -1,0 +1,425 @@
+package io.walden.core;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.walden.core.record.ControlRecord;
+import io.walden.core.recovery.CursorFile;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * Named consumer cursors (PostgreSQL's logical replication slots, Kafka's committed offsets): a name and an LSN that
+ * says "this consumer has processed everything before it". Obtained from {@link Wal#cursors()}.
+ *
+ * <p><b>Durable and replicated.</b> Every change is a control record in the log (docs/format.md, "Control records"),
+ * appended at the log's default durability (at least {@link Durability#LOCAL}), so a committed cursor survives a
+ * crash and reaches the replicas with the records around it; after a failover the promoted replica knows it. The
+ * cursor files ({@code walden.cursors}, {@code walden.cursors.checkpoint}) only spare reading the log at open.
+ *
+ * <p><b>Retention.</b> A cursor holds back {@link Wal#truncateBefore} at its LSN, as a replication slot does, while it
+ * lags the log's end by at most {@link WalConfig#maxCursorRetainedBytes()}; beyond that truncation may pass it, and a
+ * cursor whose LSN was removed is <em>lost</em>: its reader throws {@link LsnRemovedException}, the event is logged
+ * and counted ({@code walden.cursor.lost}). Committing a kept LSN makes it whole again. A forgotten consumer never
+ * fills the disk.
+ *
+ * <p><b>On a replica</b> cursors can be read, not changed (the changes are appends: {@link AppendsRefusedException}),
+ * and show what the primary had flushed, like the replica's readers.
+ *
+ * <p>Thread-safety: every method may be called from any thread; changes are serialised (their durability waits are
+ * not).
+ */
+public final class Cursors {
+    private static final Logger LOG = LoggerFactory.getLogger(Cursors.class);
+
+    /**
+     * One cursor.
+     *
+     * @param lagBytes how far the log's end is past it
+     * @param lost     its LSN was truncated away (beyond {@code maxCursorRetainedBytes})
+     */
+    public record Cursor(String name, long lsn, long lagBytes, boolean lost) {
+    }
+
+    private final Wal wal;
+    private final Path dir;
+    /** name -> LSN: on a primary every change appended so far; on a replica as of {@link #stateAsOf}. */
+    private final Map<String, Long> state = new TreeMap<>();
+    /** A replica's state reflects the control records below this; Long.MAX_VALUE on a primary (kept live). */
+    private long stateAsOf = Long.MAX_VALUE;
+    /** Whether any cursor was ever created in this log (the base file exists): else nothing to read or write. */
+    private boolean used;
+    private final Set<String> knownLost = new HashSet<>();
+    private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
+    private final Map<String, List<Meter>> gauges = new HashMap<>();
+    private final List<Counter> lostCounters = new CopyOnWriteArrayList<>();
+
+    Cursors(Wal wal) {
+        this.wal = wal;
+        this.dir = wal.directory();
+    }
+
+    // ------------------------------------------------------------------ the application's calls
+
+    /**
+     * Creates cursor {@code name} at {@code lsn} (a record boundary: an append's LSN, a record's {@code nextLsn()},
+     * {@link Wal#oldestLsn()} or {@link Wal#insertLsn()}), durably.
+     *
+     * @throws IllegalArgumentException for a name outside 1 to 64 of {@code A-Z a-z 0-9 . _ -}, or when it exists
+     * @throws LsnRemovedException      when {@code lsn} is below the oldest record
+     * @throws IllegalLsnException      when {@code lsn} is beyond the end or not a record boundary
+     * @throws AppendsRefusedException  on a replica
+     */
+    public void create(String name, long lsn) {
+        change(name, lsn, true);
+    }
+
+    /**
+     * Moves cursor {@code name} forward to {@code lsn}, durably (a commit at the LSN it holds does nothing).
+     *
+     * @throws UnknownCursorException   when there is no such cursor
+     * @throws CursorBackwardsException when {@code lsn} is below its LSN
+     * @throws LsnRemovedException, IllegalLsnException, AppendsRefusedException as {@link #create}
+     */
+    public void commit(String name, long lsn) {
+        change(name, lsn, false);
+    }
+
+    /** The LSN of cursor {@code name}. @throws UnknownCursorException when there is none */
+    public synchronized long position(String name) {
+        catchUp();
+        Long lsn = state.get(name);
+        if (lsn == null) {
+            throw new UnknownCursorException(name);
+        }
+        return lsn;
+    }
+
+    /** Every cursor, by name. */
+    public synchronized List<Cursor> list() {
+        catchUp();
+        long end = wal.insertLsn();
+        long oldest = wal.oldestLsn();
+        List<Cursor> out = new ArrayList<>(state.size());
+        state.forEach((name, lsn) -> out.add(new Cursor(name, lsn, Math.max(0, end - lsn), lsn < oldest)));
+        return out;
+    }
+
+    /**
+     * Deletes cursor {@code name}, durably; it holds back truncation no more.
+     *
+     * @return false when there was no such cursor (nothing appended)
+     */
+    public boolean delete(String name) {
+        long recordLsn;
+        synchronized (this) {
+            ensureChangeable(name);
+            if (!state.containsKey(name)) {
+                return false;
+            }
+            recordLsn = wal.appendControl(ControlRecord.encode(ControlRecord.CURSOR_DELETED, name, 0));
+            state.remove(name);
+            knownLost.remove(name);
+            unregisterGauge(name);
+        }
+        wal.awaitDurable(recordLsn, level());
+        return true;
+    }
+
+    /** A reader (flushed records) starting at cursor {@code name}. @throws LsnRemovedException when the cursor is lost */
+    public WalReader reader(String name) {
+        return wal.reader(position(name));
+    }
+
+    // ------------------------------------------------------------------ changes
+
+    private void change(String name, long lsn, boolean create) {
+        long recordLsn;
+        synchronized (this) {
+            ensureChangeable(name);
+            Long current = state.get(name);
+            if (create && current != null) {
+                throw new IllegalArgumentException("cursor '" + name + "' already exists (at " + Lsn.format(current) + ")");
+            }
+            if (!create && current == null) {
+                throw new UnknownCursorException(name);
+            }
+            if (current != null && lsn < current) {
+                throw new CursorBackwardsException(name, current, lsn);
+            }
+            if (current != null && lsn == current) {
+                return;
+            }
+            try (WalReader proof = wal.reader(lsn, WalReader.Visibility.WRITTEN)) {
+                proof.position(); // opening it proved lsn kept, not beyond the end, and a record boundary when written
+            }
+            if (!used) {
+                writeBase(wal.oldestLsn(), Map.of()); // before the first control record: from now on, read them at open
+                used = true;
+            }
+            recordLsn = wal.appendControl(ControlRecord.encode(ControlRecord.CURSOR_SET, name, lsn));
+            state.put(name, lsn);
+            if (lsn >= wal.oldestLsn()) {
+                knownLost.remove(name);
+            }
+            if (current == null) {
+                registerGauges(name);
+            }
+        }
+        wal.awaitDurable(recordLsn, level());
+    }
+
+    private void ensureChangeable(String name) {
+        if (!ControlRecord.isValidName(name)) {
+            throw new IllegalArgumentException("a cursor's name is 1 to 64 letters, digits, '.', '_' or '-', not '" + name + "'");
+        }
+        String refused = wal.appendsRefusedReason();
+        if (refused != null) {
+            throw new AppendsRefusedException(refused);
+        }
+        if (stateAsOf != Long.MAX_VALUE) {
+            catchUpTo(wal.insertLsn()); // a promoted replica: everything it holds is its own now
+            stateAsOf = Long.MAX_VALUE;
+        }
+    }
+
+    /** The log's default durability, at least LOCAL: a committed cursor must survive a crash. */
+    private Durability level() {
+        Durability d = wal.config().durability();
+        return d == Durability.OFF ? Durability.LOCAL : d;
+    }
+
+    // ------------------------------------------------------------------ the log's calls
+
+    /** At open, after recovery and before any append: the cursors as of the log's end. */
+    synchronized void open() throws IOException {
+        CursorFile.Snapshot base = CursorFile.read(dir, CursorFile.BASE);
+        CursorFile.Snapshot checkpoint = CursorFile.read(dir, CursorFile.CHECKPOINT);
+        if (base == null && checkpoint == null) {
+            return; // never used: no control record anywhere
+        }
+        used = true;
+        long end = wal.insertLsn();
+        CursorFile.Snapshot start = usable(checkpoint, end) ? checkpoint : base;
+        if (start == null) {
+            start = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
+        }
+        state.clear();
+        state.putAll(start.cursors());
+        scan(start.asOf(), end);
+        state.keySet().forEach(this::registerGauges);
+        knownLost.clear();
+        for (Map.Entry<String, Long> e : state.entrySet()) {
+            if (e.getValue() < wal.oldestLsn()) {
+                knownLost.add(e.getKey());
+            }
+        }
+    }
+
+    /** A checkpoint serves when it lies within what the log holds (a rewind below it deletes it). */
+    private boolean usable(CursorFile.Snapshot checkpoint, long end) {
+        return checkpoint != null && checkpoint.asOf() >= wal.oldestLsn() && checkpoint.asOf() <= end;
+    }
+
+    /** This log now follows a primary: from here its cursors are what it has applied and its primary flushed. */
+    synchronized void following() {
+        if (stateAsOf == Long.MAX_VALUE) {
+            stateAsOf = wal.insertLsn(); // everything it holds so far is reflected; a rewind below it rebuilds
+        }
+    }
+
+    /** A replica's log was rewound to {@code lsn}: cursor changes at or beyond it are undone. */
+    synchronized void rewound(long lsn) throws IOException {
+        if (!used) {
+            return;
+        }
+        CursorFile.Snapshot checkpoint = CursorFile.read(dir, CursorFile.CHECKPOINT);
+        if (checkpoint != null && checkpoint.asOf() > lsn) {
+            CursorFile.delete(dir, CursorFile.CHECKPOINT);
+            checkpoint = null;
+        }
+        if (stateAsOf != Long.MAX_VALUE && stateAsOf <= lsn) {
+            return; // nothing beyond the rewind point was reflected
+        }
+        CursorFile.Snapshot start = usable(checkpoint, lsn) ? checkpoint : CursorFile.read(dir, CursorFile.BASE);
+        if (start == null) {
+            start = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
+        }
+        Set<String> before = new HashSet<>(state.keySet());
+        state.clear();
+        state.putAll(start.cursors());
+        scan(start.asOf(), lsn);
+        stateAsOf = lsn;
+        before.stream().filter(n -> !state.containsKey(n)).forEach(this::unregisterGauge);
+        state.keySet().stream().filter(n -> !before.contains(n)).forEach(this::registerGauges);
+    }
+
+    /** What truncation must keep: the lowest cursor within {@code maxCursorRetainedBytes} of the end. */
+    synchronized long retentionFloor() {
+        catchUp();
+        long end = wal.insertLsn();
+        long cap = wal.config().maxCursorRetainedBytes();
+        long floor = Long.MAX_VALUE;
+        for (long lsn : state.values()) {
+            if (end - lsn <= cap) {
+                floor = Math.min(floor, lsn);
+            }
+        }
+        return floor;
+    }
+
+    /**
+     * Before segments below {@code keepFrom} are removed: the base file takes over the control records they hold.
+     * Read from the log (not the live state), so that it says exactly what lies below {@code keepFrom}.
+     */
+    synchronized void beforeTruncation(long keepFrom) throws IOException {
+        if (!used) {
+            return;
+        }
+        CursorFile.Snapshot base = CursorFile.read(dir, CursorFile.BASE);
+        long from = base == null ? wal.oldestLsn() : base.asOf();
+        if (keepFrom <= from) {
+            return;
+        }
+        Map<String, Long> below = new TreeMap<>(base == null ? Map.of() : base.cursors());
+        scanInto(below, from, keepFrom);
+        writeBase(keepFrom, below);
+    }
+
+    /** After a truncation: a cursor whose LSN was removed is lost; said once, counted once. */
+    synchronized void afterTruncation() {
+        long oldest = wal.oldestLsn();
+        state.forEach((name, lsn) -> {
+            if (lsn < oldest && knownLost.add(name)) {
+                LOG.warn("Cursor '{}' at {} is lost: the log was truncated to {} past it (it lagged more than "
+                        + "maxCursorRetainedBytes = {}); its reader now fails until it is committed to a kept LSN",
+                        name, Lsn.format(lsn), Lsn.format(oldest), wal.config().maxCursorRetainedBytes());
+                lostCounters.forEach(Counter::increment);
+            }
+        });
+    }
+
+    /** At a clean close, everything flushed: the checkpoint file spares the next open reading the log. */
+    synchronized void close() throws IOException {
+        if (!used) {
+            return;
+        }
+        // The log is closing (nothing can be read any more): a replica's state as of what it reflected, a primary's
+        // as of its end.
+        long asOf = stateAsOf == Long.MAX_VALUE ? wal.insertLsn() : stateAsOf;
+        CursorFile.write(dir, CursorFile.CHECKPOINT, new CursorFile.Snapshot(asOf, new TreeMap<>(state)));
+    }
+
+    /** A replica received a control record: from now on the cursor files exist, so the next open reads them. */
+    synchronized void received() {
+        if (!used) {
+            writeBase(wal.oldestLsn(), Map.of());
+            used = true;
+        }
+    }
+
+    // ------------------------------------------------------------------ reading control records
+
+    /** A replica: reflect what its readers may see now. */
+    private void catchUp() {
+        if (stateAsOf != Long.MAX_VALUE) {
+            catchUpTo(Math.max(stateAsOf, wal.visibleLsn(WalReader.Visibility.FLUSHED)));
+        }
+    }
+
+    private void catchUpTo(long limit) {
+        if (stateAsOf != Long.MAX_VALUE && limit > stateAsOf) {
+            Set<String> before = new HashSet<>(state.keySet());
+            scan(stateAsOf, limit);
+            stateAsOf = limit;
+            before.stream().filter(n -> !state.containsKey(n)).forEach(this::unregisterGauge);
+            state.keySet().stream().filter(n -> !before.contains(n)).forEach(this::registerGauges);
+        }
+    }
+
+    private void scan(long from, long until) {
+        scanInto(state, from, until);
+    }
+
+    private void scanInto(Map<String, Long> into, long from, long until) {
+        try (WalReader r = wal.controlScanner(from, until, (lsn, payload) -> {
+            ControlRecord.Cursor c = ControlRecord.decode(payload);
+            if (c == null) {
+                LOG.warn("Skipping the control record at {}: not one this version knows", Lsn.format(lsn));
+            } else if (c.kind() == ControlRecord.CURSOR_SET) {
+                into.put(c.name(), c.lsn());
+            } else {
+                into.remove(c.name());
+            }
+        })) {
+            while (r.next() != null) {
+                // the application's records: not the scan's business
+            }
+        }
+    }
+
+    private void writeBase(long asOf, Map<String, Long> cursors) {
+        try {
+            CursorFile.write(dir, CursorFile.BASE, new CursorFile.Snapshot(asOf, new TreeMap<>(cursors)));
+        } catch (IOException e) {
+            throw new WalException("could not write " + dir.resolve(CursorFile.BASE) + ": " + e.getMessage(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ meters
+
+    /** {@code walden.cursor.lag.bytes} per cursor (tag {@code cursor}) and {@code walden.cursor.lost}. */
+    MeterBinder meterBinder() {
+        return registry -> {
+            registries.add(registry);
+            lostCounters.add(Counter.builder("walden.cursor.lost")
+                    .description("Cursors lost: truncation removed their LSN (they lagged beyond maxCursorRetainedBytes)")
+                    .register(registry));
+            synchronized (this) {
+                state.keySet().forEach(name -> registerGauge(registry, name));
+            }
+        };
+    }
+
+    private void registerGauges(String name) {
+        for (MeterRegistry registry : registries) {
+            registerGauge(registry, name);
+        }
+    }
+
+    private void registerGauge(MeterRegistry registry, String name) {
+        Gauge g = Gauge.builder("walden.cursor.lag.bytes", this, c -> c.lag(name)).tag("cursor", name).baseUnit("bytes")
+                .description("How far the log's end is past the cursor").register(registry);
+        gauges.computeIfAbsent(name, k -> new ArrayList<>()).add(g);
+    }
+
+    private void unregisterGauge(String name) {
+        List<Meter> meters = gauges.remove(name);
+        if (meters != null) {
+            for (Meter m : meters) {
+                registries.forEach(r -> r.remove(m));
+            }
+        }
+    }
+
+    private double lag(String name) {
+        Long lsn;
+        synchronized (this) {
+            lsn = state.get(name);
+        }
+        return lsn == null ? 0 : Math.max(0, wal.insertLsn() - lsn);
+    }
+}

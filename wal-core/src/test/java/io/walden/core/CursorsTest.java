@@ -1,0 +1,241 @@
+package io.walden.core;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.walden.core.recovery.CursorFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Named consumer cursors ({@link Cursors}): durable control records in the log, forward only, holding back truncation
+ * up to a cap, replicated, and rebuilt at open from the cursor files and the log.
+ */
+class CursorsTest {
+    @TempDir
+    Path work;
+
+    private static long[] fill(Wal wal, int n) {
+        long[] lsns = new long[n];
+        for (int i = 0; i < n; i++) {
+            lsns[i] = wal.append(TestLogs.bytes("record " + i + " " + "x".repeat(100)), Durability.OFF);
+        }
+        wal.flush();
+        return lsns;
+    }
+
+    private static List<String> read(WalReader r) {
+        List<String> out = new ArrayList<>();
+        for (WalRecord rec; (rec = r.next()) != null; ) {
+            out.add(TestLogs.string(rec.payload()).split(" ")[1]);
+        }
+        return out;
+    }
+
+    @Test
+    void aCursorIsCreatedCommittedForwardListedReadFromAndDeleted() {
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            long[] lsns = fill(wal, 10);
+            Cursors cursors = wal.cursors();
+            cursors.create("orders-projection", lsns[0]);
+            cursors.commit("orders-projection", lsns[7]);
+            cursors.create("audit.v2", wal.insertLsn());
+            assertThat(cursors.position("orders-projection")).isEqualTo(lsns[7]);
+            assertThat(cursors.list()).extracting(Cursors.Cursor::name).containsExactly("audit.v2", "orders-projection");
+            assertThat(cursors.list().get(1).lagBytes()).isEqualTo(wal.insertLsn() - lsns[7]);
+            try (WalReader r = cursors.reader("orders-projection")) {
+                assertThat(read(r)).containsExactly("7", "8", "9");
+            }
+            assertThat(cursors.delete("audit.v2")).isTrue();
+            assertThat(cursors.delete("audit.v2")).isFalse();
+            assertThatThrownBy(() -> cursors.position("audit.v2")).isInstanceOf(UnknownCursorException.class);
+        }
+    }
+
+    @Test
+    void readersNeverSeeTheLogsOwnControlRecords() {
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            long start = wal.insertLsn();
+            fill(wal, 3);
+            wal.cursors().create("c", start);
+            wal.cursors().commit("c", wal.insertLsn());
+            fill(wal, 2);
+            try (WalReader r = wal.reader(start, WalReader.Visibility.WRITTEN)) {
+                assertThat(read(r)).containsExactly("0", "1", "2", "0", "1");
+            }
+        }
+    }
+
+    @Test
+    void aCommitBelowTheCursorIsRefusedAndLeavesItWhereItWas() {
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            long[] lsns = fill(wal, 5);
+            wal.cursors().create("c", lsns[3]);
+            assertThatThrownBy(() -> wal.cursors().commit("c", lsns[1])).isInstanceOf(CursorBackwardsException.class)
+                    .hasMessageContaining("only forward");
+            assertThat(wal.cursors().position("c")).isEqualTo(lsns[3]);
+        }
+    }
+
+    @Test
+    void badNamesUnknownCursorsAndBadLsnsAreRefusedClearly() {
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            long[] lsns = fill(wal, 5);
+            Cursors cursors = wal.cursors();
+            for (String bad : new String[] {"", "a/b", "x".repeat(65), "white space", "é"}) {
+                assertThatThrownBy(() -> cursors.create(bad, lsns[0])).as("'%s'", bad)
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 to 64");
+            }
+            assertThatThrownBy(() -> cursors.commit("nobody", lsns[0])).isInstanceOf(UnknownCursorException.class);
+            assertThatThrownBy(() -> cursors.create("c", wal.insertLsn() + 8)).isInstanceOf(IllegalLsnException.class)
+                    .hasMessageContaining("beyond the end");
+            assertThatThrownBy(() -> cursors.create("c", lsns[2] + 8)).isInstanceOf(IllegalLsnException.class);
+            cursors.create("c", lsns[1]);
+            assertThatThrownBy(() -> cursors.create("c", lsns[2])).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("already exists");
+            assertThat(cursors.list()).hasSize(1);
+        }
+    }
+
+    @Test
+    void cursorsAreKnownAfterACleanCloseAndAfterReopeningWithoutTheCheckpointFile() throws Exception {
+        long[] lsns;
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            lsns = fill(wal, 400); // several segments
+            wal.cursors().create("a", lsns[10]);
+            wal.cursors().create("b", lsns[20]);
+            wal.cursors().commit("a", lsns[300]);
+            wal.cursors().delete("b");
+        }
+        assertThat(work.resolve(CursorFile.CHECKPOINT)).exists();
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            assertThat(wal.cursors().list()).extracting(Cursors.Cursor::name).containsExactly("a");
+            assertThat(wal.cursors().position("a")).isEqualTo(lsns[300]);
+        }
+        Files.delete(work.resolve(CursorFile.CHECKPOINT)); // as after a crash: the log itself is read
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            assertThat(wal.cursors().position("a")).isEqualTo(lsns[300]);
+            assertThat(wal.cursors().list()).hasSize(1);
+        }
+    }
+
+    @Test
+    void aCommittedCursorSurvivesTheProcessBeingKilled() throws Exception {
+        Path log = work.resolve("log");
+        Path stderr = work.resolve("child.err");
+        long acknowledged = -1;
+        try (ChildJvm child = ChildJvm.start(CursorCommitter.class, stderr, log.toString())) {
+            assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
+            Thread.sleep(700);
+            child.kill();
+            for (String line : child.lines()) {
+                if (line.startsWith("C ")) {
+                    acknowledged = Long.parseLong(line.substring(2));
+                }
+            }
+        }
+        assertThat(acknowledged).as("commits acknowledged before the kill").isPositive();
+        assertThat(log.resolve(CursorFile.CHECKPOINT)).doesNotExist();
+        try (Wal wal = Wal.open(WalConfig.builder(log).segmentSize(TestLogs.SMALL_SEGMENT).build())) {
+            assertThat(wal.cursors().position(CursorCommitter.NAME)).isGreaterThanOrEqualTo(acknowledged);
+            try (WalReader r = wal.cursors().reader(CursorCommitter.NAME)) {
+                r.next(); // the cursor is a record boundary of the recovered log
+            }
+        }
+    }
+
+    @Test
+    void aCursorHoldsBackTruncationUntilItLagsBeyondTheCapAndIsThenLostCountedAndRecoverable() {
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (Wal wal = Wal.open(TestLogs.small(work).maxCursorRetainedBytes(200_000).build())) {
+            wal.meterBinder().bindTo(meters);
+            long[] lsns = fill(wal, 200);
+            wal.cursors().create("slow", lsns[5]);
+            wal.truncateBefore(wal.flushedLsn());
+            assertThat(wal.oldestLsn()).as("held back by the cursor").isLessThanOrEqualTo(lsns[5]);
+            assertThat(meters.get("walden.cursor.lag.bytes").tag("cursor", "slow").gauge().value())
+                    .isEqualTo(wal.insertLsn() - lsns[5]);
+
+            long[] more = fill(wal, 3000); // far more than 200 kB behind now
+            wal.truncateBefore(wal.flushedLsn());
+            assertThat(wal.oldestLsn()).isGreaterThan(lsns[5]);
+            assertThat(wal.cursors().list().get(0).lost()).isTrue();
+            assertThat(meters.get("walden.cursor.lost").counter().count()).isEqualTo(1.0);
+            assertThatThrownBy(() -> wal.cursors().reader("slow")).isInstanceOf(LsnRemovedException.class);
+
+            wal.cursors().commit("slow", more[2999]);
+            assertThat(wal.cursors().list().get(0).lost()).isFalse();
+            try (WalReader r = wal.cursors().reader("slow")) {
+                assertThat(read(r)).containsExactly("2999");
+            }
+        }
+    }
+
+    @Test
+    void cursorsWhoseControlRecordsWereTruncatedAwayAreKnownAtTheNextOpen() throws Exception {
+        long[] lsns;
+        // A small cap, so that truncation may pass the cursor and remove the segments of its control records.
+        try (Wal wal = Wal.open(TestLogs.small(work).maxCursorRetainedBytes(100_000).build())) {
+            lsns = fill(wal, 100);
+            wal.cursors().create("early", lsns[1]);
+            wal.cursors().create("gone", lsns[1]);
+            wal.cursors().delete("gone");
+            wal.cursors().commit("early", lsns[99]);
+            long[] later = fill(wal, 2000);
+            wal.truncateBefore(later[1500]);
+            assertThat(wal.oldestLsn()).as("the control records' segments are gone").isGreaterThan(lsns[99]);
+        }
+        Files.delete(work.resolve(CursorFile.CHECKPOINT)); // only the base file and the log remain
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            assertThat(wal.cursors().list()).extracting(Cursors.Cursor::name).containsExactly("early");
+            assertThat(wal.cursors().position("early")).isEqualTo(lsns[99]);
+            assertThat(wal.cursors().list().get(0).lost()).isTrue();
+        }
+    }
+
+    @Test
+    void aReplicaKnowsItsPrimarysCursorsRefusesChangesAndOwnsThemOncePromoted() {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
+             Wal replica = Replicas.open(primary, work.resolve("replica"))) {
+            long[] lsns = fill(primary, 50);
+            primary.cursors().create("c", lsns[10]);
+            primary.cursors().commit("c", lsns[40]);
+            Replicas.catchUp(primary, replica);
+            assertThat(replica.cursors().position("c")).isEqualTo(lsns[40]);
+            assertThatThrownBy(() -> replica.cursors().commit("c", lsns[45])).isInstanceOf(AppendsRefusedException.class);
+            assertThat(work.resolve("replica").resolve(CursorFile.BASE)).as("the replica reads them at its next open").exists();
+
+            replica.promote();
+            replica.cursors().commit("c", lsns[45]);
+            assertThat(replica.cursors().position("c")).isEqualTo(lsns[45]);
+        }
+    }
+
+    @Test
+    void aReplicaThatIsRewoundForgetsTheCursorChangesItRemoved() throws Exception {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
+             Wal behind = Replicas.open(primary, work.resolve("behind"));
+             Wal ahead = Replicas.open(primary, work.resolve("ahead"))) {
+            long[] lsns = fill(primary, 50);
+            primary.cursors().create("c", lsns[10]);
+            Replicas.catchUp(primary, behind);
+            primary.cursors().commit("c", lsns[40]);
+            primary.cursors().create("late", lsns[1]);
+            Replicas.catchUp(primary, ahead);
+            assertThat(ahead.cursors().position("c")).isEqualTo(lsns[40]);
+
+            long switchPoint = behind.insertLsn();
+            behind.promote();
+            ahead.rewindTo(switchPoint);
+            assertThat(ahead.cursors().position("c")).isEqualTo(lsns[10]);
+            assertThat(ahead.cursors().list()).extracting(Cursors.Cursor::name).containsExactly("c");
+        }
+    }
+}
