@@ -98,6 +98,16 @@ public final class Cursors {
         change(name, lsn, false);
     }
 
+    /**
+     * Creates cursor {@code name} at {@code lsn}, or moves it forward there when it exists (the HTTP API's PUT).
+     *
+     * @throws CursorBackwardsException when it exists at a higher LSN
+     * @throws IllegalArgumentException, LsnRemovedException, IllegalLsnException, AppendsRefusedException as {@link #create}
+     */
+    public void set(String name, long lsn) {
+        change(name, lsn, null);
+    }
+
     /** The LSN of cursor {@code name}. @throws UnknownCursorException when there is none */
     public synchronized long position(String name) {
         catchUp();
@@ -146,15 +156,16 @@ public final class Cursors {
 
     // ------------------------------------------------------------------ changes
 
-    private void change(String name, long lsn, boolean create) {
+    /** @param create true: only a new cursor; false: only an existing one; null: either */
+    private void change(String name, long lsn, Boolean create) {
         long recordLsn;
         synchronized (this) {
             ensureChangeable(name);
             Long current = state.get(name);
-            if (create && current != null) {
+            if (Boolean.TRUE.equals(create) && current != null) {
                 throw new IllegalArgumentException("cursor '" + name + "' already exists (at " + Lsn.format(current) + ")");
             }
-            if (!create && current == null) {
+            if (Boolean.FALSE.equals(create) && current == null) {
                 throw new UnknownCursorException(name);
             }
             if (current != null && lsn < current) {

@@ -146,7 +146,7 @@ public final class WaldenServer implements AutoCloseable {
             return t;
         });
         transport = Transports.choose(config.transport());
-        router = new HttpRouter(data, new AdminApi(wal, registry, () -> accepting, admin, replication, transport.name()),
+        router = new HttpRouter(data, new io.walden.server.http.CursorApi(wal, readers), new AdminApi(wal, registry, () -> accepting, admin, replication, transport.name()),
                 wal.directory());
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
         String token = config.authToken();

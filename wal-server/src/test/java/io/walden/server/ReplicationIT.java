@@ -270,4 +270,34 @@ class ReplicationIT {
             assertThat(primary.post("/v1/records?durability=on", "y".getBytes()).statusCode()).as("no policy: ON acts as local").isEqualTo(200);
         }
     }
+
+    @Test
+    void shouldResumeAConsumerOnThePromotedReplicaFromTheCursorItCommittedOnTheKilledPrimary() throws Exception {
+        int replicationPort = ServerProcess.freePort();
+        List<String> lsns = new ArrayList<>();
+        try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
+                "--replication-listen", "127.0.0.1:" + replicationPort, "--sync-replicas", "FIRST 1 (r1)");
+             ServerProcess replica = ServerProcess.start(work, work.resolve("replica"), ServerProcess.freePort(),
+                     "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1",
+                     "--replication-listen", "127.0.0.1:" + ServerProcess.freePort())) {
+            waitUntil(() -> JSON.readTree(primary.get("/admin/status").body()).get("replicas").size() == 1);
+            for (int i = 0; i < 10; i++) {
+                lsns.add(JSON.readTree(primary.post("/v1/records?durability=on", ("event " + i).getBytes()).body()).get("lsn").asText());
+            }
+            // The consumer processed events 0..5: its cursor is at event 6 (committed at ON, the sidecar's default).
+            HttpResponse<String> committed = primary.put("/v1/cursors/billing", "{\"lsn\":\"" + lsns.get(6) + "\"}");
+            assertThat(committed.statusCode()).as(committed.body()).isEqualTo(200);
+            primary.kill();
+
+            assertThat(replica.post("/admin/promote", new byte[0]).statusCode()).isEqualTo(200);
+            JsonNode cursor = JSON.readTree(replica.get("/v1/cursors/billing").body());
+            assertThat(cursor.get("lsn").asText()).as("the cursor survived the failover").isEqualTo(lsns.get(6));
+            JsonNode page = JSON.readTree(replica.get("/v1/records?cursor=billing").body());
+            assertThat(page.get("records")).hasSize(4);
+            assertThat(new String(Base64.getDecoder().decode(page.get("records").get(0).get("data").asText()), StandardCharsets.UTF_8))
+                    .isEqualTo("event 6");
+            assertThat(replica.put("/v1/cursors/billing", "{\"lsn\":\"" + lsns.get(9) + "\"}").statusCode())
+                    .as("the promoted replica takes the consumer's next commit").isEqualTo(200);
+        }
+    }
 }

@@ -134,6 +134,11 @@ public final class AdminApi {
         s.put("recovery", rec);
         s.put("sync_replicas", replication == null || replication.policy() == null ? null : replication.policy().toString());
         s.put("replicas", replicas(replication));
+        List<Map<String, Object>> cursors = new ArrayList<>();
+        for (io.walden.core.Cursors.Cursor c : wal.cursors().list()) {
+            cursors.add(io.walden.server.http.CursorApi.json(c));
+        }
+        s.put("cursors", cursors);
         List<Map<String, Object>> slots = new ArrayList<>();
         if (replication != null) {
             replication.slots().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {

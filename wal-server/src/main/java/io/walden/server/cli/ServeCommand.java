@@ -39,6 +39,10 @@ final class ServeCommand implements Callable<Integer> {
             + "(default: none); a payload is stored compressed only when that saves space.")
     String compression;
 
+    @Option(names = "--max-cursor-retained-bytes", description = "Most log a consumer cursor may hold back from "
+            + "truncation; beyond it the cursor is lost (default: 4294967296).")
+    String maxCursorRetainedBytes;
+
     @Option(names = "--sync-method", description = "fdatasync, fsync, open_datasync or none (default: fdatasync).")
     String syncMethod;
 
@@ -150,6 +154,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("http", http);
         flags.put("durability", durability);
         flags.put("compression", compression);
+        flags.put("max-cursor-retained-bytes", maxCursorRetainedBytes);
         flags.put("sync-method", syncMethod);
         flags.put("segment-size", segmentSize);
         flags.put("wal-buffers", walBuffers);

@@ -37,7 +37,7 @@ public final class ServerConfig {
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
     static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms", "compression",
             "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
-            "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "replication-secret",
+            "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "max-cursor-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure");
     public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
 
@@ -74,6 +74,7 @@ public final class ServerConfig {
         v.put("event-loops", Integer.toString(Runtime.getRuntime().availableProcessors()));
         v.put("remote-commit-timeout-ms", "0");
         v.put("max-slot-retained-bytes", Long.toString(4L << 30));
+        v.put("max-cursor-retained-bytes", Long.toString(4L << 30));
         if (yaml != null) {
             // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
             YAMLFactory factory = YAMLFactory.builder()
@@ -135,7 +136,7 @@ public final class ServerConfig {
         bool("flush-on-event-loop");
         bool("ship-flushed-only");
         transport();
-        for (String key : new String[] {"max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes", "event-loops", "writer-delay-ms"}) {
+        for (String key : new String[] {"max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes", "event-loops", "writer-delay-ms", "max-cursor-retained-bytes"}) {
             positive(key);
         }
     }
@@ -278,6 +279,7 @@ public final class ServerConfig {
                 .segmentSize(segmentSize())
                 .durability(durability())
                 .compression(compression())
+                .maxCursorRetainedBytes(positive("max-cursor-retained-bytes"))
                 .syncMethod(syncMethod())
                 .remoteCommitTimeout(java.time.Duration.ofMillis(Long.parseLong(values.get("remote-commit-timeout-ms"))))
                 .writerDelay(java.time.Duration.ofMillis(positive("writer-delay-ms")));

@@ -29,6 +29,14 @@ final class ApiErrors {
             body.put("detail", ex.redact(e.getMessage()));
             body.put("oldest_lsn", Lsn.format(((LsnRemovedException) e).oldest()));
             ex.json(HttpResponseStatus.GONE, body);
+        } else if (e instanceof io.walden.core.UnknownCursorException) {
+            ex.error(HttpResponseStatus.NOT_FOUND, "unknown_cursor", e.getMessage());
+        } else if (e instanceof io.walden.core.CursorBackwardsException backwards) {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", "cursor_backwards");
+            body.put("detail", e.getMessage());
+            body.put("lsn", Lsn.format(backwards.current()));
+            ex.json(HttpResponseStatus.CONFLICT, body);
         } else if (e instanceof IllegalLsnException || e instanceof IllegalArgumentException) {
             ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", e.getMessage());
         } else if (e instanceof io.walden.core.AppendsRefusedException) {

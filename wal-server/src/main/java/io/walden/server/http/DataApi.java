@@ -333,9 +333,9 @@ public final class DataApi {
         ex.json(HttpResponseStatus.SERVICE_UNAVAILABLE, out);
     }
 
-    /** GET /v1/records?from=&limit=&wait_ms=&visibility= */
+    /** GET /v1/records?from=|cursor=&limit=&wait_ms=&visibility= */
     void read(Exchange ex) {
-        long from = ex.param("from") == null ? wal.oldestLsn() : Lsn.parse(ex.param("from"));
+        long from = start(ex, wal.oldestLsn());
         int limit = intParam(ex, "limit", 100, 1, MAX_LIMIT);
         long waitMs = intParam(ex, "wait_ms", 0, 0, (int) MAX_WAIT_MS);
         WalReader.Visibility visibility = visibility(ex);
@@ -363,7 +363,7 @@ public final class DataApi {
 
     /** GET /v1/records/stream?from=&visibility= : NDJSON over chunked transfer, one record per line, until the client goes (or half-closes). */
     void stream(Exchange ex) {
-        long from = ex.param("from") == null ? wal.insertLsn() : Lsn.parse(ex.param("from"));
+        long from = start(ex, wal.insertLsn());
         WalReader reader = wal.reader(from, visibility(ex));
         submit(ex, reader, () -> {
             ex.markStreaming();
@@ -401,6 +401,16 @@ public final class DataApi {
                 }
             }
         });
+    }
+
+    /** Where a read starts: {@code ?from=}, or the LSN of cursor {@code ?cursor=} (404 when unknown), else {@code otherwise}. */
+    private long start(Exchange ex, long otherwise) {
+        String from = ex.param("from");
+        String cursor = ex.param("cursor");
+        if (from != null && cursor != null) {
+            throw new IllegalArgumentException("give from or cursor, not both");
+        }
+        return cursor != null ? wal.cursors().position(cursor) : from != null ? Lsn.parse(from) : otherwise;
     }
 
     @FunctionalInterface

@@ -29,17 +29,19 @@ public final class HttpRouter {
     private final Map<String, Route> routes;
     private final Consumer<Exchange> append;
     private final Consumer<Exchange> read;
+    private final CursorApi cursors;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final java.util.function.UnaryOperator<String> redact;
 
     /**
      * @param dataDir the log directory: its absolute path is cut from error details (clients see file names only)
      */
-    public HttpRouter(DataApi data, AdminApi admin, java.nio.file.Path dataDir) {
+    public HttpRouter(DataApi data, CursorApi cursors, AdminApi admin, java.nio.file.Path dataDir) {
         String dir = dataDir.toAbsolutePath().normalize().toString();
         this.redact = message -> message.replace(dir + java.io.File.separator, "").replace(dir, "the data directory");
         this.append = data::append;
         this.read = data::read;
+        this.cursors = cursors;
         this.routes = Map.ofEntries(
                 Map.entry(RECORDS, new Route(null, null)), // GET reads, POST appends: resolved in dispatch()
                 Map.entry("/v1/records/batch", new Route(HttpMethod.POST, data::batch)),
@@ -118,6 +120,10 @@ public final class HttpRouter {
             ex.closeAfterAnswer(); // the encoder does not know a HEAD answer has no body: the client could not parse on
         }
         String path = ex.path();
+        if (path.startsWith(CursorApi.PREFIX) && (path.length() == CursorApi.PREFIX.length() || path.charAt(CursorApi.PREFIX.length()) == '/')) {
+            cursors.handle(ex);
+            return;
+        }
         Route route = routes.get(path);
         if (route == null) {
             ex.error(HttpResponseStatus.NOT_FOUND, "not_found", "no endpoint " + path + " (see docs/http-api.md)");
@@ -138,7 +144,7 @@ public final class HttpRouter {
         handler.accept(ex);
     }
 
-    private static void methodNotAllowed(Exchange ex, String allowed) {
+    static void methodNotAllowed(Exchange ex, String allowed) {
         ex.error(HttpResponseStatus.METHOD_NOT_ALLOWED, "method_not_allowed",
                 ex.request().method() + " is not allowed on " + ex.path() + "; use " + allowed);
     }

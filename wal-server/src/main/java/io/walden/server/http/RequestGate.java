@@ -29,7 +29,7 @@ import java.util.Set;
  * <p>One instance per connection (it remembers that it refused, and the current request's budget).
  */
 public final class RequestGate extends ChannelInboundHandlerAdapter {
-    /** Paths that need the token when one is configured (the data API and mutating admin calls). */
+    /** Paths that need the token when one is configured (the data API and mutating admin calls; and /v1/cursors*). */
     static final Set<String> PROTECTED = Set.of("/v1/records", "/v1/records/batch", "/v1/records/stream", "/admin/checkpoint",
             "/admin/sync-replicas", "/admin/promote", "/admin/replication-slots");
     /** The body limit of every request that is not an append: enough for a policy or a small JSON document. */
@@ -112,7 +112,7 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
             return null; // the handler answers malformed requests
         }
         String path = pathOf(head.uri());
-        if (expected != null && PROTECTED.contains(path)) {
+        if (expected != null && (PROTECTED.contains(path) || path.startsWith(CursorApi.PREFIX))) {
             String header = head.headers().get(HttpHeaderNames.AUTHORIZATION);
             if (header == null || !MessageDigest.isEqual(expected, header.getBytes(StandardCharsets.UTF_8))) {
                 return "send Authorization: Bearer <token>";

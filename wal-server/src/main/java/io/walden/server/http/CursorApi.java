@@ -1,0 +1,115 @@
+package io.walden.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.walden.core.Cursors;
+import io.walden.core.Lsn;
+import io.walden.core.Wal;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * Named consumer cursors over HTTP (docs/http-api.md, "Cursors"): {@code PUT}, {@code GET} and {@code DELETE
+ * /v1/cursors/{name}}, {@code GET /v1/cursors}. A change waits for its durability, so every call runs on a reader
+ * thread ({@code max-readers}), never on the event loop.
+ *
+ * <p>Thread-safety: stateless beyond the log it serves.
+ */
+public final class CursorApi {
+    static final String PREFIX = "/v1/cursors";
+
+    private final Wal wal;
+    private final ExecutorService workers;
+
+    public CursorApi(Wal wal, ExecutorService workers) {
+        this.wal = wal;
+        this.workers = workers;
+    }
+
+    /** {@code /v1/cursors} (GET) and {@code /v1/cursors/{name}} (PUT, GET, DELETE). */
+    void handle(Exchange ex) {
+        String path = ex.path();
+        HttpMethod method = ex.request().method();
+        if (path.equals(PREFIX) || path.equals(PREFIX + "/")) {
+            if (!HttpMethod.GET.equals(method)) {
+                HttpRouter.methodNotAllowed(ex, "GET");
+                return;
+            }
+            offLoop(ex, () -> {
+                List<Map<String, Object>> out = new ArrayList<>();
+                for (Cursors.Cursor c : wal.cursors().list()) {
+                    out.add(json(c));
+                }
+                ex.json(HttpResponseStatus.OK, Map.of("cursors", out));
+            });
+            return;
+        }
+        String name = path.substring(PREFIX.length() + 1);
+        if (HttpMethod.PUT.equals(method)) {
+            long lsn = lsnOf(ex);
+            offLoop(ex, () -> {
+                wal.cursors().set(name, lsn);
+                ex.json(HttpResponseStatus.OK, Map.of("name", name, "lsn", Lsn.format(wal.cursors().position(name))));
+            });
+        } else if (HttpMethod.GET.equals(method)) {
+            offLoop(ex, () -> {
+                long lsn = wal.cursors().position(name);
+                ex.json(HttpResponseStatus.OK, Map.of("name", name, "lsn", Lsn.format(lsn)));
+            });
+        } else if (HttpMethod.DELETE.equals(method)) {
+            offLoop(ex, () -> {
+                wal.cursors().delete(name);
+                ex.text(HttpResponseStatus.NO_CONTENT, "", "text/plain");
+            });
+        } else {
+            HttpRouter.methodNotAllowed(ex, "PUT, GET, DELETE");
+        }
+    }
+
+    /** The cursor as {@code /v1/cursors} and {@code /admin/status} show it. */
+    public static Map<String, Object> json(Cursors.Cursor c) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", c.name());
+        m.put("lsn", Lsn.format(c.lsn()));
+        m.put("lag_bytes", c.lagBytes());
+        m.put("lost", c.lost());
+        return m;
+    }
+
+    /** The body {@code {"lsn":"X/Y"}} (or a decimal LSN). */
+    private static long lsnOf(Exchange ex) {
+        JsonNode body;
+        try {
+            body = Exchange.JSON.readTree(ex.request().content().toString(StandardCharsets.UTF_8));
+        } catch (Exception e) {
+            throw new IllegalArgumentException("the body must be JSON: {\"lsn\":\"X/Y\"}");
+        }
+        JsonNode lsn = body == null ? null : body.get("lsn");
+        if (lsn == null || !(lsn.isTextual() || lsn.canConvertToLong())) {
+            throw new IllegalArgumentException("the body must name the cursor's LSN: {\"lsn\":\"X/Y\"}");
+        }
+        return Lsn.parse(lsn.asText());
+    }
+
+    private void offLoop(Exchange ex, Runnable work) {
+        try {
+            workers.execute(() -> {
+                try {
+                    work.run();
+                } catch (Throwable e) {
+                    ApiErrors.answer(ex, e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "too_many_readers",
+                    "every reader slot is busy (max-readers); retry shortly");
+        }
+    }
+}
