@@ -49,10 +49,25 @@ public final class Cursors {
      * One cursor.
      *
      * @param lagBytes how far the log's end is past it
+     * @param lagSeconds how long ago the log's end passed it (about 1 s resolution; 0 when caught up)
      * @param lost     its LSN was truncated away (beyond {@code maxCursorRetainedBytes})
      */
-    public record Cursor(String name, long lsn, long lagBytes, boolean lost) {
+    public record Cursor(String name, long lsn, long lagBytes, double lagSeconds, boolean lost) {
     }
+
+    /**
+     * When the log's end passed which LSN, sampled by the background writer about once a second
+     * ({@link #tick}): how long ago the end passed a cursor is its lag in time, to that resolution. An hour of
+     * samples; a cursor further behind (or behind since before this open) shows at least the oldest sample's age.
+     */
+    private static final int SAMPLES = 3600;
+    private final long[] sampleLsn = new long[SAMPLES];
+    private final long[] sampleNanos = new long[SAMPLES];
+    private int samples;
+    private int nextSample;
+    /** The run of control records this log appended last, [start, end): a cursor committed to the log's end lags 0. */
+    private long trailingControlStart = -1;
+    private long trailingControlEnd = -1;
 
     private final Wal wal;
     private final Path dir;
@@ -124,7 +139,10 @@ public final class Cursors {
         long end = wal.insertLsn();
         long oldest = wal.oldestLsn();
         List<Cursor> out = new ArrayList<>(state.size());
-        state.forEach((name, lsn) -> out.add(new Cursor(name, lsn, Math.max(0, end - lsn), lsn < oldest)));
+        state.forEach((name, lsn) -> {
+            long seen = endFor(lsn, end);
+            out.add(new Cursor(name, lsn, Math.max(0, seen - lsn), lagSeconds(lsn, seen), lsn < oldest));
+        });
         return out;
     }
 
@@ -140,7 +158,9 @@ public final class Cursors {
             if (!state.containsKey(name)) {
                 return false;
             }
-            recordLsn = wal.appendControl(ControlRecord.encode(ControlRecord.CURSOR_DELETED, name, 0));
+            byte[] record = ControlRecord.encode(ControlRecord.CURSOR_DELETED, name, 0);
+            recordLsn = wal.appendControl(record);
+            trailing(recordLsn, record.length);
             state.remove(name);
             knownLost.remove(name);
             unregisterGauge(name);
@@ -181,7 +201,9 @@ public final class Cursors {
                 writeBase(wal.oldestLsn(), Map.of()); // before the first control record: from now on, read them at open
                 used = true;
             }
-            recordLsn = wal.appendControl(ControlRecord.encode(ControlRecord.CURSOR_SET, name, lsn));
+            byte[] record = ControlRecord.encode(ControlRecord.CURSOR_SET, name, lsn);
+            recordLsn = wal.appendControl(record);
+            trailing(recordLsn, record.length);
             state.put(name, lsn);
             if (lsn >= wal.oldestLsn()) {
                 knownLost.remove(name);
@@ -191,6 +213,20 @@ public final class Cursors {
             }
         }
         wal.awaitDurable(recordLsn, level());
+    }
+
+    /** Extends (or starts) the run of trailing control records with the one at {@code lsn}. */
+    private void trailing(long lsn, int payloadLength) {
+        if (lsn != trailingControlEnd) {
+            trailingControlStart = lsn; // something else came between: a new run
+        }
+        trailingControlEnd = lsn + io.walden.core.record.RecordDescriptor.aligned(
+                io.walden.core.record.RecordDescriptor.recordLength(payloadLength));
+    }
+
+    /** The log's end as a cursor at {@code lsn} sees it: only the cursors' own records after it do not count. */
+    private long endFor(long lsn, long end) {
+        return end == trailingControlEnd && lsn >= trailingControlStart ? Math.min(lsn, end) : end;
     }
 
     private void ensureChangeable(String name) {
@@ -390,9 +426,49 @@ public final class Cursors {
         }
     }
 
+    // ------------------------------------------------------------------ lag in time
+
+    /** The background writer's periodic call: the log's end now. */
+    void tick() {
+        long end = wal.insertLsn();
+        long now = System.nanoTime();
+        synchronized (sampleLsn) {
+            int last = (nextSample + SAMPLES - 1) % SAMPLES;
+            if (samples > 0 && sampleLsn[last] == end) {
+                return; // the end has not moved: the earlier sample says when it got here
+            }
+            sampleLsn[nextSample] = end;
+            sampleNanos[nextSample] = now;
+            nextSample = (nextSample + 1) % SAMPLES;
+            samples = Math.min(samples + 1, SAMPLES);
+        }
+    }
+
+    /** Seconds since the log's end first passed {@code lsn} (0 when nothing lies beyond it). */
+    private double lagSeconds(long lsn, long end) {
+        if (lsn >= end) {
+            return 0;
+        }
+        synchronized (sampleLsn) {
+            if (samples == 0) {
+                return 0;
+            }
+            int oldest = (nextSample + SAMPLES - samples) % SAMPLES;
+            long passed = sampleNanos[oldest]; // a lower bound when even the oldest sample was past it
+            for (int i = samples - 1; i >= 0; i--) { // newest first: a caught-up cursor stops at once
+                int at = (oldest + i) % SAMPLES;
+                if (sampleLsn[at] <= lsn) {
+                    passed = i + 1 < samples ? sampleNanos[(oldest + i + 1) % SAMPLES] : System.nanoTime();
+                    break;
+                }
+            }
+            return Math.max(0, (System.nanoTime() - passed) / 1e9);
+        }
+    }
+
     // ------------------------------------------------------------------ meters
 
-    /** {@code walden.cursor.lag.bytes} per cursor (tag {@code cursor}) and {@code walden.cursor.lost}. */
+    /** {@code walden.cursor.lag.bytes} and {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}), {@code walden.cursor.lost}. */
     MeterBinder meterBinder() {
         return registry -> {
             registries.add(registry);
@@ -414,7 +490,21 @@ public final class Cursors {
     private void registerGauge(MeterRegistry registry, String name) {
         Gauge g = Gauge.builder("walden.cursor.lag.bytes", this, c -> c.lag(name)).tag("cursor", name).baseUnit("bytes")
                 .description("How far the log's end is past the cursor").register(registry);
+        Gauge seconds = Gauge.builder("walden.cursor.lag.seconds", this, c -> c.lagSeconds(name)).tag("cursor", name)
+                .baseUnit("seconds").description("How long ago the log's end passed the cursor (about 1 s resolution)")
+                .register(registry);
         gauges.computeIfAbsent(name, k -> new ArrayList<>()).add(g);
+        gauges.get(name).add(seconds);
+    }
+
+    private double lagSeconds(String name) {
+        Long lsn;
+        long end;
+        synchronized (this) {
+            lsn = state.get(name);
+            end = lsn == null ? 0 : endFor(lsn, wal.insertLsn());
+        }
+        return lsn == null ? 0 : lagSeconds(lsn, end);
     }
 
     private void unregisterGauge(String name) {
@@ -427,10 +517,9 @@ public final class Cursors {
     }
 
     private double lag(String name) {
-        Long lsn;
         synchronized (this) {
-            lsn = state.get(name);
+            Long lsn = state.get(name);
+            return lsn == null ? 0 : Math.max(0, endFor(lsn, wal.insertLsn()) - lsn);
         }
-        return lsn == null ? 0 : Math.max(0, wal.insertLsn() - lsn);
     }
 }

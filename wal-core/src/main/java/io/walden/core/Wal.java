@@ -148,9 +148,13 @@ public final class Wal implements AutoCloseable {
         this.readLimit = new Position(after.readLimit());
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable(),
                 readLimit::get);
+        this.cursors = new Cursors(this); // before the writer, whose periodic task samples for them
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
-                checkpointer::checkpoint);
+                () -> {
+                    checkpointer.checkpoint();
+                    cursors.tick(); // when the end passed which LSN: the cursors' lag in time
+                });
         this.metrics = new WalMetrics(this, stats, new WalMetrics.Sources() {
             @Override
             public long flushCount() {
@@ -167,7 +171,6 @@ public final class Wal implements AutoCloseable {
                 commit.observer(observer);
             }
         });
-        this.cursors = new Cursors(this);
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());

@@ -238,4 +238,18 @@ class CursorsTest {
             assertThat(ahead.cursors().list()).extracting(Cursors.Cursor::name).containsExactly("c");
         }
     }
+
+    @Test
+    void aCursorsLagInTimeIsHowLongAgoTheLogsEndPassedIt() throws Exception {
+        try (Wal wal = Wal.open(TestLogs.small(work).checkpointInterval(java.time.Duration.ofMillis(20)).build())) {
+            long start = wal.insertLsn();
+            wal.cursors().create("c", start);
+            fill(wal, 3);
+            Thread.sleep(600); // the background writer samples the end every 20 ms
+            double lag = wal.cursors().list().get(0).lagSeconds();
+            assertThat(lag).isBetween(0.4, 5.0);
+            wal.cursors().commit("c", wal.insertLsn());
+            assertThat(wal.cursors().list().get(0).lagSeconds()).as("caught up").isZero();
+        }
+    }
 }

@@ -55,18 +55,10 @@ class ShipBeforeFlushIT {
         Path primaryDir = work.resolve("primary");
         Path replicaDir = work.resolve("replica");
         Map<Long, String> acknowledgedOn = new TreeMap<>();
-        long primaryFlushed;
-        long written;
         try (ServerProcess crashed = startPrimary(primaryDir, replicationPort);
              ServerProcess replica = ServerProcess.start(work, replicaDir, ServerProcess.freePort(),
                      "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1")) {
-            waitUntil(() -> status(crashed).get("replicas").size() == 1);
-            shipUnflushedTail(crashed, replica, acknowledgedOn);
-            primaryFlushed = lsn(status(crashed), "flushed_lsn");
-            written = lsn(status(crashed), "written_lsn");
-            assertThat(replica.records()).as("the replica reads only what its primary flushed").isEqualTo(acknowledgedOn);
-            crashed.kill();
-            powerLoss(primaryDir, primaryFlushed, written);
+            long primaryFlushed = crashAfterShippingAnUnflushedTail(crashed, replica, primaryDir, acknowledgedOn)[0];
 
             try (ServerProcess primary = startPrimary(primaryDir, replicationPort)) {
                 JsonNode restarted = status(primary);
@@ -98,18 +90,11 @@ class ShipBeforeFlushIT {
         Path primaryDir = work.resolve("primary");
         Path replicaDir = work.resolve("replica");
         Map<Long, String> acknowledgedOn = new TreeMap<>();
-        long primaryFlushed;
-        long written;
         try (ServerProcess crashed = startPrimary(primaryDir, replicationPort);
              ServerProcess replica = ServerProcess.start(work, replicaDir, ServerProcess.freePort(),
                      "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1",
                      "--replication-listen", "127.0.0.1:" + promotedPort)) {
-            waitUntil(() -> status(crashed).get("replicas").size() == 1);
-            shipUnflushedTail(crashed, replica, acknowledgedOn);
-            primaryFlushed = lsn(status(crashed), "flushed_lsn");
-            written = lsn(status(crashed), "written_lsn");
-            crashed.kill();
-            powerLoss(primaryDir, primaryFlushed, written);
+            long written = crashAfterShippingAnUnflushedTail(crashed, replica, primaryDir, acknowledgedOn)[1];
 
             HttpResponse<String> promoted = replica.post("/admin/promote", new byte[0]);
             assertThat(promoted.statusCode()).as(promoted.body()).isEqualTo(200);
@@ -247,6 +232,24 @@ class ShipBeforeFlushIT {
         waitUntil(() -> lsn(status(replica), "flushed_lsn") == written);
         assertThat(lsn(status(primary), "flushed_lsn")).as("the primary forced none of the tail").isEqualTo(flushed);
         assertThat(lsn(status(replica), "read_limit_lsn")).isEqualTo(flushed);
+    }
+
+    /**
+     * Ships an unflushed tail ({@link #shipUnflushedTail}), kills the primary with SIGKILL and takes from its files what
+     * a power loss would: everything it had not forced.
+     *
+     * @return the primary's flushed and written LSNs at the kill
+     */
+    private static long[] crashAfterShippingAnUnflushedTail(ServerProcess primary, ServerProcess replica, Path primaryDir,
+                                                            Map<Long, String> acknowledgedOn) throws Exception {
+        waitUntil(() -> status(primary).get("replicas").size() == 1);
+        shipUnflushedTail(primary, replica, acknowledgedOn);
+        long flushed = lsn(status(primary), "flushed_lsn");
+        long written = lsn(status(primary), "written_lsn");
+        assertThat(replica.records()).as("the replica reads only what its primary flushed").isEqualTo(acknowledgedOn);
+        primary.kill();
+        powerLoss(primaryDir, flushed, written);
+        return new long[] {flushed, written};
     }
 
     /** What a machine that lost power after the SIGKILL keeps: nothing the primary did not force. */

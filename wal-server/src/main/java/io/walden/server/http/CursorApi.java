@@ -79,6 +79,7 @@ public final class CursorApi {
         m.put("name", c.name());
         m.put("lsn", Lsn.format(c.lsn()));
         m.put("lag_bytes", c.lagBytes());
+        m.put("lag_seconds", Math.round(c.lagSeconds() * 10) / 10.0);
         m.put("lost", c.lost());
         return m;
     }
