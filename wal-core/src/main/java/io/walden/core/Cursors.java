@@ -253,12 +253,15 @@ public final class Cursors {
 
     /** At open, after recovery and before any append: the cursors as of the log's end. */
     synchronized void open() throws IOException {
-        CursorFile.Snapshot base = CursorFile.read(dir, CursorFile.BASE);
-        CursorFile.Snapshot checkpoint = CursorFile.read(dir, CursorFile.CHECKPOINT);
-        if (base == null && checkpoint == null) {
+        CursorFile.Snapshot base = readFile(CursorFile.BASE);
+        CursorFile.Snapshot checkpoint = readFile(CursorFile.CHECKPOINT);
+        if (base == null && checkpoint == null && !damaged) {
             return; // never used: no control record anywhere
         }
         used = true;
+        if (base == null) {
+            writeBase(wal.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
+        }
         long end = wal.insertLsn();
         CursorFile.Snapshot start = usable(checkpoint, end) ? checkpoint : base;
         if (start == null) {
@@ -273,6 +276,27 @@ public final class Cursors {
             if (e.getValue() < wal.oldestLsn()) {
                 knownLost.add(e.getKey());
             }
+        }
+    }
+
+    /** Set when a cursor file could not be read: the log is read for control records from its oldest one instead. */
+    private boolean damaged;
+
+    /**
+     * A cursor file, or null when it is absent or damaged. A damaged file does not keep the log from opening (its
+     * records are all there): the checkpoint is only a shortcut, and without the base the cursors whose every change
+     * was truncated away are missing, which is said loudly.
+     */
+    private CursorFile.Snapshot readFile(String name) {
+        try {
+            return CursorFile.read(dir, name);
+        } catch (IOException | WalCorruptedException e) {
+            damaged = true;
+            LOG.error("Cannot read {} ({}): {}", dir.resolve(name), e.getMessage(), CursorFile.BASE.equals(name)
+                    ? "the cursors are rebuilt from the control records still in the log; a cursor whose changes were all "
+                    + "truncated away is missing until it is created again"
+                    : "the cursors are rebuilt from the base file and the log");
+            return null;
         }
     }
 
@@ -293,7 +317,7 @@ public final class Cursors {
         if (!used) {
             return;
         }
-        CursorFile.Snapshot checkpoint = CursorFile.read(dir, CursorFile.CHECKPOINT);
+        CursorFile.Snapshot checkpoint = readFile(CursorFile.CHECKPOINT);
         if (checkpoint != null && checkpoint.asOf() > lsn) {
             CursorFile.delete(dir, CursorFile.CHECKPOINT);
             checkpoint = null;
@@ -301,7 +325,7 @@ public final class Cursors {
         if (stateAsOf != Long.MAX_VALUE && stateAsOf <= lsn) {
             return; // nothing beyond the rewind point was reflected
         }
-        CursorFile.Snapshot start = usable(checkpoint, lsn) ? checkpoint : CursorFile.read(dir, CursorFile.BASE);
+        CursorFile.Snapshot start = usable(checkpoint, lsn) ? checkpoint : readFile(CursorFile.BASE);
         if (start == null) {
             start = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
         }
@@ -336,7 +360,7 @@ public final class Cursors {
         if (!used) {
             return;
         }
-        CursorFile.Snapshot base = CursorFile.read(dir, CursorFile.BASE);
+        CursorFile.Snapshot base = readFile(CursorFile.BASE);
         long from = base == null ? wal.oldestLsn() : base.asOf();
         if (keepFrom <= from) {
             return;

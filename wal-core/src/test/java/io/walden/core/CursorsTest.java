@@ -252,4 +252,22 @@ class CursorsTest {
             assertThat(wal.cursors().list().get(0).lagSeconds()).as("caught up").isZero();
         }
     }
+
+    @Test
+    void damagedCursorFilesDoNotKeepTheLogFromOpeningAndTheLogRebuildsTheCursors() throws Exception {
+        long[] lsns;
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            lsns = fill(wal, 10);
+            wal.cursors().create("c", lsns[4]);
+        }
+        Files.writeString(work.resolve(CursorFile.CHECKPOINT), "as-of 0/FFFF\ncursor c 0/40\ncrc 0\n");
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            assertThat(wal.cursors().position("c")).as("from the base file and the log").isEqualTo(lsns[4]);
+        }
+        Files.writeString(work.resolve(CursorFile.BASE), "garbage");
+        Files.writeString(work.resolve(CursorFile.CHECKPOINT), "garbage");
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            assertThat(wal.cursors().position("c")).as("from the log alone").isEqualTo(lsns[4]);
+        }
+    }
 }
