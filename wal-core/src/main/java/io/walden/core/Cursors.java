@@ -76,7 +76,7 @@ public final class Cursors {
     /** A replica's state reflects the control records below this; Long.MAX_VALUE on a primary (kept live). */
     private long stateAsOf = Long.MAX_VALUE;
     /** Whether any cursor was ever created in this log (the base file exists): else nothing to read or write. */
-    private boolean used;
+    private volatile boolean used;
     private final Set<String> knownLost = new HashSet<>();
     private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
     private final Map<String, List<Meter>> gauges = new HashMap<>();
@@ -161,6 +161,8 @@ public final class Cursors {
             byte[] record = ControlRecord.encode(ControlRecord.CURSOR_DELETED, name, 0);
             recordLsn = wal.appendControl(record);
             trailing(recordLsn, record.length);
+            recent.addLast(new Change(recordLsn, name, state.get(name)));
+            dirty = true;
             state.remove(name);
             knownLost.remove(name);
             unregisterGauge(name);
@@ -204,6 +206,8 @@ public final class Cursors {
             byte[] record = ControlRecord.encode(ControlRecord.CURSOR_SET, name, lsn);
             recordLsn = wal.appendControl(record);
             trailing(recordLsn, record.length);
+            recent.addLast(new Change(recordLsn, name, current));
+            dirty = true;
             state.put(name, lsn);
             if (lsn >= wal.oldestLsn()) {
                 knownLost.remove(name);
@@ -279,6 +283,14 @@ public final class Cursors {
         }
     }
 
+    /** A primary's changes not yet in a checkpoint file: what to undo to get the cursors as of an earlier LSN. */
+    private record Change(long lsn, String name, Long previous) {
+    }
+
+    private final java.util.ArrayDeque<Change> recent = new java.util.ArrayDeque<>();
+    /** The cursors changed since the last checkpoint file. */
+    private boolean dirty;
+
     /** Set when a cursor file could not be read: the log is read for control records from its oldest one instead. */
     private boolean damaged;
 
@@ -307,6 +319,7 @@ public final class Cursors {
 
     /** This log now follows a primary: from here its cursors are what it has applied and its primary flushed. */
     synchronized void following() {
+        recent.clear();
         if (stateAsOf == Long.MAX_VALUE) {
             stateAsOf = wal.insertLsn(); // everything it holds so far is reflected; a rewind below it rebuilds
         }
@@ -356,7 +369,9 @@ public final class Cursors {
      * Before segments below {@code keepFrom} are removed: the base file takes over the control records they hold.
      * Read from the log (not the live state), so that it says exactly what lies below {@code keepFrom}.
      */
-    synchronized void beforeTruncation(long keepFrom) throws IOException {
+    void beforeTruncation(long keepFrom) throws IOException {
+        // Not under this object's lock: the scan may read much of the log, and the background writer's tick takes the
+        // lock. Truncations are serialised by the log (its admin lock), and the base file is theirs alone once used.
         if (!used) {
             return;
         }
@@ -416,6 +431,7 @@ public final class Cursors {
             Set<String> before = new HashSet<>(state.keySet());
             scan(stateAsOf, limit);
             stateAsOf = limit;
+            dirty = true;
             before.stream().filter(n -> !state.containsKey(n)).forEach(this::unregisterGauge);
             state.keySet().stream().filter(n -> !before.contains(n)).forEach(this::registerGauges);
         }
@@ -452,8 +468,52 @@ public final class Cursors {
 
     // ------------------------------------------------------------------ lag in time
 
-    /** The background writer's periodic call: the log's end now. */
+    /** The background writer's periodic call: samples the log's end, and keeps the checkpoint file recent. */
     void tick() {
+        sample();
+        try {
+            checkpointIfChanged();
+        } catch (IOException | RuntimeException e) {
+            // Only a shortcut for the next open: a failure here costs a longer read of the log then, nothing else.
+            LOG.warn("Could not write {}: {}", dir.resolve(CursorFile.CHECKPOINT), e.toString());
+        }
+    }
+
+    /**
+     * Writes the checkpoint file when the cursors changed, so that opening after a crash reads only the control records
+     * of the last second or so, not the log since the last truncation. A primary's file is as of its flushed LSN: the
+     * changes at or beyond it are undone in the copy (they may not survive a crash; the log has them if they do).
+     */
+    synchronized void checkpointIfChanged() throws IOException {
+        if (!used || !dirty) {
+            return;
+        }
+        if (stateAsOf != Long.MAX_VALUE) {
+            CursorFile.write(dir, CursorFile.CHECKPOINT, new CursorFile.Snapshot(stateAsOf, new TreeMap<>(state)));
+            dirty = false;
+            return;
+        }
+        long flushed = wal.flushedLsn();
+        Map<String, Long> asOfFlushed = new TreeMap<>(state);
+        for (java.util.Iterator<Change> it = recent.descendingIterator(); it.hasNext(); ) {
+            Change c = it.next();
+            if (c.lsn() < flushed) {
+                break;
+            }
+            if (c.previous() == null) {
+                asOfFlushed.remove(c.name());
+            } else {
+                asOfFlushed.put(c.name(), c.previous());
+            }
+        }
+        CursorFile.write(dir, CursorFile.CHECKPOINT, new CursorFile.Snapshot(flushed, asOfFlushed));
+        while (!recent.isEmpty() && recent.peekFirst().lsn() < flushed) {
+            recent.pollFirst();
+        }
+        dirty = !recent.isEmpty();
+    }
+
+    private void sample() {
         long end = wal.insertLsn();
         long now = System.nanoTime();
         synchronized (sampleLsn) {

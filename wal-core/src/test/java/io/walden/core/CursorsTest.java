@@ -142,7 +142,6 @@ class CursorsTest {
             }
         }
         assertThat(acknowledged).as("commits acknowledged before the kill").isPositive();
-        assertThat(log.resolve(CursorFile.CHECKPOINT)).doesNotExist();
         try (Wal wal = Wal.open(WalConfig.builder(log).segmentSize(TestLogs.SMALL_SEGMENT).build())) {
             assertThat(wal.cursors().position(CursorCommitter.NAME)).isGreaterThanOrEqualTo(acknowledged);
             try (WalReader r = wal.cursors().reader(CursorCommitter.NAME)) {
@@ -268,6 +267,20 @@ class CursorsTest {
         Files.writeString(work.resolve(CursorFile.CHECKPOINT), "garbage");
         try (Wal wal = Wal.open(TestLogs.small(work).build())) {
             assertThat(wal.cursors().position("c")).as("from the log alone").isEqualTo(lsns[4]);
+        }
+    }
+
+    @Test
+    void theCheckpointFileFollowsTheFlushedCursorsSoThatOpeningAfterACrashReadsLittleOfTheLog() throws Exception {
+        try (Wal wal = Wal.open(TestLogs.small(work).checkpointInterval(java.time.Duration.ofMillis(20)).build())) {
+            long[] lsns = fill(wal, 400);
+            wal.cursors().create("c", lsns[1]);
+            wal.cursors().commit("c", lsns[300]);
+            long committedAt = wal.insertLsn();
+            Thread.sleep(300); // the background writer's ticks write the file
+            CursorFile.Snapshot checkpoint = CursorFile.read(work, CursorFile.CHECKPOINT);
+            assertThat(checkpoint.asOf()).as("as of a flushed LSN past the commit").isGreaterThanOrEqualTo(committedAt);
+            assertThat(checkpoint.cursors()).containsEntry("c", lsns[300]);
         }
     }
 }

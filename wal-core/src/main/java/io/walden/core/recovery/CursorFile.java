@@ -30,7 +30,7 @@ import java.util.zip.CRC32C;
 public final class CursorFile {
     /** The cursors as of the oldest kept LSN, written before every truncation: control records below it are gone. */
     public static final String BASE = "walden.cursors";
-    /** The cursors as of the log's end at its last clean close: spares reading the log at the next open. */
+    /** The cursors as of a recent flushed LSN (rewritten when they change) or of the end at a clean close. */
     public static final String CHECKPOINT = "walden.cursors.checkpoint";
     private static final String HEADER = "# Walden cursors (docs/format.md)";
 
