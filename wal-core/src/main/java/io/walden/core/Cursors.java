@@ -1,9 +1,5 @@
 package io.walden.core;
 
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.record.ControlRecord;
 import io.walden.core.recovery.CursorFile;
@@ -13,13 +9,11 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Named consumer cursors (PostgreSQL's logical replication slots, Kafka's committed offsets): a name and an LSN that
@@ -55,22 +49,16 @@ public final class Cursors {
     public record Cursor(String name, long lsn, long lagBytes, double lagSeconds, boolean lost) {
     }
 
-    /**
-     * When the log's end passed which LSN, sampled by the background writer about once a second
-     * ({@link #tick}): how long ago the end passed a cursor is its lag in time, to that resolution. An hour of
-     * samples; a cursor further behind (or behind since before this open) shows at least the oldest sample's age.
-     */
-    private static final int SAMPLES = 3600;
-    private final long[] sampleLsn = new long[SAMPLES];
-    private final long[] sampleNanos = new long[SAMPLES];
-    private int samples;
-    private int nextSample;
+    /** When the log's end passed which LSN: the cursors' lag in time. */
+    private final EndClock clock = new EndClock();
     /** The run of control records this log appended last, [start, end): a cursor committed to the log's end lags 0. */
     private long trailingControlStart = -1;
     private long trailingControlEnd = -1;
 
     private final Wal wal;
     private final Path dir;
+    /** The cursor files and the log's control records: where the cursors are read from and kept. */
+    private final CursorRecords files;
     /** name -> LSN: on a primary every change appended so far; on a replica as of {@link #stateAsOf}. */
     private final Map<String, Long> state = new TreeMap<>();
     /** A replica's state reflects the control records below this; Long.MAX_VALUE on a primary (kept live). */
@@ -78,13 +66,12 @@ public final class Cursors {
     /** Whether any cursor was ever created in this log (the base file exists): else nothing to read or write. */
     private volatile boolean used;
     private final Set<String> knownLost = new HashSet<>();
-    private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
-    private final Map<String, List<Meter>> gauges = new HashMap<>();
-    private final List<Counter> lostCounters = new CopyOnWriteArrayList<>();
+    private final CursorMeters meters = new CursorMeters(this::lagBytes, this::lagSeconds);
 
     Cursors(Wal wal) {
         this.wal = wal;
         this.dir = wal.directory();
+        this.files = new CursorRecords(wal);
     }
 
     // ------------------------------------------------------------------ the application's calls
@@ -141,7 +128,7 @@ public final class Cursors {
         List<Cursor> out = new ArrayList<>(state.size());
         state.forEach((name, lsn) -> {
             long seen = endFor(lsn, end);
-            out.add(new Cursor(name, lsn, Math.max(0, seen - lsn), lagSeconds(lsn, seen), lsn < oldest));
+            out.add(new Cursor(name, lsn, Math.max(0, seen - lsn), lagSeconds(clock, lsn, seen), lsn < oldest));
         });
         return out;
     }
@@ -161,11 +148,10 @@ public final class Cursors {
             byte[] record = ControlRecord.encode(ControlRecord.CURSOR_DELETED, name, 0);
             recordLsn = wal.appendControl(record);
             trailing(recordLsn, record.length);
-            recent.addLast(new Change(recordLsn, name, state.get(name)));
-            dirty = true;
+            recent.changed(recordLsn, name, state.get(name));
             state.remove(name);
             knownLost.remove(name);
-            unregisterGauge(name);
+            meters.remove(name);
         }
         wal.awaitDurable(recordLsn, level());
         return true;
@@ -200,20 +186,19 @@ public final class Cursors {
                 proof.position(); // opening it proved lsn kept, not beyond the end, and a record boundary when written
             }
             if (!used) {
-                writeBase(wal.oldestLsn(), Map.of()); // before the first control record: from now on, read them at open
+                files.writeBase(wal.oldestLsn(), Map.of()); // before the first control record: from now on, read them at open
                 used = true;
             }
             byte[] record = ControlRecord.encode(ControlRecord.CURSOR_SET, name, lsn);
             recordLsn = wal.appendControl(record);
             trailing(recordLsn, record.length);
-            recent.addLast(new Change(recordLsn, name, current));
-            dirty = true;
+            recent.changed(recordLsn, name, current);
             state.put(name, lsn);
             if (lsn >= wal.oldestLsn()) {
                 knownLost.remove(name);
             }
             if (current == null) {
-                registerGauges(name);
+                meters.add(name);
             }
         }
         wal.awaitDurable(recordLsn, level());
@@ -257,24 +242,24 @@ public final class Cursors {
 
     /** At open, after recovery and before any append: the cursors as of the log's end. */
     synchronized void open() throws IOException {
-        CursorFile.Snapshot base = readFile(CursorFile.BASE);
-        CursorFile.Snapshot checkpoint = readFile(CursorFile.CHECKPOINT);
-        if (base == null && checkpoint == null && !damaged) {
+        CursorFile.Snapshot base = files.read(CursorFile.BASE);
+        CursorFile.Snapshot checkpoint = files.read(CursorFile.CHECKPOINT);
+        if (base == null && checkpoint == null && !files.damaged()) {
             return; // never used: no control record anywhere
         }
         used = true;
         if (base == null) {
-            writeBase(wal.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
+            files.writeBase(wal.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
         }
         long end = wal.insertLsn();
-        CursorFile.Snapshot start = usable(checkpoint, end) ? checkpoint : base;
+        CursorFile.Snapshot start = files.usable(checkpoint, end) ? checkpoint : base;
         if (start == null) {
             start = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
         }
         state.clear();
         state.putAll(start.cursors());
         scan(start.asOf(), end);
-        state.keySet().forEach(this::registerGauges);
+        state.keySet().forEach(meters::add);
         knownLost.clear();
         for (Map.Entry<String, Long> e : state.entrySet()) {
             if (e.getValue() < wal.oldestLsn()) {
@@ -283,39 +268,8 @@ public final class Cursors {
         }
     }
 
-    /** A primary's changes not yet in a checkpoint file: what to undo to get the cursors as of an earlier LSN. */
-    private record Change(long lsn, String name, Long previous) {
-    }
-
-    private final java.util.ArrayDeque<Change> recent = new java.util.ArrayDeque<>();
-    /** The cursors changed since the last checkpoint file. */
-    private boolean dirty;
-
-    /** Set when a cursor file could not be read: the log is read for control records from its oldest one instead. */
-    private boolean damaged;
-
-    /**
-     * A cursor file, or null when it is absent or damaged. A damaged file does not keep the log from opening (its
-     * records are all there): the checkpoint is only a shortcut, and without the base the cursors whose every change
-     * was truncated away are missing, which is said loudly.
-     */
-    private CursorFile.Snapshot readFile(String name) {
-        try {
-            return CursorFile.read(dir, name);
-        } catch (IOException | WalCorruptedException e) {
-            damaged = true;
-            LOG.error("Cannot read {} ({}): {}", dir.resolve(name), e.getMessage(), CursorFile.BASE.equals(name)
-                    ? "the cursors are rebuilt from the control records still in the log; a cursor whose changes were all "
-                    + "truncated away is missing until it is created again"
-                    : "the cursors are rebuilt from the base file and the log");
-            return null;
-        }
-    }
-
-    /** A checkpoint serves when it lies within what the log holds (a rewind below it deletes it). */
-    private boolean usable(CursorFile.Snapshot checkpoint, long end) {
-        return checkpoint != null && checkpoint.asOf() >= wal.oldestLsn() && checkpoint.asOf() <= end;
-    }
+    /** The changes not yet in a checkpoint file, and writing it. */
+    private final RecentChanges recent = new RecentChanges();
 
     /** This log now follows a primary: from here its cursors are what it has applied and its primary flushed. */
     synchronized void following() {
@@ -330,15 +284,15 @@ public final class Cursors {
         if (!used) {
             return;
         }
-        CursorFile.Snapshot checkpoint = readFile(CursorFile.CHECKPOINT);
+        CursorFile.Snapshot checkpoint = files.read(CursorFile.CHECKPOINT);
         if (checkpoint != null && checkpoint.asOf() > lsn) {
-            CursorFile.delete(dir, CursorFile.CHECKPOINT);
+            files.deleteCheckpoint();
             checkpoint = null;
         }
         if (stateAsOf != Long.MAX_VALUE && stateAsOf <= lsn) {
             return; // nothing beyond the rewind point was reflected
         }
-        CursorFile.Snapshot start = usable(checkpoint, lsn) ? checkpoint : readFile(CursorFile.BASE);
+        CursorFile.Snapshot start = files.usable(checkpoint, lsn) ? checkpoint : files.read(CursorFile.BASE);
         if (start == null) {
             start = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
         }
@@ -347,8 +301,8 @@ public final class Cursors {
         state.putAll(start.cursors());
         scan(start.asOf(), lsn);
         stateAsOf = lsn;
-        before.stream().filter(n -> !state.containsKey(n)).forEach(this::unregisterGauge);
-        state.keySet().stream().filter(n -> !before.contains(n)).forEach(this::registerGauges);
+        before.stream().filter(n -> !state.containsKey(n)).forEach(meters::remove);
+        state.keySet().stream().filter(n -> !before.contains(n)).forEach(meters::add);
     }
 
     /** What truncation must keep: the lowest cursor within {@code maxCursorRetainedBytes} of the end. */
@@ -375,14 +329,14 @@ public final class Cursors {
         if (!used) {
             return;
         }
-        CursorFile.Snapshot base = readFile(CursorFile.BASE);
+        CursorFile.Snapshot base = files.read(CursorFile.BASE);
         long from = base == null ? wal.oldestLsn() : base.asOf();
         if (keepFrom <= from) {
             return;
         }
         Map<String, Long> below = new TreeMap<>(base == null ? Map.of() : base.cursors());
-        scanInto(below, from, keepFrom);
-        writeBase(keepFrom, below);
+        files.scanInto(below, from, keepFrom);
+        files.writeBase(keepFrom, below);
     }
 
     /** After a truncation: a cursor whose LSN was removed is lost; said once, counted once. */
@@ -393,7 +347,7 @@ public final class Cursors {
                 LOG.warn("Cursor '{}' at {} is lost: the log was truncated to {} past it (it lagged more than "
                         + "maxCursorRetainedBytes = {}); its reader now fails until it is committed to a kept LSN",
                         name, Lsn.format(lsn), Lsn.format(oldest), wal.config().maxCursorRetainedBytes());
-                lostCounters.forEach(Counter::increment);
+                meters.lost();
             }
         });
     }
@@ -406,13 +360,13 @@ public final class Cursors {
         // The log is closing (nothing can be read any more): a replica's state as of what it reflected, a primary's
         // as of its end.
         long asOf = stateAsOf == Long.MAX_VALUE ? wal.insertLsn() : stateAsOf;
-        CursorFile.write(dir, CursorFile.CHECKPOINT, new CursorFile.Snapshot(asOf, new TreeMap<>(state)));
+        files.writeCheckpoint(new CursorFile.Snapshot(asOf, new TreeMap<>(state)));
     }
 
     /** A replica received a control record: from now on the cursor files exist, so the next open reads them. */
     synchronized void received() {
         if (!used) {
-            writeBase(wal.oldestLsn(), Map.of());
+            files.writeBase(wal.oldestLsn(), Map.of());
             used = true;
         }
     }
@@ -431,39 +385,14 @@ public final class Cursors {
             Set<String> before = new HashSet<>(state.keySet());
             scan(stateAsOf, limit);
             stateAsOf = limit;
-            dirty = true;
-            before.stream().filter(n -> !state.containsKey(n)).forEach(this::unregisterGauge);
-            state.keySet().stream().filter(n -> !before.contains(n)).forEach(this::registerGauges);
+            recent.scanned();
+            before.stream().filter(n -> !state.containsKey(n)).forEach(meters::remove);
+            state.keySet().stream().filter(n -> !before.contains(n)).forEach(meters::add);
         }
     }
 
     private void scan(long from, long until) {
-        scanInto(state, from, until);
-    }
-
-    private void scanInto(Map<String, Long> into, long from, long until) {
-        try (WalReader r = wal.controlScanner(from, until, (lsn, payload) -> {
-            ControlRecord.Cursor c = ControlRecord.decode(payload);
-            if (c == null) {
-                LOG.warn("Skipping the control record at {}: not one this version knows", Lsn.format(lsn));
-            } else if (c.kind() == ControlRecord.CURSOR_SET) {
-                into.put(c.name(), c.lsn());
-            } else {
-                into.remove(c.name());
-            }
-        })) {
-            while (r.next() != null) {
-                // the application's records: not the scan's business
-            }
-        }
-    }
-
-    private void writeBase(long asOf, Map<String, Long> cursors) {
-        try {
-            CursorFile.write(dir, CursorFile.BASE, new CursorFile.Snapshot(asOf, new TreeMap<>(cursors)));
-        } catch (IOException e) {
-            throw new WalException("could not write " + dir.resolve(CursorFile.BASE) + ": " + e.getMessage(), e);
-        }
+        files.scanInto(state, from, until);
     }
 
     // ------------------------------------------------------------------ lag in time
@@ -481,73 +410,24 @@ public final class Cursors {
 
     /**
      * Writes the checkpoint file when the cursors changed, so that opening after a crash reads only the control records
-     * of the last second or so, not the log since the last truncation. A primary's file is as of its flushed LSN: the
-     * changes at or beyond it are undone in the copy (they may not survive a crash; the log has them if they do).
+     * of the last second or so, not the log since the last truncation.
      */
     synchronized void checkpointIfChanged() throws IOException {
-        if (!used || !dirty) {
-            return;
-        }
-        if (stateAsOf != Long.MAX_VALUE) {
-            CursorFile.write(dir, CursorFile.CHECKPOINT, new CursorFile.Snapshot(stateAsOf, new TreeMap<>(state)));
-            dirty = false;
-            return;
-        }
-        long flushed = wal.flushedLsn();
-        Map<String, Long> asOfFlushed = new TreeMap<>(state);
-        for (java.util.Iterator<Change> it = recent.descendingIterator(); it.hasNext(); ) {
-            Change c = it.next();
-            if (c.lsn() < flushed) {
-                break;
-            }
-            if (c.previous() == null) {
-                asOfFlushed.remove(c.name());
-            } else {
-                asOfFlushed.put(c.name(), c.previous());
+        if (used) {
+            CursorFile.Snapshot snapshot = recent.snapshot(state, stateAsOf == Long.MAX_VALUE ? wal.flushedLsn() : stateAsOf,
+                    stateAsOf == Long.MAX_VALUE);
+            if (snapshot != null) {
+                files.writeCheckpoint(snapshot);
             }
         }
-        CursorFile.write(dir, CursorFile.CHECKPOINT, new CursorFile.Snapshot(flushed, asOfFlushed));
-        while (!recent.isEmpty() && recent.peekFirst().lsn() < flushed) {
-            recent.pollFirst();
-        }
-        dirty = !recent.isEmpty();
     }
 
     private void sample() {
-        long end = wal.insertLsn();
-        long now = System.nanoTime();
-        synchronized (sampleLsn) {
-            int last = (nextSample + SAMPLES - 1) % SAMPLES;
-            if (samples > 0 && sampleLsn[last] == end) {
-                return; // the end has not moved: the earlier sample says when it got here
-            }
-            sampleLsn[nextSample] = end;
-            sampleNanos[nextSample] = now;
-            nextSample = (nextSample + 1) % SAMPLES;
-            samples = Math.min(samples + 1, SAMPLES);
-        }
+        clock.sample(wal.insertLsn(), System.nanoTime());
     }
 
-    /** Seconds since the log's end first passed {@code lsn} (0 when nothing lies beyond it). */
-    private double lagSeconds(long lsn, long end) {
-        if (lsn >= end) {
-            return 0;
-        }
-        synchronized (sampleLsn) {
-            if (samples == 0) {
-                return 0;
-            }
-            int oldest = (nextSample + SAMPLES - samples) % SAMPLES;
-            long passed = sampleNanos[oldest]; // a lower bound when even the oldest sample was past it
-            for (int i = samples - 1; i >= 0; i--) { // newest first: a caught-up cursor stops at once
-                int at = (oldest + i) % SAMPLES;
-                if (sampleLsn[at] <= lsn) {
-                    passed = i + 1 < samples ? sampleNanos[(oldest + i + 1) % SAMPLES] : System.nanoTime();
-                    break;
-                }
-            }
-            return Math.max(0, (System.nanoTime() - passed) / 1e9);
-        }
+    private static double lagSeconds(EndClock clock, long lsn, long end) {
+        return lsn >= end ? 0 : clock.secondsSincePassed(lsn, System.nanoTime());
     }
 
     // ------------------------------------------------------------------ meters
@@ -555,30 +435,12 @@ public final class Cursors {
     /** {@code walden.cursor.lag.bytes} and {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}), {@code walden.cursor.lost}. */
     MeterBinder meterBinder() {
         return registry -> {
-            registries.add(registry);
-            lostCounters.add(Counter.builder("walden.cursor.lost")
-                    .description("Cursors lost: truncation removed their LSN (they lagged beyond maxCursorRetainedBytes)")
-                    .register(registry));
+            Set<String> names;
             synchronized (this) {
-                state.keySet().forEach(name -> registerGauge(registry, name));
+                names = new HashSet<>(state.keySet());
             }
+            meters.bindTo(registry, names);
         };
-    }
-
-    private void registerGauges(String name) {
-        for (MeterRegistry registry : registries) {
-            registerGauge(registry, name);
-        }
-    }
-
-    private void registerGauge(MeterRegistry registry, String name) {
-        Gauge g = Gauge.builder("walden.cursor.lag.bytes", this, c -> c.lag(name)).tag("cursor", name).baseUnit("bytes")
-                .description("How far the log's end is past the cursor").register(registry);
-        Gauge seconds = Gauge.builder("walden.cursor.lag.seconds", this, c -> c.lagSeconds(name)).tag("cursor", name)
-                .baseUnit("seconds").description("How long ago the log's end passed the cursor (about 1 s resolution)")
-                .register(registry);
-        gauges.computeIfAbsent(name, k -> new ArrayList<>()).add(g);
-        gauges.get(name).add(seconds);
     }
 
     private double lagSeconds(String name) {
@@ -588,19 +450,10 @@ public final class Cursors {
             lsn = state.get(name);
             end = lsn == null ? 0 : endFor(lsn, wal.insertLsn());
         }
-        return lsn == null ? 0 : lagSeconds(lsn, end);
+        return lsn == null ? 0 : lagSeconds(clock, lsn, end);
     }
 
-    private void unregisterGauge(String name) {
-        List<Meter> meters = gauges.remove(name);
-        if (meters != null) {
-            for (Meter m : meters) {
-                registries.forEach(r -> r.remove(m));
-            }
-        }
-    }
-
-    private double lag(String name) {
+    private double lagBytes(String name) {
         synchronized (this) {
             Long lsn = state.get(name);
             return lsn == null ? 0 : Math.max(0, endFor(lsn, wal.insertLsn()) - lsn);

@@ -1,0 +1,70 @@
+package io.walden.core;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The cursors' meters in every registry the log was bound to: {@code walden.cursor.lag.bytes} and
+ * {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}, added and removed with the cursor), and the counter
+ * {@code walden.cursor.lost}.
+ *
+ * <p>Thread-safety: any thread; gauges are added and removed under this object's lock.
+ */
+final class CursorMeters {
+    private final ToDoubleFunction<String> lagBytes;
+    private final ToDoubleFunction<String> lagSeconds;
+    private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
+    private final List<Counter> lost = new CopyOnWriteArrayList<>();
+    private final Map<String, List<Meter>> gauges = new HashMap<>();
+
+    CursorMeters(ToDoubleFunction<String> lagBytes, ToDoubleFunction<String> lagSeconds) {
+        this.lagBytes = lagBytes;
+        this.lagSeconds = lagSeconds;
+    }
+
+    synchronized void bindTo(MeterRegistry registry, Collection<String> cursors) {
+        registries.add(registry);
+        lost.add(Counter.builder("walden.cursor.lost")
+                .description("Cursors lost: truncation removed their LSN (they lagged beyond maxCursorRetainedBytes)")
+                .register(registry));
+        cursors.forEach(name -> add(registry, name));
+    }
+
+    /** A new cursor: its gauges in every registry. */
+    synchronized void add(String name) {
+        registries.forEach(registry -> add(registry, name));
+    }
+
+    private void add(MeterRegistry registry, String name) {
+        List<Meter> meters = gauges.computeIfAbsent(name, k -> new ArrayList<>());
+        meters.add(Gauge.builder("walden.cursor.lag.bytes", name, lagBytes).tag("cursor", name).baseUnit("bytes")
+                .description("How far the log's end is past the cursor").register(registry));
+        meters.add(Gauge.builder("walden.cursor.lag.seconds", name, lagSeconds).tag("cursor", name).baseUnit("seconds")
+                .description("How long ago the log's end passed the cursor (about 1 s resolution)").register(registry));
+    }
+
+    /** A deleted cursor: its gauges go. */
+    synchronized void remove(String name) {
+        List<Meter> meters = gauges.remove(name);
+        if (meters != null) {
+            for (Meter m : meters) {
+                registries.forEach(r -> r.remove(m));
+            }
+        }
+    }
+
+    /** A cursor was lost. */
+    void lost() {
+        lost.forEach(Counter::increment);
+    }
+}
