@@ -69,9 +69,20 @@ class AllocationTest {
         }
     }
 
+    /** Spins (allocating nothing) until {@code completion} was told {@code count} times: it is reused only once told. */
+    private static void awaitTold(Reused completion, long count) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (completion.told < count) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the completion was told " + completion.told + " times, not " + count);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
     /** A completion reused from one append to the next, as an event loop keeps one per request in flight. */
     private static final class Reused extends AppendCompletion {
-        long told;
+        volatile long told; // by this thread's flush, or the background writer's
 
         @Override
         protected void durable(long lsn) {
@@ -92,12 +103,14 @@ class AllocationTest {
             for (int i = 0; i < 2_000; i++) {
                 wal.tryAppend(0, payload, Durability.LOCAL, completion);
                 wal.flushIfIdle();
+                awaitTold(completion, i + 1);
             }
             long before = allocatedByThisThread();
             int appended = 0;
             for (int i = 0; i < 4_000; i++) {
                 appended += wal.tryAppend(0, payload, Durability.LOCAL, completion) ? 1 : 0;
-                wal.flushIfIdle(); // leads the flush on this thread: the completion is told here, before it returns
+                wal.flushIfIdle(); // leads the flush on this thread: the completion is told here, before it returns...
+                awaitTold(completion, 2_001 + i); // ...unless the background writer was flushing then: it tells it after
             }
             double perOp = (allocatedByThisThread() - before) / 4_000.0;
             assertThat(appended).isEqualTo(4_000);
