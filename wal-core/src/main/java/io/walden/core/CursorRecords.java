@@ -86,8 +86,8 @@ final class CursorRecords {
                 into.remove(c.name());
             }
         })) {
-            while (r.next() != null) {
-                // the application's records: not the scan's business
+            if (r.next() != null) {
+                throw new IllegalStateException("a control scan returned an application's record");
             }
         }
     }

@@ -61,8 +61,15 @@ public final class Cursors {
     private final CursorRecords files;
     /** name -> LSN: on a primary every change appended so far; on a replica as of {@link #stateAsOf}. */
     private final Map<String, Long> state = new TreeMap<>();
+    /**
+     * A copy of {@link #state} taken after every change on a primary, read without the lock: an event loop resolving
+     * {@code ?cursor=} never waits behind a change's append or a file's force.
+     */
+    private volatile Map<String, Long> published = Map.of();
+    /** The last control record this log appended: a change that changes nothing still waits for it. */
+    private long lastControlLsn = -1;
     /** A replica's state reflects the control records below this; Long.MAX_VALUE on a primary (kept live). */
-    private long stateAsOf = Long.MAX_VALUE;
+    private volatile long stateAsOf = Long.MAX_VALUE;
     /** Whether any cursor was ever created in this log (the base file exists): else nothing to read or write. */
     private volatile boolean used;
     private final Set<String> knownLost = new HashSet<>();
@@ -111,13 +118,24 @@ public final class Cursors {
     }
 
     /** The LSN of cursor {@code name}. @throws UnknownCursorException when there is none */
-    public synchronized long position(String name) {
-        catchUp();
-        Long lsn = state.get(name);
+    public long position(String name) {
+        Long lsn;
+        if (stateAsOf == Long.MAX_VALUE) {
+            lsn = published.get(name); // a primary's: no lock
+        } else {
+            synchronized (this) {
+                catchUp();
+                lsn = state.get(name);
+            }
+        }
         if (lsn == null) {
             throw new UnknownCursorException(name);
         }
         return lsn;
+    }
+
+    private void publish() {
+        published = Map.copyOf(state);
     }
 
     /** Every cursor, by name. */
@@ -150,6 +168,7 @@ public final class Cursors {
             trailing(recordLsn, record.length);
             recent.changed(recordLsn, name, state.get(name));
             state.remove(name);
+            publish();
             knownLost.remove(name);
             meters.remove(name);
         }
@@ -176,15 +195,30 @@ public final class Cursors {
             if (Boolean.FALSE.equals(create) && current == null) {
                 throw new UnknownCursorException(name);
             }
+            if (lsn != wal.insertLsn() && lsn >= wal.writtenLsn()) {
+                wal.flush(); // in the WAL buffers still: written, a record boundary can be proven (or refused)
+            }
+            try (WalReader proof = wal.reader(lsn, WalReader.Visibility.WRITTEN)) {
+                lsn = proof.position(); // proved kept, not beyond the end, a record boundary; a header's LSN moves past it
+            }
             if (current != null && lsn < current) {
                 throw new CursorBackwardsException(name, current, lsn);
             }
             if (current != null && lsn == current) {
-                return;
+                recordLsn = lastControlLsn; // already there: answer once that change is as durable as this one would be
+            } else {
+                recordLsn = applyChange(name, lsn, current);
             }
-            try (WalReader proof = wal.reader(lsn, WalReader.Visibility.WRITTEN)) {
-                proof.position(); // opening it proved lsn kept, not beyond the end, and a record boundary when written
-            }
+        }
+        if (recordLsn >= 0) {
+            wal.awaitDurable(recordLsn, level());
+        }
+    }
+
+    /** Appends the change and applies it (under the lock); returns its control record's LSN. */
+    private long applyChange(String name, long lsn, Long current) {
+        long recordLsn;
+        {
             if (!used) {
                 files.writeBase(wal.oldestLsn(), Map.of()); // before the first control record: from now on, read them at open
                 used = true;
@@ -194,6 +228,7 @@ public final class Cursors {
             trailing(recordLsn, record.length);
             recent.changed(recordLsn, name, current);
             state.put(name, lsn);
+            publish();
             if (lsn >= wal.oldestLsn()) {
                 knownLost.remove(name);
             }
@@ -201,11 +236,12 @@ public final class Cursors {
                 meters.add(name);
             }
         }
-        wal.awaitDurable(recordLsn, level());
+        return recordLsn;
     }
 
     /** Extends (or starts) the run of trailing control records with the one at {@code lsn}. */
     private void trailing(long lsn, int payloadLength) {
+        lastControlLsn = lsn;
         if (lsn != trailingControlEnd) {
             trailingControlStart = lsn; // something else came between: a new run
         }
@@ -227,8 +263,16 @@ public final class Cursors {
             throw new AppendsRefusedException(refused);
         }
         if (stateAsOf != Long.MAX_VALUE) {
-            catchUpTo(wal.insertLsn()); // a promoted replica: everything it holds is its own now
+            throw new AppendsRefusedException("this log is becoming a primary; retry the cursor change");
+        }
+    }
+
+    /** This replica was promoted: everything it holds is its own now, and its cursors are kept live. */
+    synchronized void promoted() {
+        if (stateAsOf != Long.MAX_VALUE) {
+            catchUpTo(wal.insertLsn());
             stateAsOf = Long.MAX_VALUE;
+            publish();
         }
     }
 
@@ -252,13 +296,11 @@ public final class Cursors {
             files.writeBase(wal.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
         }
         long end = wal.insertLsn();
-        CursorFile.Snapshot start = files.usable(checkpoint, end) ? checkpoint : base;
-        if (start == null) {
-            start = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
+        if (checkpoint != null && !files.usable(checkpoint, end)) {
+            files.deleteCheckpoint(); // past the recovered end (or truncated past): never trusted again
+            checkpoint = null;
         }
-        state.clear();
-        state.putAll(start.cursors());
-        scan(start.asOf(), end);
+        rebuild(checkpoint, end);
         state.keySet().forEach(meters::add);
         knownLost.clear();
         for (Map.Entry<String, Long> e : state.entrySet()) {
@@ -271,12 +313,56 @@ public final class Cursors {
     /** The changes not yet in a checkpoint file, and writing it. */
     private final RecentChanges recent = new RecentChanges();
 
-    /** This log now follows a primary: from here its cursors are what it has applied and its primary flushed. */
+    /**
+     * This log now follows a primary: from here its cursors are what it has applied and its primary flushed (its read
+     * limit, kept across restarts), like its readers.
+     */
     synchronized void following() {
         recent.clear();
         if (stateAsOf == Long.MAX_VALUE) {
-            stateAsOf = wal.insertLsn(); // everything it holds so far is reflected; a rewind below it rebuilds
+            long end = wal.insertLsn();
+            long limit = Math.min(end, wal.readLimit());
+            if (used && limit < end) {
+                Set<String> before = new HashSet<>(state.keySet());
+                rebuild(usableCheckpoint(limit), limit);
+                before.stream().filter(n -> !state.containsKey(n)).forEach(meters::remove);
+                state.keySet().stream().filter(n -> !before.contains(n)).forEach(meters::add);
+            }
+            stateAsOf = limit;
         }
+    }
+
+    /** The checkpoint file when it may serve a rebuild as of {@code lsn}, else null. */
+    private CursorFile.Snapshot usableCheckpoint(long lsn) {
+        CursorFile.Snapshot checkpoint = files.read(CursorFile.CHECKPOINT);
+        return files.usable(checkpoint, lsn) ? checkpoint : null;
+    }
+
+    /**
+     * The cursors as of {@code lsn}: from {@code checkpoint} when given, else the base file, and the control records up to
+     * {@code lsn}. A checkpoint the log cannot be read from (its LSN not a record boundary any more) gives way to the base.
+     */
+    private void rebuild(CursorFile.Snapshot checkpoint, long lsn) {
+        if (checkpoint != null) {
+            try {
+                state.clear();
+                state.putAll(checkpoint.cursors());
+                scan(checkpoint.asOf(), lsn);
+                publish();
+                return;
+            } catch (IllegalLsnException | WalCorruptedException e) {
+                LOG.warn("Cannot read the log from the cursor checkpoint's {} ({}): reading it from the base file's",
+                        Lsn.format(checkpoint.asOf()), e.getMessage());
+            }
+        }
+        CursorFile.Snapshot base = files.read(CursorFile.BASE);
+        if (base == null) {
+            base = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
+        }
+        state.clear();
+        state.putAll(base.cursors());
+        scan(base.asOf(), lsn);
+        publish();
     }
 
     /** A replica's log was rewound to {@code lsn}: cursor changes at or beyond it are undone. */
@@ -292,14 +378,8 @@ public final class Cursors {
         if (stateAsOf != Long.MAX_VALUE && stateAsOf <= lsn) {
             return; // nothing beyond the rewind point was reflected
         }
-        CursorFile.Snapshot start = files.usable(checkpoint, lsn) ? checkpoint : files.read(CursorFile.BASE);
-        if (start == null) {
-            start = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
-        }
         Set<String> before = new HashSet<>(state.keySet());
-        state.clear();
-        state.putAll(start.cursors());
-        scan(start.asOf(), lsn);
+        rebuild(files.usable(checkpoint, lsn) ? checkpoint : null, lsn);
         stateAsOf = lsn;
         before.stream().filter(n -> !state.containsKey(n)).forEach(meters::remove);
         state.keySet().stream().filter(n -> !before.contains(n)).forEach(meters::add);
@@ -312,6 +392,12 @@ public final class Cursors {
         long cap = wal.config().maxCursorRetainedBytes();
         long floor = Long.MAX_VALUE;
         for (long lsn : state.values()) {
+            if (end - lsn <= cap) {
+                floor = Math.min(floor, lsn);
+            }
+        }
+        // A change not yet flushed may not survive a crash: until it is, the LSN it replaced still holds the log.
+        for (long lsn : recent.previousOfUnflushed(wal.flushedLsn())) {
             if (end - lsn <= cap) {
                 floor = Math.min(floor, lsn);
             }
@@ -358,9 +444,9 @@ public final class Cursors {
             return;
         }
         // The log is closing (nothing can be read any more): a replica's state as of what it reflected, a primary's
-        // as of its end.
-        long asOf = stateAsOf == Long.MAX_VALUE ? wal.insertLsn() : stateAsOf;
-        files.writeCheckpoint(new CursorFile.Snapshot(asOf, new TreeMap<>(state)));
+        // as of what it flushed (all of it, unless the close could not flush).
+        files.writeCheckpoint(stateAsOf == Long.MAX_VALUE ? recent.asOf(state, wal.flushedLsn())
+                : new CursorFile.Snapshot(stateAsOf, new TreeMap<>(state)));
     }
 
     /** A replica received a control record: from now on the cursor files exist, so the next open reads them. */
@@ -412,13 +498,17 @@ public final class Cursors {
      * Writes the checkpoint file when the cursors changed, so that opening after a crash reads only the control records
      * of the last second or so, not the log since the last truncation.
      */
-    synchronized void checkpointIfChanged() throws IOException {
-        if (used) {
-            CursorFile.Snapshot snapshot = recent.snapshot(state, stateAsOf == Long.MAX_VALUE ? wal.flushedLsn() : stateAsOf,
-                    stateAsOf == Long.MAX_VALUE);
-            if (snapshot != null) {
-                files.writeCheckpoint(snapshot);
+    void checkpointIfChanged() throws IOException {
+        CursorFile.Snapshot snapshot;
+        synchronized (this) {
+            if (!used) {
+                return;
             }
+            snapshot = recent.snapshot(state, stateAsOf == Long.MAX_VALUE ? wal.flushedLsn() : stateAsOf,
+                    stateAsOf == Long.MAX_VALUE);
+        }
+        if (snapshot != null) {
+            files.writeCheckpoint(snapshot); // outside the lock: only the background writer writes it while the log is open
         }
     }
 
@@ -435,11 +525,9 @@ public final class Cursors {
     /** {@code walden.cursor.lag.bytes} and {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}), {@code walden.cursor.lost}. */
     MeterBinder meterBinder() {
         return registry -> {
-            Set<String> names;
-            synchronized (this) {
-                names = new HashSet<>(state.keySet());
+            synchronized (this) { // no cursor comes or goes while the registry gets its gauges
+                meters.bindTo(registry, state.keySet());
             }
-            meters.bindTo(registry, names);
         };
     }
 

@@ -48,24 +48,45 @@ final class RecentChanges {
         if (!dirty) {
             return null;
         }
-        Map<String, Long> copy = new TreeMap<>(state);
+        CursorFile.Snapshot snapshot = undo ? asOf(state, asOf) : new CursorFile.Snapshot(asOf, new TreeMap<>(state));
         if (undo) {
-            for (Iterator<Change> it = changes.descendingIterator(); it.hasNext(); ) {
-                Change c = it.next();
-                if (c.lsn() < asOf) {
-                    break;
-                }
-                if (c.previous() == null) {
-                    copy.remove(c.name());
-                } else {
-                    copy.put(c.name(), c.previous());
-                }
-            }
             while (!changes.isEmpty() && changes.peekFirst().lsn() < asOf) {
                 changes.pollFirst();
             }
         }
         dirty = undo && !changes.isEmpty();
+        return snapshot;
+    }
+
+    /** A primary's cursors as of {@code asOf}: {@code state} with the changes at or beyond it undone. */
+    CursorFile.Snapshot asOf(Map<String, Long> state, long asOf) {
+        Map<String, Long> copy = new TreeMap<>(state);
+        for (Iterator<Change> it = changes.descendingIterator(); it.hasNext(); ) {
+            Change c = it.next();
+            if (c.lsn() < asOf) {
+                break;
+            }
+            if (c.previous() == null) {
+                copy.remove(c.name());
+            } else {
+                copy.put(c.name(), c.previous());
+            }
+        }
         return new CursorFile.Snapshot(asOf, copy);
+    }
+
+    /** The LSNs that changes at or beyond {@code flushed} replaced: what a crash now would bring back. */
+    java.util.List<Long> previousOfUnflushed(long flushed) {
+        java.util.List<Long> out = new java.util.ArrayList<>();
+        for (Iterator<Change> it = changes.descendingIterator(); it.hasNext(); ) {
+            Change c = it.next();
+            if (c.lsn() < flushed) {
+                break;
+            }
+            if (c.previous() != null) {
+                out.add(c.previous());
+            }
+        }
+        return out;
     }
 }

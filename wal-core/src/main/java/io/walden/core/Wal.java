@@ -823,6 +823,7 @@ public final class Wal implements AutoCloseable {
     public void refuseAppends(String reason) {
         if (reason != null) {
             limitReadsToPrimary(); // a replica's readers never see what its primary may not have flushed
+            this.appendsRefused = reason; // before the cursors follow: no cursor change slips in between
             cursors.following();
         }
         this.appendsRefused = reason;
@@ -902,6 +903,7 @@ public final class Wal implements AutoCloseable {
                 writeHistory(next);
                 epochBegunSinceOpen = true;
                 readLimit.set(Long.MAX_VALUE); // a primary's readers see all it has: its bytes are the new epoch's prefix
+                cursors.promoted(); // its cursors: everything it holds, kept live from now on
                 appendsRefused = null;
                 LOG.info("Promoted the log in {}: epoch {} begins at {} (history {})", dir, next.current().number(),
                         Lsn.format(end), next);

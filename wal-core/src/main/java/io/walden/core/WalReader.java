@@ -55,8 +55,8 @@ public final class WalReader implements AutoCloseable {
 
     /**
      * The log's own scan of its control records (cursors): up to {@code until} and the written position, past a
-     * replica's read limit, handing each control record to {@code controls}. Still returns (and so must drain) the
-     * application's records; the scanner's caller ignores them.
+     * replica's read limit, handing each control record to {@code controls}. It returns no record: {@link #next()}
+     * answers null once the scan reached its end (records are still validated on the way).
      */
     WalReader(Wal wal, long from, long expectedPrev, Visibility visibility, long until, ControlSink controls) {
         this.wal = wal;
@@ -119,6 +119,9 @@ public final class WalReader implements AutoCloseable {
                             .slice().order(java.nio.ByteOrder.LITTLE_ENDIAN));
                 }
                 continue; // the log's own: never an application's record
+            }
+            if (controls != null) {
+                continue; // the log's own scan passes the application's records by: never restored, never returned
             }
             int type = seg.readShort(o + RecordDescriptor.TYPE_OFFSET) & 0xFFFF;
             int start = (int) o + RecordDescriptor.HEADER_LENGTH;

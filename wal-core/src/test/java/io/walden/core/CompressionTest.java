@@ -227,7 +227,7 @@ class CompressionTest {
     }
 
     /** Rewrites the stored payload of the record at {@code lsn} in place and recomputes its CRC (docs/format.md). */
-    private static void forgeStoredPayload(Path dir, long lsn, java.util.function.Consumer<byte[]> change) throws IOException {
+    static void forgeStoredPayload(Path dir, long lsn, java.util.function.Consumer<byte[]> change) throws IOException {
         Path segment;
         try (Stream<Path> files = Files.list(dir)) {
             segment = files.filter(p -> p.getFileName().toString().endsWith(".wal")).sorted()

@@ -283,4 +283,80 @@ class CursorsTest {
             assertThat(checkpoint.cursors()).containsEntry("c", lsns[300]);
         }
     }
+
+    @Test
+    void aCorruptApplicationRecordDoesNotKeepTheLogFromOpeningOrItsCursorsFromBeingRead() throws Exception {
+        long bad;
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            wal.cursors().create("c", wal.insertLsn());
+            byte[] event = CompressionTest.jsonEvent(1);
+            bad = wal.append(0, event, 0, event.length, Durability.LOCAL, Compression.LZ4);
+            wal.cursors().commit("c", wal.insertLsn());
+        }
+        CompressionTest.forgeStoredPayload(work, bad, stored -> java.util.Arrays.fill(stored, 4, stored.length, (byte) 0xFF));
+        Files.delete(work.resolve(CursorFile.CHECKPOINT)); // the cursors are read from the log, past the damaged record
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            assertThat(wal.cursors().position("c")).isGreaterThan(bad);
+            try (WalReader r = wal.reader(bad)) {
+                assertThatThrownBy(r::next).isInstanceOf(WalCorruptedException.class); // readers still refuse it
+            }
+        }
+    }
+
+    @Test
+    void aCheckpointFilePastTheLogsEndIsDeletedAndNeverTrusted() throws Exception {
+        long[] lsns;
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            lsns = fill(wal, 10);
+            wal.cursors().create("c", lsns[2]);
+        }
+        CursorFile.write(work, CursorFile.CHECKPOINT, new CursorFile.Snapshot(lsns[9] + 100_000,
+                java.util.Map.of("c", lsns[9], "ghost", lsns[1])));
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            assertThat(wal.cursors().list()).extracting(Cursors.Cursor::name).containsExactly("c");
+            assertThat(wal.cursors().position("c")).isEqualTo(lsns[2]);
+        }
+    }
+
+    @Test
+    void aReplicaReopenedShowsOnlyTheCursorChangesItsPrimaryHadFlushed() {
+        long[] lsns;
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build())) {
+            try (Wal replica = Replicas.open(primary, work.resolve("replica"))) {
+                lsns = fill(primary, 20);
+                primary.cursors().create("c", lsns[5]);
+                Replicas.catchUp(primary, replica);
+                primary.cursors().commit("c", lsns[15]);
+                Replicas.copyWritten(primary, replica); // received and flushed, but no word of the primary's flush
+                assertThat(replica.cursors().position("c")).isEqualTo(lsns[5]);
+            }
+            try (Wal replica = Replicas.open(primary, work.resolve("replica"))) {
+                assertThat(replica.cursors().position("c")).as("after a restart too").isEqualTo(lsns[5]);
+                replica.raiseReadLimit(primary.flushedLsn());
+                assertThat(replica.cursors().position("c")).isEqualTo(lsns[15]);
+            }
+        }
+    }
+
+    @Test
+    void anLsnStillInTheWalBuffersIsProvenBeforeACursorTakesIt() {
+        try (Wal wal = Wal.open(TestLogs.small(work).writerDelay(java.time.Duration.ofSeconds(60))
+                .offWriteDelay(java.time.Duration.ofSeconds(60)).build())) {
+            long a = wal.append(TestLogs.bytes("x".repeat(500)), Durability.OFF);
+            long b = wal.append(TestLogs.bytes("y".repeat(500)), Durability.OFF);
+            assertThatThrownBy(() -> wal.cursors().create("c", a + 8)).isInstanceOf(IllegalLsnException.class);
+            wal.cursors().create("c", b);
+            assertThat(wal.cursors().position("c")).isEqualTo(b);
+        }
+    }
+
+    @Test
+    void aCursorAtTheLogsFirstLsnStartsAtItsFirstRecordAndIsNotLost() {
+        try (Wal wal = Wal.open(TestLogs.small(work).build())) {
+            long[] lsns = fill(wal, 3);
+            wal.cursors().create("c", 0);
+            assertThat(wal.cursors().position("c")).isEqualTo(lsns[0]);
+            assertThat(wal.cursors().list().get(0).lost()).isFalse();
+        }
+    }
 }

@@ -54,8 +54,8 @@ public final class ControlRecord {
         int at = b.position();
         while (at + RecordDescriptor.HEADER_LENGTH <= b.limit()) {
             int length = b.getInt(at + RecordDescriptor.LENGTH_OFFSET);
-            if (length < RecordDescriptor.HEADER_LENGTH) {
-                return false;
+            if (length < RecordDescriptor.HEADER_LENGTH || length > b.limit() - at) {
+                return false; // not records (they are validated later): no hint
             }
             if ((b.getShort(at + RecordDescriptor.FLAGS_OFFSET) & RecordDescriptor.FLAG_CONTROL) != 0) {
                 return true;
