@@ -163,10 +163,7 @@ public final class Cursors {
             if (!state.containsKey(name)) {
                 return false;
             }
-            byte[] record = ControlRecord.encode(ControlRecord.CURSOR_DELETED, name, 0);
-            recordLsn = wal.appendControl(record);
-            trailing(recordLsn, record.length);
-            recent.changed(recordLsn, name, state.get(name));
+            recordLsn = appendChange(ControlRecord.CURSOR_DELETED, name, 0);
             state.remove(name);
             publish();
             knownLost.remove(name);
@@ -217,25 +214,28 @@ public final class Cursors {
 
     /** Appends the change and applies it (under the lock); returns its control record's LSN. */
     private long applyChange(String name, long lsn, Long current) {
-        long recordLsn;
-        {
-            if (!used) {
-                files.writeBase(wal.oldestLsn(), Map.of()); // before the first control record: from now on, read them at open
-                used = true;
-            }
-            byte[] record = ControlRecord.encode(ControlRecord.CURSOR_SET, name, lsn);
-            recordLsn = wal.appendControl(record);
-            trailing(recordLsn, record.length);
-            recent.changed(recordLsn, name, current);
-            state.put(name, lsn);
-            publish();
-            if (lsn >= wal.oldestLsn()) {
-                knownLost.remove(name);
-            }
-            if (current == null) {
-                meters.add(name);
-            }
+        if (!used) {
+            files.writeBase(wal.oldestLsn(), Map.of()); // before the first control record: from now on, read them at open
+            used = true;
         }
+        long recordLsn = appendChange(ControlRecord.CURSOR_SET, name, lsn);
+        state.put(name, lsn);
+        publish();
+        if (lsn >= wal.oldestLsn()) {
+            knownLost.remove(name);
+        }
+        if (current == null) {
+            meters.add(name);
+        }
+        return recordLsn;
+    }
+
+    /** Appends a change's control record (under the lock, before the state changes) and notes it; returns its LSN. */
+    private long appendChange(int kind, String name, long lsn) {
+        byte[] record = ControlRecord.encode(kind, name, lsn);
+        long recordLsn = wal.appendControl(record);
+        trailing(recordLsn, record.length);
+        recent.changed(recordLsn, name, state.get(name));
         return recordLsn;
     }
 

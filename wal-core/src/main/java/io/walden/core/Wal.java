@@ -823,10 +823,11 @@ public final class Wal implements AutoCloseable {
     public void refuseAppends(String reason) {
         if (reason != null) {
             limitReadsToPrimary(); // a replica's readers never see what its primary may not have flushed
-            this.appendsRefused = reason; // before the cursors follow: no cursor change slips in between
+        }
+        this.appendsRefused = reason; // before the cursors follow: no cursor change slips in between
+        if (reason != null) {
             cursors.following();
         }
-        this.appendsRefused = reason;
     }
 
     /** Why local appends are refused (this log is a replica), or null when they are accepted. */
