@@ -1,5 +1,7 @@
 package io.walden.core;
 
+import io.walden.core.archive.ArchiveConfig;
+import io.walden.core.archive.Archiver;
 import io.walden.core.commit.Activity;
 import io.walden.core.commit.Appender;
 import io.walden.core.commit.FlushObserver;
@@ -38,6 +40,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -105,6 +108,10 @@ public final class Wal implements AutoCloseable {
     private volatile java.util.function.LongSupplier retentionFloor = () -> Long.MAX_VALUE;
     /** When set, local appends are refused with this reason (a replica names its primary). */
     private volatile String appendsRefused;
+    /** When set, local appends are held back with this reason until it clears (the archive is too far behind). */
+    private volatile String appendsBlocked;
+    /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
+    private final Archiver archiver;
     /** The epochs this log lived through (walden.history); replaced under the admin lock, after the file. */
     private volatile EpochHistory history;
     /** An epoch began since this log was opened (a promotion, or after a crash): see {@link #mayShipUnflushed()}. */
@@ -149,6 +156,7 @@ public final class Wal implements AutoCloseable {
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable(),
                 readLimit::get);
         this.cursors = new Cursors(this); // before the writer, whose periodic task samples for them
+        this.archiver = config.archive() == null ? null : newArchiver(config.archive());
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
                 () -> {
@@ -174,6 +182,14 @@ public final class Wal implements AutoCloseable {
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
+    }
+
+    private Archiver newArchiver(ArchiveConfig archive) {
+        try {
+            return new Archiver(new ArchivedWal(this, reason -> appendsBlocked = reason), archive);
+        } catch (IOException e) {
+            throw new WalException("could not read the archive status in " + dir + ": " + e.getMessage(), e);
+        }
     }
 
     /** A background thread that owns progress hit an Error: the log fails loudly rather than hang "ready". */
@@ -217,6 +233,9 @@ public final class Wal implements AutoCloseable {
         preparer.start();
         preparer.request(registry.segmentStart(tail.get()) + config.segmentSize());
         writer.start();
+        if (archiver != null) {
+            archiver.start();
+        }
         if (report.repaired()) {
             LOG.warn("Opened Walden log {}: {}", dir, report);
         } else {
@@ -553,6 +572,11 @@ public final class Wal implements AutoCloseable {
             Activity.exit(cell);
             throw new AppendsRefusedException(refused);
         }
+        String blocked = appendsBlocked;
+        if (blocked != null) {
+            Activity.exit(cell);
+            throw new AppendsBlockedException(blocked);
+        }
         WalFailedException f = commit.failure();
         if (f != null) {
             Activity.exit(cell);
@@ -678,6 +702,9 @@ public final class Wal implements AutoCloseable {
                 throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
             }
             long keep = Math.min(Math.min(Math.min(lsn, flushed.get()), retentionFloor.getAsLong()), cursors.retentionFloor());
+            if (archiver != null) {
+                keep = Math.min(keep, archiver.retentionFloor()); // never a segment the archive does not hold yet
+            }
             long limit = Math.min(registry.segmentStart(keep), checkpointer.durableScanStart());
             Segment oldestSegment = registry.oldest();
             if (oldestSegment != null && oldestSegment.endLsn() <= limit) {
@@ -768,6 +795,11 @@ public final class Wal implements AutoCloseable {
             metrics.bindTo(registry);
             cursors.meterBinder().bindTo(registry);
         };
+    }
+
+    /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
+    public Optional<Archiver> archiver() {
+        return Optional.ofNullable(archiver);
     }
 
     /** The log's named consumer cursors: durable, replicated, holding back truncation (see {@link Cursors}). */
@@ -1226,6 +1258,9 @@ public final class Wal implements AutoCloseable {
                         + "log: it would wait for itself; close it from another thread");
             }
             closed = true; // from now on every entry is refused (see enter())
+            if (archiver != null) {
+                archiver.close(); // first: it reads segment files that are unmapped below
+            }
             remote.fail("the log in " + dir.getFileName() + " is closing");
             writer.close();
             boolean quiescent = activity.awaitNoneInside(CLOSE_WAIT_NANOS, TimeUnit.NANOSECONDS);

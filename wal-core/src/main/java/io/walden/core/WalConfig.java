@@ -36,6 +36,7 @@ public final class WalConfig {
     private final Durability durability;
     private final Compression compression;
     private final long maxCursorRetainedBytes;
+    private final io.walden.core.archive.ArchiveConfig archive;
     private final Duration writerDelay;
     private final Duration offWriteDelay;
     private final Duration checkpointInterval;
@@ -59,6 +60,7 @@ public final class WalConfig {
         this.durability = b.durability;
         this.compression = b.compression;
         this.maxCursorRetainedBytes = b.maxCursorRetainedBytes;
+        this.archive = b.archive;
         this.writerDelay = b.writerDelay;
         this.offWriteDelay = b.offWriteDelay;
         this.checkpointInterval = b.checkpointInterval;
@@ -141,6 +143,11 @@ public final class WalConfig {
         return maxCursorRetainedBytes;
     }
 
+    /** Where and how sealed segments are archived, or null when they are not (see {@link io.walden.core.archive.Archiver}). */
+    public io.walden.core.archive.ArchiveConfig archive() {
+        return archive;
+    }
+
     /** How appends that choose none store their payloads (default {@link Compression#NONE}). */
     public Compression compression() {
         return compression;
@@ -216,6 +223,7 @@ public final class WalConfig {
         private Durability durability = Durability.ON;
         private Compression compression = Compression.NONE;
         private long maxCursorRetainedBytes = 4L << 30;
+        private io.walden.core.archive.ArchiveConfig archive;
         private Duration writerDelay = Duration.ofMillis(200);
         private Duration offWriteDelay = Duration.ofMillis(2);
         private Duration checkpointInterval = Duration.ofSeconds(1);
@@ -286,6 +294,15 @@ public final class WalConfig {
          * The most log a cursor may hold back from truncation: a cursor lagging further lets truncation pass it and is
          * then lost (its reader fails; logged and counted), so a forgotten consumer never fills the disk. Default 4 GiB.
          */
+        /**
+         * Archives every sealed segment to {@code archive}'s target, and never truncates one before it is archived
+         * (docs/operations.md, "Backup and restore"). Default: no archiving. The log closes the target when it closes.
+         */
+        public Builder archive(io.walden.core.archive.ArchiveConfig archive) {
+            this.archive = archive;
+            return this;
+        }
+
         public Builder maxCursorRetainedBytes(long bytes) {
             if (bytes < 0) {
                 throw new IllegalArgumentException("maxCursorRetainedBytes must be >= 0, got " + bytes);
@@ -392,6 +409,11 @@ public final class WalConfig {
         }
 
         public WalConfig build() {
+            if (archive != null && archive.maxPendingBytes() < 2 * segmentSize) {
+                throw new IllegalArgumentException("the archive's max pending bytes (" + archive.maxPendingBytes()
+                        + ") must be at least two segments (" + 2 * segmentSize + "): the current segment is archived "
+                        + "only when sealed or after the archive timeout");
+            }
             if (baseLsn < 0 || (baseLsn & (segmentSize - 1)) != 0) {
                 throw new IllegalArgumentException("baseLsn must be the start of a segment (a multiple of " + segmentSize
                         + "), got " + baseLsn);

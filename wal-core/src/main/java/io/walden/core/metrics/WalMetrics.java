@@ -82,6 +82,7 @@ public final class WalMetrics implements MeterBinder {
                 .description("Bytes kept from the oldest record to the insert position").baseUnit("bytes").tags(tags).register(registry);
         Gauge.builder("walden.failed", wal, w -> w.isFailed() ? 1 : 0)
                 .description("1 once a force failed (appends refused until reopen)").tags(tags).register(registry);
+        wal.archiver().ifPresent(a -> a.bindTo(registry, tags));
 
         Timer flushTimer = Timer.builder("walden.flush.duration").description("Time one force of the log took")
                 .publishPercentiles(0.5, 0.99, 0.999).distributionStatisticExpiry(Duration.ofMinutes(1))

@@ -76,8 +76,23 @@ public final class LogInspector {
     /** The largest payload restored: the log's configured maximum is not known here, but it fits in a segment. */
     private static final int MAX_RESTORED = 1 << 30;
 
+    private final boolean segmentsOnly;
+
     public LogInspector(Path dir) {
+        this(dir, false);
+    }
+
+    private LogInspector(Path dir, boolean segmentsOnly) {
         this.dir = dir;
+        this.segmentsOnly = segmentsOnly;
+    }
+
+    /**
+     * An inspector of the segment files alone: a missing control file is no problem (a log being restored from an
+     * archive has none until it is first opened), and one present is not read.
+     */
+    public static LogInspector segmentsOnly(Path dir) {
+        return new LogInspector(dir, true);
     }
 
     public Result inspect(Visitor visitor) throws IOException {
@@ -87,7 +102,9 @@ public final class LogInspector {
         List<Long> starts = SegmentFiles.list(dir);
         ControlFile.Checkpoint cp = null;
         String controlProblem = null;
-        if (ControlFile.exists(dir)) {
+        if (segmentsOnly) {
+            cp = null;
+        } else if (ControlFile.exists(dir)) {
             try (ControlFile cf = ControlFile.open(dir)) {
                 cp = cf.read();
             } catch (IOException e) {

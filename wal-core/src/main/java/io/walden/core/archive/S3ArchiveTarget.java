@@ -1,0 +1,232 @@
+package io.walden.core.archive;
+
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.core.sync.ResponseTransformer;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.S3ClientBuilder;
+import software.amazon.awssdk.services.s3.model.DeleteObjectRequest;
+import software.amazon.awssdk.services.s3.model.GetObjectRequest;
+import software.amazon.awssdk.services.s3.model.HeadObjectRequest;
+import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
+import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An archive in an S3 bucket or an S3-compatible store ({@code s3://bucket/prefix}), through the AWS SDK v2 with its
+ * default chains for credentials and region. With an endpoint override (an S3-compatible store) requests are
+ * path-style, and the region defaults to {@code us-east-1} when the chain names none.
+ *
+ * <p>A put sends {@code Content-MD5} (the store refuses a body that arrives damaged), then reads the object's
+ * metadata back: its length must match, and its ETag must be the local MD5. Where a store's ETag is not a plain MD5
+ * (multipart uploads, SSE-KMS), the object is downloaded and its CRC-32C compared instead. The CRC-32C also travels
+ * as user metadata ({@code walden-crc32c}) for people inspecting the bucket.
+ *
+ * <p>The SDK's own flexible checksums are asked for only when an operation requires them: S3-compatible stores
+ * differ in which trailing-checksum encodings they accept, and the MD5 check above covers the same ground.
+ *
+ * <p>Thread-safety: safe for concurrent use (the SDK client is).
+ */
+public final class S3ArchiveTarget implements ArchiveTarget {
+    private final S3Client s3;
+    private final String bucket;
+    private final String prefix;
+    private final String uri;
+
+    /**
+     * @param uri      {@code s3://bucket} or {@code s3://bucket/prefix}
+     * @param endpoint an S3-compatible store's endpoint ({@code http://host:port}), or null for AWS itself
+     */
+    public S3ArchiveTarget(URI uri, URI endpoint) {
+        if (!"s3".equals(uri.getScheme()) || uri.getHost() == null || uri.getHost().isEmpty()) {
+            throw new IllegalArgumentException("an S3 archive is s3://bucket[/prefix], not " + uri);
+        }
+        this.uri = uri.toString();
+        this.bucket = uri.getHost();
+        String path = uri.getPath() == null ? "" : uri.getPath();
+        while (path.startsWith("/")) {
+            path = path.substring(1);
+        }
+        this.prefix = path.isEmpty() || path.endsWith("/") ? path : path + "/";
+        S3ClientBuilder b = S3Client.builder()
+                .httpClientBuilder(UrlConnectionHttpClient.builder())
+                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
+        if (endpoint != null) {
+            b.endpointOverride(endpoint).forcePathStyle(true).region(regionOr(Region.US_EAST_1));
+        } else {
+            b.region(regionOr(null));
+        }
+        try {
+            this.s3 = b.build();
+        } catch (SdkException e) {
+            throw new IllegalArgumentException("cannot reach the archive " + uri + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Region regionOr(Region fallback) {
+        try {
+            return new DefaultAwsRegionProviderChain().getRegion();
+        } catch (SdkException e) {
+            if (fallback != null) {
+                return fallback;
+            }
+            throw new IllegalArgumentException("no AWS region is configured for the S3 archive (set AWS_REGION, "
+                    + "-Daws.region or a profile): " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public String uri() {
+        return uri;
+    }
+
+    @Override
+    public void put(String name, Path file, long length) throws IOException {
+        Checksums.Sums local = Checksums.of(file, length);
+        String key = prefix + name;
+        try {
+            s3.putObject(PutObjectRequest.builder().bucket(bucket).key(key).contentLength(length)
+                            .contentMD5(Base64.getEncoder().encodeToString(local.md5()))
+                            .metadata(Map.of("walden-crc32c", Long.toHexString(local.crc32c())))
+                            .build(),
+                    RequestBody.fromContentProvider(() -> openRange(file, length), length, "application/octet-stream"));
+            HeadObjectResponse head = s3.headObject(HeadObjectRequest.builder().bucket(bucket).key(key).build());
+            if (head.contentLength() == null || head.contentLength() != length) {
+                throw new IOException("archived object " + key + " holds " + head.contentLength() + " bytes, not " + length);
+            }
+            String etag = head.eTag() == null ? "" : head.eTag().replace("\"", "");
+            if (etag.matches("[0-9a-fA-F]{32}")) {
+                if (!etag.equalsIgnoreCase(local.md5Hex())) {
+                    throw new IOException("archived object " + key + " does not verify: ETag " + etag + ", local MD5 " + local.md5Hex());
+                }
+                return;
+            }
+            Path copy = Files.createTempFile("walden-verify", ".tmp");
+            try {
+                get(name, copy);
+                long stored = Checksums.of(copy, length).crc32c();
+                if (Files.size(copy) != length || stored != local.crc32c()) {
+                    throw new IOException("archived object " + key + " does not verify: CRC-32C " + Long.toHexString(stored)
+                            + " read back, " + Long.toHexString(local.crc32c()) + " local");
+                }
+            } finally {
+                Files.deleteIfExists(copy);
+            }
+        } catch (SdkException e) {
+            throw new IOException("could not archive " + name + " to " + uri + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static InputStream openRange(Path file, long length) {
+        try {
+            FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+            InputStream in = Channels.newInputStream(ch);
+            return new java.io.FilterInputStream(in) {
+                private long left = length;
+
+                @Override
+                public int read() throws IOException {
+                    if (left <= 0) {
+                        return -1;
+                    }
+                    int b = super.read();
+                    if (b >= 0) {
+                        left--;
+                    }
+                    return b;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    if (left <= 0) {
+                        return -1;
+                    }
+                    int n = super.read(b, off, (int) Math.min(len, left));
+                    if (n > 0) {
+                        left -= n;
+                    }
+                    return n;
+                }
+            };
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public boolean get(String name, Path dest) throws IOException {
+        try {
+            Files.deleteIfExists(dest);
+            s3.getObject(GetObjectRequest.builder().bucket(bucket).key(prefix + name).build(), ResponseTransformer.toFile(dest));
+            return true;
+        } catch (NoSuchKeyException e) {
+            return false;
+        } catch (S3Exception e) {
+            if (e.statusCode() == 404) {
+                return false;
+            }
+            throw new IOException("could not fetch " + name + " from " + uri + ": " + e.getMessage(), e);
+        } catch (SdkException e) {
+            throw new IOException("could not fetch " + name + " from " + uri + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public List<StoredObject> list() throws IOException {
+        List<StoredObject> out = new ArrayList<>();
+        try {
+            for (S3Object o : s3.listObjectsV2Paginator(ListObjectsV2Request.builder().bucket(bucket).prefix(prefix).build())
+                    .contents()) {
+                String name = o.key().substring(prefix.length());
+                if (!name.isEmpty() && name.indexOf('/') < 0) {
+                    out.add(new StoredObject(name, o.size()));
+                }
+            }
+        } catch (SdkException e) {
+            throw new IOException("could not list " + uri + ": " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    @Override
+    public void delete(String name) throws IOException {
+        try {
+            s3.deleteObject(DeleteObjectRequest.builder().bucket(bucket).key(prefix + name).build());
+        } catch (SdkException e) {
+            throw new IOException("could not delete " + name + " from " + uri + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        s3.close();
+    }
+
+    @Override
+    public String toString() {
+        return uri;
+    }
+}

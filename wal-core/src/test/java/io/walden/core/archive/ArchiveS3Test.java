@@ -1,0 +1,93 @@
+package io.walden.core.archive;
+
+import io.walden.core.Durability;
+import io.walden.core.TestLogs;
+import io.walden.core.Wal;
+import io.walden.core.WalReader;
+import io.walden.core.WalRecord;
+import io.walden.core.segment.SegmentFiles;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.walden.core.TestLogs.SMALL_SEGMENT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The archive against a real S3 API server (S3Proxy on loopback), through the AWS SDK and its default chains. */
+class ArchiveS3Test {
+    @TempDir
+    static Path storeDir;
+    static S3Server s3;
+
+    @TempDir
+    Path dir;
+    @TempDir
+    Path restored;
+    @TempDir
+    Path scratch;
+
+    @BeforeAll
+    static void startStore() throws Exception {
+        S3Server.useDefaultChains();
+        s3 = new S3Server(storeDir);
+    }
+
+    @AfterAll
+    static void stopStore() throws Exception {
+        s3.close();
+    }
+
+    @Test
+    void putVerifiesAndGetListDeleteSeeTheObject() throws Exception {
+        Path file = scratch.resolve("f");
+        Files.write(file, TestLogs.payload(3, 3, 200_000));
+        try (ArchiveTarget t = ArchiveTargets.open(s3.uri("objects"), s3.endpoint())) {
+            t.put("a.wal", file, 1000);
+            assertThat(t.list()).containsExactly(new ArchiveTarget.StoredObject("a.wal", 1000));
+            Path back = scratch.resolve("back");
+            assertThat(t.get("a.wal", back)).isTrue();
+            assertThat(Files.readAllBytes(back)).isEqualTo(java.util.Arrays.copyOf(Files.readAllBytes(file), 1000));
+            t.delete("a.wal");
+            assertThat(t.list()).isEmpty();
+            assertThat(t.get("a.wal", back)).isFalse();
+        }
+    }
+
+    @Test
+    void archivesToS3AndRestoresEveryRecord() throws Exception {
+        String uri = s3.uri("log-" + System.nanoTime());
+        List<byte[]> payloads = new ArrayList<>();
+        ArchiveConfig archive = ArchiveConfig.builder(ArchiveTargets.open(uri, s3.endpoint())).timeout(Duration.ofMillis(100)).build();
+        try (Wal wal = Wal.open(TestLogs.small(dir).archive(archive).build())) {
+            for (int i = 0; i < 200; i++) {
+                byte[] p = TestLogs.payload(2, i, 2000);
+                payloads.add(p);
+                wal.append(p, Durability.LOCAL);
+            }
+            assertThat(wal.archiver().orElseThrow().awaitArchived(wal.flushedLsn(), Duration.ofSeconds(30))).isTrue();
+            assertThat(wal.archiver().orElseThrow().archivedSegments()).isGreaterThanOrEqualTo(wal.flushedLsn() / SMALL_SEGMENT);
+        }
+        try (ArchiveTarget from = ArchiveTargets.open(uri, s3.endpoint())) {
+            assertThat(from.list()).extracting(ArchiveTarget.StoredObject::name).contains(SegmentFiles.name(0));
+            ArchiveRestore.restore(from, restored, Long.MAX_VALUE, (i, n, name, bytes) -> {
+            });
+        }
+        List<byte[]> back = new ArrayList<>();
+        try (Wal wal = Wal.open(TestLogs.small(restored).build()); WalReader r = wal.reader(wal.oldestLsn())) {
+            for (WalRecord rec = r.next(); rec != null; rec = r.next()) {
+                back.add(rec.payload());
+            }
+        }
+        assertThat(back).hasSameSizeAs(payloads);
+        for (int i = 0; i < back.size(); i++) {
+            assertThat(back.get(i)).isEqualTo(payloads.get(i));
+        }
+    }
+}

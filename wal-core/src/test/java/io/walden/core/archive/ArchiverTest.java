@@ -1,0 +1,224 @@
+package io.walden.core.archive;
+
+import io.walden.core.AppendsBlockedException;
+import io.walden.core.Durability;
+import io.walden.core.SegmentInfo;
+import io.walden.core.TestLogs;
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import io.walden.core.segment.SegmentFiles;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Arrays;
+
+import static io.walden.core.TestLogs.SMALL_SEGMENT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The archiver against a directory archive (file://); ArchiveS3Test runs it against a real S3 API server. */
+class ArchiverTest {
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+    @TempDir
+    Path archiveDir;
+
+    private WalConfig.Builder archived(ArchiveConfig.Builder archive) {
+        return TestLogs.small(dir).archive(archive.build());
+    }
+
+    private ArchiveConfig.Builder toDirectory() throws Exception {
+        return ArchiveConfig.builder(new FileArchiveTarget(archiveDir)).retry(Duration.ofMillis(20), Duration.ofMillis(200));
+    }
+
+    static void fill(Wal wal, int records, int size) {
+        for (int i = 0; i < records; i++) {
+            wal.append(new byte[size], Durability.OFF);
+        }
+        wal.flush();
+    }
+
+    static byte[] bytesOf(Path file, long length) throws Exception {
+        byte[] all = Files.readAllBytes(file);
+        return Arrays.copyOf(all, (int) length);
+    }
+
+    @Test
+    void archivesEverySealedSegmentByteForByteAndMarksItDone() throws Exception {
+        try (Wal wal = Wal.open(archived(toDirectory()).build())) {
+            fill(wal, 300, 1000);
+            Archiver archiver = wal.archiver().orElseThrow();
+            long sealedEnd = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
+            assertThat(archiver.awaitArchived(sealedEnd, WAIT)).isTrue();
+            for (SegmentInfo s : wal.segments()) {
+                if (s.endLsn() <= wal.flushedLsn()) {
+                    Path object = archiveDir.resolve(s.path().getFileName().toString());
+                    assertThat(Files.readAllBytes(object)).as(object.toString()).isEqualTo(Files.readAllBytes(s.path()));
+                    assertThat(dir.resolve(ArchiveStatus.DIR).resolve(s.path().getFileName() + ".done")).exists();
+                }
+            }
+            assertThat(archiver.archivedSegments()).isGreaterThanOrEqualTo(sealedEnd / SMALL_SEGMENT);
+            assertThat(archiver.lastError()).isNull();
+        }
+    }
+
+    @Test
+    void neverTruncatesASegmentBeforeItIsArchived() throws Exception {
+        try (Wal wal = Wal.open(archived(toDirectory()).build())) {
+            deleteDirectory(archiveDir);
+            Files.writeString(archiveDir, "a file where the archive directory was: every put fails");
+            fill(wal, 300, 1000);
+            wal.truncateBefore(wal.flushedLsn());
+            assertThat(wal.oldestLsn()).as("nothing archived, nothing removed").isEqualTo(64);
+            Thread.sleep(300);
+            assertThat(wal.archiver().orElseThrow().lastError()).isNotNull();
+            assertThat(wal.archiver().orElseThrow().failures()).isPositive();
+
+            Files.delete(archiveDir);
+            Files.createDirectories(archiveDir); // the store is back
+            long sealedEnd = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
+            assertThat(wal.archiver().orElseThrow().awaitArchived(sealedEnd, WAIT)).isTrue();
+            wal.truncateBefore(wal.flushedLsn());
+            assertThat(wal.oldestLsn()).isGreaterThan(64);
+            assertThat(wal.archiver().orElseThrow().lastError()).isNull();
+        }
+    }
+
+    @Test
+    void archiveStatusSurvivesARestartAndNothingIsUploadedTwice() throws Exception {
+        long archived;
+        try (Wal wal = Wal.open(archived(toDirectory()).build())) {
+            fill(wal, 300, 1000);
+            archived = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
+            assertThat(wal.archiver().orElseThrow().awaitArchived(archived, WAIT)).isTrue();
+        }
+        long modifiedBefore = Files.getLastModifiedTime(archiveDir.resolve(SegmentFiles.name(0))).toMillis();
+        Thread.sleep(20);
+        try (Wal wal = Wal.open(archived(toDirectory()).build())) {
+            assertThat(wal.archiver().orElseThrow().archivedLsn()).isGreaterThanOrEqualTo(archived);
+            Thread.sleep(300);
+            assertThat(wal.archiver().orElseThrow().archivedSegments()).as("uploads in this run").isZero();
+        }
+        assertThat(Files.getLastModifiedTime(archiveDir.resolve(SegmentFiles.name(0))).toMillis()).isEqualTo(modifiedBefore);
+    }
+
+    @Test
+    void aQuietSegmentReachesTheArchiveAfterTheTimeout() throws Exception {
+        try (Wal wal = Wal.open(archived(toDirectory().timeout(Duration.ofMillis(200))).build())) {
+            long lsn = wal.append(TestLogs.bytes("lonely record"), Durability.LOCAL);
+            Archiver archiver = wal.archiver().orElseThrow();
+            assertThat(archiver.awaitArchived(wal.flushedLsn(), WAIT)).isTrue();
+            Path partial = archiveDir.resolve(SegmentFiles.name(0) + ".partial");
+            assertThat(partial).exists();
+            assertThat(Files.size(partial)).isEqualTo(wal.flushedLsn());
+            assertThat(Files.readAllBytes(partial)).isEqualTo(bytesOf(dir.resolve(SegmentFiles.name(0)), wal.flushedLsn()));
+            assertThat(lsn).isLessThan(wal.flushedLsn());
+
+            fill(wal, 100, 1000); // seals segment 0: the whole segment replaces its head
+            assertThat(archiver.awaitArchived(SMALL_SEGMENT, WAIT)).isTrue();
+            assertThat(archiveDir.resolve(SegmentFiles.name(0))).exists();
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (Files.exists(partial) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(partial).doesNotExist();
+        }
+    }
+
+    @Test
+    void blocksAppendsAtTheCapAndResumesWhenTheArchiveCatchesUp() throws Exception {
+        ArchiveConfig.Builder capped = toDirectory().maxPendingBytes(3 * SMALL_SEGMENT).timeout(Duration.ZERO);
+        try (Wal wal = Wal.open(archived(capped).build())) {
+            deleteDirectory(archiveDir);
+            Files.writeString(archiveDir, "the store is down");
+            Throwable refused = null;
+            long appended = 0;
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (refused == null && System.nanoTime() < deadline) {
+                try {
+                    wal.append(new byte[1000], Durability.LOCAL);
+                    appended++;
+                } catch (AppendsBlockedException e) {
+                    refused = e;
+                }
+            }
+            assertThat(refused).isNotNull();
+            assertThat(refused.getMessage()).contains("archive").contains("behind").contains(archiveDir.toUri().toString());
+            assertThat(appended * 1000).isGreaterThan(3 * SMALL_SEGMENT - SMALL_SEGMENT);
+            assertThat(wal.archiver().orElseThrow().blocking()).isTrue();
+
+            Files.delete(archiveDir);
+            Files.createDirectories(archiveDir);
+            deadline = System.nanoTime() + WAIT.toNanos();
+            boolean accepted = false;
+            while (!accepted && System.nanoTime() < deadline) {
+                try {
+                    wal.append(new byte[1000], Durability.LOCAL);
+                    accepted = true;
+                } catch (AppendsBlockedException e) {
+                    Thread.sleep(20);
+                }
+            }
+            assertThat(accepted).as("appends resume once the archive caught up").isTrue();
+            assertThat(wal.archiver().orElseThrow().blocking()).isFalse();
+        }
+    }
+
+    @Test
+    void dropArchiveGivesUpTheOldestSegmentsAndKeepsAppending() throws Exception {
+        ArchiveConfig.Builder dropping = toDirectory().maxPendingBytes(2 * SMALL_SEGMENT).timeout(Duration.ZERO)
+                .whenFull(ArchiveConfig.WhenFull.DROP_ARCHIVE);
+        try (Wal wal = Wal.open(archived(dropping).build())) {
+            deleteDirectory(archiveDir);
+            Files.writeString(archiveDir, "the store is down");
+            for (int i = 0; i < 10; i++) {
+                fill(wal, 60, 1000);
+                Thread.sleep(Archiver.POLL_MILLIS * 2);
+            }
+            Archiver archiver = wal.archiver().orElseThrow();
+            assertThat(archiver.droppedSegments()).isPositive();
+            assertThat(archiver.lagBytes()).isLessThanOrEqualTo(2 * SMALL_SEGMENT + 70_000);
+            wal.truncateBefore(wal.flushedLsn());
+            assertThat(wal.oldestLsn()).as("dropped segments may be removed").isGreaterThan(64);
+        }
+    }
+
+    @Test
+    void aReplicasLogIsNotArchivedNorHeldBack() throws Exception {
+        try (Wal wal = Wal.open(archived(toDirectory()).build())) {
+            wal.refuseAppends("a replica of primary p");
+            assertThat(wal.archiver().orElseThrow().retentionFloor()).isEqualTo(Long.MAX_VALUE);
+        }
+    }
+
+    @Test
+    void refusesACapSmallerThanTwoSegments() throws Exception {
+        assertThatThrownBy(() -> Wal.open(archived(toDirectory().maxPendingBytes(SMALL_SEGMENT)).build()))
+                .hasMessageContaining("two segments");
+    }
+
+    static void deleteDirectory(Path d) throws Exception {
+        try (var files = Files.walk(d)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    /** Flips one byte of a file (a damaged archived object). */
+    static void flip(Path file, long offset) throws Exception {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            ch.read(b, offset);
+            b.put(0, (byte) (b.get(0) ^ 0x40));
+            b.rewind();
+            ch.write(b, offset);
+        }
+    }
+}
