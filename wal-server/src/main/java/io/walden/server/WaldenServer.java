@@ -110,9 +110,9 @@ public final class WaldenServer implements AutoCloseable {
         if (config.replicateFrom() != null && !config.hasLog()) {
             // A new replica: its log must be a copy of the primary's (same id, same segment size).
             ReplicaClient.PrimaryIdentity id = ReplicationRole.fetchIdentity(config);
-            wal = ReplicaClient.openReplicaLog(config.walConfigBuilder(), id);
+            wal = ReplicaClient.openReplicaLog(config.walConfigBuilder().archive(config.archiveConfig()), id);
         } else {
-            wal = Wal.open(config.walConfig());
+            wal = Wal.open(config.walConfigBuilder().archive(config.archiveConfig()).build());
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(registry);

@@ -25,6 +25,11 @@ final class WaldenJar {
     }
 
     static Run run(Path workDir, String... args) throws IOException, InterruptedException {
+        return run(workDir, java.util.Map.of(), args);
+    }
+
+    /** Runs with {@code env} added to this process's environment (the AWS SDK's default chain reads AWS_* from it). */
+    static Run run(Path workDir, java.util.Map<String, String> env, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-jar");
@@ -32,8 +37,10 @@ final class WaldenJar {
         cmd.addAll(List.of(args));
         Path out = Files.createTempFile(workDir, "out", ".txt");
         Path err = Files.createTempFile(workDir, "err", ".txt");
-        Process p = new ProcessBuilder(cmd).directory(workDir.toFile())
-                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(workDir.toFile())
+                .redirectOutput(out.toFile()).redirectError(err.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
         if (!p.waitFor(120, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("walden " + String.join(" ", args) + " did not finish");

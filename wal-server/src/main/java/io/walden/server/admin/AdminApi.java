@@ -139,6 +139,7 @@ public final class AdminApi {
             cursors.add(io.walden.server.http.CursorApi.json(c));
         }
         s.put("cursors", cursors);
+        s.put("archive", wal.archiver().map(AdminApi::archive).orElse(null));
         List<Map<String, Object>> slots = new ArrayList<>();
         if (replication != null) {
             replication.slots().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
@@ -260,6 +261,20 @@ public final class AdminApi {
             out.add(m);
         }
         ex.json(HttpResponseStatus.OK, Map.of("segments", out));
+    }
+
+    private static Map<String, Object> archive(io.walden.core.archive.Archiver a) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("target", a.target());
+        m.put("archived_lsn", Lsn.format(a.archivedLsn()));
+        m.put("pending_segments", a.pendingSegments());
+        m.put("last_error", a.lastError());
+        m.put("lag_bytes", a.lagBytes());
+        m.put("archived_segments", a.archivedSegments());
+        m.put("failures", a.failures());
+        m.put("dropped_segments", a.droppedSegments());
+        m.put("blocking_appends", a.blocking());
+        return m;
     }
 
     /** POST /admin/checkpoint?lsn= : removes the segments wholly below lsn's segment (truncateBefore). */

@@ -43,6 +43,27 @@ final class ServeCommand implements Callable<Integer> {
             + "truncation; beyond it the cursor is lost (default: 4294967296).")
     String maxCursorRetainedBytes;
 
+    @Option(names = "--archive-to", paramLabel = "URI", description = "Archive every sealed segment to s3://bucket[/prefix] "
+            + "or file:///dir before it may be removed (credentials and region from the AWS SDK's default chains). "
+            + "A replica archives only once promoted.")
+    String archiveTo;
+
+    @Option(names = "--archive-endpoint", paramLabel = "URL", description = "Endpoint of an S3-compatible store "
+            + "(http://host:port); requests are then path-style.")
+    String archiveEndpoint;
+
+    @Option(names = "--archive-timeout", paramLabel = "DURATION", description = "The current segment's records reach the "
+            + "archive at most this long after they were flushed: 60s, 500ms, 5m, or seconds (default: 60s; 0: only sealed segments).")
+    String archiveTimeout;
+
+    @Option(names = "--archive-max-pending-bytes", description = "Flushed bytes not yet archived beyond which "
+            + "--archive-when-full applies (default: 4294967296; at least two segments).")
+    String archiveMaxPendingBytes;
+
+    @Option(names = "--archive-when-full", description = "block: refuse appends (503 appends_blocked) until the archive "
+            + "catches up; drop-archive: give up the oldest unarchived segments, leaving a gap in the archive (default: block).")
+    String archiveWhenFull;
+
     @Option(names = "--sync-method", description = "fdatasync, fsync, open_datasync or none (default: fdatasync).")
     String syncMethod;
 
@@ -156,6 +177,11 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("compression", compression);
         flags.put("max-cursor-retained-bytes", maxCursorRetainedBytes);
         flags.put("sync-method", syncMethod);
+        flags.put("archive-to", archiveTo);
+        flags.put("archive-endpoint", archiveEndpoint);
+        flags.put("archive-timeout", archiveTimeout);
+        flags.put("archive-max-pending-bytes", archiveMaxPendingBytes);
+        flags.put("archive-when-full", archiveWhenFull);
         flags.put("segment-size", segmentSize);
         flags.put("wal-buffers", walBuffers);
         flags.put("transport", transport);

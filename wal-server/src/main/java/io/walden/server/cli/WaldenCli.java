@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "walden", mixinStandardHelpOptions = true, version = "Walden 0.1.0",
         description = "A durable write-ahead log for the JVM.",
-        subcommands = {ServeCommand.class, DemoCommand.class, DumpCommand.class, VerifyCommand.class, TestFsyncCommand.class,
+        subcommands = {ServeCommand.class, DemoCommand.class, DumpCommand.class, VerifyCommand.class, RestoreCommand.class, TestFsyncCommand.class,
                 CommandLine.HelpCommand.class})
 public final class WaldenCli implements Runnable {
 

@@ -38,7 +38,8 @@ public final class ServerConfig {
     static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms", "compression",
             "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "max-cursor-retained-bytes", "replication-secret",
-            "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure");
+            "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure",
+            "archive-to", "archive-endpoint", "archive-timeout", "archive-max-pending-bytes", "archive-when-full");
     public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
 
     private final Map<String, String> values;
@@ -75,6 +76,9 @@ public final class ServerConfig {
         v.put("remote-commit-timeout-ms", "0");
         v.put("max-slot-retained-bytes", Long.toString(4L << 30));
         v.put("max-cursor-retained-bytes", Long.toString(4L << 30));
+        v.put("archive-timeout", "60s");
+        v.put("archive-max-pending-bytes", Long.toString(4L << 30));
+        v.put("archive-when-full", "block");
         if (yaml != null) {
             // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
             YAMLFactory factory = YAMLFactory.builder()
@@ -136,7 +140,13 @@ public final class ServerConfig {
         bool("flush-on-event-loop");
         bool("ship-flushed-only");
         transport();
-        for (String key : new String[] {"max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes", "event-loops", "writer-delay-ms", "max-cursor-retained-bytes"}) {
+        archiveTimeout();
+        io.walden.core.archive.ArchiveConfig.WhenFull.parse(values.get("archive-when-full"));
+        String archive = archiveTo();
+        if (archive != null && !archive.startsWith("s3://") && !archive.startsWith("file:")) {
+            throw new IllegalArgumentException("archive-to is s3://bucket[/prefix] or file:///dir, not '" + archive + "'");
+        }
+        for (String key : new String[] {"archive-max-pending-bytes", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes", "event-loops", "writer-delay-ms", "max-cursor-retained-bytes"}) {
             positive(key);
         }
     }
@@ -287,6 +297,54 @@ public final class ServerConfig {
             b.walBuffers(positive("wal-buffers"));
         }
         return b;
+    }
+
+    /** The archive every sealed segment goes to (s3:// or file://), or null. */
+    public String archiveTo() {
+        return values.get("archive-to");
+    }
+
+    /** How soon the current segment's flushed records reach the archive; zero: only sealed segments. */
+    public java.time.Duration archiveTimeout() {
+        return duration("archive-timeout");
+    }
+
+    /**
+     * The archive's settings with its target opened (an S3 client), or null when archive-to is not set. The caller
+     * hands it to the log, which closes the target.
+     */
+    public io.walden.core.archive.ArchiveConfig archiveConfig() {
+        if (archiveTo() == null) {
+            return null;
+        }
+        return io.walden.core.archive.ArchiveConfig.builder(
+                        io.walden.core.archive.ArchiveTargets.open(archiveTo(), values.get("archive-endpoint")))
+                .timeout(archiveTimeout())
+                .maxPendingBytes(positive("archive-max-pending-bytes"))
+                .whenFull(io.walden.core.archive.ArchiveConfig.WhenFull.parse(values.get("archive-when-full")))
+                .build();
+    }
+
+    /** A duration setting: 500ms, 60s, 5m, 1h, or a plain number of seconds. */
+    private java.time.Duration duration(String key) {
+        String v = values.get(key).trim().toLowerCase(Locale.ROOT);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|min|h)?").matcher(v);
+        if (!m.matches()) {
+            throw new IllegalArgumentException(key + " is a duration such as 500ms, 60s, 5m or 1h, not '" + values.get(key) + "'");
+        }
+        long n = Long.parseLong(m.group(1));
+        String unit = m.group(2) == null ? "s" : m.group(2);
+        switch (unit) {
+            case "ms":
+                return java.time.Duration.ofMillis(n);
+            case "s":
+                return java.time.Duration.ofSeconds(n);
+            case "m":
+            case "min":
+                return java.time.Duration.ofMinutes(n);
+            default:
+                return java.time.Duration.ofHours(n);
+        }
     }
 
     /** Where a primary listens for replicas (default 127.0.0.1:7401). */

@@ -39,6 +39,8 @@ final class ApiErrors {
             ex.json(HttpResponseStatus.CONFLICT, body);
         } else if (e instanceof IllegalLsnException || e instanceof IllegalArgumentException) {
             ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", e.getMessage());
+        } else if (e instanceof io.walden.core.AppendsBlockedException) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "appends_blocked", e.getMessage());
         } else if (e instanceof io.walden.core.AppendsRefusedException) {
             ex.error(HttpResponseStatus.CONFLICT, "replica", e.getMessage());
         } else if (e instanceof io.walden.core.RemoteCommitUnconfirmedException) {

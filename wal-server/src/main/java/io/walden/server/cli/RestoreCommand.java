@@ -1,0 +1,66 @@
+package io.walden.server.cli;
+
+import io.walden.core.Lsn;
+import io.walden.core.archive.ArchiveRestore;
+import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.archive.ArchiveTargets;
+import io.walden.server.tools.Progress;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** Builds a log from an archive, up to an LSN (docs/operations.md, "Backup and restore"). */
+@Command(name = "restore", mixinStandardHelpOptions = true,
+        description = {"Build a log in --data-dir from the segments archived at --from (s3://bucket/prefix or file:///dir),",
+                "checking every segment header and record, and ending at the last whole record that ends at or before",
+                "--until (default: the end of the archive). The directory must be empty or absent.",
+                "S3 credentials and region come from the AWS SDK's default chains (AWS_ACCESS_KEY_ID, AWS_REGION, profiles...).",
+                "Exit code: 0 restored, 1 the archive failed a check, 2 the restore could not run."},
+        exitCodeOnExecutionException = 2)
+final class RestoreCommand implements Callable<Integer> {
+
+    @Option(names = "--from", required = true, description = "The archive: s3://bucket[/prefix] or file:///dir.")
+    String from;
+
+    @Option(names = "--data-dir", required = true, description = "Where to build the log (empty or absent).")
+    Path dataDir;
+
+    @Option(names = "--until", description = "Last LSN to restore up to (X/Y or decimal): records ending after it are left out.")
+    String until;
+
+    @Option(names = "--archive-endpoint", description = "Endpoint of an S3-compatible store (http://host:port); requests are then path-style.")
+    String endpoint;
+
+    @Override
+    public Integer call() throws Exception {
+        long untilLsn = until == null ? Long.MAX_VALUE : Lsn.parse(until);
+        long start = System.nanoTime();
+        ArchiveRestore.Result r;
+        boolean terminal = System.console() != null;
+        try (ArchiveTarget target = ArchiveTargets.open(from, endpoint); Progress bar = Progress.onTerminal()) {
+            r = ArchiveRestore.restore(target, dataDir, untilLsn, (index, count, name, bytes) -> {
+                if (terminal) {
+                    int width = 30;
+                    int done = count == 0 ? width : (int) ((long) index * width / count);
+                    bar.show("[" + "#".repeat(done) + ".".repeat(width - done) + "] segment " + (index + 1) + "/" + count
+                            + " " + name);
+                } else {
+                    System.err.println("restore: segment " + (index + 1) + "/" + count + " " + name + " (" + bytes + " bytes)");
+                }
+            });
+        } catch (io.walden.core.WalCorruptedException e) {
+            System.out.println("PROBLEM: " + e.getMessage());
+            return 1;
+        }
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        System.out.printf("restored %d segment(s), %d records, from %s to %s%s into %s in %d ms%n", r.segments(), r.records(),
+                Lsn.format(r.oldestLsn()), Lsn.format(r.endLsn()), r.usedPartial() ? " (the last from a partial upload)" : "",
+                dataDir, ms);
+        if (until != null && r.archiveEnd() < untilLsn && r.archiveEnd() <= r.endLsn()) {
+            System.out.println("note: the archive ends at " + Lsn.format(r.archiveEnd()) + ", before --until " + Lsn.format(untilLsn));
+        }
+        return 0;
+    }
+}

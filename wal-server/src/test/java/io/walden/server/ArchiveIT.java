@@ -1,0 +1,212 @@
+package io.walden.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Lsn;
+import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.archive.ArchiveTargets;
+import io.walden.core.archive.S3Server;
+import io.walden.core.segment.SegmentFiles;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+
+import static io.walden.server.Eventually.waitUntil;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Continuous archiving with the real jar against a real S3 API server (S3Proxy in this JVM, AWS signatures checked):
+ * a kill -9 under load loses nothing from the archive, a restore brings back every acknowledged record, and a store
+ * that refuses requests blocks appends only at the cap.
+ */
+@Timeout(300)
+class ArchiveIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String SEGMENT = Long.toString(64 << 10);
+
+    @TempDir
+    static Path storeDir;
+    static S3Server s3;
+
+    @TempDir
+    Path work;
+
+    @BeforeAll
+    static void startStore() throws Exception {
+        S3Server.useDefaultChains(); // for the ArchiveTargets this test opens itself
+        s3 = new S3Server(storeDir);
+    }
+
+    @AfterAll
+    static void stopStore() throws Exception {
+        s3.close();
+    }
+
+    /** The AWS SDK's default chain, as environment variables of the jar processes. */
+    private static Map<String, String> awsEnv() {
+        return Map.of("AWS_ACCESS_KEY_ID", S3Server.ACCESS_KEY, "AWS_SECRET_ACCESS_KEY", S3Server.SECRET_KEY,
+                "AWS_REGION", "us-east-1");
+    }
+
+    private static List<String> launcher() {
+        List<String> l = new ArrayList<>(List.of("env"));
+        awsEnv().forEach((k, v) -> l.add(k + "=" + v));
+        return l;
+    }
+
+    private ServerProcess server(Path dataDir, int port, String... extra) throws Exception {
+        return ServerProcess.startUnder(launcher(), work, dataDir, port, "http",
+                java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(5)).build(), extra);
+    }
+
+    private static JsonNode archiveStatus(ServerProcess server) throws Exception {
+        return JSON.readTree(server.get("/admin/status").body()).get("archive");
+    }
+
+    private static JsonNode status(ServerProcess server) throws Exception {
+        return JSON.readTree(server.get("/admin/status").body());
+    }
+
+    @Test
+    void aKilledServerArchivesEverySealedSegmentExactlyAndARestoreBringsBackEveryAcknowledgedRecord() throws Exception {
+        String uri = s3.uri("kill");
+        Path data = work.resolve("data");
+        int port = ServerProcess.freePort();
+        String[] args = {"--segment-size", SEGMENT, "--archive-to", uri, "--archive-endpoint", s3.endpoint(),
+                "--archive-timeout", "500ms"};
+        Map<Long, String> acked = new ConcurrentHashMap<>();
+        try (ServerProcess primary = server(data, port, args)) {
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> writers = new ArrayList<>();
+            for (int w = 0; w < 4; w++) {
+                int writer = w;
+                Thread t = new Thread(() -> {
+                    for (int i = 0; !stop.get(); i++) {
+                        String payload = "w" + writer + "-" + i + "-" + "x".repeat(200 + (i % 7) * 100);
+                        try {
+                            HttpResponse<String> r = primary.post("/v1/records", payload.getBytes(StandardCharsets.UTF_8));
+                            if (r.statusCode() == 200 || r.statusCode() == 201) {
+                                acked.put(Lsn.parse(JSON.readTree(r.body()).get("lsn").asText()), payload);
+                            }
+                        } catch (Exception e) {
+                            return; // the server was killed
+                        }
+                    }
+                });
+                t.start();
+                writers.add(t);
+            }
+            waitUntil(60, () -> archiveStatus(primary).get("archived_segments").asLong() >= 8);
+            primary.kill(); // under load, with uploads in flight
+            stop.set(true);
+            for (Thread t : writers) {
+                t.join();
+            }
+        }
+        assertThat(acked).hasSizeGreaterThan(100);
+        try (ServerProcess restarted = server(data, port, args)) {
+            waitUntil(60, () -> {
+                JsonNode s = status(restarted);
+                JsonNode a = s.get("archive");
+                return a.get("pending_segments").asInt() == 0
+                        && Lsn.parse(a.get("archived_lsn").asText()) >= Lsn.parse(s.get("flushed_lsn").asText());
+            });
+            assertThat(archiveStatus(restarted).get("target").asText()).isEqualTo(uri);
+            try (ArchiveTarget archive = ArchiveTargets.open(uri, s3.endpoint()); Stream<Path> files = Files.list(data)) {
+                long flushed = Lsn.parse(status(restarted).get("flushed_lsn").asText());
+                int compared = 0;
+                for (Path segment : files.filter(p -> SegmentFiles.parseName(p.getFileName().toString()) >= 0).sorted().toList()) {
+                    long start = SegmentFiles.parseName(segment.getFileName().toString());
+                    if (start + (64 << 10) > flushed) {
+                        continue; // the current segment: not sealed
+                    }
+                    Path copy = work.resolve("copy");
+                    assertThat(archive.get(segment.getFileName().toString(), copy)).as(segment.toString()).isTrue();
+                    assertThat(Files.readAllBytes(copy)).as(segment.toString()).isEqualTo(Files.readAllBytes(segment));
+                    compared++;
+                }
+                assertThat(compared).isGreaterThanOrEqualTo(8);
+            }
+            restarted.terminate();
+        }
+
+        deleteRecursively(data);
+        Path restored = work.resolve("restored");
+        WaldenJar.Run run = WaldenJar.run(work, awsEnv(), "restore", "--from", uri, "--data-dir", restored.toString(),
+                "--archive-endpoint", s3.endpoint());
+        assertThat(run.exitCode()).as(run.stdout() + run.stderr()).isZero();
+        assertThat(run.stdout()).contains("restored");
+        assertThat(run.stderr()).contains("restore: segment 1/"); // progress lines when not on a terminal
+        try (ServerProcess fromArchive = ServerProcess.start(work, restored, ServerProcess.freePort())) {
+            Map<Long, String> back = fromArchive.records();
+            for (Map.Entry<Long, String> e : acked.entrySet()) {
+                assertThat(back.get(e.getKey())).as("acknowledged record at " + Lsn.format(e.getKey())).isEqualTo(e.getValue());
+            }
+        }
+    }
+
+    @Test
+    void aRefusingStoreBlocksAppendsOnlyAtTheCapAndAppendsResumeWhenItReturns() throws Exception {
+        String uri = s3.uri("down");
+        int port = ServerProcess.freePort();
+        long cap = 4 * (64 << 10);
+        try (ServerProcess primary = server(work.resolve("data"), port, "--segment-size", SEGMENT, "--archive-to", uri,
+                "--archive-endpoint", s3.endpoint(), "--archive-timeout", "0", "--archive-max-pending-bytes", Long.toString(cap),
+                "--durability", "local")) {
+            byte[] payload = "y".repeat(4000).getBytes(StandardCharsets.UTF_8);
+            s3.stop();
+            try {
+                long accepted = 0;
+                HttpResponse<String> refused = null;
+                long deadline = System.nanoTime() + 60_000_000_000L;
+                while (refused == null && System.nanoTime() < deadline) {
+                    HttpResponse<String> r = primary.post("/v1/records", payload);
+                    if (r.statusCode() == 503) {
+                        refused = r;
+                    } else {
+                        assertThat(r.statusCode()).as(r.body()).isBetween(200, 201);
+                        accepted++;
+                    }
+                }
+                assertThat(refused).isNotNull();
+                assertThat(JSON.readTree(refused.body()).get("error").asText()).isEqualTo("appends_blocked");
+                assertThat(JSON.readTree(refused.body()).get("detail").asText()).contains(uri).contains("behind");
+                assertThat(accepted * payload.length).as("appends go on until the cap").isGreaterThan(cap - 2 * (64 << 10));
+                JsonNode a = archiveStatus(primary);
+                assertThat(a.get("blocking_appends").asBoolean()).isTrue();
+                assertThat(a.get("last_error").isNull()).isFalse();
+                assertThat(a.get("pending_segments").asInt()).isPositive();
+                assertThat(primary.get("/metrics").body()).contains("walden_archive_failures_total");
+            } finally {
+                s3.start();
+            }
+            waitUntil(90, () -> primary.post("/v1/records", payload).statusCode() == 200
+                    || primary.post("/v1/records", payload).statusCode() == 201);
+            waitUntil(60, () -> archiveStatus(primary).get("pending_segments").asInt() == 0);
+            JsonNode a = archiveStatus(primary);
+            assertThat(a.get("blocking_appends").asBoolean()).isFalse();
+            assertThat(a.get("last_error").isNull()).isTrue();
+            assertThat(primary.get("/metrics").body()).contains("walden_archive_segments_total")
+                    .contains("walden_archive_lag_bytes");
+        }
+    }
+
+    static void deleteRecursively(Path dir) throws Exception {
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+}
