@@ -83,7 +83,10 @@ public final class ReplicationRole implements AutoCloseable {
         try {
             if (config.replicateFrom() != null) {
                 role.replica = ReplicaClient.builder(wal, config.replicateFrom(), config.name())
-                        .secret(config.replicationSecret()).tls(clientTls(config)).start();
+                        .secret(config.replicationSecret()).tls(clientTls(config))
+                        .restoreFrom(config.restoreFrom() == null ? null
+                                : io.walden.core.archive.ArchiveTargets.open(config.restoreFrom(), config.archiveEndpoint()))
+                        .start();
                 if (config.replicationListenSet()) {
                     role.startServer(); // cascading: serve replicas of this replica
                 }

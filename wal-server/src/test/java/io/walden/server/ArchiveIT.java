@@ -204,6 +204,53 @@ class ArchiveIT {
         }
     }
 
+    @Test
+    void aReplicaFarBehindATruncatedPrimaryCatchesUpFromTheArchiveAndThenStreams() throws Exception {
+        String uri = s3.uri("replica");
+        int replication = ServerProcess.freePort();
+        int replicaPort = ServerProcess.freePort();
+        String[] replicaArgs = {"--replicate-from", "127.0.0.1:" + replication, "--name", "r1", "--restore-from", uri,
+                "--archive-endpoint", s3.endpoint()};
+        Map<Long, String> acked = new java.util.TreeMap<>();
+        try (ServerProcess primary = server(work.resolve("primary"), ServerProcess.freePort(), "--segment-size", SEGMENT,
+                "--archive-to", uri, "--archive-endpoint", s3.endpoint(), "--archive-timeout", "0", "--durability", "local",
+                "--replication-listen", "127.0.0.1:" + replication, "--max-slot-retained-bytes", "200000")) {
+            try (ServerProcess replica = server(work.resolve("replica"), replicaPort, replicaArgs)) {
+                append(primary, acked, "a", 50);
+                waitUntil(60, () -> status(replica).get("flushed_lsn").asText().equals(status(primary).get("flushed_lsn").asText()));
+                replica.terminate();
+            }
+            append(primary, acked, "b", 700); // about ten segments the stopped replica misses
+            long flushed = Lsn.parse(status(primary).get("flushed_lsn").asText());
+            waitUntil(60, () -> archiveStatus(primary).get("pending_segments").asInt() == 0);
+            HttpResponse<String> truncated = primary.post("/admin/checkpoint?lsn=" + Lsn.format(flushed), new byte[0]);
+            assertThat(truncated.statusCode()).as(truncated.body()).isEqualTo(200);
+            long oldest = Lsn.parse(status(primary).get("oldest_lsn").asText());
+            assertThat(oldest).as("the primary removed what the replica needs").isGreaterThan(acked.keySet().iterator().next() + 8 * (64 << 10));
+
+            try (ServerProcess replica = server(work.resolve("replica"), replicaPort, replicaArgs)) {
+                append(primary, acked, "c", 20); // streamed once the archive brought the replica up to the primary
+                waitUntil(90, () -> status(replica).get("flushed_lsn").asText().equals(status(primary).get("flushed_lsn").asText()));
+                JsonNode s = status(replica);
+                assertThat(s.get("archive_bytes_fetched").asLong()).isGreaterThan(6 * (64 << 10));
+                assertThat(s.get("replication_error").isNull()).as(s.toString()).isTrue();
+                Map<Long, String> onReplica = replica.records();
+                for (Map.Entry<Long, String> e : acked.entrySet()) {
+                    assertThat(onReplica.get(e.getKey())).as("record at " + Lsn.format(e.getKey())).isEqualTo(e.getValue());
+                }
+            }
+        }
+    }
+
+    private static void append(ServerProcess server, Map<Long, String> acked, String prefix, int n) throws Exception {
+        for (int i = 0; i < n; i++) {
+            String payload = prefix + "-" + i + "-" + "z".repeat(900);
+            HttpResponse<String> r = server.post("/v1/records", payload.getBytes(StandardCharsets.UTF_8));
+            assertThat(r.statusCode()).as(r.body()).isBetween(200, 201);
+            acked.put(Lsn.parse(JSON.readTree(r.body()).get("lsn").asText()), payload);
+        }
+    }
+
     static void deleteRecursively(Path dir) throws Exception {
         try (Stream<Path> files = Files.walk(dir)) {
             files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

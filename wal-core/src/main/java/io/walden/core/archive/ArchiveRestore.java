@@ -1,10 +1,9 @@
 package io.walden.core.archive;
 
 import io.walden.core.Lsn;
-import io.walden.core.Wal;
-import io.walden.core.WalConfig;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.record.RecordDescriptor;
+import io.walden.core.recovery.ControlFile;
 import io.walden.core.recovery.LogInspector;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
@@ -30,8 +29,8 @@ import java.util.TreeMap;
  * at {@code until}, or straddling it, is not restored. After the last sealed segment, the head of the next one
  * ({@code .wal.partial}, the archive timeout's upload) is used when the archive has it.
  *
- * <p>The result opens like any other log: restore writes the segments, cuts the tail at the record boundary, then
- * opens the log once (which writes its control file) and inspects it again.
+ * <p>The result opens like any other log: restore writes and forces the segments, cuts the tail at the record
+ * boundary, writes the control file a clean shutdown would have left there, and inspects the whole log again.
  *
  * <p>Thread-safety: one restore per directory, on the calling thread.
  */
@@ -118,17 +117,18 @@ public final class ArchiveRestore {
         long archiveEnd = sealed.isEmpty() && partialStart == null ? first : -1;
         Cut cut = inspectAndCut(dataDir, segmentSize, untilLsn);
         archiveEnd = Math.max(archiveEnd, cut.archiveEnd);
-        // Open once: writes the control file from a scan of what is now there, and proves the log opens.
-        try (Wal wal = Wal.open(WalConfig.builder(dataDir).segmentSize(segmentSize).build())) {
-            if (wal.insertLsn() != cut.end) {
-                throw new IOException("the restored log opened ending at " + Lsn.format(wal.insertLsn()) + ", not at "
-                        + Lsn.format(cut.end) + " where restore cut it");
-            }
+        // The control file a clean shutdown would have left: everything restored is forced, so its flushed LSN is the
+        // end, and damage found below it by a later open is corruption, never a torn tail to cut.
+        long oldest = SegmentFiles.list(dataDir).get(0);
+        try (ControlFile control = ControlFile.create(dataDir, new ControlFile.Checkpoint(logId, segmentSize, oldest,
+                oldest == 0 ? Lsn.INVALID : -1, cut.end, true, Long.MAX_VALUE))) {
+            SegmentFiles.forceDirectory(dataDir);
         }
         LogInspector.Result check = new LogInspector(dataDir).inspect(new LogInspector.Visitor() {
         });
-        if (!check.clean()) {
-            throw new IOException("the restored log in " + dataDir + " does not inspect clean: " + check.problem());
+        if (!check.clean() || check.endLsn() != cut.end) {
+            throw new IOException("the restored log in " + dataDir + " does not inspect clean (end " + Lsn.format(check.endLsn())
+                    + ", restored to " + Lsn.format(cut.end) + "): " + check.problem());
         }
         return new Result(first + SegmentHeaderDescriptor.LENGTH, cut.end, cut.lastRecord, cut.records, count,
                 partialStart != null, archiveEnd);

@@ -27,6 +27,7 @@ import io.walden.replication.protocol.ProtocolErrorHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -71,6 +72,10 @@ public final class ReplicaClient implements AutoCloseable {
     /** Reads flushed records for the applier; the receiver thread's alone (closed after it stops). */
     private WalReader applyReader;
     private final long statusIntervalMillis;
+    /** Fetches what the primary removed; null without an archive. The receiver thread's. */
+    private final ArchiveCatchUp catchUp;
+    private final io.walden.core.archive.ArchiveTarget archive;
+    private volatile long archiveBytes;
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private volatile Thread receiverThread;
     private final ExecutorService receiver = Executors.newSingleThreadExecutor(r -> {
@@ -107,6 +112,8 @@ public final class ReplicaClient implements AutoCloseable {
         this.tls = b.tls;
         this.recordApplier = b.applier;
         this.statusIntervalMillis = b.statusIntervalMillis;
+        this.archive = b.archive;
+        this.catchUp = b.archive == null ? null : new ArchiveCatchUp(b.wal, b.archive);
         this.applyReader = b.applier == null ? null : wal.reader(b.applyFrom, WalReader.Visibility.FLUSHED);
         this.applied = b.applier == null ? wal.flushedLsn() : b.applyFrom;
         wal.refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
@@ -135,6 +142,7 @@ public final class ReplicaClient implements AutoCloseable {
         private RecordApplier applier;
         private long applyFrom;
         private long statusIntervalMillis = 10_000;
+        private io.walden.core.archive.ArchiveTarget archive;
 
         private Builder(Wal wal, InetSocketAddress primary, String name) {
             this.wal = wal;
@@ -162,6 +170,16 @@ public final class ReplicaClient implements AutoCloseable {
         public Builder applier(RecordApplier applier, long fromLsn) {
             this.applier = applier;
             this.applyFrom = fromLsn;
+            return this;
+        }
+
+        /**
+         * Where to fetch what the primary no longer keeps (PostgreSQL's restore_command): when the primary answers
+         * that this log's end was removed, the archived segments from there on are applied, then streaming resumes.
+         * Null (default): such a replica stops with that error. The replica closes the target when it closes.
+         */
+        public Builder restoreFrom(io.walden.core.archive.ArchiveTarget archive) {
+            this.archive = archive;
             return this;
         }
 
@@ -263,6 +281,27 @@ public final class ReplicaClient implements AutoCloseable {
         long delay = backoffMillis;
         backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
         group.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
+    }
+
+    /** On the receiver: applies what the archive holds past this log's end; stops the replica when it holds nothing. */
+    private void fetchFromArchive(String refusal) {
+        try {
+            long fetched = catchUp.run();
+            archiveBytes += fetched;
+            if (fetched == 0) {
+                fatal = refusal + "; the archive " + archive.uri() + " holds nothing after " + Lsn.format(wal.insertLsn())
+                        + " either: rebuild this replica";
+                LOG.error("{}", fatal);
+            }
+        } catch (IOException | RuntimeException e) {
+            lastError = "fetching from the archive " + archive.uri() + " failed: " + e.getMessage();
+            LOG.error("{}; retrying with the next connection", lastError);
+        }
+    }
+
+    /** Bytes this replica fetched from the archive since it started (what its primary no longer kept). */
+    public long archiveBytes() {
+        return archiveBytes;
     }
 
     /** Reports where this replica stands. On the receiver thread. */
@@ -433,6 +472,14 @@ public final class ReplicaClient implements AutoCloseable {
                     }
                 });
             } else if (frame instanceof Frame.Error error) {
+                if (error.code() == Frame.Error.LSN_REMOVED && catchUp != null) {
+                    lastError = error.message();
+                    LOG.warn("The primary at {} no longer keeps this replica's end: {}; fetching it from the archive {}",
+                            primary, error.message(), archive.uri());
+                    receiver.execute(() -> fetchFromArchive(error.message())); // before the next hello, which follows it
+                    ctx.close();
+                    return;
+                }
                 if (error.code() == Frame.Error.ANOTHER_LOG || error.code() == Frame.Error.LSN_REMOVED
                         || error.code() == Frame.Error.EPOCH_DIVERGED || error.code() == Frame.Error.UNSUPPORTED_VERSION
                         || error.code() == Frame.Error.AUTHENTICATION_FAILED) {
@@ -700,6 +747,9 @@ public final class ReplicaClient implements AutoCloseable {
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
         if (stopped && applyReader != null) {
             applyReader.close();
+        }
+        if (stopped && archive != null) {
+            archive.close();
         }
         return stopped;
     }

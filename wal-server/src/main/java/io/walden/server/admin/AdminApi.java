@@ -95,6 +95,7 @@ public final class AdminApi {
             // What this replica's readers see up to: what its primary reported flushed (docs/replication.md).
             s.put("read_limit_lsn", Lsn.format(Math.min(wal.readLimit(), wal.flushedLsn())));
             s.put("rewinds", replica.rewinds());
+            s.put("archive_bytes_fetched", replica.archiveBytes());
         }
         s.put("insert_lsn", Lsn.format(wal.insertLsn()));
         s.put("written_lsn", Lsn.format(wal.writtenLsn()));

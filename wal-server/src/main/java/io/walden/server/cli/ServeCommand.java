@@ -64,6 +64,10 @@ final class ServeCommand implements Callable<Integer> {
             + "catches up; drop-archive: give up the oldest unarchived segments, leaving a gap in the archive (default: block).")
     String archiveWhenFull;
 
+    @Option(names = "--restore-from", paramLabel = "URI", description = "A replica's archive (s3://bucket[/prefix] or "
+            + "file:///dir): when its primary no longer keeps what it needs, it fetches that from here, then streams.")
+    String restoreFrom;
+
     @Option(names = "--sync-method", description = "fdatasync, fsync, open_datasync or none (default: fdatasync).")
     String syncMethod;
 
@@ -182,6 +186,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("archive-timeout", archiveTimeout);
         flags.put("archive-max-pending-bytes", archiveMaxPendingBytes);
         flags.put("archive-when-full", archiveWhenFull);
+        flags.put("restore-from", restoreFrom);
         flags.put("segment-size", segmentSize);
         flags.put("wal-buffers", walBuffers);
         flags.put("transport", transport);

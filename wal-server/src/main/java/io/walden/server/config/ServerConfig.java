@@ -39,7 +39,8 @@ public final class ServerConfig {
             "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "max-cursor-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure",
-            "archive-to", "archive-endpoint", "archive-timeout", "archive-max-pending-bytes", "archive-when-full");
+            "archive-to", "archive-endpoint", "archive-timeout", "archive-max-pending-bytes", "archive-when-full",
+            "restore-from");
     public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
 
     private final Map<String, String> values;
@@ -142,9 +143,15 @@ public final class ServerConfig {
         transport();
         archiveTimeout();
         io.walden.core.archive.ArchiveConfig.WhenFull.parse(values.get("archive-when-full"));
-        String archive = archiveTo();
-        if (archive != null && !archive.startsWith("s3://") && !archive.startsWith("file:")) {
-            throw new IllegalArgumentException("archive-to is s3://bucket[/prefix] or file:///dir, not '" + archive + "'");
+        for (String key : new String[] {"archive-to", "restore-from"}) {
+            String archive = values.get(key);
+            if (archive != null && !archive.startsWith("s3://") && !archive.startsWith("file:")) {
+                throw new IllegalArgumentException(key + " is s3://bucket[/prefix] or file:///dir, not '" + archive + "'");
+            }
+        }
+        if (restoreFrom() != null && replicateFrom() == null) {
+            throw new IllegalArgumentException("restore-from is for a replica (with replicate-from); to build a log from an "
+                    + "archive, use 'walden restore'");
         }
         for (String key : new String[] {"archive-max-pending-bytes", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes", "event-loops", "writer-delay-ms", "max-cursor-retained-bytes"}) {
             positive(key);
@@ -302,6 +309,16 @@ public final class ServerConfig {
     /** The archive every sealed segment goes to (s3:// or file://), or null. */
     public String archiveTo() {
         return values.get("archive-to");
+    }
+
+    /** A replica's archive, where it fetches what its primary no longer keeps (s3:// or file://), or null. */
+    public String restoreFrom() {
+        return values.get("restore-from");
+    }
+
+    /** The endpoint of an S3-compatible store for archive-to and restore-from, or null (AWS). */
+    public String archiveEndpoint() {
+        return values.get("archive-endpoint");
     }
 
     /** How soon the current segment's flushed records reach the archive; zero: only sealed segments. */

@@ -1,0 +1,100 @@
+package io.walden.replication.replica;
+
+import io.walden.core.Lsn;
+import io.walden.core.Wal;
+import io.walden.core.WalException;
+import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.segment.SegmentFiles;
+import io.walden.core.segment.SegmentHeaderDescriptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Fetches from the archive what the primary no longer keeps (PostgreSQL's {@code restore_command} on a standby): from
+ * this log's end, each archived segment (or, last, the head of one that was not sealed) is applied as if it had been
+ * streamed, record by record checked by {@link Wal#applyReplicated}, then flushed. Archived bytes had been flushed by
+ * the primary before they were archived, so readers may see them at once.
+ *
+ * <p>Thread-safety: runs on the replica's receiver thread, which alone applies bytes to the log.
+ */
+final class ArchiveCatchUp {
+    private static final Logger LOG = LoggerFactory.getLogger(ArchiveCatchUp.class);
+    private static final String PARTIAL = ".partial";
+
+    private final Wal wal;
+    private final ArchiveTarget archive;
+
+    ArchiveCatchUp(Wal wal, ArchiveTarget archive) {
+        this.wal = wal;
+        this.archive = archive;
+    }
+
+    /**
+     * Applies what the archive holds from the log's end on; returns the bytes applied (0: the archive has nothing
+     * after this log's end).
+     *
+     * @throws IOException  when the archive fails, or holds a segment of another log
+     * @throws WalException when an archived record fails its checks (nothing of that segment is kept)
+     */
+    long run() throws IOException {
+        long segmentSize = wal.config().segmentSize();
+        Path temp = wal.directory().resolve("archive-fetch" + SegmentFiles.TEMP_SUFFIX); // removed at open if left
+        long total = 0;
+        try {
+            while (true) {
+                long end = wal.insertLsn();
+                long start = end / segmentSize * segmentSize;
+                String name = SegmentFiles.name(start);
+                boolean partial = false;
+                if (!archive.get(name, temp)) {
+                    if (!archive.get(name + PARTIAL, temp)) {
+                        break;
+                    }
+                    partial = true;
+                }
+                long applied = apply(temp, start, end, segmentSize, partial ? name + PARTIAL : name);
+                total += applied;
+                if (partial || applied == 0) {
+                    break;
+                }
+            }
+        } finally {
+            Files.deleteIfExists(temp);
+        }
+        if (total > 0) {
+            LOG.info("Fetched {} bytes from the archive {}: this replica's log now ends at {}", total, archive.uri(),
+                    Lsn.format(wal.insertLsn()));
+        }
+        return total;
+    }
+
+    private long apply(Path file, long start, long end, long segmentSize, String name) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = ch.size();
+            ByteBuffer header = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            ch.read(header, 0);
+            header.flip();
+            String problem = size < SegmentHeaderDescriptor.LENGTH ? "shorter than a segment header"
+                    : SegmentHeaderDescriptor.validate(header, segmentSize, start, wal.logId());
+            if (problem != null) {
+                throw new IOException("archived " + name + " in " + archive.uri() + " cannot continue this log: " + problem);
+            }
+            long from = end - start;
+            if (size <= from) {
+                return 0;
+            }
+            wal.applyReplicated(end, ch.map(FileChannel.MapMode.READ_ONLY, from, size - from));
+            wal.flush();
+            wal.raiseReadLimit(wal.insertLsn()); // the primary had flushed it before archiving it
+            return size - from;
+        }
+    }
+}
