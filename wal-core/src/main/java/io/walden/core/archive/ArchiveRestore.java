@@ -4,6 +4,7 @@ import io.walden.core.Lsn;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.recovery.ControlFile;
+import io.walden.core.recovery.CursorFile;
 import io.walden.core.recovery.LogInspector;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
@@ -199,7 +200,7 @@ public final class ArchiveRestore {
 
     /** Walks every record (failing on the first bad one) and cuts the log after the last record ending at or before until. */
     private static Cut inspectAndCut(Path dataDir, long segmentSize, long untilLsn) throws IOException {
-        long[] kept = {Lsn.INVALID, 0, -1}; // last record's LSN, records kept, end of the last record kept
+        long[] kept = {Lsn.INVALID, 0, -1, 0}; // last record's LSN, records kept, end of the last record kept, cursor changes
         LogInspector.Result walk = LogInspector.segmentsOnly(dataDir).inspect(new LogInspector.Visitor() {
             @Override
             public boolean onRecord(LogInspector.RecordInfo r) {
@@ -207,7 +208,9 @@ public final class ArchiveRestore {
                 if (end > untilLsn) {
                     return false;
                 }
-                if (!r.padding()) {
+                if (r.control()) {
+                    kept[3]++;
+                } else if (!r.padding()) {
                     kept[0] = r.lsn();
                     kept[1]++;
                 }
@@ -239,6 +242,11 @@ public final class ArchiveRestore {
                     ch.force(true);
                 }
             }
+        }
+        if (kept[3] > 0) {
+            // Cursor changes were restored: an empty base as of the oldest record makes the first open rebuild the
+            // cursors from them (changes made before the archive's oldest segment are not in the archive).
+            CursorFile.write(dataDir, CursorFile.BASE, new CursorFile.Snapshot(walk.oldestLsn(), java.util.Map.of()));
         }
         SegmentFiles.forceDirectory(dataDir);
         return new Cut(end, kept[0], kept[1], walk.endLsn());

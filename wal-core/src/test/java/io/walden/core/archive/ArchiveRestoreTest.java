@@ -124,6 +124,27 @@ class ArchiveRestoreTest {
     }
 
     @Test
+    void consumerCursorsComeBackWithTheRecordsThatCarryTheirChanges() throws Exception {
+        long committed;
+        ArchiveConfig archive = ArchiveConfig.builder(new FileArchiveTarget(archiveDir)).timeout(Duration.ofMillis(100)).build();
+        try (Wal wal = Wal.open(TestLogs.small(dir).archive(archive).build())) {
+            long first = wal.append(TestLogs.bytes("event 0"), Durability.LOCAL);
+            wal.cursors().create("billing", first);
+            for (int i = 1; i < 100; i++) {
+                wal.append(TestLogs.payload(4, i, 2000), Durability.LOCAL);
+            }
+            committed = wal.insertLsn();
+            wal.cursors().commit("billing", committed);
+            wal.append(TestLogs.bytes("after the commit"), Durability.LOCAL);
+            assertThat(wal.archiver().orElseThrow().awaitArchived(wal.flushedLsn(), WAIT)).isTrue();
+        }
+        ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
+        try (Wal wal = Wal.open(TestLogs.small(restored).build())) {
+            assertThat(wal.cursors().position("billing")).isEqualTo(committed);
+        }
+    }
+
+    @Test
     void refusesToRestoreIntoADirectoryThatHoldsFiles() throws Exception {
         archivedLog(100, Duration.ZERO);
         Files.writeString(restored.resolve("something"), "x");
