@@ -65,6 +65,7 @@ public final class Archiver implements AutoCloseable {
     private long partialEnd;
     private long tailPendingSince;
     private long backoffNanos;
+    private int failuresInARow;
     private long nextAttemptNanos;
     private long knownOldest = -1;
 
@@ -183,9 +184,10 @@ public final class Archiver implements AutoCloseable {
 
     private void run() {
         while (!closed) {
+            boolean more = false;
             try {
                 if (System.nanoTime() - nextAttemptNanos >= 0) {
-                    attempt();
+                    more = attempt();
                 }
                 List<SegmentInfo> segments = log.segments();
                 refresh(segments, log.flushedLsn());
@@ -196,26 +198,32 @@ public final class Archiver implements AutoCloseable {
                 LOG.error("The archiver of {} stopped: {}", log.directory(), e.toString(), e);
                 throw e;
             }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS));
+            if (!more) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS));
+            }
         }
     }
 
-    /** One round of uploads; a failure backs off before the next round. */
-    private void attempt() {
+    /** One upload, if one is due; true when there may be more. A failure backs off before the next attempt. */
+    private boolean attempt() {
         try {
-            while (!closed && uploadNext()) {
+            boolean uploaded = uploadNext();
+            if (uploaded) {
                 backoffNanos = 0;
+                failuresInARow = 0;
                 lastError = null;
             }
-            nextAttemptNanos = System.nanoTime();
+            return uploaded;
         } catch (IOException | RuntimeException e) {
             failures.incrementAndGet();
+            failuresInARow++;
             lastError = e.getMessage() == null ? e.toString() : e.getMessage();
             backoffNanos = backoffNanos == 0 ? config.retryMin().toNanos()
                     : Math.min(config.retryMax().toNanos(), backoffNanos * 2);
             nextAttemptNanos = System.nanoTime() + backoffNanos;
-            LOG.warn("Archiving to {} failed (attempt {} in a row fails; retrying in {} ms): {}", target.uri(),
-                    failures.get(), TimeUnit.NANOSECONDS.toMillis(backoffNanos), lastError);
+            LOG.warn("Archiving to {} failed ({} in a row; retrying in {} ms): {}", target.uri(), failuresInARow,
+                    TimeUnit.NANOSECONDS.toMillis(backoffNanos), lastError);
+            return false;
         }
     }
 
@@ -253,27 +261,26 @@ public final class Archiver implements AutoCloseable {
                 deleteQuietly(ArchiveNames.partial(start));
                 return true;
             }
-            uploadTail(s, flushed);
-            return false;
+            return uploadTail(s, flushed);
         }
         return false;
     }
 
-    /** The current segment: its flushed head goes up once records have waited the archive timeout. */
-    private void uploadTail(SegmentInfo s, long flushed) throws IOException {
+    /** The current segment: its flushed head goes up once records have waited the archive timeout; true when it did. */
+    private boolean uploadTail(SegmentInfo s, long flushed) throws IOException {
         long timeout = config.timeout().toNanos();
         long start = s.startLsn();
         long archivedEnd = partialStart == start ? partialEnd : start + HEADER;
         if (timeout == 0 || flushed <= archivedEnd) {
             tailPendingSince = 0;
-            return;
+            return false;
         }
         long now = System.nanoTime();
         if (tailPendingSince == 0) {
             tailPendingSince = now;
         }
         if (now - tailPendingSince < timeout) {
-            return;
+            return false;
         }
         target.put(ArchiveNames.partial(start), s.path(), flushed - start);
         partialStart = start;
@@ -281,6 +288,7 @@ public final class Archiver implements AutoCloseable {
         tailPendingSince = 0;
         partialUploads.incrementAndGet();
         LOG.debug("Archived the head of segment {} up to {}", ArchiveNames.segment(start), Lsn.format(flushed));
+        return true;
     }
 
     private void deleteQuietly(String name) {
