@@ -27,7 +27,7 @@ final class ArchiveStatus {
     private final Path dir;
     /** Names settled (done or dropped), mirrored from the files. */
     private final Set<String> settled = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private int dropped;
+    private volatile int dropped; // written by the archiver's thread only
 
     ArchiveStatus(Path logDir) throws IOException {
         this.dir = logDir.resolve(DIR);

@@ -60,7 +60,7 @@ public final class Archiver implements AutoCloseable {
     // Owned by the archiver's thread.
     private boolean seenReplica;
     private boolean primary;
-    private boolean blocked;
+    private volatile boolean blocked; // written by the archiver, read by blocking()
     private long partialStart = -1;
     private long partialEnd;
     private long tailPendingSince;
