@@ -6,7 +6,7 @@ import java.util.Locale;
  * How far an append must get before it returns: PostgreSQL's {@code synchronous_commit} levels, with
  * the same names and meanings. See {@code docs/durability.md} for what each level survives.
  *
- * <p>With no synchronous replicas configured (no policy set on {@link Wal#remoteWaits()}), the remote
+ * <p>With no synchronous replicas configured (no policy set on {@link io.walden.core.replication.ReplicatedLog#remoteWaits()}), the remote
  * levels behave as {@link #LOCAL}, as PostgreSQL's {@code on} does without a synchronous standby. With one,
  * a remote-level append waits for its local flush and then for the policy's confirmation at that level.
  */

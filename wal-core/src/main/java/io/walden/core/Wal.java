@@ -18,6 +18,7 @@ import io.walden.core.recovery.Checkpointer;
 import io.walden.core.recovery.LogOpener;
 import io.walden.core.recovery.ControlFile;
 import io.walden.core.recovery.RecoveryScanner;
+import io.walden.core.replication.ReplicatedLog;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
@@ -104,18 +105,12 @@ public final class Wal implements AutoCloseable {
     private final Cursors cursors;
     private final Object adminLock = new Object();
     private volatile boolean closed;
-    /** What truncation must keep: replication slots hold back the LSN their replicas still need. */
-    private volatile java.util.function.LongSupplier retentionFloor = () -> Long.MAX_VALUE;
-    /** When set, local appends are refused with this reason (a replica names its primary). */
-    private volatile String appendsRefused;
+    /** The side replication drives: the role (appends refused on a replica), the epoch history, rewinds. */
+    private final WalReplication replication;
     /** When set, local appends are held back with this reason until it clears (the archive is too far behind). */
     private volatile String appendsBlocked;
     /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
     private final Archiver archiver;
-    /** The epochs this log lived through (walden.history); replaced under the admin lock, after the file. */
-    private volatile EpochHistory history;
-    /** An epoch began since this log was opened (a promotion, or after a crash): see {@link #mayShipUnflushed()}. */
-    private volatile boolean epochBegunSinceOpen;
     /**
      * A replica's read limit: its primary had flushed everything below it; readers, appliers and cascading senders see
      * nothing at or beyond it (it may still be rewound). {@code Long.MAX_VALUE} for a primary's log. Moved forward by
@@ -129,7 +124,6 @@ public final class Wal implements AutoCloseable {
         this.lockChannel = opened.lockChannel();
         this.lock = opened.lock();
         this.logId = opened.logId();
-        this.history = opened.history();
         this.controlFile = opened.controlFile();
         this.registry = opened.registry();
         RecoveryScanner.Result scan = opened.scan();
@@ -157,6 +151,9 @@ public final class Wal implements AutoCloseable {
                 readLimit::get);
         this.cursors = new Cursors(this); // before the writer, whose periodic task samples for them
         this.archiver = config.archive() == null ? null : newArchiver(config.archive());
+        this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
+                checkpointer, appender, preparer, registry, notifier, cursors, remote, tail, written, flushed, readLimit,
+                opened.history(), opened.shutDownCleanly()));
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
                 () -> {
@@ -219,7 +216,7 @@ public final class Wal implements AutoCloseable {
 
     private void start() {
         if (config.newEpochAfterCrash() && !report.shutDownCleanly()) {
-            beginEpochAfterCrash();
+            replication.beginEpochAfterCrash();
         }
         if (!sync.durable()) {
             LOG.warn("Walden log {} uses sync method NONE: NOTHING appended to it is durable across a power failure "
@@ -567,7 +564,7 @@ public final class Wal implements AutoCloseable {
             Activity.exit(cell);
             throw new WalClosedException("the log in " + dir + " is closed");
         }
-        String refused = appendsRefused;
+        String refused = replication.refusal();
         if (refused != null) {
             Activity.exit(cell);
             throw new AppendsRefusedException(refused);
@@ -644,29 +641,6 @@ public final class Wal implements AutoCloseable {
         return readLimit.get();
     }
 
-    /**
-     * This log follows a primary from now on (a replica's receiver starts): readers see nothing beyond what a primary
-     * is known to have flushed. For a log that had no limit (a primary's until now, or a new replica's) that is all it
-     * holds flushed; a replica that restarts keeps the limit its last checkpoint recorded.
-     */
-    public void limitReadsToPrimary() {
-        synchronized (adminLock) {
-            if (readLimit.get() == Long.MAX_VALUE) {
-                readLimit.set(flushed.get());
-            }
-        }
-    }
-
-    /**
-     * A replica learnt that its primary flushed everything below {@code lsn} (a record boundary of this log): readers
-     * may see up to there, once this log holds it too. Only moves forward; nothing on a primary's log.
-     */
-    public void raiseReadLimit(long lsn) {
-        if (readLimit.get() != Long.MAX_VALUE && readLimit.advanceTo(lsn) == lsn) {
-            notifier.signal();
-        }
-    }
-
     /** Where the next record will be reserved (PostgreSQL's insert position). */
     public long insertLsn() {
         return tail.get();
@@ -701,7 +675,7 @@ public final class Wal implements AutoCloseable {
             } catch (IOException e) {
                 throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
             }
-            long keep = Math.min(Math.min(Math.min(lsn, flushed.get()), retentionFloor.getAsLong()), cursors.retentionFloor());
+            long keep = Math.min(Math.min(Math.min(lsn, flushed.get()), replication.retentionFloor()), cursors.retentionFloor());
             if (archiver != null) {
                 keep = Math.min(keep, archiver.retentionFloor()); // never a segment the archive does not hold yet
             }
@@ -831,373 +805,27 @@ public final class Wal implements AutoCloseable {
         return new WalReader(this, start, expectedPrev, WalReader.Visibility.WRITTEN, until, sink);
     }
 
-    /**
-     * The seam replication drives: set and clear the synchronous policy, report confirmed positions per level.
-     * With no policy set the remote levels act as {@link Durability#LOCAL}.
-     */
-    public RemoteWaits remoteWaits() {
-        return remote;
-    }
-
-    /**
-     * Sets what truncation must keep: {@link #truncateBefore} never removes the segment holding the LSN the
-     * supplier answers, nor any after it (replication slots: the oldest position a replica still needs;
-     * {@code Long.MAX_VALUE} when none). The supplier is asked on each truncation, under the admin lock.
-     */
-    public void retentionFloor(java.util.function.LongSupplier floor) {
-        this.retentionFloor = floor == null ? () -> Long.MAX_VALUE : floor;
-    }
-
-    /**
-     * Refuses every local append from now on with {@code reason} (a replica: "this log is a replica of
-     * primary X; write to the primary"), or accepts them again with null (after a promotion).
-     */
-    public void refuseAppends(String reason) {
-        if (reason != null) {
-            limitReadsToPrimary(); // a replica's readers never see what its primary may not have flushed
-        }
-        this.appendsRefused = reason; // before the cursors follow: no cursor change slips in between
-        if (reason != null) {
-            cursors.following();
-        }
-    }
-
     /** Why local appends are refused (this log is a replica), or null when they are accepted. */
     public String appendsRefusedReason() {
-        return appendsRefused;
+        return replication.refusal();
     }
 
     /** The epoch this log's appends are written in now (PostgreSQL's timeline): 1 until a promotion. */
     public int epoch() {
-        return history.current().number();
+        return replication.history().current().number();
     }
 
     /** The epochs this log went through, oldest first (docs/format.md, "Epoch history file"). */
     public EpochHistory history() {
-        return history;
+        return replication.history();
     }
 
     /**
-     * After a crash, before anything is appended: the epoch this log was in ends at the recovered end, and a new one
-     * begins there (docs/replication.md, "Shipping before the flush").
+     * The seam replication drives (for wal-replication and wal-server; applications need none of it): the role,
+     * promotion, rewinds, the write stage of received bytes, what senders read. See {@link ReplicatedLog}.
      */
-    private void beginEpochAfterCrash() {
-        synchronized (adminLock) {
-            long end = tail.get();
-            EpochHistory next = history.next(end);
-            writeHistory(next);
-            epochBegunSinceOpen = true;
-            LOG.warn("The log in {} was not closed cleanly: epoch {} begins at its recovered end {}, so that a replica "
-                    + "holding records beyond it (received before they were flushed here) rewinds them", dir,
-                    next.current().number(), Lsn.format(end));
-        }
-    }
-
-    /**
-     * Whether a replication sender may ship this log's records once they are written, before they are flushed: true
-     * when no replica can hold a record beyond this log's end that this log lost. So either the log was closed cleanly
-     * before it was opened (everything it had shipped was flushed), or it began an epoch since (after a crash with
-     * {@link WalConfig.Builder#newEpochAfterCrash}, or by a promotion), which marks where its old epoch ended.
-     */
-    public boolean mayShipUnflushed() {
-        // A replica (a cascading sender) ships nothing beyond its read limit, which nothing can rewind.
-        return appendsRefused != null || report.shutDownCleanly() || epochBegunSinceOpen;
-    }
-
-    /**
-     * Waits until {@code condition} holds, re-checking it whenever a position of this log moves, the timeout passes,
-     * or the log closes (a sender waiting for bytes to ship or for its primary's flush to report).
-     *
-     * @return whether the condition holds
-     */
-    public boolean awaitPositions(java.util.function.BooleanSupplier condition, long timeout, TimeUnit unit)
-            throws InterruptedException {
-        return notifier.await(() -> condition.getAsBoolean() ? 1 : 0, 0, timeout, unit, this::isClosed);
-    }
-
-    /**
-     * Turns a replica's copy into a primary's log: flushes what was received, begins a new epoch at this log's
-     * end, recorded durably in {@code walden.history} before anything is appended in it, and accepts local
-     * appends again. Stop receiving from the old primary first: bytes applied after this would belong to its
-     * epoch, not the new one.
-     *
-     * @return the new epoch
-     * @throws WalException when the history cannot be written (appends stay refused)
-     */
-    public Epoch promote() {
-        Activity.Cell cell = activity.cell();
-        Activity.enter(cell);
-        try {
-            ensureOpen();
-            commit.flushAll();
-            synchronized (adminLock) {
-                long end = tail.get();
-                EpochHistory next = history.next(end);
-                writeHistory(next);
-                epochBegunSinceOpen = true;
-                readLimit.set(Long.MAX_VALUE); // a primary's readers see all it has: its bytes are the new epoch's prefix
-                cursors.promoted(); // its cursors: everything it holds, kept live from now on
-                appendsRefused = null;
-                LOG.info("Promoted the log in {}: epoch {} begins at {} (history {})", dir, next.current().number(),
-                        Lsn.format(end), next);
-                return next.current();
-            }
-        } finally {
-            Activity.exit(cell);
-        }
-    }
-
-    /**
-     * A replica's log ends past where its epoch ended in its primary's history ({@link EpochHistory#rewindPoint}): the
-     * records from {@code lsn} on were never the primary's (it lost them in a crash before flushing them, after they
-     * were shipped, or this log was a primary that a promoted replica replaced). Removes them, durably, before
-     * anything of the primary's is applied (docs/replication.md, "Shipping before the flush"):
-     *
-     * <ol>
-     *   <li>everything is flushed, then every position (and the read limit) moves back to {@code lsn}, with the
-     *       flush leader's flag and the write lock held;</li>
-     *   <li>a checkpoint whose flush point is {@code lsn} is written, so that a later recovery never takes the
-     *       removed bytes' absence for damage below a flush point;</li>
-     *   <li>the bytes from {@code lsn} to its segment's end are zeroed and forced, and every later segment is renamed
-     *       out of the log. A crash before this completes leaves the old records in place: the next connection to the
-     *       primary rewinds again.</li>
-     * </ol>
-     *
-     * Only on a log that refuses local appends (a replica), from the thread that applies replicated bytes; readers
-     * never saw anything from {@code lsn} on unless this log was a primary before (its read limit was what it held).
-     *
-     * @return how many bytes of records were removed (0 when the log ends at or before {@code lsn})
-     * @throws IllegalStateException when the log accepts appends, or {@code lsn} is below its oldest record or is not
-     *                               a record boundary of it (then it cannot be a prefix of the primary's log)
-     * @throws WalException          on an I/O error (the log may then hold the old records still; retry)
-     */
-    public long rewindTo(long lsn) {
-        Activity.Cell cell = activity.cell();
-        Activity.enter(cell);
-        try {
-            ensureOpen();
-            commit.checkNotFailed();
-            synchronized (adminLock) {
-                if (appendsRefused == null) {
-                    throw new IllegalStateException("only a replica's log is rewound (this one accepts appends)");
-                }
-                long end = tail.get();
-                if (lsn >= end) {
-                    return 0;
-                }
-                if (lsn < oldestLsn()) {
-                    throw new IllegalStateException("cannot rewind to " + Lsn.format(lsn) + ": below this log's oldest record "
-                            + Lsn.format(oldestLsn()));
-                }
-                commit.flushAll(); // nothing unwritten in the ring: only the link ahead of the end
-                long from = ReadStart.pastHeader(lsn, config.segmentSize());
-                long expected;
-                try {
-                    expected = ReadStart.expectedPrev(registry, from, written.get(), end, oldestLsn());
-                } catch (IllegalLsnException e) {
-                    throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": " + e.getMessage(), e);
-                }
-                Segment seg = registry.get(from);
-                long prev = seg.readLong(from - seg.startLsn() + RecordDescriptor.PREV_OFFSET);
-                if (expected != ReadStart.ANY_PREV && expected != prev) {
-                    throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": its record's link does not "
-                            + "match the chain before it");
-                }
-                long firstPrev = from - seg.startLsn() == SegmentHeaderDescriptor.LENGTH ? prev
-                        : seg.readLong(SegmentHeaderDescriptor.LENGTH + RecordDescriptor.PREV_OFFSET);
-                try {
-                    // The positions move back and the checkpoint is written under the checkpointer's lock: no periodic
-                    // checkpoint can record the old flush point in between.
-                    checkpointer.rewind(from, firstPrev, () -> {
-                        commit.rewindPositions(from, tail);
-                        readLimit.set(Math.min(readLimit.get(), from));
-                        appender.rewindLink(end, from, prev);
-                    });
-                    SegmentFiles.writeZeros(seg.channel(), from - seg.startLsn(), seg.size());
-                    seg.force(false);
-                    seg.boundaries().forgetFrom(from - seg.startLsn());
-                    preparer.cutBack(seg.startLsn());
-                } catch (IOException e) {
-                    // The checkpoint or the removal failed: the files may hold the old records below an old flush point
-                    // while the positions say otherwise. The log must be reopened (recovery then finds the old records,
-                    // and the next connection to the primary rewinds again).
-                    commit.fail("rewinding to " + Lsn.format(from) + " failed: " + e, e);
-                    throw new WalException("could not remove the records after " + Lsn.format(from) + " from " + dir
-                            + ": " + e.getMessage() + "; reopen the log (the next rewind removes them)", e);
-                }
-                preparer.request(seg.startLsn() + config.segmentSize());
-                notifier.signal();
-                LOG.warn("Rewound the log in {} from {} to {}: the records after it were never its primary's", dir,
-                        Lsn.format(end), Lsn.format(from));
-                try {
-                    cursors.rewound(from); // cursor changes removed with the records are undone
-                } catch (IOException e) {
-                    throw new WalException("rewound to " + Lsn.format(from) + " but could not rebuild the cursors: "
-                            + e.getMessage() + "; reopen the log", e);
-                }
-                return end - from;
-            }
-        } finally {
-            Activity.exit(cell);
-        }
-    }
-
-    /**
-     * Takes a primary's history as this replica's own (PostgreSQL fetches the timeline history file), after
-     * checking that this log can follow it: the primary's history must contain the epoch this log is in, from
-     * the same start, lasting at least to this log's end, and must not be in an older epoch than the newest this log
-     * knows of. Written durably before it returns, so that the bytes
-     * streamed next are never held under an older history.
-     *
-     * @throws IllegalStateException when this log's history diverged from the primary's (rebuild the replica)
-     */
-    public void adoptHistory(EpochHistory primary) {
-        synchronized (adminLock) {
-            ensureOpen();
-            long end = tail.get();
-            if (primary.current().number() < history.current().number()) {
-                // PostgreSQL's rule: never follow a primary behind the newest timeline this log knows of. A stale
-                // primary (an old one still running after a promotion) would hand over records the new one never had.
-                throw new IllegalStateException("this log cannot follow a log in epoch " + primary.current().number()
-                        + ": it knows of epoch " + history.current().number() + " (history " + history
-                        + "); that primary is stale");
-            }
-            // A log that holds no record (a new replica, beginning where its primary's oldest record is) cannot have
-            // diverged: there is nothing in it that the primary might not have.
-            String divergence = end == oldestLsn() ? null : primary.divergence(history.at(end), end);
-            if (divergence != null) {
-                throw new IllegalStateException("this log cannot follow a log with history " + primary + ": " + divergence);
-            }
-            if (!primary.equals(history)) {
-                writeHistory(primary);
-                LOG.info("Log {} now follows the epoch history {}", dir, primary);
-            }
-        }
-    }
-
-    private void writeHistory(EpochHistory next) {
-        try {
-            io.walden.core.recovery.HistoryFile.write(dir, next);
-        } catch (java.io.IOException e) {
-            throw new WalException("could not record the epoch history " + next + " in " + dir + ": " + e.getMessage(), e);
-        }
-        history = next;
-    }
-
-    /**
-     * Appends log bytes received from a primary, verbatim and byte for byte (see Appender.applyReplicated):
-     * whole records from exactly {@link #insertLsn()}, within one segment, each checked (prev chain, CRC)
-     * before the positions move. Not made durable here: call {@link #flush()} (a replica's flush is what it
-     * reports to its primary). For one receiver thread; local appends must be refused meanwhile.
-     *
-     * @return the new written position
-     */
-    public long applyReplicated(long startLsn, ByteBuffer bytes) {
-        Activity.Cell cell = activity.cell();
-        Activity.enter(cell);
-        try {
-            ensureOpen();
-            commit.checkNotFailed(); // a replica that cannot flush must not keep accepting (and confirming) bytes
-            synchronized (adminLock) { // one applier at a time; never concurrently with truncation or close
-                if (ControlRecord.anyIn(bytes)) {
-                    cursors.received(); // the cursor files exist before the record can be flushed here
-                }
-                return appender.applyReplicated(startLsn, bytes);
-            }
-        } finally {
-            Activity.exit(cell);
-        }
-    }
-
-    /**
-     * Copies flushed log bytes for a replica (a primary's sender): whole records from {@code fromLsn}, within one
-     * segment, at most {@code maxBytes} (but always at least one record), never past the flushed position. Only
-     * flushed bytes leave: a replica never holds what this log could lose in a crash.
-     *
-     * @param fromLsn a record boundary: a replica's end; the start of a segment's first record is reached from
-     *                the end of the previous segment (its closing record) as well
-     * @return the chunk, or null when nothing flushed lies at or after {@code fromLsn} yet
-     * @throws LsnRemovedException when {@code fromLsn} was truncated away
-     * @throws IllegalLsnException when {@code fromLsn} is beyond the flushed position
-     */
-    public ReplicationChunk readFlushed(long fromLsn, int maxBytes) {
-        return readForReplica(fromLsn, maxBytes, false);
-    }
-
-    /**
-     * {@link #readFlushed}, but up to the written position: bytes in this log's files that may not be forced yet, for a
-     * sender that ships before the flush (docs/replication.md, "Shipping before the flush"; see {@link #mayShipUnflushed}).
-     * On a replica (a cascading sender) both stop at its {@link #readLimit()}: a downstream replica never holds what
-     * could be rewound here.
-     */
-    public ReplicationChunk readWritten(long fromLsn, int maxBytes) {
-        return readForReplica(fromLsn, maxBytes, true);
-    }
-
-    /** Where a sender may read up to: the written or flushed position, and never past a replica's read limit. */
-    public long shippableLsn(boolean unflushed) {
-        return Math.min(unflushed ? written.get() : flushed.get(), readLimit.get());
-    }
-
-    private ReplicationChunk readForReplica(long fromLsn, int maxBytes, boolean unflushed) {
-        ensureOpen();
-        long limit = shippableLsn(unflushed);
-        long from = fromLsn;
-        if (from > limit) {
-            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the " + (unflushed ? "written" : "flushed")
-                    + " end " + Lsn.format(limit));
-        }
-        from = ReadStart.pastHeader(from, config.segmentSize()); // a segment's start: its first record follows the header
-        if (from >= limit) {
-            return null;
-        }
-        if (from < oldestLsn()) {
-            throw new LsnRemovedException(from, oldestLsn());
-        }
-        ReadStart.expectedPrev(registry, from, written.get(), tail.get(), oldestLsn()); // refuses a non-boundary
-        Segment seg = registry.get(from);
-        if (seg == null || !seg.tryEnter()) {
-            throw new LsnRemovedException(from, oldestLsn());
-        }
-        try {
-            long offset = from - seg.startLsn();
-            long end = offset;
-            long max = Math.min(limit, seg.endLsn()) - seg.startLsn();
-            while (end < max && end + Integer.BYTES <= seg.size()) {
-                int length = seg.readIntAcquire(end);
-                long next = end + RecordDescriptor.aligned(length);
-                if (length <= 0 || next > seg.size() || (next - offset > maxBytes && end > offset)) {
-                    break;
-                }
-                end = next;
-            }
-            if (end == offset) {
-                throw new IllegalLsnException("no record starts at " + Lsn.format(from) + " (below the shippable end "
-                        + Lsn.format(limit) + "): not a record boundary of this log");
-            }
-            byte[] bytes = new byte[(int) (end - offset)];
-            ByteBuffer view = seg.newView();
-            view.position((int) offset).limit((int) end);
-            view.get(bytes);
-            return new ReplicationChunk(from, ByteBuffer.wrap(bytes).asReadOnlyBuffer());
-        } finally {
-            seg.exit();
-        }
-    }
-
-    /**
-     * Waits until the flushed position passes {@code lsn}, the timeout passes, or the log closes (a sender
-     * waiting for more to send). No thread is woken per record: the flush that moves the position wakes it.
-     *
-     * @return true when the flushed position is past {@code lsn}
-     */
-    public boolean awaitFlushedPast(long lsn, long timeout, TimeUnit unit) throws InterruptedException {
-        return awaitShippablePast(lsn, false, timeout, unit);
-    }
-
-    /** Waits until {@link #shippableLsn(boolean)} passes {@code lsn} (see {@link #awaitFlushedPast}). */
-    public boolean awaitShippablePast(long lsn, boolean unflushed, long timeout, TimeUnit unit) throws InterruptedException {
-        return notifier.await(() -> shippableLsn(unflushed), lsn, timeout, unit, this::isClosed);
+    public ReplicatedLog replication() {
+        return replication;
     }
 
     /** Total forces since open. */
@@ -1235,7 +863,7 @@ public final class Wal implements AutoCloseable {
         return preparer;
     }
 
-    private void ensureOpen() {
+    void ensureOpen() {
         if (closed) {
             throw new WalClosedException("the log in " + dir + " is closed");
         }

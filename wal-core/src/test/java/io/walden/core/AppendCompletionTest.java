@@ -114,17 +114,17 @@ class AppendCompletionTest {
     @Test
     void shouldWaitForTheReplicasWhenAPolicyIsSetThenTellTheSameCompletionOnce() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            wal.remoteWaits().activate(); // a policy stands: ON waits for its confirmation after the local flush
+            wal.replication().remoteWaits().activate(); // a policy stands: ON waits for its confirmation after the local flush
             Recording c = new Recording(1);
             wal.tryAppend(0, payload("replicated"), Durability.ON, c);
             wal.flushIfIdle();
             Thread.sleep(100);
             assertThat(c.durable).as("flushed locally, not confirmed yet").isEmpty();
             long lsn = wal.insertLsn();
-            wal.remoteWaits().advance(Durability.ON, lsn);
+            wal.replication().remoteWaits().advance(Durability.ON, lsn);
             assertThat(c.told.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(c.durable).hasSize(1);
-            wal.remoteWaits().deactivate();
+            wal.replication().remoteWaits().deactivate();
         }
     }
 

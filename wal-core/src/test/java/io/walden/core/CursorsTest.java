@@ -211,7 +211,7 @@ class CursorsTest {
             assertThatThrownBy(() -> replica.cursors().commit("c", lsns[45])).isInstanceOf(AppendsRefusedException.class);
             assertThat(work.resolve("replica").resolve(CursorFile.BASE)).as("the replica reads them at its next open").exists();
 
-            replica.promote();
+            replica.replication().promote();
             replica.cursors().commit("c", lsns[45]);
             assertThat(replica.cursors().position("c")).isEqualTo(lsns[45]);
         }
@@ -231,8 +231,8 @@ class CursorsTest {
             assertThat(ahead.cursors().position("c")).isEqualTo(lsns[40]);
 
             long switchPoint = behind.insertLsn();
-            behind.promote();
-            ahead.rewindTo(switchPoint);
+            behind.replication().promote();
+            ahead.replication().rewindTo(switchPoint);
             assertThat(ahead.cursors().position("c")).isEqualTo(lsns[10]);
             assertThat(ahead.cursors().list()).extracting(Cursors.Cursor::name).containsExactly("c");
         }
@@ -339,7 +339,7 @@ class CursorsTest {
             }
             try (Wal replica = Replicas.open(primary, work.resolve("replica"))) {
                 assertThat(replica.cursors().position("c")).as("after a restart too").isEqualTo(lsns[5]);
-                replica.raiseReadLimit(primary.flushedLsn());
+                replica.replication().raiseReadLimit(primary.flushedLsn());
                 assertThat(replica.cursors().position("c")).isEqualTo(lsns[15]);
             }
         }

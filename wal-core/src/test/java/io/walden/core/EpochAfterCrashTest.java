@@ -41,7 +41,7 @@ class EpochAfterCrashTest {
         try (Wal wal = Wal.open(TestLogs.small(log).newEpochAfterCrash(true).build())) {
             assertThat(wal.recoveryReport().shutDownCleanly()).isTrue();
             assertThat(wal.epoch()).as("no crash, no new epoch").isEqualTo(1);
-            assertThat(wal.mayShipUnflushed()).isTrue();
+            assertThat(wal.replication().mayShipUnflushed()).isTrue();
         }
     }
 
@@ -55,7 +55,7 @@ class EpochAfterCrashTest {
             end = wal.insertLsn();
             assertThat(wal.epoch()).isEqualTo(2);
             assertThat(wal.history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, end));
-            assertThat(wal.mayShipUnflushed()).isTrue();
+            assertThat(wal.replication().mayShipUnflushed()).isTrue();
             assertThat(wal.append(TestLogs.bytes("after the crash"), Durability.LOCAL)).isEqualTo(end);
         }
         assertThat(HistoryFile.read(log).epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, end));
@@ -68,7 +68,7 @@ class EpochAfterCrashTest {
         try (Wal wal = Wal.open(TestLogs.small(log).build())) {
             assertThat(wal.recoveryReport().shutDownCleanly()).isFalse();
             assertThat(wal.epoch()).isEqualTo(1);
-            assertThat(wal.mayShipUnflushed()).as("a replica may hold records this log lost").isFalse();
+            assertThat(wal.replication().mayShipUnflushed()).as("a replica may hold records this log lost").isFalse();
         }
         try (Wal wal = Wal.open(TestLogs.small(log).build())) {
             assertThat(wal.recoveryReport().shutDownCleanly()).as("the clean close above counts").isTrue();

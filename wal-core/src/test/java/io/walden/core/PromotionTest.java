@@ -47,7 +47,7 @@ class PromotionTest {
             try (Wal replica = replicaOf(primary, replicaDir)) {
                 end = replica.insertLsn();
                 assertThat(end).isEqualTo(primary.insertLsn());
-                Epoch epoch = replica.promote();
+                Epoch epoch = replica.replication().promote();
                 assertThat(epoch).isEqualTo(new Epoch(2, end));
                 assertThat(replica.epoch()).isEqualTo(2);
                 long lsn = replica.append("new 0".getBytes(), Durability.LOCAL);
@@ -72,10 +72,10 @@ class PromotionTest {
             primary.append("both have this".getBytes(), Durability.LOCAL);
             try (Wal replica = replicaOf(primary, work.resolve("replica"))) {
                 primary.append("only the old primary has this".getBytes(), Durability.LOCAL);
-                replica.promote();
+                replica.replication().promote();
                 String why = replica.history().divergence(primary.history().at(primary.insertLsn()), primary.insertLsn());
                 assertThat(why).contains("holds records this log never had");
-                assertThatThrownBy(() -> primary.adoptHistory(replica.history()))
+                assertThatThrownBy(() -> primary.replication().adoptHistory(replica.history()))
                         .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot follow");
                 assertThat(primary.epoch()).isEqualTo(1);
             }
@@ -88,8 +88,8 @@ class PromotionTest {
         try (Wal primary = Wal.open(TestLogs.small(primaryDir).build())) {
             primary.append("both have this".getBytes(), Durability.LOCAL);
             try (Wal replica = replicaOf(primary, work.resolve("replica"))) {
-                replica.promote();
-                primary.adoptHistory(replica.history());
+                replica.replication().promote();
+                primary.replication().adoptHistory(replica.history());
                 assertThat(primary.epoch()).isEqualTo(2);
             }
         }
@@ -100,8 +100,8 @@ class PromotionTest {
     void aLogThatKnowsOfANewerEpochRefusesToFollowAStalePrimaryEvenBeforeReachingThatEpoch() throws Exception {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
              Wal replica = Wal.open(TestLogs.small(work.resolve("replica")).logId(primary.logId()).build())) {
-            replica.adoptHistory(EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x9000)))); // learnt, not reached
-            assertThatThrownBy(() -> replica.adoptHistory(primary.history()))
+            replica.replication().adoptHistory(EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x9000)))); // learnt, not reached
+            assertThatThrownBy(() -> replica.replication().adoptHistory(primary.history()))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("stale");
             assertThat(replica.epoch()).isEqualTo(2);
         }

@@ -29,7 +29,7 @@ class ReadStartTest {
             assertThatThrownBy(() -> wal.reader(inside)).isInstanceOf(IllegalLsnException.class)
                     .hasMessageContaining("not a record boundary");
             assertThatThrownBy(() -> wal.reader(inside, WalReader.Visibility.WRITTEN)).isInstanceOf(IllegalLsnException.class);
-            assertThatThrownBy(() -> wal.readFlushed(inside, 1 << 20)).isInstanceOf(IllegalLsnException.class);
+            assertThatThrownBy(() -> wal.replication().readFlushed(inside, 1 << 20)).isInstanceOf(IllegalLsnException.class);
         }
     }
 
@@ -64,10 +64,10 @@ class ReadStartTest {
             wal.flush();
             for (long back = 1; back <= 8; back++) {
                 long at = TestLogs.SMALL_SEGMENT - back;
-                assertThatThrownBy(() -> wal.readFlushed(at, 1 << 16)).as("LSN %s", Lsn.format(at))
+                assertThatThrownBy(() -> wal.replication().readFlushed(at, 1 << 16)).as("LSN %s", Lsn.format(at))
                         .isInstanceOf(IllegalLsnException.class);
             }
-            assertThat(wal.readFlushed(TestLogs.SMALL_SEGMENT, 1 << 16).startLsn()).isEqualTo(TestLogs.SMALL_SEGMENT + 64);
+            assertThat(wal.replication().readFlushed(TestLogs.SMALL_SEGMENT, 1 << 16).startLsn()).isEqualTo(TestLogs.SMALL_SEGMENT + 64);
         }
     }
 

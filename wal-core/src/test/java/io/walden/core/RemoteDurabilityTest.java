@@ -46,7 +46,7 @@ class RemoteDurabilityTest {
     void shouldReleaseEachLevelOnlyWhenItsOwnPositionPassesTheRecord() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(3);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            RemoteWaits remote = wal.remoteWaits();
+            RemoteWaits remote = wal.replication().remoteWaits();
             remote.activate();
             Future<Long> write = pool.submit(() -> wal.append(bytes("w"), Durability.REMOTE_WRITE));
             Future<Long> on = pool.submit(() -> wal.append(bytes("o"), Durability.ON));
@@ -73,7 +73,7 @@ class RemoteDurabilityTest {
     @Test
     void shouldCompleteAsyncRemoteCommitsInLsnOrderPerLevel() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            wal.remoteWaits().activate();
+            wal.replication().remoteWaits().activate();
             List<Long> completed = Collections.synchronizedList(new ArrayList<>());
             List<CompletableFuture<Void>> done = new ArrayList<>();
             List<Long> lsns = new ArrayList<>();
@@ -88,7 +88,7 @@ class RemoteDurabilityTest {
             for (int i = 0; i < 2000; i++) {
                 lsns.add(wal.append(bytes("late" + i), Durability.OFF));
             }
-            wal.remoteWaits().advance(Durability.ON, mid);
+            wal.replication().remoteWaits().advance(Durability.ON, mid);
             CompletableFuture.allOf(done.toArray(new CompletableFuture[0])).get(10, TimeUnit.SECONDS);
             assertThat(completed).hasSize(2000).isSorted().allSatisfy(l -> assertThat(l).isLessThan(mid));
             assertThat(lsns).isNotEmpty();
@@ -98,7 +98,7 @@ class RemoteDurabilityTest {
     @Test
     void shouldFailARemoteCommitAfterTheTimeoutWhileItStaysDurableLocally() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(dir).remoteCommitTimeout(Duration.ofMillis(200)).build())) {
-            wal.remoteWaits().activate();
+            wal.replication().remoteWaits().activate();
             assertThatThrownBy(() -> wal.append(bytes("lonely"), Durability.ON))
                     .isInstanceOf(RemoteCommitTimeoutException.class)
                     .hasMessageContaining("durable locally")
@@ -117,7 +117,7 @@ class RemoteDurabilityTest {
     void shouldReleaseEveryWaiterWhenThePolicyIsCleared() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            wal.remoteWaits().activate();
+            wal.replication().remoteWaits().activate();
             List<Future<Long>> blocked = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 blocked.add(pool.submit(() -> wal.append(bytes("b"), Durability.ON)));
@@ -126,7 +126,7 @@ class RemoteDurabilityTest {
             Thread.sleep(100);
             assertStillWaiting(blocked.toArray(new Future[0]));
             assertThat(async).isNotDone();
-            wal.remoteWaits().deactivate();
+            wal.replication().remoteWaits().deactivate();
             for (Future<Long> f : blocked) {
                 f.get(10, TimeUnit.SECONDS);
             }
@@ -140,7 +140,7 @@ class RemoteDurabilityTest {
     void shouldFailWaitingRemoteCommitsPromptlyWhenTheLogCloses() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         Wal wal = Wal.open(TestLogs.small(dir).build());
-        wal.remoteWaits().activate();
+        wal.replication().remoteWaits().activate();
         Future<Long> blocked = pool.submit(() -> wal.append(bytes("b"), Durability.REMOTE_APPLY));
         CompletableFuture<Long> async = wal.appendAsync(bytes("a"), Durability.ON);
         Thread.sleep(100);
@@ -161,7 +161,7 @@ class RemoteDurabilityTest {
     void shouldFailWaitingRemoteCommitsWhenTheSourceDetachesNeverReleasingThemAsLocal() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            RemoteWaits remote = wal.remoteWaits();
+            RemoteWaits remote = wal.replication().remoteWaits();
             remote.activate();
             Future<Long> blocked = pool.submit(() -> wal.append(bytes("b"), Durability.ON));
             CompletableFuture<Long> async = wal.appendAsync(bytes("a"), Durability.REMOTE_WRITE);
@@ -185,7 +185,7 @@ class RemoteDurabilityTest {
     void shouldWaitForConfirmationsAgainOnceASourceReattaches() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(1);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            RemoteWaits remote = wal.remoteWaits();
+            RemoteWaits remote = wal.replication().remoteWaits();
             remote.activate();
             remote.detach("gone");
             remote.activate();

@@ -46,7 +46,7 @@ class ReplicaReadLimitTest {
             assertThat(count(replica, WalReader.Visibility.FLUSHED)).isZero();
             assertThat(count(replica, WalReader.Visibility.WRITTEN)).isZero();
 
-            replica.raiseReadLimit(lsns[50]); // the primary flushed records 0..49
+            replica.replication().raiseReadLimit(lsns[50]); // the primary flushed records 0..49
             assertThat(count(replica, WalReader.Visibility.FLUSHED)).isEqualTo(50);
             assertThat(replica.readLimit()).isEqualTo(lsns[50]);
         }
@@ -57,8 +57,8 @@ class ReplicaReadLimitTest {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
              Wal replica = Replicas.open(primary, work.resolve("replica"))) {
             long[] lsns = fill(primary, replica);
-            replica.raiseReadLimit(lsns[60]);
-            replica.raiseReadLimit(lsns[10]);
+            replica.replication().raiseReadLimit(lsns[60]);
+            replica.replication().raiseReadLimit(lsns[10]);
             assertThat(replica.readLimit()).isEqualTo(lsns[60]);
         }
     }
@@ -71,11 +71,11 @@ class ReplicaReadLimitTest {
              Wal replica = Replicas.open(primary, dir)) {
             long[] lsns = fill(primary, replica);
             limit = lsns[30];
-            replica.raiseReadLimit(limit);
+            replica.replication().raiseReadLimit(limit);
         }
         try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
             assertThat(reopened.readLimit()).isEqualTo(limit);
-            reopened.refuseAppends(Replicas.REFUSAL);
+            reopened.replication().refuseAppends(Replicas.REFUSAL);
             assertThat(reopened.readLimit()).isEqualTo(limit);
             assertThat(count(reopened, WalReader.Visibility.FLUSHED)).isEqualTo(30);
         }
@@ -86,13 +86,13 @@ class ReplicaReadLimitTest {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
              Wal replica = Replicas.open(primary, work.resolve("replica"))) {
             long[] lsns = fill(primary, replica);
-            replica.raiseReadLimit(lsns[20]);
-            assertThat(replica.shippableLsn(true)).isEqualTo(lsns[20]);
-            assertThat(replica.shippableLsn(false)).isEqualTo(lsns[20]);
-            ReplicationChunk chunk = replica.readWritten(replica.oldestLsn(), 1 << 20);
+            replica.replication().raiseReadLimit(lsns[20]);
+            assertThat(replica.replication().shippableLsn(true)).isEqualTo(lsns[20]);
+            assertThat(replica.replication().shippableLsn(false)).isEqualTo(lsns[20]);
+            ReplicationChunk chunk = replica.replication().readWritten(replica.oldestLsn(), 1 << 20);
             assertThat(chunk.endLsn()).isEqualTo(lsns[20]);
-            assertThat(replica.readWritten(lsns[20], 1 << 20)).isNull();
-            assertThatThrownBy(() -> replica.readWritten(lsns[21], 1 << 20)).isInstanceOf(IllegalLsnException.class);
+            assertThat(replica.replication().readWritten(lsns[20], 1 << 20)).isNull();
+            assertThatThrownBy(() -> replica.replication().readWritten(lsns[21], 1 << 20)).isInstanceOf(IllegalLsnException.class);
         }
     }
 
@@ -101,7 +101,7 @@ class ReplicaReadLimitTest {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
              Wal replica = Replicas.open(primary, work.resolve("replica"))) {
             fill(primary, replica);
-            replica.promote(); // its bytes are the new epoch's prefix: nothing can rewind them now
+            replica.replication().promote(); // its bytes are the new epoch's prefix: nothing can rewind them now
             assertThat(replica.readLimit()).isEqualTo(Long.MAX_VALUE);
             assertThat(count(replica, WalReader.Visibility.FLUSHED)).isEqualTo(100);
         }
@@ -111,7 +111,7 @@ class ReplicaReadLimitTest {
     void aPrimarysLogHasNoReadLimit() {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build())) {
             primary.append(TestLogs.bytes("one"), Durability.LOCAL);
-            primary.raiseReadLimit(0);
+            primary.replication().raiseReadLimit(0);
             assertThat(primary.readLimit()).isEqualTo(Long.MAX_VALUE);
             assertThat(count(primary, WalReader.Visibility.FLUSHED)).isEqualTo(1);
         }

@@ -12,7 +12,7 @@ final class Replicas {
     /** Opens a replica's log (new or existing) of {@code primary}'s log id in {@code dir}. */
     static Wal open(Wal primary, Path dir) {
         Wal replica = Wal.open(TestLogs.small(dir).logId(primary.logId()).build());
-        replica.refuseAppends(REFUSAL);
+        replica.replication().refuseAppends(REFUSAL);
         return replica;
     }
 
@@ -22,14 +22,14 @@ final class Replicas {
      */
     static void catchUp(Wal primary, Wal replica) {
         copyWritten(primary, replica);
-        replica.raiseReadLimit(primary.flushedLsn());
+        replica.replication().raiseReadLimit(primary.flushedLsn());
     }
 
     /** {@link #catchUp} without word of the primary's flush: the replica's readers see nothing new. */
     static void copyWritten(Wal primary, Wal replica) {
         long position = replica.insertLsn();
-        for (ReplicationChunk chunk; (chunk = primary.readWritten(position, 8192)) != null; ) {
-            position = replica.applyReplicated(chunk.startLsn(), chunk.bytes());
+        for (ReplicationChunk chunk; (chunk = primary.replication().readWritten(position, 8192)) != null; ) {
+            position = replica.replication().writeReceived(chunk.startLsn(), chunk.bytes());
         }
         replica.flush();
     }

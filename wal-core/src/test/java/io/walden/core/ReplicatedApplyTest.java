@@ -75,9 +75,9 @@ class ReplicatedApplyTest {
         List<long[]> frames = frames(primaryDir, 3000);
         assertThat(frames.size()).isGreaterThan(20);
         try (Wal replica = Wal.open(TestLogs.small(replicaDir).logId(logId).build())) {
-            replica.refuseAppends("this log is a replica of primary 127.0.0.1:7401; write to the primary");
+            replica.replication().refuseAppends("this log is a replica of primary 127.0.0.1:7401; write to the primary");
             for (long[] f : frames) {
-                long end = replica.applyReplicated(f[0], read(primaryDir, f[0], f[1]));
+                long end = replica.replication().writeReceived(f[0], read(primaryDir, f[0], f[1]));
                 assertThat(end).isGreaterThanOrEqualTo(f[1]);
             }
             replica.flush();
@@ -112,7 +112,7 @@ class ReplicatedApplyTest {
         }
         List<long[]> frames = frames(primaryDir, 3000);
         try (Wal replica = Wal.open(TestLogs.small(replicaDir).logId(logId).writerDelay(java.time.Duration.ofMillis(1)).build())) {
-            replica.refuseAppends("a replica");
+            replica.replication().refuseAppends("a replica");
             java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
             Thread flusher = new Thread(() -> {
                 while (!done.get()) {
@@ -122,7 +122,7 @@ class ReplicatedApplyTest {
             flusher.start();
             try {
                 for (long[] f : frames) {
-                    replica.applyReplicated(f[0], read(primaryDir, f[0], f[1]));
+                    replica.replication().writeReceived(f[0], read(primaryDir, f[0], f[1]));
                 }
             } finally {
                 done.set(true);
@@ -150,15 +150,15 @@ class ReplicatedApplyTest {
                 try {
                     long position = replica.insertLsn();
                     while (!done.get() || position < primary.flushedLsn()) {
-                        ReplicationChunk chunk = primary.readFlushed(position, 4096);
+                        ReplicationChunk chunk = primary.replication().readFlushed(position, 4096);
                         if (chunk == null) {
-                            primary.awaitFlushedPast(position, 50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                            primary.replication().awaitFlushedPast(position, 50, java.util.concurrent.TimeUnit.MILLISECONDS);
                             continue;
                         }
                         if (chunk.endLsn() > primary.flushedLsn()) {
                             errors.add(new AssertionError("sent bytes that were not flushed"));
                         }
-                        position = replica.applyReplicated(chunk.startLsn(), chunk.bytes());
+                        position = replica.replication().writeReceived(chunk.startLsn(), chunk.bytes());
                         replica.flush();
                     }
                 } catch (Throwable t) {
@@ -196,17 +196,17 @@ class ReplicatedApplyTest {
         }
         List<long[]> frames = frames(primaryDir, 400);
         try (Wal replica = Wal.open(TestLogs.small(work.resolve("replica")).logId(logId).build())) {
-            assertThatThrownBy(() -> replica.applyReplicated(frames.get(1)[0], read(primaryDir, frames.get(1)[0], frames.get(1)[1])))
+            assertThatThrownBy(() -> replica.replication().writeReceived(frames.get(1)[0], read(primaryDir, frames.get(1)[0], frames.get(1)[1])))
                     .isInstanceOf(IllegalLsnException.class).hasMessageContaining("ends at 0/40");
             ByteBuffer corrupt = read(primaryDir, frames.get(0)[0], frames.get(0)[1]);
             ByteBuffer copy = ByteBuffer.allocate(corrupt.remaining()).put(corrupt.duplicate()).flip();
             copy.put(copy.limit() - 40, (byte) (copy.get(copy.limit() - 40) ^ 1));
             long before = replica.insertLsn();
-            assertThatThrownBy(() -> replica.applyReplicated(frames.get(0)[0], copy))
+            assertThatThrownBy(() -> replica.replication().writeReceived(frames.get(0)[0], copy))
                     .isInstanceOf(WalCorruptedException.class).hasMessageContaining("nothing of this batch was kept");
             assertThat(replica.insertLsn()).isEqualTo(before);
-            replica.applyReplicated(frames.get(0)[0], read(primaryDir, frames.get(0)[0], frames.get(0)[1]));
-            assertThatThrownBy(() -> replica.applyReplicated(frames.get(0)[0], read(primaryDir, frames.get(0)[0], frames.get(0)[1])))
+            replica.replication().writeReceived(frames.get(0)[0], read(primaryDir, frames.get(0)[0], frames.get(0)[1]));
+            assertThatThrownBy(() -> replica.replication().writeReceived(frames.get(0)[0], read(primaryDir, frames.get(0)[0], frames.get(0)[1])))
                     .isInstanceOf(IllegalLsnException.class);
             replica.flush();
             try (WalReader r = replica.reader(replica.oldestLsn())) {

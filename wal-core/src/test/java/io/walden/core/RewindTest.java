@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * {@link Wal#rewindTo}: a replica removes the records its primary never had (docs/replication.md, "Shipping before the
+ * {@link io.walden.core.replication.ReplicatedLog#rewindTo}: a replica removes the records its primary never had (docs/replication.md, "Shipping before the
  * flush"), durably, and then holds exactly the primary's log.
  */
 class RewindTest {
@@ -56,7 +56,7 @@ class RewindTest {
             assertThat(segments(work.resolve("ahead")).size()).isGreaterThan(segments(work.resolve("behind")).size());
 
             long switchPoint = behind.insertLsn();
-            behind.promote(); // the replica that was behind becomes the primary; its bytes are epoch 2's prefix
+            behind.replication().promote(); // the replica that was behind becomes the primary; its bytes are epoch 2's prefix
             for (int i = 0; i < 500; i++) {
                 behind.append(TestLogs.bytes("new " + i), Durability.OFF);
             }
@@ -64,10 +64,10 @@ class RewindTest {
 
             long end = ahead.insertLsn();
             assertThat(behind.history().rewindPoint(ahead.history().at(end), end)).isEqualTo(switchPoint);
-            assertThat(ahead.rewindTo(switchPoint)).isEqualTo(end - switchPoint);
+            assertThat(ahead.replication().rewindTo(switchPoint)).isEqualTo(end - switchPoint);
             assertThat(ahead.insertLsn()).isEqualTo(switchPoint);
             assertThat(ahead.flushedLsn()).isEqualTo(switchPoint);
-            ahead.adoptHistory(behind.history());
+            ahead.replication().adoptHistory(behind.history());
             Replicas.catchUp(behind, ahead);
             assertThat(payloads(ahead)).isEqualTo(payloads(behind)).hasSize(1500).noneMatch(p -> p.startsWith("lost"));
         }
@@ -120,7 +120,7 @@ class RewindTest {
         try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
             long first = wal.append(TestLogs.bytes("one"), Durability.LOCAL);
             wal.append(TestLogs.bytes("two"), Durability.LOCAL);
-            assertThatThrownBy(() -> wal.rewindTo(first)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> wal.replication().rewindTo(first)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("only a replica");
             assertThat(payloads(wal)).containsExactly("one", "two");
         }
@@ -134,7 +134,7 @@ class RewindTest {
             primary.append(TestLogs.bytes("two"), Durability.LOCAL);
             Replicas.catchUp(primary, replica);
             long end = replica.insertLsn();
-            assertThatThrownBy(() -> replica.rewindTo(first + 8)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> replica.replication().rewindTo(first + 8)).isInstanceOf(IllegalStateException.class);
             assertThat(replica.insertLsn()).isEqualTo(end);
             assertThat(replica.isFailed()).isFalse();
             assertThat(payloads(replica)).containsExactly("one", "two");
@@ -147,7 +147,7 @@ class RewindTest {
              Wal replica = Replicas.open(primary, work.resolve("replica"))) {
             primary.append(TestLogs.bytes("one"), Durability.LOCAL);
             Replicas.catchUp(primary, replica);
-            assertThat(replica.rewindTo(replica.insertLsn())).isZero();
+            assertThat(replica.replication().rewindTo(replica.insertLsn())).isZero();
             assertThat(payloads(replica)).containsExactly("one");
         }
     }

@@ -14,9 +14,9 @@ public final class RewindingReplica {
 
     public static void main(String[] args) throws Exception {
         Wal wal = Wal.open(TestLogs.small(Path.of(args[0])).build());
-        wal.refuseAppends(Replicas.REFUSAL);
+        wal.replication().refuseAppends(Replicas.REFUSAL);
         System.out.println("READY");
-        wal.rewindTo(Long.parseLong(args[1]));
+        wal.replication().rewindTo(Long.parseLong(args[1]));
         System.out.println("REWOUND");
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);

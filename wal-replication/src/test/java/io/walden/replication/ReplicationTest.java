@@ -276,8 +276,8 @@ class ReplicationTest {
              Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId())
                      .writerDelay(Duration.ofHours(1)).build())) { // no background force: only the receiver flushes
             primary.append("applied by an earlier connection, never flushed".getBytes(), Durability.LOCAL);
-            io.walden.core.ReplicationChunk chunk = primary.readFlushed(replica.insertLsn(), 1 << 20);
-            replica.applyReplicated(chunk.startLsn(), chunk.bytes());
+            io.walden.core.ReplicationChunk chunk = primary.replication().readFlushed(replica.insertLsn(), 1 << 20);
+            replica.replication().writeReceived(chunk.startLsn(), chunk.bytes());
             assertThat(replica.flushedLsn()).isLessThan(replica.writtenLsn());
             try (ReplicationServer server = serve(primary);
                  ReplicaClient client = follow(replica, server, "r1")) {

@@ -194,7 +194,7 @@ class ArchiverTest {
     @Test
     void aReplicasLogIsNotArchivedNorHeldBack() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
-            wal.refuseAppends("a replica of primary p");
+            wal.replication().refuseAppends("a replica of primary p");
             assertThat(wal.archiver().orElseThrow().retentionFloor()).isEqualTo(Long.MAX_VALUE);
         }
     }

@@ -42,7 +42,7 @@ import java.util.concurrent.TimeUnit;
  * id, epoch history, retained LSN), optionally over TLS. Each
  * replica connection gets a {@link Sender} thread that streams flushed log bytes; the replicas' status frames
  * feed the synchronous policy, whose confirmed positions release remote-level commits through
- * {@link Wal#remoteWaits()}.
+ * {@link io.walden.core.replication.ReplicatedLog#remoteWaits()}.
  *
  * <p>Thread-safety: {@link #policy(SyncPolicy)} and {@link #close()} from any thread.
  */
@@ -261,7 +261,7 @@ public final class ReplicationServer implements AutoCloseable {
          *                               ones it appends next
          */
         public ReplicationServer start() throws InterruptedException {
-            if (!shipFlushedOnly && !wal.mayShipUnflushed()) {
+            if (!shipFlushedOnly && !wal.replication().mayShipUnflushed()) {
                 throw new IllegalStateException("the log in " + wal.directory() + " was not closed cleanly and began no "
                         + "new epoch since: a replica may hold records it lost in the crash. Open it with "
                         + "WalConfig.Builder.newEpochAfterCrash(true) (walden serve does), or ship flushed records only");
@@ -281,7 +281,7 @@ public final class ReplicationServer implements AutoCloseable {
         long idleMillis = b.keepaliveMillis * 2;
         long handshakeTimeoutMillis = b.handshakeTimeoutMillis;
         restoreSlots();
-        wal.retentionFloor(this::retentionFloor); // before accepting: a truncation meanwhile respects the slots
+        wal.replication().retentionFloor(this::retentionFloor); // before accepting: a truncation meanwhile respects the slots
         Channel bound;
         try {
             bound = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
@@ -300,7 +300,7 @@ public final class ReplicationServer implements AutoCloseable {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             releaser.shutdown();
             slotWriter.shutdown();
-            wal.retentionFloor(null);
+            wal.replication().retentionFloor(null);
             throw e;
         }
         this.channel = bound;
@@ -316,7 +316,7 @@ public final class ReplicationServer implements AutoCloseable {
     /** Sets (or with null clears) the synchronous policy, live; clearing releases every waiting commit. */
     public void policy(SyncPolicy newPolicy) {
         this.policy = newPolicy;
-        RemoteWaits waits = wal.remoteWaits();
+        RemoteWaits waits = wal.replication().remoteWaits();
         if (newPolicy == null) {
             waits.deactivate();
         } else {
@@ -473,7 +473,7 @@ public final class ReplicationServer implements AutoCloseable {
                 applied.put(name, s.applied);
             }
         });
-        RemoteWaits waits = wal.remoteWaits();
+        RemoteWaits waits = wal.replication().remoteWaits();
         waits.advance(Durability.REMOTE_WRITE, p.confirmed(written), releaser);
         waits.advance(Durability.ON, p.confirmed(flushed), releaser);
         waits.advance(Durability.REMOTE_APPLY, p.confirmed(applied), releaser);
@@ -539,7 +539,7 @@ public final class ReplicationServer implements AutoCloseable {
             long rewind = history.rewindPoint(epoch, hello.startLsn());
             String diverged = rewind >= 0 ? null : history.divergence(epoch, hello.startLsn());
             // What the replica may already hold: what was shipped (written here, or only flushed).
-            long shippedEnd = wal.shippableLsn(!shipFlushedOnly);
+            long shippedEnd = wal.replication().shippableLsn(!shipFlushedOnly);
             if (state != null) {
                 refuse(ctx, Frame.Error.MALFORMED, "a second hello on one connection");
             } else if (hello.version() != FrameDescriptor.PROTOCOL_VERSION) {
@@ -688,12 +688,12 @@ public final class ReplicationServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        wal.retentionFloor(null);
+        wal.replication().retentionFloor(null);
         if (policy != null) {
             // The policy stands; only its confirmations stop. Commits waiting for them fail as "durable locally, not
             // confirmed" and are never released as LOCAL: an operator stopping a primary to fail over must not have
             // acknowledged ON records that no replica holds.
-            wal.remoteWaits().detach("replication stopped (the replication endpoint closed)");
+            wal.replication().remoteWaits().detach("replication stopped (the replication endpoint closed)");
         }
     }
 }

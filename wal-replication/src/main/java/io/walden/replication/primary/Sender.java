@@ -89,7 +89,7 @@ final class Sender implements Runnable {
                 if (historyChanged()) {
                     return;
                 }
-                ReplicationChunk chunk = unflushed ? wal.readWritten(position, MAX_CHUNK) : wal.readFlushed(position, MAX_CHUNK);
+                ReplicationChunk chunk = unflushed ? wal.replication().readWritten(position, MAX_CHUNK) : wal.replication().readFlushed(position, MAX_CHUNK);
                 // Checked again after the read: the history is replaced before any byte of a new epoch is written,
                 // so bytes read while the told history is still current belong to it.
                 if (historyChanged()) {
@@ -123,7 +123,7 @@ final class Sender implements Runnable {
                     continue;
                 }
                 long told = toldFlushed;
-                if (!wal.awaitPositions(() -> wal.shippableLsn(unflushed) > position
+                if (!wal.replication().awaitPositions(() -> wal.replication().shippableLsn(unflushed) > position
                                 || unflushed && wal.flushedLsn() > told, keepaliveNanos / 2, TimeUnit.NANOSECONDS)
                         && System.nanoTime() - lastSent >= keepaliveNanos / 2) {
                     channel.writeAndFlush(new Frame.Keepalive(wal.flushedLsn(),

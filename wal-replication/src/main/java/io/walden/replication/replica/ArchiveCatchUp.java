@@ -20,7 +20,7 @@ import java.nio.file.StandardOpenOption;
 /**
  * Fetches from the archive what the primary no longer keeps (PostgreSQL's {@code restore_command} on a standby): from
  * this log's end, each archived segment (or, last, the head of one that was not sealed) is applied as if it had been
- * streamed, record by record checked by {@link Wal#applyReplicated}, then flushed. Archived bytes had been flushed by
+ * streamed, record by record checked by {@link io.walden.core.replication.ReplicatedLog#writeReceived}, then flushed. Archived bytes had been flushed by
  * the primary before they were archived, so readers may see them at once.
  *
  * <p>Thread-safety: runs on the replica's receiver thread, which alone applies bytes to the log.
@@ -91,9 +91,9 @@ final class ArchiveCatchUp {
             if (size <= from) {
                 return 0;
             }
-            wal.applyReplicated(end, ch.map(FileChannel.MapMode.READ_ONLY, from, size - from));
+            wal.replication().writeReceived(end, ch.map(FileChannel.MapMode.READ_ONLY, from, size - from));
             wal.flush();
-            wal.raiseReadLimit(wal.insertLsn()); // the primary had flushed it before archiving it
+            wal.replication().raiseReadLimit(wal.insertLsn()); // the primary had flushed it before archiving it
             return size - from;
         }
     }

@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A replica's receiver (docs/replication-protocol.md): connects to the primary, sends its epoch and end, adopts
- * the primary's epoch history, applies what arrives byte for byte ({@link Wal#applyReplicated}), flushes it
+ * the primary's epoch history, applies what arrives byte for byte ({@link io.walden.core.replication.ReplicatedLog#writeReceived}), flushes it
  * through its own group commit, hands each flushed record to the application's {@link RecordApplier} if one is
  * registered, and reports written, flushed and applied positions after each batch, at a status interval and
  * whenever asked. Reconnects with backoff and resumes exactly at its end. While it runs, local appends are refused
@@ -116,7 +116,7 @@ public final class ReplicaClient implements AutoCloseable {
         this.catchUp = b.archive == null ? null : new ArchiveCatchUp(b.wal, b.archive);
         this.applyReader = b.applier == null ? null : wal.reader(b.applyFrom, WalReader.Visibility.FLUSHED);
         this.applied = b.applier == null ? wal.flushedLsn() : b.applyFrom;
-        wal.refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
+        wal.replication().refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
                 + "; write to the primary");
         this.statusTask = group.scheduleAtFixedRate(() -> {
             Channel c = channel;
@@ -330,7 +330,7 @@ public final class ReplicaClient implements AutoCloseable {
      */
     private void primaryFlushed(Channel c, long lsn) {
         long before = applied;
-        wal.raiseReadLimit(lsn);
+        wal.replication().raiseReadLimit(lsn);
         if (recordApplier != null) {
             applyFlushed();
         } else {
@@ -427,7 +427,7 @@ public final class ReplicaClient implements AutoCloseable {
                 receiver.execute(() -> {
                     try {
                         rewindIfNeeded(welcome.history());
-                        wal.adoptHistory(welcome.history()); // durably, before any byte of it is applied
+                        wal.replication().adoptHistory(welcome.history()); // durably, before any byte of it is applied
                     } catch (RuntimeException e) {
                         refuseToFollow(ctx, e.getMessage() + "; rebuild this replica from the primary");
                         return;
@@ -509,7 +509,7 @@ public final class ReplicaClient implements AutoCloseable {
                 throw new IllegalStateException("the primary's history ends this replica's epoch at " + Lsn.format(to)
                         + ", but the application already applied records up to " + Lsn.format(applied));
             }
-            long removed = wal.rewindTo(to);
+            long removed = wal.replication().rewindTo(to);
             rewinds++;
             LOG.warn("Rewound this replica from {} to {} ({} bytes): the primary's history ends its epoch there",
                     Lsn.format(end), Lsn.format(to), removed);
@@ -536,7 +536,7 @@ public final class ReplicaClient implements AutoCloseable {
          */
         private void apply(ChannelHandlerContext ctx, long start, byte[] bytes) {
             try {
-                long end = wal.applyReplicated(start, ByteBuffer.wrap(bytes));
+                long end = wal.replication().writeReceived(start, ByteBuffer.wrap(bytes));
                 ctx.writeAndFlush(new Frame.Status(end, wal.flushedLsn(), applied, now(), false));
                 unflushedBytes += bytes.length;
                 boolean moreQueued = pending.get() > bytes.length;
@@ -597,7 +597,7 @@ public final class ReplicaClient implements AutoCloseable {
     public static Wal openReplicaLog(io.walden.core.WalConfig.Builder config, PrimaryIdentity primary) {
         Wal wal = Wal.open(config.logId(primary.logId()).segmentSize(primary.segmentSize()).baseLsn(primary.baseLsn()).build());
         try {
-            wal.adoptHistory(primary.history());
+            wal.replication().adoptHistory(primary.history());
             return wal;
         } catch (RuntimeException e) {
             wal.close();
@@ -673,7 +673,7 @@ public final class ReplicaClient implements AutoCloseable {
 
     /**
      * Makes this replica a primary (PostgreSQL's promote): stops streaming, applies and flushes everything already
-     * received, then {@link Wal#promote() begins a new epoch} and accepts local appends. The log stays open (the
+     * received, then {@link io.walden.core.replication.ReplicatedLog#promote() begins a new epoch} and accepts local appends. The log stays open (the
      * caller owns it); start a {@code ReplicationServer} on it to serve replicas.
      *
      * @return the new epoch
@@ -699,7 +699,7 @@ public final class ReplicaClient implements AutoCloseable {
             if (applyReader != null) {
                 applyReader.close(); // the receiver has finished with it (a stop that timed out left it open)
             }
-            Epoch epoch = wal.promote(); // on failure nothing changed: a retry tries again
+            Epoch epoch = wal.replication().promote(); // on failure nothing changed: a retry tries again
             promoted = true;
             LOG.info("Promoted: the replica of {} is now a primary in epoch {} from {}", primary, epoch.number(),
                     Lsn.format(epoch.startLsn()));

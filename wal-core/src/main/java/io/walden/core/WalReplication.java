@@ -1,0 +1,393 @@
+package io.walden.core;
+
+import io.walden.core.commit.Activity;
+import io.walden.core.commit.Appender;
+import io.walden.core.commit.GroupCommit;
+import io.walden.core.commit.Position;
+import io.walden.core.commit.ReadNotifier;
+import io.walden.core.commit.RemoteWaits;
+import io.walden.core.record.ControlRecord;
+import io.walden.core.record.RecordDescriptor;
+import io.walden.core.recovery.Checkpointer;
+import io.walden.core.replication.ReplicatedLog;
+import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentFiles;
+import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.segment.SegmentPreparer;
+import io.walden.core.segment.SegmentRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A log's side that replication drives ({@link ReplicatedLog}): its role (appends refused on a replica, promotion),
+ * its epoch history, a replica's read limit and rewind, the write stage of received bytes, and what a sender reads.
+ * It owns the role state that {@link Wal}'s facade reads: the refusal, the history, whether an epoch began since open.
+ *
+ * <p>Thread-safety: state changes happen under the log's admin lock; the refusal, the history and the retention floor
+ * are volatile, read without it (the refusal on every append).
+ */
+final class WalReplication implements ReplicatedLog {
+    private static final Logger LOG = LoggerFactory.getLogger(WalReplication.class);
+
+    private final Wal wal;
+    private final WalConfig config;
+    private final Path dir;
+    private final Object adminLock;
+    private final Activity activity;
+    private final GroupCommit commit;
+    private final Checkpointer checkpointer;
+    private final Appender appender;
+    private final SegmentPreparer preparer;
+    private final SegmentRegistry registry;
+    private final ReadNotifier notifier;
+    private final Cursors cursors;
+    private final RemoteWaits remote;
+    private final Position tail;
+    private final Position written;
+    private final Position flushed;
+    /** A replica's read limit (see {@link Wal#readLimit()}); moved here under the admin lock, read by readers. */
+    private final Position readLimit;
+    private final boolean shutDownCleanly;
+    /** What truncation must keep: replication slots hold back the LSN their replicas still need. */
+    private volatile java.util.function.LongSupplier retentionFloor = () -> Long.MAX_VALUE;
+    /** When set, local appends are refused with this reason (a replica names its primary). */
+    private volatile String appendsRefused;
+    /** The epochs this log lived through (walden.history); replaced under the admin lock, after the file. */
+    private volatile EpochHistory history;
+    /** An epoch began since this log was opened (a promotion, or after a crash): see {@link #mayShipUnflushed()}. */
+    private volatile boolean epochBegunSinceOpen;
+
+    /** The parts of a {@link Wal} this side works on (Wal's constructor wires them). */
+    record Parts(WalConfig config, Path dir, Object adminLock, Activity activity, GroupCommit commit,
+                 Checkpointer checkpointer, Appender appender, SegmentPreparer preparer, SegmentRegistry registry,
+                 ReadNotifier notifier, Cursors cursors, RemoteWaits remote, Position tail, Position written,
+                 Position flushed, Position readLimit, EpochHistory history, boolean shutDownCleanly) {
+    }
+
+    WalReplication(Wal wal, Parts p) {
+        this.wal = wal;
+        this.config = p.config();
+        this.dir = p.dir();
+        this.adminLock = p.adminLock();
+        this.activity = p.activity();
+        this.commit = p.commit();
+        this.checkpointer = p.checkpointer();
+        this.appender = p.appender();
+        this.preparer = p.preparer();
+        this.registry = p.registry();
+        this.notifier = p.notifier();
+        this.cursors = p.cursors();
+        this.remote = p.remote();
+        this.tail = p.tail();
+        this.written = p.written();
+        this.flushed = p.flushed();
+        this.readLimit = p.readLimit();
+        this.history = p.history();
+        this.shutDownCleanly = p.shutDownCleanly();
+    }
+
+    /** Why local appends are refused (a replica), or null. Volatile read: on every append. */
+    String refusal() {
+        return appendsRefused;
+    }
+
+    EpochHistory history() {
+        return history;
+    }
+
+    @Override
+    public void limitReadsToPrimary() {
+        synchronized (adminLock) {
+            if (readLimit.get() == Long.MAX_VALUE) {
+                readLimit.set(flushed.get());
+            }
+        }
+    }
+
+    @Override
+    public void raiseReadLimit(long lsn) {
+        if (readLimit.get() != Long.MAX_VALUE && readLimit.advanceTo(lsn) == lsn) {
+            notifier.signal();
+        }
+    }
+
+
+    @Override
+    public RemoteWaits remoteWaits() {
+        return remote;
+    }
+
+    @Override
+    public void retentionFloor(java.util.function.LongSupplier floor) {
+        this.retentionFloor = floor == null ? () -> Long.MAX_VALUE : floor;
+    }
+
+    /** What replication needs kept (see {@link #retentionFloor(java.util.function.LongSupplier)}); asked under the admin lock. */
+    long retentionFloor() {
+        return retentionFloor.getAsLong();
+    }
+
+    @Override
+    public void refuseAppends(String reason) {
+        if (reason != null) {
+            limitReadsToPrimary(); // a replica's readers never see what its primary may not have flushed
+        }
+        this.appendsRefused = reason; // before the cursors follow: no cursor change slips in between
+        if (reason != null) {
+            cursors.following();
+        }
+    }
+
+
+    /**
+     * After a crash, before anything is appended: the epoch this log was in ends at the recovered end, and a new one
+     * begins there (docs/replication.md, "Shipping before the flush").
+     */
+    void beginEpochAfterCrash() {
+        synchronized (adminLock) {
+            long end = tail.get();
+            EpochHistory next = history.next(end);
+            writeHistory(next);
+            epochBegunSinceOpen = true;
+            LOG.warn("The log in {} was not closed cleanly: epoch {} begins at its recovered end {}, so that a replica "
+                    + "holding records beyond it (received before they were flushed here) rewinds them", dir,
+                    next.current().number(), Lsn.format(end));
+        }
+    }
+
+    @Override
+    public boolean mayShipUnflushed() {
+        // A replica (a cascading sender) ships nothing beyond its read limit, which nothing can rewind.
+        return appendsRefused != null || shutDownCleanly || epochBegunSinceOpen;
+    }
+
+    @Override
+    public boolean awaitPositions(java.util.function.BooleanSupplier condition, long timeout, TimeUnit unit)
+            throws InterruptedException {
+        return notifier.await(() -> condition.getAsBoolean() ? 1 : 0, 0, timeout, unit, wal::isClosed);
+    }
+
+    @Override
+    public Epoch promote() {
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell);
+        try {
+            wal.ensureOpen();
+            commit.flushAll();
+            synchronized (adminLock) {
+                long end = tail.get();
+                EpochHistory next = history.next(end);
+                writeHistory(next);
+                epochBegunSinceOpen = true;
+                readLimit.set(Long.MAX_VALUE); // a primary's readers see all it has: its bytes are the new epoch's prefix
+                cursors.promoted(); // its cursors: everything it holds, kept live from now on
+                appendsRefused = null;
+                LOG.info("Promoted the log in {}: epoch {} begins at {} (history {})", dir, next.current().number(),
+                        Lsn.format(end), next);
+                return next.current();
+            }
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
+    @Override
+    public long rewindTo(long lsn) {
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell);
+        try {
+            wal.ensureOpen();
+            commit.checkNotFailed();
+            synchronized (adminLock) {
+                if (appendsRefused == null) {
+                    throw new IllegalStateException("only a replica's log is rewound (this one accepts appends)");
+                }
+                long end = tail.get();
+                if (lsn >= end) {
+                    return 0;
+                }
+                if (lsn < wal.oldestLsn()) {
+                    throw new IllegalStateException("cannot rewind to " + Lsn.format(lsn) + ": below this log's oldest record "
+                            + Lsn.format(wal.oldestLsn()));
+                }
+                commit.flushAll(); // nothing unwritten in the ring: only the link ahead of the end
+                long from = ReadStart.pastHeader(lsn, config.segmentSize());
+                long expected;
+                try {
+                    expected = ReadStart.expectedPrev(registry, from, written.get(), end, wal.oldestLsn());
+                } catch (IllegalLsnException e) {
+                    throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": " + e.getMessage(), e);
+                }
+                Segment seg = registry.get(from);
+                long prev = seg.readLong(from - seg.startLsn() + RecordDescriptor.PREV_OFFSET);
+                if (expected != ReadStart.ANY_PREV && expected != prev) {
+                    throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": its record's link does not "
+                            + "match the chain before it");
+                }
+                long firstPrev = from - seg.startLsn() == SegmentHeaderDescriptor.LENGTH ? prev
+                        : seg.readLong(SegmentHeaderDescriptor.LENGTH + RecordDescriptor.PREV_OFFSET);
+                try {
+                    // The positions move back and the checkpoint is written under the checkpointer's lock: no periodic
+                    // checkpoint can record the old flush point in between.
+                    checkpointer.rewind(from, firstPrev, () -> {
+                        commit.rewindPositions(from, tail);
+                        readLimit.set(Math.min(readLimit.get(), from));
+                        appender.rewindLink(end, from, prev);
+                    });
+                    SegmentFiles.writeZeros(seg.channel(), from - seg.startLsn(), seg.size());
+                    seg.force(false);
+                    seg.boundaries().forgetFrom(from - seg.startLsn());
+                    preparer.cutBack(seg.startLsn());
+                } catch (IOException e) {
+                    // The checkpoint or the removal failed: the files may hold the old records below an old flush point
+                    // while the positions say otherwise. The log must be reopened (recovery then finds the old records,
+                    // and the next connection to the primary rewinds again).
+                    commit.fail("rewinding to " + Lsn.format(from) + " failed: " + e, e);
+                    throw new WalException("could not remove the records after " + Lsn.format(from) + " from " + dir
+                            + ": " + e.getMessage() + "; reopen the log (the next rewind removes them)", e);
+                }
+                preparer.request(seg.startLsn() + config.segmentSize());
+                notifier.signal();
+                LOG.warn("Rewound the log in {} from {} to {}: the records after it were never its primary's", dir,
+                        Lsn.format(end), Lsn.format(from));
+                try {
+                    cursors.rewound(from); // cursor changes removed with the records are undone
+                } catch (IOException e) {
+                    throw new WalException("rewound to " + Lsn.format(from) + " but could not rebuild the cursors: "
+                            + e.getMessage() + "; reopen the log", e);
+                }
+                return end - from;
+            }
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
+    @Override
+    public void adoptHistory(EpochHistory primary) {
+        synchronized (adminLock) {
+            wal.ensureOpen();
+            long end = tail.get();
+            if (primary.current().number() < history.current().number()) {
+                // PostgreSQL's rule: never follow a primary behind the newest timeline this log knows of. A stale
+                // primary (an old one still running after a promotion) would hand over records the new one never had.
+                throw new IllegalStateException("this log cannot follow a log in epoch " + primary.current().number()
+                        + ": it knows of epoch " + history.current().number() + " (history " + history
+                        + "); that primary is stale");
+            }
+            // A log that holds no record (a new replica, beginning where its primary's oldest record is) cannot have
+            // diverged: there is nothing in it that the primary might not have.
+            String divergence = end == wal.oldestLsn() ? null : primary.divergence(history.at(end), end);
+            if (divergence != null) {
+                throw new IllegalStateException("this log cannot follow a log with history " + primary + ": " + divergence);
+            }
+            if (!primary.equals(history)) {
+                writeHistory(primary);
+                LOG.info("Log {} now follows the epoch history {}", dir, primary);
+            }
+        }
+    }
+
+    private void writeHistory(EpochHistory next) {
+        try {
+            io.walden.core.recovery.HistoryFile.write(dir, next);
+        } catch (java.io.IOException e) {
+            throw new WalException("could not record the epoch history " + next + " in " + dir + ": " + e.getMessage(), e);
+        }
+        history = next;
+    }
+
+    @Override
+    public long writeReceived(long startLsn, ByteBuffer bytes) {
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell);
+        try {
+            wal.ensureOpen();
+            commit.checkNotFailed(); // a replica that cannot flush must not keep accepting (and confirming) bytes
+            synchronized (adminLock) { // one applier at a time; never concurrently with truncation or close
+                if (ControlRecord.anyIn(bytes)) {
+                    cursors.received(); // the cursor files exist before the record can be flushed here
+                }
+                return appender.applyReplicated(startLsn, bytes);
+            }
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
+    @Override
+    public ReplicationChunk readFlushed(long fromLsn, int maxBytes) {
+        return readForReplica(fromLsn, maxBytes, false);
+    }
+
+    @Override
+    public ReplicationChunk readWritten(long fromLsn, int maxBytes) {
+        return readForReplica(fromLsn, maxBytes, true);
+    }
+
+    @Override
+    public long shippableLsn(boolean unflushed) {
+        return Math.min(unflushed ? written.get() : flushed.get(), readLimit.get());
+    }
+
+    private ReplicationChunk readForReplica(long fromLsn, int maxBytes, boolean unflushed) {
+        wal.ensureOpen();
+        long limit = shippableLsn(unflushed);
+        long from = fromLsn;
+        if (from > limit) {
+            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the " + (unflushed ? "written" : "flushed")
+                    + " end " + Lsn.format(limit));
+        }
+        from = ReadStart.pastHeader(from, config.segmentSize()); // a segment's start: its first record follows the header
+        if (from >= limit) {
+            return null;
+        }
+        if (from < wal.oldestLsn()) {
+            throw new LsnRemovedException(from, wal.oldestLsn());
+        }
+        ReadStart.expectedPrev(registry, from, written.get(), tail.get(), wal.oldestLsn()); // refuses a non-boundary
+        Segment seg = registry.get(from);
+        if (seg == null || !seg.tryEnter()) {
+            throw new LsnRemovedException(from, wal.oldestLsn());
+        }
+        try {
+            long offset = from - seg.startLsn();
+            long end = offset;
+            long max = Math.min(limit, seg.endLsn()) - seg.startLsn();
+            while (end < max && end + Integer.BYTES <= seg.size()) {
+                int length = seg.readIntAcquire(end);
+                long next = end + RecordDescriptor.aligned(length);
+                if (length <= 0 || next > seg.size() || (next - offset > maxBytes && end > offset)) {
+                    break;
+                }
+                end = next;
+            }
+            if (end == offset) {
+                throw new IllegalLsnException("no record starts at " + Lsn.format(from) + " (below the shippable end "
+                        + Lsn.format(limit) + "): not a record boundary of this log");
+            }
+            byte[] bytes = new byte[(int) (end - offset)];
+            ByteBuffer view = seg.newView();
+            view.position((int) offset).limit((int) end);
+            view.get(bytes);
+            return new ReplicationChunk(from, ByteBuffer.wrap(bytes).asReadOnlyBuffer());
+        } finally {
+            seg.exit();
+        }
+    }
+
+    @Override
+    public boolean awaitFlushedPast(long lsn, long timeout, TimeUnit unit) throws InterruptedException {
+        return awaitShippablePast(lsn, false, timeout, unit);
+    }
+
+    @Override
+    public boolean awaitShippablePast(long lsn, boolean unflushed, long timeout, TimeUnit unit) throws InterruptedException {
+        return notifier.await(() -> shippableLsn(unflushed), lsn, timeout, unit, wal::isClosed);
+    }
+}
