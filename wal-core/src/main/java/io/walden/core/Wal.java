@@ -10,7 +10,6 @@ import io.walden.core.commit.Position;
 import io.walden.core.commit.ReadNotifier;
 import io.walden.core.commit.WalBuffers;
 import io.walden.core.commit.RemoteWaits;
-import io.walden.core.record.ControlRecord;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.metrics.WalMetrics;
 import io.walden.core.metrics.WalStats;
@@ -40,7 +39,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -104,11 +102,10 @@ public final class Wal implements AutoCloseable {
     private final WalMetrics metrics;
     private final Cursors cursors;
     private final Object adminLock = new Object();
-    private volatile boolean closed;
     /** The side replication drives: the role (appends refused on a replica), the epoch history, rewinds. */
     private final WalReplication replication;
-    /** When set, local appends are held back with this reason until it clears (the archive is too far behind). */
-    private volatile String appendsBlocked;
+    /** Admission, the copy into the WAL buffers and each append's durability wait. */
+    private final WritePath writes;
     /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
     private final Archiver archiver;
     /**
@@ -160,6 +157,7 @@ public final class Wal implements AutoCloseable {
                     checkpointer.checkpoint();
                     cursors.tick(); // when the end passed which LSN: the cursors' lag in time
                 });
+        this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, tail, flushed);
         this.metrics = new WalMetrics(this, stats, new WalMetrics.Sources() {
             @Override
             public long flushCount() {
@@ -183,7 +181,7 @@ public final class Wal implements AutoCloseable {
 
     private Archiver newArchiver(ArchiveConfig archive) {
         try {
-            return new Archiver(new ArchivedWal(this, reason -> appendsBlocked = reason), archive);
+            return new Archiver(new ArchivedWal(this, reason -> writes.blockAppends(reason)), archive);
         } catch (IOException e) {
             throw new WalException("could not read the archive status in " + dir + ": " + e.getMessage(), e);
         }
@@ -240,7 +238,7 @@ public final class Wal implements AutoCloseable {
         }
     }
 
-    // ------------------------------------------------------------------ append
+    // ------------------------------------------------------------------ append (WritePath)
 
     /** Appends with the configured default durability; returns the record's LSN once that level is reached. */
     public long append(byte[] payload) {
@@ -267,18 +265,7 @@ public final class Wal implements AutoCloseable {
      * (readers get the original bytes back either way; see {@link Compression}).
      */
     public long append(int type, byte[] payload, int offset, int length, Durability durability, Compression compression) {
-        Objects.checkFromIndexSize(offset, length, payload.length);
-        checkRecord(type, length);
-        Activity.Cell cell = enter();
-        long lsn;
-        try {
-            lsn = appender.append(type, payload, offset, length, compression, durability);
-            awaitLocalCommit(lsn, durability);
-        } finally {
-            Activity.exit(cell);
-        }
-        remote.await(durability, lsn); // outside: it touches no segment, and may wait long for a replica
-        return lsn;
+        return writes.append(type, payload, offset, length, durability, compression);
     }
 
     /** Appends the remaining bytes of {@code payload} (its position is not moved). */
@@ -288,37 +275,12 @@ public final class Wal implements AutoCloseable {
 
     /** {@link #append(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
     public long append(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        checkRecord(type, payload.remaining());
-        Activity.Cell cell = enter();
-        long lsn;
-        try {
-            lsn = appender.append(type, payload, compression, durability, true);
-            awaitLocalCommit(lsn, durability);
-        } finally {
-            Activity.exit(cell);
-        }
-        remote.await(durability, lsn);
-        return lsn;
+        return writes.append(type, payload, durability, compression);
     }
 
     /** Appends the readable bytes of a Chronicle {@link BytesStore} (from its read position, for its read remaining). */
     public long append(int type, BytesStore<?, ?> payload, Durability durability) {
-        long remaining = payload.readRemaining();
-        if (remaining > maxPayload) {
-            throw new PayloadTooLargeException(remaining, maxPayload);
-        }
-        int length = (int) remaining;
-        checkRecord(type, length);
-        Activity.Cell cell = enter();
-        long lsn;
-        try {
-            lsn = appender.append(type, payload, payload.readPosition(), length, durability);
-            awaitLocalCommit(lsn, durability);
-        } finally {
-            Activity.exit(cell);
-        }
-        remote.await(durability, lsn);
-        return lsn;
+        return writes.append(type, payload, durability);
     }
 
     /**
@@ -332,13 +294,7 @@ public final class Wal implements AutoCloseable {
 
     /** {@link #appendAsync(byte[], Durability)} with a type tag. */
     public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
-        checkRecord(type, payload.length);
-        Activity.Cell cell = enter();
-        try {
-            return durabilityFuture(appender.append(type, payload, 0, payload.length, config.compression(), durability), durability);
-        } finally {
-            Activity.exit(cell);
-        }
+        return writes.appendAsync(type, payload, durability);
     }
 
     /**
@@ -351,13 +307,7 @@ public final class Wal implements AutoCloseable {
 
     /** {@link #appendAsync(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
     public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        checkRecord(type, payload.remaining());
-        Activity.Cell cell = enter();
-        try {
-            return durabilityFuture(appender.append(type, payload, compression, durability, true), durability);
-        } finally {
-            Activity.exit(cell);
-        }
+        return writes.appendAsync(type, payload, durability, compression);
     }
 
     /**
@@ -372,14 +322,7 @@ public final class Wal implements AutoCloseable {
 
     /** {@link #tryAppendAsync(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
     public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        checkRecord(type, payload.remaining());
-        Activity.Cell cell = enter();
-        try {
-            long lsn = appender.append(type, payload, compression, durability, false);
-            return lsn == Appender.NOT_READY ? null : durabilityFuture(lsn, durability);
-        } finally {
-            Activity.exit(cell);
-        }
+        return writes.tryAppendAsync(type, payload, durability, compression);
     }
 
     /**
@@ -401,25 +344,7 @@ public final class Wal implements AutoCloseable {
     /** {@link #tryAppend(int, ByteBuffer, Durability, AppendCompletion)}, stored with {@code compression} when that saves space. */
     public boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
                              AppendCompletion completion) {
-        checkRecord(type, payload.remaining());
-        Activity.Cell cell = enter();
-        try {
-            long lsn = appender.append(type, payload, compression, durability, false);
-            if (lsn == Appender.NOT_READY) {
-                return false;
-            }
-            if (!durability.waitsForLocalFlush()) {
-                writer.nudge(); // into the file within offWriteDelay
-                completion.prepare(durability, remote);
-                completion.durable(lsn);
-                return true;
-            }
-            completion.prepare(durability, remote);
-            commit.awaitFlushedAsync(completion, lsn);
-            return true;
-        } finally {
-            Activity.exit(cell);
-        }
+        return writes.tryAppend(type, payload, durability, compression, completion);
     }
 
     /**
@@ -431,42 +356,12 @@ public final class Wal implements AutoCloseable {
      * @return true when this thread flushed (or nothing needed flushing)
      */
     public boolean flushIfIdle() {
-        Activity.Cell cell = activity.cell();
-        Activity.enter(cell); // not enter(): a replica refuses appends, but what was appended must still be flushed
-        boolean led;
-        try {
-            ensureOpen();
-            led = commit.leadIfIdle();
-        } finally {
-            Activity.exit(cell);
-        }
-        // Someone must flush what this thread's flush did not cover: a record before ours was still being copied (the
-        // flush stops below it), or another thread was flushing.
-        if (!led || commit.hasAsyncWaits()) {
-            writer.wakeUp();
-        }
-        return led;
+        return writes.flushIfIdle();
     }
 
     /** Asks the background writer to flush what is published (for {@link #tryAppend}): no thread waits. */
     public void requestFlush() {
-        writer.wakeUp();
-    }
-
-    private CompletableFuture<Long> durabilityFuture(long lsn, Durability durability) {
-        if (!durability.waitsForLocalFlush()) {
-            writer.nudge(); // into the file within offWriteDelay
-            return CompletableFuture.completedFuture(lsn);
-        }
-        CompletableFuture<Long> f = commit.flushedFuture(lsn);
-        if (!f.isDone()) {
-            writer.wakeUp();
-        }
-        if (durability != Durability.LOCAL) {
-            // Whether replicas must confirm is decided once the record is flushed locally, not now.
-            return f.thenCompose(l -> remote.confirmation(durability, l));
-        }
-        return f;
+        writes.requestFlush();
     }
 
     /**
@@ -474,38 +369,7 @@ public final class Wal implements AutoCloseable {
      * The claim must be committed or aborted promptly (see {@link WalClaim}).
      */
     public WalClaim claim(int type, int length, WalClaim claim) {
-        if (claim.isActive()) {
-            throw new IllegalStateException("claim is still active: commit or abort it before claiming again");
-        }
-        checkRecord(type, length);
-        Activity.Cell cell = enter(); // left by the claim's commit or abort, on this thread
-        boolean ok = false;
-        try {
-            long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
-            appender.writeHeaderFields(lsn, type); // the payload's bytes are zero already (WalBuffers' invariant)
-            claim.open(this, ring, lsn, length, cell);
-            ok = true;
-            return claim;
-        } finally {
-            if (!ok) {
-                Activity.exit(cell);
-            }
-        }
-    }
-
-    /** Publishes a claim (as padding when aborted), waits for its durability, and leaves the activity it entered. */
-    void finishClaim(long lsn, int recordLength, int flags, Durability durability, Activity.Cell cell) {
-        try {
-            appender.publish(lsn, recordLength, flags, durability);
-            if (flags == 0) {
-                awaitLocalCommit(lsn, durability);
-            }
-        } finally {
-            Activity.exit(cell);
-        }
-        if (flags == 0) {
-            remote.await(durability, lsn);
-        }
+        return writes.claim(type, length, claim);
     }
 
     /**
@@ -515,71 +379,7 @@ public final class Wal implements AutoCloseable {
      * @throws WalFailedException  when the log is failed
      */
     public void awaitDurable(long lsn, Durability durability) {
-        if (!durability.waitsForLocalFlush()) {
-            return;
-        }
-        if (lsn >= tail.get()) {
-            throw new IllegalLsnException("LSN " + Lsn.format(lsn) + " is not below the insert position "
-                    + Lsn.format(tail.get()));
-        }
-        if (flushed.get() <= lsn) { // a record already flushed is answered even by a closed or failed log
-            Activity.Cell cell = enter();
-            try {
-                commit.awaitFlushed(lsn);
-            } finally {
-                Activity.exit(cell);
-            }
-        }
-        remote.await(durability, lsn);
-    }
-
-    /** The local part of an append's durability wait (counted as a commit, unlike a user's {@link #awaitDurable}). */
-    private void awaitLocalCommit(long lsn, Durability durability) {
-        if (durability.waitsForLocalFlush()) {
-            commit.awaitCommit(lsn);
-        } else {
-            writer.nudge(); // into the file within offWriteDelay
-        }
-    }
-
-    private void checkRecord(int type, int length) {
-        if (length > maxPayload) {
-            throw new PayloadTooLargeException(length, maxPayload);
-        }
-        if (type < 0 || type > RecordDescriptor.MAX_TYPE) {
-            throw new IllegalArgumentException("record type must be from 0 to " + RecordDescriptor.MAX_TYPE + ", got " + type);
-        }
-    }
-
-    /**
-     * Enters the log's {@link Activity} and refuses a closed or failed log. The closed check comes after the
-     * entry's volatile store, pairing with close(), which sets {@code closed} before it waits for everyone
-     * inside to leave: either close() waits for this caller, or this caller sees the flag and reserves
-     * nothing. So no reservation is ever abandoned and no mapping is released under a caller.
-     */
-    private Activity.Cell enter() {
-        Activity.Cell cell = activity.cell();
-        Activity.enter(cell);
-        if (closed) {
-            Activity.exit(cell);
-            throw new WalClosedException("the log in " + dir + " is closed");
-        }
-        String refused = replication.refusal();
-        if (refused != null) {
-            Activity.exit(cell);
-            throw new AppendsRefusedException(refused);
-        }
-        String blocked = appendsBlocked;
-        if (blocked != null) {
-            Activity.exit(cell);
-            throw new AppendsBlockedException(blocked);
-        }
-        WalFailedException f = commit.failure();
-        if (f != null) {
-            Activity.exit(cell);
-            throw new WalFailedException(f.getMessage(), f.getCause());
-        }
-        return cell;
+        writes.awaitDurable(lsn, durability);
     }
 
     // ------------------------------------------------------------------ read
@@ -746,7 +546,7 @@ public final class Wal implements AutoCloseable {
     }
 
     public boolean isClosed() {
-        return closed;
+        return writes.isClosed();
     }
 
     /** True once a force failed; appends are refused until the log is reopened. */
@@ -783,15 +583,7 @@ public final class Wal implements AutoCloseable {
 
     /** A control record (a cursor change) at OFF: the caller waits for the durability it needs. */
     long appendControl(byte[] payload) {
-        checkRecord(0, payload.length);
-        Activity.Cell cell = enter();
-        try {
-            long lsn = appender.appendControl(payload, Durability.OFF);
-            writer.nudge();
-            return lsn;
-        } finally {
-            Activity.exit(cell);
-        }
+        return writes.appendControl(payload);
     }
 
     /** The log's own reader of control records from {@code from} to {@code until}, past a replica's read limit. */
@@ -835,14 +627,7 @@ public final class Wal implements AutoCloseable {
 
     /** Forces every written record now (as a durable append would). */
     public void flush() {
-        Activity.Cell cell = activity.cell();
-        Activity.enter(cell);
-        try {
-            ensureOpen();
-            commit.flushAll();
-        } finally {
-            Activity.exit(cell);
-        }
+        writes.flush();
     }
 
     // ------------------------------------------------------------------ internals for readers, claims and meters
@@ -864,9 +649,7 @@ public final class Wal implements AutoCloseable {
     }
 
     void ensureOpen() {
-        if (closed) {
-            throw new WalClosedException("the log in " + dir + " is closed");
-        }
+        writes.ensureOpen();
     }
 
     // ------------------------------------------------------------------ close
@@ -878,14 +661,14 @@ public final class Wal implements AutoCloseable {
     @Override
     public void close() {
         synchronized (adminLock) {
-            if (closed) {
+            if (writes.isClosed()) {
                 return;
             }
             if (activity.callerInside()) {
                 throw new IllegalStateException("close() called from inside an append, commit callback or claim of this "
                         + "log: it would wait for itself; close it from another thread");
             }
-            closed = true; // from now on every entry is refused (see enter())
+            writes.close(); // from now on every entry is refused (see WritePath.enter())
             if (archiver != null) {
                 archiver.close(); // first: it reads segment files that are unmapped below
             }

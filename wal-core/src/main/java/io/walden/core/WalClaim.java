@@ -22,7 +22,7 @@ import java.nio.ByteBuffer;
  * thread's place in the log's activity, which close() waits for).
  */
 public final class WalClaim {
-    private Wal wal;
+    private WritePath wal;
     private WalBuffers viewRing;
     private ByteBuffer view;
     private Activity.Cell activity;
@@ -33,7 +33,7 @@ public final class WalClaim {
     public WalClaim() {
     }
 
-    void open(Wal wal, WalBuffers ring, long lsn, int payloadLength, Activity.Cell activity) {
+    void open(WritePath wal, WalBuffers ring, long lsn, int payloadLength, Activity.Cell activity) {
         this.activity = activity;
         this.owner = Thread.currentThread();
         if (ring != viewRing) { // the claim is a window into the WAL buffers (one contiguous block: see WalBuffers)
@@ -91,7 +91,7 @@ public final class WalClaim {
     }
 
     private void finish(int flags, Durability durability) {
-        Wal w = wal;
+        WritePath w = wal;
         wal = null;
         w.finishClaim(lsn, RecordDescriptor.HEADER_LENGTH + length, flags, durability, activity);
     }
