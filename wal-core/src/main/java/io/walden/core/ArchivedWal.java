@@ -4,50 +4,54 @@ import io.walden.core.archive.ArchivedLog;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.function.Consumer;
 
-/** The view of a {@link Wal} its {@link io.walden.core.archive.Archiver} gets: what it reads, and the one switch it holds. */
+/**
+ * The view of a log its {@link io.walden.core.archive.Archiver} gets: what it reads, and the one switch it holds.
+ * Built from the log's parts, so the archiver can be made while the log is being put together.
+ */
 final class ArchivedWal implements ArchivedLog {
-    private final Wal wal;
-    private final Consumer<String> blocker;
+    private final WalParts parts;
 
-    ArchivedWal(Wal wal, Consumer<String> blocker) {
-        this.wal = wal;
-        this.blocker = blocker;
+    ArchivedWal(WalParts parts) {
+        this.parts = parts;
     }
 
     @Override
     public Path directory() {
-        return wal.directory();
+        return parts.dir;
     }
 
     @Override
     public long segmentSize() {
-        return wal.config().segmentSize();
+        return parts.config.segmentSize();
     }
 
     @Override
     public List<SegmentInfo> segments() {
-        return wal.segments();
+        return parts.segments();
     }
 
     @Override
     public long flushedLsn() {
-        return wal.flushedLsn();
+        return parts.flushed.get();
     }
 
+    /**
+     * A primary's log. A replica's is known before its receiver refuses appends: its read limit, kept in the control
+     * file, is set (so a restarted replica never archives, not even before it starts following).
+     */
     @Override
     public boolean acceptsAppends() {
-        return wal.appendsRefusedReason() == null;
+        return parts.replication.refusal() == null && parts.readLimit.get() == Long.MAX_VALUE;
     }
 
     @Override
     public long epochStartLsn() {
-        return wal.history().current().startLsn();
+        return parts.replication.history().current().startLsn();
     }
 
     @Override
     public void blockAppends(String reason) {
-        blocker.accept(reason);
+        parts.writes.blockAppends(reason);
     }
 }

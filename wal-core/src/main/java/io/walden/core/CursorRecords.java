@@ -25,9 +25,9 @@ final class CursorRecords {
     /** Set when a cursor file could not be read: the log is read for control records from its oldest one instead. */
     private volatile boolean damaged;
 
-    CursorRecords(Wal wal) {
+    CursorRecords(Wal wal, java.nio.file.Path dir) {
         this.wal = wal;
-        this.dir = wal.directory();
+        this.dir = dir;
     }
 
     /**

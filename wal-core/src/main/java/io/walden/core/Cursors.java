@@ -75,10 +75,11 @@ public final class Cursors {
     private final Set<String> knownLost = new HashSet<>();
     private final CursorMeters meters = new CursorMeters(this::lagBytes, this::lagSeconds);
 
-    Cursors(Wal wal) {
+    /** Calls nothing on {@code wal} until {@link #open()}: the log is still being put together. */
+    Cursors(Wal wal, java.nio.file.Path dir) {
         this.wal = wal;
-        this.dir = wal.directory();
-        this.files = new CursorRecords(wal);
+        this.dir = dir;
+        this.files = new CursorRecords(wal, dir);
     }
 
     // ------------------------------------------------------------------ the application's calls

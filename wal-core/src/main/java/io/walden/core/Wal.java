@@ -1,47 +1,25 @@
 package io.walden.core;
 
-import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.archive.Archiver;
-import io.walden.core.commit.Activity;
-import io.walden.core.commit.Appender;
-import io.walden.core.commit.FlushObserver;
 import io.walden.core.commit.GroupCommit;
-import io.walden.core.commit.Position;
 import io.walden.core.commit.ReadNotifier;
-import io.walden.core.commit.WalBuffers;
-import io.walden.core.commit.RemoteWaits;
-import io.walden.core.record.RecordDescriptor;
 import io.walden.core.metrics.WalMetrics;
-import io.walden.core.metrics.WalStats;
-import io.walden.core.recovery.Checkpointer;
 import io.walden.core.recovery.LogOpener;
-import io.walden.core.recovery.ControlFile;
-import io.walden.core.recovery.RecoveryScanner;
 import io.walden.core.replication.ReplicatedLog;
 import io.walden.core.segment.Segment;
-import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
-import io.walden.core.sync.BackgroundWriter;
-import io.walden.core.sync.SyncStrategy;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import net.openhft.chronicle.bytes.BytesStore;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -64,135 +42,16 @@ import java.util.concurrent.TimeUnit;
  * this process or another, is refused with {@link WalLockedException}.
  */
 public final class Wal implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(Wal.class);
-    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     static {
         ChronicleSettings.apply();
     }
 
-    private final WalConfig config;
-    private final Path dir;
-    private final FileChannel lockChannel;
-    private final FileLock lock;
-    private final long logId;
-    private final ControlFile controlFile;
-    private final SegmentRegistry registry;
-    private final SegmentPreparer preparer;
-    private final Position tail;
-    /** The end of the records published in the WAL buffers (appenders move it; the flush leader writes up to it). */
-    private final Position published;
-    /** The end of what the segment files hold: readers, boundary proofs and senders read the files below it. */
-    private final Position written;
-    /** The WAL buffers: appenders copy records here; the flush leader writes them into the files. */
-    private final WalBuffers ring;
-    private final Position flushed;
-    private final ReadNotifier notifier = new ReadNotifier();
-    private final Appender appender;
-    private final GroupCommit commit;
-    private final BackgroundWriter writer;
-    private final Checkpointer checkpointer;
-    private final SyncStrategy sync;
-    private final RecoveryReport report;
-    private final int maxPayload;
-    private final WalStats stats = new WalStats();
-    /** Who is inside the log: close() waits for them, truncation's grace periods too (see Activity). */
-    private final Activity activity = new Activity();
-    private final RemoteWaits remote;
-    private final WalMetrics metrics;
-    private final Cursors cursors;
-    private final Object adminLock = new Object();
-    /** The side replication drives: the role (appends refused on a replica), the epoch history, rewinds. */
-    private final WalReplication replication;
-    /** Admission, the copy into the WAL buffers and each append's durability wait. */
-    private final WritePath writes;
-    /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
-    private final Archiver archiver;
-    /**
-     * A replica's read limit: its primary had flushed everything below it; readers, appliers and cascading senders see
-     * nothing at or beyond it (it may still be rewound). {@code Long.MAX_VALUE} for a primary's log. Moved forward by
-     * the replica's receiver, back only by {@link #rewindTo}, both under the admin lock; persisted with checkpoints.
-     */
-    private final Position readLimit;
+    /** The log's parts and their lifetimes; this class is the facade over them. */
+    private final WalParts parts;
 
     private Wal(WalConfig config, LogOpener.OpenedLog opened) {
-        this.config = config;
-        this.dir = opened.dir();
-        this.lockChannel = opened.lockChannel();
-        this.lock = opened.lock();
-        this.logId = opened.logId();
-        this.controlFile = opened.controlFile();
-        this.registry = opened.registry();
-        RecoveryScanner.Result scan = opened.scan();
-        ControlFile.Checkpoint after = opened.after();
-        this.maxPayload = config.maxPayloadSize();
-        this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos());
-        this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
-        long end = scan.endLsn();
-        this.tail = new Position(end);
-        this.published = new Position(end);
-        this.written = new Position(end);
-        this.ring = WalBuffers.allocate(config.walBuffers(), config.segmentSize(),
-                RecordDescriptor.aligned(RecordDescriptor.recordLength(config.maxPayloadSize())));
-        this.flushed = new Position(end);
-        Map<Long, Long> firstPrev = new ConcurrentHashMap<>(scan.firstPrevBySegment());
-        firstPrev.put(after.scanStart(), after.scanStartPrev());
-        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
-                opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
-        this.appender = new Appender(registry, preparer, ring, tail, published, written, notifier, firstPrev,
-                scan.lastRecordLsn(), stats);
-        this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
-                config.commitDelay().toNanos(), config.commitSiblings());
-        this.readLimit = new Position(after.readLimit());
-        this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable(),
-                readLimit::get);
-        this.cursors = new Cursors(this); // before the writer, whose periodic task samples for them
-        this.archiver = config.archive() == null ? null : newArchiver(config.archive());
-        this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
-                checkpointer, appender, preparer, registry, notifier, cursors, remote, tail, written, flushed, readLimit,
-                opened.history(), opened.shutDownCleanly()));
-        this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
-                config.checkpointInterval().toNanos(),
-                () -> {
-                    checkpointer.checkpoint();
-                    cursors.tick(); // when the end passed which LSN: the cursors' lag in time
-                });
-        this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, tail, flushed);
-        this.metrics = new WalMetrics(this, stats, new WalMetrics.Sources() {
-            @Override
-            public long flushCount() {
-                return commit.flushCount();
-            }
-
-            @Override
-            public long recycledSegments() {
-                return preparer.recycledCount();
-            }
-
-            @Override
-            public void flushObserver(FlushObserver observer) {
-                commit.observer(observer);
-            }
-        });
-        this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
-                scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
-                System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
-    }
-
-    private Archiver newArchiver(ArchiveConfig archive) {
-        try {
-            return new Archiver(new ArchivedWal(this, reason -> writes.blockAppends(reason)), archive);
-        } catch (IOException e) {
-            throw new WalException("could not read the archive status in " + dir + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** A background thread that owns progress hit an Error: the log fails loudly rather than hang "ready". */
-    private void failFromBackground(String what, Throwable cause) {
-        GroupCommit c = commit;
-        if (c != null) {
-            c.fail(what, cause);
-        }
+        this.parts = new WalParts(this, config, opened);
     }
 
     // ------------------------------------------------------------------ open
@@ -208,41 +67,16 @@ public final class Wal implements AutoCloseable {
      */
     public static Wal open(WalConfig config) {
         Wal wal = new Wal(config, LogOpener.open(config));
-        wal.start();
+        wal.parts.start();
         return wal;
     }
 
-    private void start() {
-        if (config.newEpochAfterCrash() && !report.shutDownCleanly()) {
-            replication.beginEpochAfterCrash();
-        }
-        if (!sync.durable()) {
-            LOG.warn("Walden log {} uses sync method NONE: NOTHING appended to it is durable across a power failure "
-                    + "or OS crash, whatever durability an append asks for", dir);
-        }
-        try {
-            cursors.open();
-        } catch (IOException e) {
-            throw new WalException("could not read the cursor files in " + dir + ": " + e.getMessage(), e);
-        }
-        preparer.start();
-        preparer.request(registry.segmentStart(tail.get()) + config.segmentSize());
-        writer.start();
-        if (archiver != null) {
-            archiver.start();
-        }
-        if (report.repaired()) {
-            LOG.warn("Opened Walden log {}: {}", dir, report);
-        } else {
-            LOG.info("Opened Walden log {}: {}", dir, report);
-        }
-    }
 
     // ------------------------------------------------------------------ append (WritePath)
 
     /** Appends with the configured default durability; returns the record's LSN once that level is reached. */
     public long append(byte[] payload) {
-        return append(0, payload, 0, payload.length, config.durability());
+        return append(0, payload, 0, payload.length, parts.config.durability());
     }
 
     /** Appends and returns the record's LSN once {@code durability} is reached. */
@@ -257,7 +91,7 @@ public final class Wal implements AutoCloseable {
 
     /** Appends {@code length} bytes of {@code payload} from {@code offset}, with a type tag. */
     public long append(int type, byte[] payload, int offset, int length, Durability durability) {
-        return append(type, payload, offset, length, durability, config.compression());
+        return append(type, payload, offset, length, durability, parts.config.compression());
     }
 
     /**
@@ -265,22 +99,22 @@ public final class Wal implements AutoCloseable {
      * (readers get the original bytes back either way; see {@link Compression}).
      */
     public long append(int type, byte[] payload, int offset, int length, Durability durability, Compression compression) {
-        return writes.append(type, payload, offset, length, durability, compression);
+        return parts.writes.append(type, payload, offset, length, durability, compression);
     }
 
     /** Appends the remaining bytes of {@code payload} (its position is not moved). */
     public long append(int type, ByteBuffer payload, Durability durability) {
-        return append(type, payload, durability, config.compression());
+        return append(type, payload, durability, parts.config.compression());
     }
 
     /** {@link #append(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
     public long append(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return writes.append(type, payload, durability, compression);
+        return parts.writes.append(type, payload, durability, compression);
     }
 
     /** Appends the readable bytes of a Chronicle {@link BytesStore} (from its read position, for its read remaining). */
     public long append(int type, BytesStore<?, ?> payload, Durability durability) {
-        return writes.append(type, payload, durability);
+        return parts.writes.append(type, payload, durability);
     }
 
     /**
@@ -294,7 +128,7 @@ public final class Wal implements AutoCloseable {
 
     /** {@link #appendAsync(byte[], Durability)} with a type tag. */
     public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
-        return writes.appendAsync(type, payload, durability);
+        return parts.writes.appendAsync(type, payload, durability);
     }
 
     /**
@@ -302,12 +136,12 @@ public final class Wal implements AutoCloseable {
      * the bytes are copied into the log before this returns, so the buffer may be reused or released at once).
      */
     public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability) {
-        return appendAsync(type, payload, durability, config.compression());
+        return appendAsync(type, payload, durability, parts.config.compression());
     }
 
     /** {@link #appendAsync(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
     public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return writes.appendAsync(type, payload, durability, compression);
+        return parts.writes.appendAsync(type, payload, durability, compression);
     }
 
     /**
@@ -317,12 +151,12 @@ public final class Wal implements AutoCloseable {
      * written. Append from a thread that may wait then.
      */
     public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability) {
-        return tryAppendAsync(type, payload, durability, config.compression());
+        return tryAppendAsync(type, payload, durability, parts.config.compression());
     }
 
     /** {@link #tryAppendAsync(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
     public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return writes.tryAppendAsync(type, payload, durability, compression);
+        return parts.writes.tryAppendAsync(type, payload, durability, compression);
     }
 
     /**
@@ -338,13 +172,13 @@ public final class Wal implements AutoCloseable {
      * @throws WalClosedException, WalFailedException, AppendsRefusedException, PayloadTooLargeException as appends do
      */
     public boolean tryAppend(int type, ByteBuffer payload, Durability durability, AppendCompletion completion) {
-        return tryAppend(type, payload, durability, config.compression(), completion);
+        return tryAppend(type, payload, durability, parts.config.compression(), completion);
     }
 
     /** {@link #tryAppend(int, ByteBuffer, Durability, AppendCompletion)}, stored with {@code compression} when that saves space. */
     public boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
                              AppendCompletion completion) {
-        return writes.tryAppend(type, payload, durability, compression, completion);
+        return parts.writes.tryAppend(type, payload, durability, compression, completion);
     }
 
     /**
@@ -356,12 +190,12 @@ public final class Wal implements AutoCloseable {
      * @return true when this thread flushed (or nothing needed flushing)
      */
     public boolean flushIfIdle() {
-        return writes.flushIfIdle();
+        return parts.writes.flushIfIdle();
     }
 
     /** Asks the background writer to flush what is published (for {@link #tryAppend}): no thread waits. */
     public void requestFlush() {
-        writes.requestFlush();
+        parts.writes.requestFlush();
     }
 
     /**
@@ -369,7 +203,7 @@ public final class Wal implements AutoCloseable {
      * The claim must be committed or aborted promptly (see {@link WalClaim}).
      */
     public WalClaim claim(int type, int length, WalClaim claim) {
-        return writes.claim(type, length, claim);
+        return parts.writes.claim(type, length, claim);
     }
 
     /**
@@ -379,7 +213,7 @@ public final class Wal implements AutoCloseable {
      * @throws WalFailedException  when the log is failed
      */
     public void awaitDurable(long lsn, Durability durability) {
-        writes.awaitDurable(lsn, durability);
+        parts.writes.awaitDurable(lsn, durability);
     }
 
     // ------------------------------------------------------------------ read
@@ -400,26 +234,26 @@ public final class Wal implements AutoCloseable {
     public WalReader reader(long fromLsn, WalReader.Visibility visibility) {
         ensureOpen();
         long oldest = oldestLsn();
-        Segment first = registry.oldest();
+        Segment first = parts.registry.oldest();
         if (first != null && fromLsn >= first.startLsn() && fromLsn < oldest) {
             fromLsn = oldest; // inside the oldest segment's header: the log starts right after it
         }
         if (fromLsn < oldest) {
             throw new LsnRemovedException(fromLsn, oldest);
         }
-        long insert = tail.get();
+        long insert = parts.tail.get();
         if (fromLsn > insert) {
             throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond the end of the log ("
                     + Lsn.format(insert) + ")");
         }
-        long from = ReadStart.pastHeader(fromLsn, config.segmentSize());
-        long expectedPrev = ReadStart.expectedPrev(registry, from, written.get(), insert, oldest);
+        long from = ReadStart.pastHeader(fromLsn, parts.config.segmentSize());
+        long expectedPrev = ReadStart.expectedPrev(parts.registry, from, parts.written.get(), insert, oldest);
         return new WalReader(this, from, expectedPrev, visibility);
     }
 
     /** For a reader that started beyond the written position: proves its start once it is written (see ReadStart). */
     long expectedPrevAt(long lsn) {
-        return ReadStart.expectedPrev(registry, lsn, written.get(), tail.get(), oldestLsn());
+        return ReadStart.expectedPrev(parts.registry, lsn, parts.written.get(), parts.tail.get(), oldestLsn());
     }
 
     // ------------------------------------------------------------------ positions
@@ -429,8 +263,8 @@ public final class Wal implements AutoCloseable {
      * what its primary has flushed ({@link #readLimit()}).
      */
     long visibleLsn(WalReader.Visibility visibility) {
-        long end = visibility == WalReader.Visibility.WRITTEN ? written.get() : flushed.get();
-        return Math.min(end, readLimit.get());
+        long end = visibility == WalReader.Visibility.WRITTEN ? parts.written.get() : parts.flushed.get();
+        return Math.min(end, parts.readLimit.get());
     }
 
     /**
@@ -438,28 +272,28 @@ public final class Wal implements AutoCloseable {
      * at or beyond it. {@code Long.MAX_VALUE} on a primary.
      */
     public long readLimit() {
-        return readLimit.get();
+        return parts.readLimit.get();
     }
 
     /** Where the next record will be reserved (PostgreSQL's insert position). */
     public long insertLsn() {
-        return tail.get();
+        return parts.tail.get();
     }
 
     /** Every record below this is complete in the mapped log. */
     public long writtenLsn() {
-        return written.get();
+        return parts.written.get();
     }
 
     /** Every record below this has been forced to stable storage. */
     public long flushedLsn() {
-        return flushed.get();
+        return parts.flushed.get();
     }
 
     /** The first record still kept: below it, reads fail with {@link LsnRemovedException}. */
     public long oldestLsn() {
-        Segment s = registry.oldest();
-        return s == null ? tail.get() : s.startLsn() + SegmentHeaderDescriptor.LENGTH;
+        Segment s = parts.registry.oldest();
+        return s == null ? parts.tail.get() : s.startLsn() + SegmentHeaderDescriptor.LENGTH;
     }
 
     /**
@@ -468,95 +302,54 @@ public final class Wal implements AutoCloseable {
      * or the last checkpoint's scan start, so it cannot remove unflushed records.
      */
     public void truncateBefore(long lsn) {
-        synchronized (adminLock) {
-            ensureOpen();
-            try {
-                checkpointer.write(true);
-            } catch (IOException e) {
-                throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
-            }
-            long keep = Math.min(Math.min(Math.min(lsn, flushed.get()), replication.retentionFloor()), cursors.retentionFloor());
-            if (archiver != null) {
-                keep = Math.min(keep, archiver.retentionFloor()); // never a segment the archive does not hold yet
-            }
-            long limit = Math.min(registry.segmentStart(keep), checkpointer.durableScanStart());
-            Segment oldestSegment = registry.oldest();
-            if (oldestSegment != null && oldestSegment.endLsn() <= limit) {
-                try {
-                    cursors.beforeTruncation(limit); // the control records about to go: into the base cursor file
-                } catch (IOException e) {
-                    throw new WalException("could not write the cursor file before truncating: " + e.getMessage(), e);
-                }
-            }
-            for (Segment s : registry.snapshot()) {
-                if (s.endLsn() > limit) {
-                    break;
-                }
-                Path retiredFile = dir.resolve(s.path().getFileName() + SegmentFiles.RETIRED_SUFFIX);
-                try {
-                    // Out of the log at once (a crash from here on never brings it back); the mapping stays
-                    // valid for whoever still reads it, and is released after the grace period.
-                    SegmentFiles.rename(dir, s.path(), retiredFile);
-                } catch (IOException e) {
-                    throw new WalException("could not remove segment " + s.path() + ": " + e.getMessage(), e);
-                }
-                registry.remove(s);
-                preparer.retire(s, retiredFile);
-                LOG.debug("Truncated segment {}", s.path().getFileName());
-            }
-            cursors.afterTruncation();
-        }
+        parts.truncateBefore(lsn);
     }
 
     // ------------------------------------------------------------------ status
 
     public WalConfig config() {
-        return config;
+        return parts.config;
     }
 
     public Path directory() {
-        return dir;
+        return parts.dir;
     }
 
     /** The random 64-bit identifier chosen when the log was created; every segment carries it. */
     public long logId() {
-        return logId;
+        return parts.logId;
     }
 
     public RecoveryReport recoveryReport() {
-        return report;
+        return parts.report;
     }
 
     public int segmentCount() {
-        return registry.size();
+        return parts.registry.size();
     }
 
     /** The live segment files, oldest first (a snapshot; truncation may remove some at any time). */
     public List<SegmentInfo> segments() {
-        List<SegmentInfo> out = new ArrayList<>();
-        for (Segment s : registry.snapshot()) {
-            out.add(new SegmentInfo(s.startLsn(), s.endLsn(), s.path()));
-        }
-        return out;
+        return parts.segments();
     }
 
     /** Bytes of log kept, from the oldest record to the insert position. */
     public long retainedBytes() {
-        return tail.get() - oldestLsn();
+        return parts.tail.get() - oldestLsn();
     }
 
     public boolean isClosed() {
-        return writes.isClosed();
+        return parts.writes.isClosed();
     }
 
     /** True once a force failed; appends are refused until the log is reopened. */
     public boolean isFailed() {
-        return commit.failure() != null;
+        return parts.commit.failure() != null;
     }
 
     /** Why the log failed (the failed call and its error, e.g. the force's IOException), or null while it has not. */
     public String failureReason() {
-        WalFailedException f = commit.failure();
+        WalFailedException f = parts.commit.failure();
         return f == null ? null : f.getMessage();
     }
 
@@ -566,50 +359,50 @@ public final class Wal implements AutoCloseable {
      */
     public MeterBinder meterBinder() {
         return registry -> {
-            metrics.bindTo(registry);
-            cursors.meterBinder().bindTo(registry);
+            parts.metrics.bindTo(registry);
+            parts.cursors.meterBinder().bindTo(registry);
         };
     }
 
     /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
     public Optional<Archiver> archiver() {
-        return Optional.ofNullable(archiver);
+        return Optional.ofNullable(parts.archiver);
     }
 
     /** The log's named consumer cursors: durable, replicated, holding back truncation (see {@link Cursors}). */
     public Cursors cursors() {
-        return cursors;
+        return parts.cursors;
     }
 
     /** A control record (a cursor change) at OFF: the caller waits for the durability it needs. */
     long appendControl(byte[] payload) {
-        return writes.appendControl(payload);
+        return parts.writes.appendControl(payload);
     }
 
     /** The log's own reader of control records from {@code from} to {@code until}, past a replica's read limit. */
     WalReader controlScanner(long from, long until, WalReader.ControlSink sink) {
         ensureOpen();
         long oldest = oldestLsn();
-        long insert = tail.get();
+        long insert = parts.tail.get();
         long start = Math.min(Math.max(from, oldest), insert);
-        start = ReadStart.pastHeader(start, config.segmentSize());
-        long expectedPrev = start >= insert ? ReadStart.ANY_PREV : ReadStart.expectedPrev(registry, start, written.get(), insert, oldest);
+        start = ReadStart.pastHeader(start, parts.config.segmentSize());
+        long expectedPrev = start >= insert ? ReadStart.ANY_PREV : ReadStart.expectedPrev(parts.registry, start, parts.written.get(), insert, oldest);
         return new WalReader(this, start, expectedPrev, WalReader.Visibility.WRITTEN, until, sink);
     }
 
     /** Why local appends are refused (this log is a replica), or null when they are accepted. */
     public String appendsRefusedReason() {
-        return replication.refusal();
+        return parts.replication.refusal();
     }
 
     /** The epoch this log's appends are written in now (PostgreSQL's timeline): 1 until a promotion. */
     public int epoch() {
-        return replication.history().current().number();
+        return parts.replication.history().current().number();
     }
 
     /** The epochs this log went through, oldest first (docs/format.md, "Epoch history file"). */
     public EpochHistory history() {
-        return replication.history();
+        return parts.replication.history();
     }
 
     /**
@@ -617,39 +410,39 @@ public final class Wal implements AutoCloseable {
      * promotion, rewinds, the write stage of received bytes, what senders read. See {@link ReplicatedLog}.
      */
     public ReplicatedLog replication() {
-        return replication;
+        return parts.replication;
     }
 
     /** Total forces since open. */
     public long flushCount() {
-        return commit.flushCount();
+        return parts.commit.flushCount();
     }
 
     /** Forces every written record now (as a durable append would). */
     public void flush() {
-        writes.flush();
+        parts.writes.flush();
     }
 
     // ------------------------------------------------------------------ internals for readers, claims and meters
 
     SegmentRegistry registry() {
-        return registry;
+        return parts.registry;
     }
 
     ReadNotifier notifier() {
-        return notifier;
+        return parts.notifier;
     }
 
     GroupCommit groupCommit() {
-        return commit;
+        return parts.commit;
     }
 
     SegmentPreparer preparer() {
-        return preparer;
+        return parts.preparer;
     }
 
     void ensureOpen() {
-        writes.ensureOpen();
+        parts.writes.ensureOpen();
     }
 
     // ------------------------------------------------------------------ close
@@ -660,74 +453,12 @@ public final class Wal implements AutoCloseable {
      */
     @Override
     public void close() {
-        synchronized (adminLock) {
-            if (writes.isClosed()) {
-                return;
-            }
-            if (activity.callerInside()) {
-                throw new IllegalStateException("close() called from inside an append, commit callback or claim of this "
-                        + "log: it would wait for itself; close it from another thread");
-            }
-            writes.close(); // from now on every entry is refused (see WritePath.enter())
-            if (archiver != null) {
-                archiver.close(); // first: it reads segment files that are unmapped below
-            }
-            remote.fail("the log in " + dir.getFileName() + " is closing");
-            writer.close();
-            boolean quiescent = activity.awaitNoneInside(CLOSE_WAIT_NANOS, TimeUnit.NANOSECONDS);
-            if (!quiescent) {
-                LOG.error("Closing {} while appends, commits or claims are still in progress after {} s: the segments "
-                        + "stay mapped and the directory stays locked until this process exits, so that a late claim "
-                        + "can neither fault nor write into a log reopened by someone else", dir,
-                        TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
-            }
-            List<Throwable> problems = new ArrayList<>();
-            try {
-                if (commit.failure() == null) {
-                    commit.flushAll();
-                    cursors.close();
-                    if (quiescent && flushed.get() >= tail.get()) {
-                        checkpointer.writeShutdown(); // everything appended is flushed: no replica can hold more
-                    } else {
-                        checkpointer.write(true);
-                    }
-                } else {
-                    commit.completeAsync();
-                }
-            } catch (IOException | RuntimeException e) {
-                problems.add(e);
-            }
-            preparer.close();
-            notifier.signal();
-            if (quiescent) {
-                ring.free(); // no one is inside: no appender can touch the ring again
-                for (Segment s : registry.snapshot()) {
-                    registry.remove(s);
-                    s.retire();
-                }
-                try {
-                    controlFile.close();
-                    lock.release();
-                    lockChannel.close();
-                } catch (IOException e) {
-                    problems.add(e);
-                }
-            }
-            LOG.info("Closed Walden log {} at {}", dir, Lsn.format(flushed.get()));
-            if (!problems.isEmpty()) {
-                Throwable first = problems.get(0);
-                if (first instanceof WalFailedException) {
-                    throw (WalFailedException) first;
-                }
-                throw new WalException("closing the log in " + dir + " failed: " + first.getMessage(),
-                        first instanceof IOException ? new UncheckedIOException((IOException) first) : first);
-            }
-        }
+        parts.close();
     }
 
     @Override
     public String toString() {
-        return "Wal{" + dir + ", insert=" + Lsn.format(insertLsn()) + ", written=" + Lsn.format(writtenLsn())
-                + ", flushed=" + Lsn.format(flushedLsn()) + ", oldest=" + Lsn.format(oldestLsn()) + "}";
+        return "Wal{" + parts.dir + ", insert=" + Lsn.format(insertLsn()) + ", parts.written=" + Lsn.format(writtenLsn())
+                + ", parts.flushed=" + Lsn.format(flushedLsn()) + ", oldest=" + Lsn.format(oldestLsn()) + "}";
     }
 }

@@ -53,6 +53,8 @@ final class WalReplication implements ReplicatedLog {
     /** A replica's read limit (see {@link Wal#readLimit()}); moved here under the admin lock, read by readers. */
     private final Position readLimit;
     private final boolean shutDownCleanly;
+    /** Told after a rewind, with the LSN the log now ends at (the archiver forgets what it archived from there). */
+    private final java.util.function.LongConsumer rewound;
     /** What truncation must keep: replication slots hold back the LSN their replicas still need. */
     private volatile java.util.function.LongSupplier retentionFloor = () -> Long.MAX_VALUE;
     /** When set, local appends are refused with this reason (a replica names its primary). */
@@ -66,7 +68,8 @@ final class WalReplication implements ReplicatedLog {
     record Parts(WalConfig config, Path dir, Object adminLock, Activity activity, GroupCommit commit,
                  Checkpointer checkpointer, Appender appender, SegmentPreparer preparer, SegmentRegistry registry,
                  ReadNotifier notifier, Cursors cursors, RemoteWaits remote, Position tail, Position written,
-                 Position flushed, Position readLimit, EpochHistory history, boolean shutDownCleanly) {
+                 Position flushed, Position readLimit, EpochHistory history, boolean shutDownCleanly,
+                 java.util.function.LongConsumer rewound) {
     }
 
     WalReplication(Wal wal, Parts p) {
@@ -89,6 +92,7 @@ final class WalReplication implements ReplicatedLog {
         this.readLimit = p.readLimit();
         this.history = p.history();
         this.shutDownCleanly = p.shutDownCleanly();
+        this.rewound = p.rewound();
     }
 
     /** Why local appends are refused (a replica), or null. Volatile read: on every append. */
@@ -256,6 +260,7 @@ final class WalReplication implements ReplicatedLog {
                 LOG.warn("Rewound the log in {} from {} to {}: the records after it were never its primary's", dir,
                         Lsn.format(end), Lsn.format(from));
                 try {
+                    rewound.accept(from);
                     cursors.rewound(from); // cursor changes removed with the records are undone
                 } catch (IOException e) {
                     throw new WalException("rewound to " + Lsn.format(from) + " but could not rebuild the cursors: "
