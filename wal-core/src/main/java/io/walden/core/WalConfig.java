@@ -296,7 +296,7 @@ public final class WalConfig {
          */
         /**
          * Archives every sealed segment to {@code archive}'s target, and never truncates one before it is archived
-         * (docs/operations.md, "Backup and restore"). Default: no archiving. The log closes the target when it closes.
+         * (docs/operations.md, "Backup and restore"). Default: no archiving. The log does not close the target.
          */
         public Builder archive(io.walden.core.archive.ArchiveConfig archive) {
             this.archive = archive;

@@ -49,16 +49,27 @@ class NonWaitingAppendTest {
         WalConfig config = WalConfig.builder(dir).segmentSize(1 << 20).walBuffers(64 << 10).writerDelay(Duration.ofSeconds(10))
                 .offWriteDelay(Duration.ofSeconds(10)).build();
         try (Wal wal = Wal.open(config)) {
-            while (wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF) != null) {
-                assertThat(wal.insertLsn() - wal.writtenLsn()).as("never more than the ring holds unwritten")
-                        .isLessThanOrEqualTo(64 << 10);
+            for (int attempt = 1; ; attempt++) {
+                while (wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF) != null) {
+                    assertThat(wal.insertLsn() - wal.writtenLsn()).as("never more than the ring holds unwritten")
+                            .isLessThanOrEqualTo(64 << 10);
+                }
+                long insert = wal.insertLsn();
+                long written = wal.writtenLsn();
+                assertThat(insert - written).isGreaterThan((64 << 10) - 2 * 1024);
+                CompletableFuture<Long> refused = wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
+                if (refused != null && wal.writtenLsn() > written) {
+                    // The background writer's idle check raced with the first appends (it looks for unwritten records
+                    // twice before it parks, and writes them when the second look finds some): it made room between
+                    // the two calls on a loaded machine. Fill the ring again.
+                    assertThat(attempt).as("the writer keeps emptying a ring it should leave alone").isLessThan(5);
+                    continue;
+                }
+                assertThat(refused).isNull();
+                assertThat(wal.insertLsn()).as("nothing was reserved").isEqualTo(insert);
+                assertThat(wal.writtenLsn()).as("nothing was written by a non-waiting append").isEqualTo(written);
+                break;
             }
-            long insert = wal.insertLsn();
-            long written = wal.writtenLsn();
-            assertThat(insert - written).isGreaterThan((64 << 10) - 2 * 1024);
-            assertThat(wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL)).isNull();
-            assertThat(wal.insertLsn()).as("nothing was reserved").isEqualTo(insert);
-            assertThat(wal.writtenLsn()).as("nothing was written by a non-waiting append").isEqualTo(written);
         }
     }
 

@@ -60,6 +60,8 @@ public final class WaldenServer implements AutoCloseable {
 
     private final ServerConfig config;
     private Wal wal;
+    /** The archive's settings (its target is opened here and closed after the log); null without archive-to. */
+    private io.walden.core.archive.ArchiveConfig archive;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private ThreadPoolExecutor readers;
@@ -110,9 +112,11 @@ public final class WaldenServer implements AutoCloseable {
         if (config.replicateFrom() != null && !config.hasLog()) {
             // A new replica: its log must be a copy of the primary's (same id, same segment size).
             ReplicaClient.PrimaryIdentity id = ReplicationRole.fetchIdentity(config);
-            wal = ReplicaClient.openReplicaLog(config.walConfigBuilder().archive(config.archiveConfig()), id);
+            archive = config.archiveConfig();
+            wal = ReplicaClient.openReplicaLog(config.walConfigBuilder().archive(archive), id);
         } else {
-            wal = Wal.open(config.walConfigBuilder().archive(config.archiveConfig()).build());
+            archive = config.archiveConfig();
+            wal = Wal.open(config.walConfigBuilder().archive(archive).build());
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(registry);
@@ -219,6 +223,7 @@ public final class WaldenServer implements AutoCloseable {
             if (wal != null && !wal.isClosed()) {
                 wal.close(); // started the log but never bound the port
             }
+            closeArchive();
             return;
         }
         accepting = false;
@@ -240,8 +245,16 @@ public final class WaldenServer implements AutoCloseable {
             workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             readers.shutdownNow();
+            closeArchive();
             serverChannel = null;
             LOG.info("Walden server stopped; log closed at {}", Lsn.format(wal.flushedLsn()));
+        }
+    }
+
+    private void closeArchive() {
+        if (archive != null) {
+            archive.target().close();
+            archive = null;
         }
     }
 

@@ -49,6 +49,7 @@ public final class ArchiveConfig {
         return new Builder(target);
     }
 
+    /** Where segments go. The log never closes it: whoever opened it closes it, after the log. */
     public ArchiveTarget target() {
         return target;
     }

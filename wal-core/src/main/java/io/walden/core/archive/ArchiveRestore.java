@@ -50,9 +50,15 @@ public final class ArchiveRestore {
      * @param lastRecordLsn the LSN of the last record restored, or {@link Lsn#INVALID} when none
      * @param usedPartial   whether the head of an unsealed segment was used
      * @param archiveEnd    where the archive's contiguous run ended (beyond {@code endLsn} when cut by {@code until})
+     * @param gapAt         the start of the first segment missing from the archive with later segments after it (the
+     *                      restore stopped there), or -1 when the archive has no gap before what was asked for
      */
     public record Result(long oldestLsn, long endLsn, long lastRecordLsn, long records, int segments, boolean usedPartial,
-                         long archiveEnd) {
+                         long archiveEnd, long gapAt) {
+        /** True when the archive ran out, or had a gap, before {@code untilLsn}: fewer records than asked for. */
+        public boolean shortOf(long untilLsn) {
+            return gapAt >= 0 || (untilLsn != Long.MAX_VALUE && archiveEnd < untilLsn);
+        }
     }
 
     private ArchiveRestore() {
@@ -93,15 +99,28 @@ public final class ArchiveRestore {
             next += segmentSize;
         }
         Long partialStart = partial.containsKey(next) && next < untilLsn ? next : null;
+        long gapAt = -1;
         if (full.containsKey(next) && next >= untilLsn) {
             partialStart = null;
         } else if (!full.containsKey(next) && full.higherKey(next) != null) {
+            gapAt = next;
             LOG.warn("Segment {} is missing from the archive {}: restoring only up to it (the later segments {} .. {} "
                             + "cannot follow a gap)", SegmentFiles.name(next), from.uri(), SegmentFiles.name(full.higherKey(next)),
                     SegmentFiles.name(full.lastKey()));
         }
         int count = sealed.size() + (partialStart == null ? 0 : 1);
         Files.createDirectories(dataDir);
+        try {
+            return build(from, dataDir, untilLsn, listener, sealed, partialStart, partial, first, segmentSize, count, gapAt);
+        } catch (IOException | RuntimeException e) {
+            removeWhatWasWritten(dataDir); // never leave half a log that a later open would take for a whole one
+            throw e;
+        }
+    }
+
+    private static Result build(ArchiveTarget from, Path dataDir, long untilLsn, Listener listener, List<Long> sealed,
+                                Long partialStart, TreeMap<Long, Long> partial, long first, long segmentSize, int count,
+                                long gapAt) throws IOException {
         long logId = 0;
         int index = 0;
         for (long start : sealed) {
@@ -132,7 +151,18 @@ public final class ArchiveRestore {
                     + ", restored to " + Lsn.format(cut.end) + "): " + check.problem());
         }
         return new Result(first + SegmentHeaderDescriptor.LENGTH, cut.end, cut.lastRecord, cut.records, count,
-                partialStart != null, archiveEnd);
+                partialStart != null, archiveEnd, gapAt);
+    }
+
+    private static void removeWhatWasWritten(Path dataDir) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dataDir)) {
+            for (Path p : files) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            LOG.error("Could not clean up the failed restore in {}: {}; delete the directory before retrying", dataDir,
+                    e.toString());
+        }
     }
 
     private static void refuseNonEmpty(Path dataDir) throws IOException {

@@ -27,7 +27,6 @@ final class ArchiveStatus {
     private final Path dir;
     /** Names settled (done or dropped), mirrored from the files. */
     private final Set<String> settled = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private volatile int dropped; // written by the archiver's thread only
 
     ArchiveStatus(Path logDir) throws IOException {
         this.dir = logDir.resolve(DIR);
@@ -39,7 +38,6 @@ final class ArchiveStatus {
                     settled.add(f.substring(0, f.length() - DONE.length()));
                 } else if (f.endsWith(DROPPED)) {
                     settled.add(f.substring(0, f.length() - DROPPED.length()));
-                    dropped++;
                 }
             }
         }
@@ -55,7 +53,6 @@ final class ArchiveStatus {
 
     void markDropped(long segmentStart) throws IOException {
         mark(segmentStart, DROPPED);
-        dropped++;
     }
 
     private void mark(long segmentStart, String suffix) throws IOException {
@@ -92,9 +89,5 @@ final class ArchiveStatus {
         if (changed) {
             SegmentFiles.forceDirectory(dir);
         }
-    }
-
-    int droppedCount() {
-        return dropped;
     }
 }

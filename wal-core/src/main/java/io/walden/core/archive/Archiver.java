@@ -51,6 +51,7 @@ public final class Archiver implements AutoCloseable {
     private final AtomicLong archivedSegments = new AtomicLong();
     private final AtomicLong partialUploads = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong dropped = new AtomicLong();
     private volatile boolean closed;
     private volatile long archivedLsn;
     private volatile long lagBytes;
@@ -59,7 +60,8 @@ public final class Archiver implements AutoCloseable {
 
     // Owned by the archiver's thread.
     private boolean seenReplica;
-    private boolean primary;
+    /** The start of the epoch the last primary turn saw; -1 before the first. */
+    private long knownEpochStart = -1;
     private volatile boolean blocked; // written by the archiver, read by blocking()
     private long partialStart = -1;
     private long partialEnd;
@@ -81,6 +83,7 @@ public final class Archiver implements AutoCloseable {
         this.status = new ArchiveStatus(log.directory());
         this.thread = new Thread(this::run, "walden-archiver");
         this.thread.setDaemon(true);
+        this.seenReplica = !log.acceptsAppends(); // a replica's log (its read limit is set from the control file)
         refresh(log.segments(), log.flushedLsn());
     }
 
@@ -97,7 +100,10 @@ public final class Archiver implements AutoCloseable {
         return target.uri();
     }
 
-    /** Every record below this LSN is in the archive (in a sealed segment's object or a partial one). */
+    /**
+     * Every record below this LSN is in the archive (in a sealed segment's object or a partial one), or in a segment
+     * given up under {@link ArchiveConfig.WhenFull#DROP_ARCHIVE} ({@link #droppedSegments()}).
+     */
     public long archivedLsn() {
         return archivedLsn;
     }
@@ -125,9 +131,22 @@ public final class Archiver implements AutoCloseable {
         return failures.get();
     }
 
-    /** Segments given up under {@link ArchiveConfig.WhenFull#DROP_ARCHIVE} (kept across restarts by their markers). */
+    /** Segments given up under {@link ArchiveConfig.WhenFull#DROP_ARCHIVE} since the log was opened. */
     public long droppedSegments() {
-        return status.droppedCount();
+        return dropped.get();
+    }
+
+    /**
+     * The log was rewound to {@code lsn} (a replica removing records its primary never had): the segments from
+     * there on hold other bytes now, so they are archived again should this log become a primary.
+     */
+    public void rewound(long lsn) {
+        long from = lsn / log.segmentSize() * log.segmentSize();
+        try {
+            status.forgetFrom(from);
+        } catch (IOException e) {
+            LOG.error("Could not forget the archive markers from {} after a rewind: {}", ArchiveNames.segment(from), e.toString());
+        }
     }
 
     /** True while appends are refused because the archive is too far behind. */
@@ -195,6 +214,7 @@ public final class Archiver implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 LOG.error("The archiver's bookkeeping failed in {}: {}", log.directory(), e.toString(), e);
             } catch (Error e) {
+                lastError = "the archiver stopped: " + e; // shown in the status; truncation stays held back
                 LOG.error("The archiver of {} stopped: {}", log.directory(), e.toString(), e);
                 throw e;
             }
@@ -231,18 +251,16 @@ public final class Archiver implements AutoCloseable {
     private boolean uploadNext() throws IOException {
         if (!log.acceptsAppends()) {
             seenReplica = true;
-            primary = false;
             return false;
         }
-        if (!primary) {
-            primary = true;
-            if (seenReplica) {
-                long from = log.epochStartLsn() / log.segmentSize() * log.segmentSize();
-                LOG.info("Promoted: archiving segments from {} again (they may differ from the old primary's)",
-                        Lsn.format(from));
-                status.forgetFrom(from);
-                partialStart = -1;
+        long epochStart = log.epochStartLsn();
+        if (epochStart != knownEpochStart) {
+            // A new epoch since the last turn (a promotion, however quick), or the first turn of a log that was a
+            // replica: the archive may hold another history from the epoch's start on.
+            if (knownEpochStart >= 0 || seenReplica) {
+                adoptArchiveAfterPromotion();
             }
+            knownEpochStart = epochStart;
         }
         long flushed = log.flushedLsn();
         for (SegmentInfo s : log.segments()) {
@@ -264,6 +282,38 @@ public final class Archiver implements AutoCloseable {
             return uploadTail(s, flushed);
         }
         return false;
+    }
+
+    /**
+     * This log was a replica and is a primary now. Below its epoch's start its segments are byte for byte the old
+     * primary's, which archived them: an object of the same name and size is taken as this segment's (so a failover
+     * does not re-upload, nor count as pending, everything the replica kept). From the segment holding the epoch's
+     * start on, the archive may hold the old primary's bytes, which this epoch replaces: those objects are deleted
+     * and the segments archived again as they seal.
+     */
+    private void adoptArchiveAfterPromotion() throws IOException {
+        long from = log.epochStartLsn() / log.segmentSize() * log.segmentSize();
+        status.forgetFrom(from);
+        partialStart = -1;
+        java.util.Map<String, Long> stored = new java.util.HashMap<>();
+        for (ArchiveTarget.StoredObject o : target.list()) {
+            long start = ArchiveNames.startOf(o.name());
+            if (start >= from) {
+                target.delete(o.name()); // the old primary's history past this epoch's start
+            } else if (start >= 0) {
+                stored.put(o.name(), o.size());
+            }
+        }
+        int adopted = 0;
+        for (SegmentInfo s : log.segments()) {
+            if (s.startLsn() < from && !status.isSettled(s.startLsn())
+                    && Long.valueOf(s.size()).equals(stored.get(ArchiveNames.segment(s.startLsn())))) {
+                status.markDone(s.startLsn());
+                adopted++;
+            }
+        }
+        LOG.info("Promoted: {} segments below {} were archived by the old primary; segments from {} on are archived "
+                + "again (the old primary's objects there were deleted)", adopted, Lsn.format(from), ArchiveNames.segment(from));
     }
 
     /** The current segment: its flushed head goes up once records have waited the archive timeout; true when it did. */
@@ -351,6 +401,7 @@ public final class Archiver implements AutoCloseable {
                 }
                 if (!status.isSettled(s.startLsn())) {
                     status.markDropped(s.startLsn());
+                    dropped.incrementAndGet();
                     LOG.error("Gave up archiving segment {} of {}: the archive is {} bytes behind, more than the {} "
                                     + "allowed, and the policy is drop-archive; the archive now has a gap there",
                             ArchiveNames.segment(s.startLsn()), log.directory(), lagBytes, cap);
@@ -365,7 +416,7 @@ public final class Archiver implements AutoCloseable {
         }
     }
 
-    /** Stops archiving (an upload in progress is given a few seconds) and closes the target. */
+    /** Stops archiving (an upload in progress is given a few seconds). The target stays open: its creator closes it. */
     @Override
     public void close() {
         closed = true;
@@ -379,6 +430,5 @@ public final class Archiver implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        target.close();
     }
 }

@@ -40,8 +40,8 @@ import java.util.Map;
  * path-style, and the region defaults to {@code us-east-1} when the chain names none.
  *
  * <p>A put sends {@code Content-MD5} (the store refuses a body that arrives damaged), then reads the object's
- * metadata back: its length must match, and its ETag must be the local MD5. Where a store's ETag is not a plain MD5
- * (multipart uploads, SSE-KMS), the object is downloaded and its CRC-32C compared instead. The CRC-32C also travels
+ * metadata back: its length must match, and its ETag must be the local MD5. Where the ETag is anything else (SSE-KMS
+ * and SSE-C buckets, multipart uploads), the object is downloaded and its CRC-32C compared instead. The CRC-32C also travels
  * as user metadata ({@code walden-crc32c}) for people inspecting the bucket.
  *
  * <p>The SDK's own flexible checksums are asked for only when an operation requires them: S3-compatible stores
@@ -118,12 +118,10 @@ public final class S3ArchiveTarget implements ArchiveTarget {
                 throw new IOException("archived object " + key + " holds " + head.contentLength() + " bytes, not " + length);
             }
             String etag = head.eTag() == null ? "" : head.eTag().replace("\"", "");
-            if (etag.matches("[0-9a-fA-F]{32}")) {
-                if (!etag.equalsIgnoreCase(local.md5Hex())) {
-                    throw new IOException("archived object " + key + " does not verify: ETag " + etag + ", local MD5 " + local.md5Hex());
-                }
-                return;
+            if (etag.equalsIgnoreCase(local.md5Hex())) {
+                return; // the store received exactly these bytes (it checked Content-MD5 too)
             }
+            // Not the MD5 (SSE-KMS, SSE-C and multipart ETags are not): read the object back and compare.
             Path copy = Files.createTempFile("walden-verify", ".tmp");
             try {
                 get(name, copy);

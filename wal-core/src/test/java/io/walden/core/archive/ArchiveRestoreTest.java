@@ -120,6 +120,8 @@ class ArchiveRestoreTest {
         Files.delete(archiveDir.resolve(SegmentFiles.name(2 * SMALL_SEGMENT)));
         ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
         assertThat(result.endLsn()).isEqualTo(2 * SMALL_SEGMENT + 64);
+        assertThat(result.gapAt()).isEqualTo(2 * SMALL_SEGMENT);
+        assertThat(result.shortOf(Long.MAX_VALUE)).isTrue();
         assertThat(readAll(restored)).isNotEmpty();
     }
 

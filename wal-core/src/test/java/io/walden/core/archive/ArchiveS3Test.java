@@ -64,8 +64,8 @@ class ArchiveS3Test {
     void archivesToS3AndRestoresEveryRecord() throws Exception {
         String uri = s3.uri("log-" + System.nanoTime());
         List<byte[]> payloads = new ArrayList<>();
-        ArchiveConfig archive = ArchiveConfig.builder(ArchiveTargets.open(uri, s3.endpoint())).timeout(Duration.ofMillis(100)).build();
-        try (Wal wal = Wal.open(TestLogs.small(dir).archive(archive).build())) {
+        try (ArchiveTarget target = ArchiveTargets.open(uri, s3.endpoint());
+             Wal wal = Wal.open(TestLogs.small(dir).archive(ArchiveConfig.builder(target).timeout(Duration.ofMillis(100)).build()).build())) {
             for (int i = 0; i < 200; i++) {
                 byte[] p = TestLogs.payload(2, i, 2000);
                 payloads.add(p);

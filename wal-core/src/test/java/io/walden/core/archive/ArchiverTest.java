@@ -111,6 +111,65 @@ class ArchiverTest {
     }
 
     @Test
+    void aSegmentWhoseMarkerWasNotDurableIsUploadedAgain() throws Exception {
+        try (Wal wal = Wal.open(archived(toDirectory()).build())) {
+            fill(wal, 300, 1000);
+            long sealedEnd = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
+            assertThat(wal.archiver().orElseThrow().awaitArchived(sealedEnd, WAIT)).isTrue();
+        }
+        // A crash after the upload but before the marker reached the disk: the marker is gone, the object is there.
+        Files.delete(dir.resolve(ArchiveStatus.DIR).resolve(SegmentFiles.name(SMALL_SEGMENT) + ".done"));
+        Files.writeString(archiveDir.resolve(SegmentFiles.name(SMALL_SEGMENT)), "a half-written object");
+        try (Wal wal = Wal.open(archived(toDirectory()).build())) {
+            Archiver archiver = wal.archiver().orElseThrow();
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (archiver.archivedSegments() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            Thread.sleep(3 * Archiver.POLL_MILLIS); // room for an upload that should not happen
+            assertThat(archiver.archivedSegments()).as("uploaded again in this run, and only it").isEqualTo(1);
+            assertThat(Files.readAllBytes(archiveDir.resolve(SegmentFiles.name(SMALL_SEGMENT))))
+                    .isEqualTo(Files.readAllBytes(dir.resolve(SegmentFiles.name(SMALL_SEGMENT))));
+        }
+    }
+
+    @Test
+    void aRewoundReplicaForgetsWhatItArchivedAndItsPromotionReplacesTheOldHistorysObjects() throws Exception {
+        try (Wal wal = Wal.open(archived(toDirectory()).build())) {
+            java.util.List<Long> lsns = new java.util.ArrayList<>();
+            for (int i = 0; i < 400; i++) {
+                lsns.add(wal.append(new byte[1000], Durability.OFF));
+            }
+            wal.flush();
+            assertThat(wal.archiver().orElseThrow().awaitArchived(5 * SMALL_SEGMENT, WAIT)).isTrue();
+            long rewindPoint = lsns.stream().filter(l -> l > SMALL_SEGMENT + 5000).findFirst().orElseThrow();
+            Path marker2 = dir.resolve(ArchiveStatus.DIR).resolve(SegmentFiles.name(2 * SMALL_SEGMENT) + ".done");
+            assertThat(marker2).exists();
+
+            wal.replication().refuseAppends("a replica of the new primary"); // an old primary rejoining
+            wal.replication().rewindTo(rewindPoint);
+            assertThat(marker2).as("segments past the rewind hold other bytes now").doesNotExist();
+            assertThat(dir.resolve(ArchiveStatus.DIR).resolve(SegmentFiles.name(0) + ".done")).exists();
+
+            wal.replication().promote(); // a new epoch at the rewind point: the archive past it is the old history
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (Files.exists(archiveDir.resolve(SegmentFiles.name(2 * SMALL_SEGMENT))) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(archiveDir.resolve(SegmentFiles.name(2 * SMALL_SEGMENT))).as("the old history's object").doesNotExist();
+            assertThat(archiveDir.resolve(SegmentFiles.name(0))).as("below the epoch's start: the same bytes").exists();
+
+            fill(wal, 200, 1000); // the new epoch seals segment 1 again, and more
+            long sealed = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
+            assertThat(wal.archiver().orElseThrow().awaitArchived(sealed, WAIT)).isTrue();
+            for (long start = SMALL_SEGMENT; start < sealed; start += SMALL_SEGMENT) {
+                assertThat(Files.readAllBytes(archiveDir.resolve(SegmentFiles.name(start))))
+                        .as(SegmentFiles.name(start)).isEqualTo(Files.readAllBytes(dir.resolve(SegmentFiles.name(start))));
+            }
+        }
+    }
+
+    @Test
     void aQuietSegmentReachesTheArchiveAfterTheTimeout() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory().timeout(Duration.ofMillis(200))).build())) {
             long lsn = wal.append(TestLogs.bytes("lonely record"), Durability.LOCAL);

@@ -564,9 +564,6 @@ public final class ReplicationServer implements AutoCloseable {
                                 + hello.epoch() + "; retry later"
                         : "this primary is stale: it is in epoch " + history.current().number() + " but the replica is in epoch "
                                 + hello.epoch() + ", promoted elsewhere; point the replica at the current primary");
-            } else if (hello.startLsn() < wal.oldestLsn()) {
-                refuse(ctx, Frame.Error.LSN_REMOVED, "requested LSN " + Lsn.format(hello.startLsn())
-                        + " has already been removed; the oldest kept LSN is " + Lsn.format(wal.oldestLsn()));
             } else if (diverged != null) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's history diverged from this primary's: " + diverged
                         + "; rebuild it from this primary");
@@ -577,6 +574,11 @@ public final class ReplicationServer implements AutoCloseable {
                 LOG.info("Replica '{}' ends at {}, past {} where its epoch {} ended here: it rewinds and reconnects",
                         hello.name(), Lsn.format(hello.startLsn()), Lsn.format(rewind), hello.epoch());
                 ctx.writeAndFlush(welcome(history)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+            } else if (hello.startLsn() < wal.oldestLsn()) {
+                // After the epoch checks: a replica that must rewind first does so, and only then may fetch what this
+                // log removed from an archive (it would otherwise fetch bytes onto a tail this log never had).
+                refuse(ctx, Frame.Error.LSN_REMOVED, "requested LSN " + Lsn.format(hello.startLsn())
+                        + " has already been removed; the oldest kept LSN is " + Lsn.format(wal.oldestLsn()));
             } else if (hello.startLsn() > shippedEnd && wal.appendsRefusedReason() != null) {
                 // A cascading replica behind its downstream (which followed another upstream before): not final.
                 refuse(ctx, Frame.Error.NOT_A_PRIMARY, "this cascading replica can serve only up to "

@@ -91,7 +91,15 @@ final class ArchiveCatchUp {
             if (size <= from) {
                 return 0;
             }
-            wal.replication().writeReceived(end, ch.map(FileChannel.MapMode.READ_ONLY, from, size - from));
+            // Read, not mapped: the file is replaced by the next fetch and deleted after the last, and a mapping would
+            // keep its blocks (and address space) until a GC.
+            ByteBuffer bytes = ByteBuffer.allocate((int) (size - from));
+            while (bytes.hasRemaining()) {
+                if (ch.read(bytes, from + bytes.position()) < 0) {
+                    throw new IOException("archived " + name + " ended early while being read");
+                }
+            }
+            wal.replication().writeReceived(end, bytes.flip());
             wal.flush();
             wal.replication().raiseReadLimit(wal.insertLsn()); // the primary had flushed it before archiving it
             return size - from;

@@ -17,7 +17,8 @@ import java.util.concurrent.Callable;
                 "checking every segment header and record, and ending at the last whole record that ends at or before",
                 "--until (default: the end of the archive). The directory must be empty or absent.",
                 "S3 credentials and region come from the AWS SDK's default chains (AWS_ACCESS_KEY_ID, AWS_REGION, profiles...).",
-                "Exit code: 0 restored, 1 the archive failed a check, 2 the restore could not run."},
+                "Exit code: 0 restored, 1 the archive failed a check (nothing is left in --data-dir) or holds less than asked",
+                "for (a gap, or an end before --until: the log built up to there is left, and opens), 2 the restore could not run."},
         exitCodeOnExecutionException = 2)
 final class RestoreCommand implements Callable<Integer> {
 
@@ -58,8 +59,16 @@ final class RestoreCommand implements Callable<Integer> {
         System.out.printf("restored %d segment(s), %d records, from %s to %s%s into %s in %d ms%n", r.segments(), r.records(),
                 Lsn.format(r.oldestLsn()), Lsn.format(r.endLsn()), r.usedPartial() ? " (the last from a partial upload)" : "",
                 dataDir, ms);
-        if (until != null && r.archiveEnd() < untilLsn && r.archiveEnd() <= r.endLsn()) {
-            System.out.println("note: the archive ends at " + Lsn.format(r.archiveEnd()) + ", before --until " + Lsn.format(untilLsn));
+        if (r.gapAt() >= 0) {
+            System.out.println("PROBLEM: segment " + io.walden.core.segment.SegmentFiles.name(r.gapAt()) + " is missing from the "
+                    + "archive and later segments cannot follow the gap: the log in " + dataDir + " ends at "
+                    + Lsn.format(r.endLsn()) + " (it opens; what lies past the gap is not in it)");
+            return 1;
+        }
+        if (r.shortOf(untilLsn)) {
+            System.out.println("PROBLEM: the archive ends at " + Lsn.format(r.archiveEnd()) + ", before --until "
+                    + Lsn.format(untilLsn) + ": the log in " + dataDir + " ends there");
+            return 1;
         }
         return 0;
     }
