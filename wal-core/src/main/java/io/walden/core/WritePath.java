@@ -165,20 +165,20 @@ final class WritePath {
     }
 
     CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        checkRecord(type, payload.remaining());
-        Activity.Cell cell = enter();
-        try {
-            return durabilityFuture(appender.append(type, payload, compression, durability, true), durability);
-        } finally {
-            Activity.exit(cell);
-        }
+        return appendAsync(type, payload, durability, compression, true);
     }
 
     CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
+        return appendAsync(type, payload, durability, compression, false);
+    }
+
+    /** With {@code mayWait} false: null, with nothing appended, when the record would wait (see Wal#tryAppendAsync). */
+    private CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression,
+                                                boolean mayWait) {
         checkRecord(type, payload.remaining());
         Activity.Cell cell = enter();
         try {
-            long lsn = appender.append(type, payload, compression, durability, false);
+            long lsn = appender.append(type, payload, compression, durability, mayWait);
             return lsn == Appender.NOT_READY ? null : durabilityFuture(lsn, durability);
         } finally {
             Activity.exit(cell);
