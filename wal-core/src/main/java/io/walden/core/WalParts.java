@@ -4,7 +4,6 @@ import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.archive.Archiver;
 import io.walden.core.commit.Activity;
 import io.walden.core.commit.Appender;
-import io.walden.core.commit.FlushObserver;
 import io.walden.core.commit.GroupCommit;
 import io.walden.core.commit.Position;
 import io.walden.core.commit.ReadNotifier;
@@ -138,22 +137,7 @@ final class WalParts {
                 });
         this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, tail, flushed);
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
-        this.metrics = new WalMetrics(wal, stats, new WalMetrics.Sources() {
-            @Override
-            public long flushCount() {
-                return commit.flushCount();
-            }
-
-            @Override
-            public long recycledSegments() {
-                return preparer.recycledCount();
-            }
-
-            @Override
-            public void flushObserver(FlushObserver observer) {
-                commit.observer(observer);
-            }
-        });
+        this.metrics = new WalMetrics(stats, new MeterSources(this));
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());

@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.Durability;
-import io.walden.core.Wal;
 import io.walden.core.commit.FlushObserver;
 
 import java.time.Duration;
@@ -16,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Binds a {@link Wal}'s meters to a Micrometer registry. The names are a contract; Prometheus renders them
+ * Binds a log's ({@link io.walden.core.Wal}'s) meters to a Micrometer registry. The names are a contract; Prometheus renders them
  * as shown in brackets:
  *
  * <ul>
@@ -37,29 +36,49 @@ import java.util.function.ToDoubleFunction;
  * <p>Thread-safety: {@link #bindTo} may be called for several registries, from any thread.
  */
 public final class WalMetrics implements MeterBinder {
-    private final Wal wal;
     private final WalStats stats;
     private final Sources sources;
     private volatile FlushObserver[] observers = new FlushObserver[0];
 
-    /** What the meters read beyond {@link WalStats}; implemented by the Wal. */
+    /** What the meters read beyond {@link WalStats}: the log's view for its meters (it implements this). */
     public interface Sources {
+        /** The {@code log} tag: the directory's name. */
+        String logName();
+
         long flushCount();
 
         long recycledSegments();
 
         void flushObserver(FlushObserver observer);
+
+        long insertLsn();
+
+        long writtenLsn();
+
+        long flushedLsn();
+
+        long oldestLsn();
+
+        boolean isClosed();
+
+        boolean isFailed();
+
+        int segmentCount();
+
+        long retainedBytes();
+
+        /** Binds the meters of optional parts (the archiver) with the same tags. */
+        void bindParts(MeterRegistry registry, Tags tags);
     }
 
-    public WalMetrics(Wal wal, WalStats stats, Sources sources) {
-        this.wal = wal;
+    public WalMetrics(WalStats stats, Sources sources) {
         this.stats = stats;
         this.sources = sources;
     }
 
     @Override
     public void bindTo(MeterRegistry registry) {
-        Tags tags = Tags.of("log", String.valueOf(wal.directory().getFileName()));
+        Tags tags = Tags.of("log", sources.logName());
         for (Durability d : Durability.values()) {
             FunctionCounter.builder("walden.appends", stats, s -> s.appends(d))
                     .description("Records appended")
@@ -73,16 +92,16 @@ public final class WalMetrics implements MeterBinder {
                 .description("Times the log moved to a new segment").tags(tags).register(registry);
         FunctionCounter.builder("walden.segment.recycles", sources, Sources::recycledSegments)
                 .description("Segments prepared by recycling a truncated one").tags(tags).register(registry);
-        gauge(registry, tags, "insert", Wal::insertLsn);
-        gauge(registry, tags, "written", Wal::writtenLsn);
-        gauge(registry, tags, "flushed", Wal::flushedLsn);
+        gauge(registry, tags, "insert", Sources::insertLsn);
+        gauge(registry, tags, "written", Sources::writtenLsn);
+        gauge(registry, tags, "flushed", Sources::flushedLsn);
         gauge(registry, tags, "oldest", w -> w.isClosed() ? Double.NaN : w.oldestLsn());
-        Gauge.builder("walden.segments", wal, Wal::segmentCount).description("Live segment files").tags(tags).register(registry);
-        Gauge.builder("walden.retained.bytes", wal, w -> w.isClosed() ? Double.NaN : w.retainedBytes())
+        Gauge.builder("walden.segments", sources, Sources::segmentCount).description("Live segment files").tags(tags).register(registry);
+        Gauge.builder("walden.retained.bytes", sources, w -> w.isClosed() ? Double.NaN : w.retainedBytes())
                 .description("Bytes kept from the oldest record to the insert position").baseUnit("bytes").tags(tags).register(registry);
-        Gauge.builder("walden.failed", wal, w -> w.isFailed() ? 1 : 0)
+        Gauge.builder("walden.failed", sources, w -> w.isFailed() ? 1 : 0)
                 .description("1 once a force failed (appends refused until reopen)").tags(tags).register(registry);
-        wal.archiver().ifPresent(a -> a.bindTo(registry, tags));
+        sources.bindParts(registry, tags);
 
         Timer flushTimer = Timer.builder("walden.flush.duration").description("Time one force of the log took")
                 .publishPercentiles(0.5, 0.99, 0.999).distributionStatisticExpiry(Duration.ofMinutes(1))
@@ -97,8 +116,8 @@ public final class WalMetrics implements MeterBinder {
         });
     }
 
-    private void gauge(MeterRegistry registry, Tags tags, String position, ToDoubleFunction<Wal> f) {
-        Gauge.builder("walden.lsn", wal, f).description("Log position (LSN) as a byte offset")
+    private void gauge(MeterRegistry registry, Tags tags, String position, ToDoubleFunction<Sources> f) {
+        Gauge.builder("walden.lsn", sources, f).description("Log position (LSN) as a byte offset")
                 .tags(tags).tag("position", position).register(registry);
     }
 

@@ -1,0 +1,82 @@
+package io.walden.core;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.walden.core.commit.FlushObserver;
+import io.walden.core.metrics.WalMetrics;
+
+/** What a log's meters read (see {@link WalMetrics}), from its parts: so the metrics package never needs {@link Wal}. */
+final class MeterSources implements WalMetrics.Sources {
+    private final WalParts parts;
+
+    MeterSources(WalParts parts) {
+        this.parts = parts;
+    }
+
+    @Override
+    public String logName() {
+        return String.valueOf(parts.dir.getFileName());
+    }
+
+    @Override
+    public long insertLsn() {
+        return parts.tail.get();
+    }
+
+    @Override
+    public long writtenLsn() {
+        return parts.written.get();
+    }
+
+    @Override
+    public long flushedLsn() {
+        return parts.flushed.get();
+    }
+
+    @Override
+    public long oldestLsn() {
+        return parts.oldestLsn();
+    }
+
+    @Override
+    public boolean isClosed() {
+        return parts.writes.isClosed();
+    }
+
+    @Override
+    public boolean isFailed() {
+        return parts.commit.failure() != null;
+    }
+
+    @Override
+    public int segmentCount() {
+        return parts.registry.size();
+    }
+
+    @Override
+    public long retainedBytes() {
+        return parts.tail.get() - parts.oldestLsn();
+    }
+
+    @Override
+    public void bindParts(MeterRegistry meters, Tags tags) {
+        if (parts.archiver != null) {
+            parts.archiver.bindTo(meters, tags);
+        }
+    }
+
+    @Override
+    public long flushCount() {
+        return parts.commit.flushCount();
+    }
+
+    @Override
+    public long recycledSegments() {
+        return parts.preparer.recycledCount();
+    }
+
+    @Override
+    public void flushObserver(FlushObserver observer) {
+        parts.commit.observer(observer);
+    }
+}
