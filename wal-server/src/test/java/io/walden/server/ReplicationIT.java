@@ -287,6 +287,11 @@ class ReplicationIT {
             // The consumer processed events 0..5: its cursor is at event 6 (committed at ON, the sidecar's default).
             HttpResponse<String> committed = primary.put("/v1/cursors/billing", "{\"lsn\":\"" + lsns.get(6) + "\"}");
             assertThat(committed.statusCode()).as(committed.body()).isEqualTo(200);
+            // A replica serves reads from a cursor too (its reader thread finds the cursor's LSN, not the event loop).
+            waitUntil(() -> {
+                HttpResponse<String> r = replica.get("/v1/records?cursor=billing");
+                return r.statusCode() == 200 && JSON.readTree(r.body()).get("records").size() == 4;
+            });
             primary.kill();
 
             assertThat(replica.post("/admin/promote", new byte[0]).statusCode()).isEqualTo(200);

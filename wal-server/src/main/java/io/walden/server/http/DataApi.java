@@ -335,12 +335,10 @@ public final class DataApi {
 
     /** GET /v1/records?from=|cursor=&limit=&wait_ms=&visibility= */
     void read(Exchange ex) {
-        long from = start(ex, wal.oldestLsn());
         int limit = intParam(ex, "limit", 100, 1, MAX_LIMIT);
         long waitMs = intParam(ex, "wait_ms", 0, 0, (int) MAX_WAIT_MS);
         WalReader.Visibility visibility = visibility(ex);
-        WalReader reader = wal.reader(from, visibility); // validates from (410, 400) on the event loop
-        submit(ex, reader, () -> {
+        open(ex, () -> wal.reader(start(ex, wal.oldestLsn()), visibility), reader -> {
             List<Map<String, Object>> records = new ArrayList<>();
             try (reader) {
                 WalRecord r = reader.next();
@@ -363,9 +361,8 @@ public final class DataApi {
 
     /** GET /v1/records/stream?from=&visibility= : NDJSON over chunked transfer, one record per line, until the client goes (or half-closes). */
     void stream(Exchange ex) {
-        long from = start(ex, wal.insertLsn());
-        WalReader reader = wal.reader(from, visibility(ex));
-        submit(ex, reader, () -> {
+        WalReader.Visibility visibility = visibility(ex);
+        open(ex, () -> wal.reader(start(ex, wal.insertLsn()), visibility), reader -> {
             ex.markStreaming();
             var channel = ex.ctx().channel();
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
@@ -418,6 +415,28 @@ public final class DataApi {
         void run() throws Exception;
     }
 
+    @FunctionalInterface
+    private interface ReaderWork {
+        void run(WalReader reader) throws Exception;
+    }
+
+    /**
+     * Opens the reader a request asks for and hands it to a reader thread. From an LSN it is opened on the event loop
+     * (it validates the LSN at once: 410, 400). From a cursor on a replica, finding the cursor's LSN may wait for the
+     * cursors' lock while the receiver applies control records, so the reader thread opens it instead.
+     */
+    private void open(Exchange ex, java.util.function.Supplier<WalReader> opener, ReaderWork work) {
+        if (ex.param("cursor") != null && wal.appendsRefusedReason() != null) {
+            submit(ex, null, () -> {
+                WalReader reader = opener.get();
+                work.run(reader);
+            });
+            return;
+        }
+        WalReader reader = opener.get();
+        submit(ex, reader, () -> work.run(reader));
+    }
+
     private void submit(Exchange ex, WalReader reader, Work work) {
         try {
             readers.execute(() -> {
@@ -431,7 +450,9 @@ public final class DataApi {
                 }
             });
         } catch (RejectedExecutionException e) {
-            reader.close();
+            if (reader != null) {
+                reader.close();
+            }
             if (stopping) {
                 ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
             } else {
