@@ -243,8 +243,12 @@ class ArchiverTest {
                 Thread.sleep(Archiver.POLL_MILLIS * 2);
             }
             Archiver archiver = wal.archiver().orElseThrow();
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (archiver.lagBytes() > 2 * SMALL_SEGMENT && System.nanoTime() < deadline) {
+                Thread.sleep(10); // the cap is applied on the archiver's next turn
+            }
             assertThat(archiver.droppedSegments()).isPositive();
-            assertThat(archiver.lagBytes()).isLessThanOrEqualTo(2 * SMALL_SEGMENT + 70_000);
+            assertThat(archiver.lagBytes()).isLessThanOrEqualTo(2 * SMALL_SEGMENT);
             wal.truncateBefore(wal.flushedLsn());
             assertThat(wal.oldestLsn()).as("dropped segments may be removed").isGreaterThan(64);
         }
