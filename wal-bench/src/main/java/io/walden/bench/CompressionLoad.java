@@ -184,7 +184,7 @@ public final class CompressionLoad {
     }
 
     /** LOCAL commits per second of {@link #COMMITTERS} threads appending {@code events} in turn for {@code millis}. */
-    private static double rate(Wal wal, List<byte[]> events, long millis) throws InterruptedException {
+    static double rate(Wal wal, List<byte[]> events, long millis) throws InterruptedException {
         LongAdder commits = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();
         CountDownLatch done = new CountDownLatch(COMMITTERS);

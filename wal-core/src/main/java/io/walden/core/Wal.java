@@ -458,7 +458,7 @@ public final class Wal implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Wal{" + parts.dir + ", insert=" + Lsn.format(insertLsn()) + ", parts.written=" + Lsn.format(writtenLsn())
-                + ", parts.flushed=" + Lsn.format(flushedLsn()) + ", oldest=" + Lsn.format(oldestLsn()) + "}";
+        return "Wal{" + parts.dir + ", insert=" + Lsn.format(insertLsn()) + ", written=" + Lsn.format(writtenLsn())
+                + ", flushed=" + Lsn.format(flushedLsn()) + ", oldest=" + Lsn.format(oldestLsn()) + "}";
     }
 }

@@ -90,7 +90,7 @@ final class WalParts {
     /**
      * A replica's read limit: its primary had flushed everything below it; readers, appliers and cascading senders see
      * nothing at or beyond it (it may still be rewound). {@code Long.MAX_VALUE} for a primary's log. Moved forward by
-     * the replica's receiver, back only by {@link #rewindTo}, both under the admin lock; persisted with checkpoints.
+     * the replica's receiver, back only by {@link WalReplication#rewindTo}, both under the admin lock; persisted with checkpoints.
      */
     final Position readLimit;
 
@@ -126,7 +126,7 @@ final class WalParts {
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable(),
                 readLimit::get);
         this.cursors = new Cursors(wal, dir); // before the writer, whose periodic task samples for them
-        this.replication = new WalReplication(wal, new WalReplication.Parts(config, dir, adminLock, activity, commit,
+        this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
                 checkpointer, appender, preparer, registry, notifier, cursors, remote, tail, written, flushed, readLimit,
                 opened.history(), opened.shutDownCleanly(), this::rewound));
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),

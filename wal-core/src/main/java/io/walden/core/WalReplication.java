@@ -34,7 +34,8 @@ import java.util.concurrent.TimeUnit;
 final class WalReplication implements ReplicatedLog {
     private static final Logger LOG = LoggerFactory.getLogger(WalReplication.class);
 
-    private final Wal wal;
+    /** The rest of the log (for its oldest LSN and whether it is open); never the facade. */
+    private final WalParts parts;
     private final WalConfig config;
     private final Path dir;
     private final Object adminLock;
@@ -64,7 +65,7 @@ final class WalReplication implements ReplicatedLog {
     /** An epoch began since this log was opened (a promotion, or after a crash): see {@link #mayShipUnflushed()}. */
     private volatile boolean epochBegunSinceOpen;
 
-    /** The parts of a {@link Wal} this side works on (Wal's constructor wires them). */
+    /** The parts of a {@link Wal} this side works on (WalParts wires them). */
     record Parts(WalConfig config, Path dir, Object adminLock, Activity activity, GroupCommit commit,
                  Checkpointer checkpointer, Appender appender, SegmentPreparer preparer, SegmentRegistry registry,
                  ReadNotifier notifier, Cursors cursors, RemoteWaits remote, Position tail, Position written,
@@ -72,8 +73,8 @@ final class WalReplication implements ReplicatedLog {
                  java.util.function.LongConsumer rewound) {
     }
 
-    WalReplication(Wal wal, Parts p) {
-        this.wal = wal;
+    WalReplication(WalParts parts, Parts p) {
+        this.parts = parts;
         this.config = p.config();
         this.dir = p.dir();
         this.adminLock = p.adminLock();
@@ -173,7 +174,7 @@ final class WalReplication implements ReplicatedLog {
     @Override
     public boolean awaitPositions(java.util.function.BooleanSupplier condition, long timeout, TimeUnit unit)
             throws InterruptedException {
-        return notifier.await(() -> condition.getAsBoolean() ? 1 : 0, 0, timeout, unit, wal::isClosed);
+        return notifier.await(() -> condition.getAsBoolean() ? 1 : 0, 0, timeout, unit, () -> parts.writes.isClosed());
     }
 
     @Override
@@ -181,7 +182,7 @@ final class WalReplication implements ReplicatedLog {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
         try {
-            wal.ensureOpen();
+            parts.writes.ensureOpen();
             commit.flushAll();
             synchronized (adminLock) {
                 long end = tail.get();
@@ -205,7 +206,7 @@ final class WalReplication implements ReplicatedLog {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
         try {
-            wal.ensureOpen();
+            parts.writes.ensureOpen();
             commit.checkNotFailed();
             synchronized (adminLock) {
                 if (appendsRefused == null) {
@@ -215,15 +216,15 @@ final class WalReplication implements ReplicatedLog {
                 if (lsn >= end) {
                     return 0;
                 }
-                if (lsn < wal.oldestLsn()) {
+                if (lsn < parts.oldestLsn()) {
                     throw new IllegalStateException("cannot rewind to " + Lsn.format(lsn) + ": below this log's oldest record "
-                            + Lsn.format(wal.oldestLsn()));
+                            + Lsn.format(parts.oldestLsn()));
                 }
                 commit.flushAll(); // nothing unwritten in the ring: only the link ahead of the end
                 long from = ReadStart.pastHeader(lsn, config.segmentSize());
                 long expected;
                 try {
-                    expected = ReadStart.expectedPrev(registry, from, written.get(), end, wal.oldestLsn());
+                    expected = ReadStart.expectedPrev(registry, from, written.get(), end, parts.oldestLsn());
                 } catch (IllegalLsnException e) {
                     throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": " + e.getMessage(), e);
                 }
@@ -260,11 +261,12 @@ final class WalReplication implements ReplicatedLog {
                 LOG.warn("Rewound the log in {} from {} to {}: the records after it were never its primary's", dir,
                         Lsn.format(end), Lsn.format(from));
                 try {
-                    rewound.accept(from);
                     cursors.rewound(from); // cursor changes removed with the records are undone
                 } catch (IOException e) {
                     throw new WalException("rewound to " + Lsn.format(from) + " but could not rebuild the cursors: "
                             + e.getMessage() + "; reopen the log", e);
+                } finally {
+                    rewound.accept(from); // whatever the cursors did: the archive markers from here on no longer hold
                 }
                 return end - from;
             }
@@ -276,7 +278,7 @@ final class WalReplication implements ReplicatedLog {
     @Override
     public void adoptHistory(EpochHistory primary) {
         synchronized (adminLock) {
-            wal.ensureOpen();
+            parts.writes.ensureOpen();
             long end = tail.get();
             if (primary.current().number() < history.current().number()) {
                 // PostgreSQL's rule: never follow a primary behind the newest timeline this log knows of. A stale
@@ -287,7 +289,7 @@ final class WalReplication implements ReplicatedLog {
             }
             // A log that holds no record (a new replica, beginning where its primary's oldest record is) cannot have
             // diverged: there is nothing in it that the primary might not have.
-            String divergence = end == wal.oldestLsn() ? null : primary.divergence(history.at(end), end);
+            String divergence = end == parts.oldestLsn() ? null : primary.divergence(history.at(end), end);
             if (divergence != null) {
                 throw new IllegalStateException("this log cannot follow a log with history " + primary + ": " + divergence);
             }
@@ -312,7 +314,7 @@ final class WalReplication implements ReplicatedLog {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
         try {
-            wal.ensureOpen();
+            parts.writes.ensureOpen();
             commit.checkNotFailed(); // a replica that cannot flush must not keep accepting (and confirming) bytes
             synchronized (adminLock) { // one applier at a time; never concurrently with truncation or close
                 if (ControlRecord.anyIn(bytes)) {
@@ -341,7 +343,7 @@ final class WalReplication implements ReplicatedLog {
     }
 
     private ReplicationChunk readForReplica(long fromLsn, int maxBytes, boolean unflushed) {
-        wal.ensureOpen();
+        parts.writes.ensureOpen();
         long limit = shippableLsn(unflushed);
         long from = fromLsn;
         if (from > limit) {
@@ -352,13 +354,13 @@ final class WalReplication implements ReplicatedLog {
         if (from >= limit) {
             return null;
         }
-        if (from < wal.oldestLsn()) {
-            throw new LsnRemovedException(from, wal.oldestLsn());
+        if (from < parts.oldestLsn()) {
+            throw new LsnRemovedException(from, parts.oldestLsn());
         }
-        ReadStart.expectedPrev(registry, from, written.get(), tail.get(), wal.oldestLsn()); // refuses a non-boundary
+        ReadStart.expectedPrev(registry, from, written.get(), tail.get(), parts.oldestLsn()); // refuses a non-boundary
         Segment seg = registry.get(from);
         if (seg == null || !seg.tryEnter()) {
-            throw new LsnRemovedException(from, wal.oldestLsn());
+            throw new LsnRemovedException(from, parts.oldestLsn());
         }
         try {
             long offset = from - seg.startLsn();
@@ -393,6 +395,6 @@ final class WalReplication implements ReplicatedLog {
 
     @Override
     public boolean awaitShippablePast(long lsn, boolean unflushed, long timeout, TimeUnit unit) throws InterruptedException {
-        return notifier.await(() -> shippableLsn(unflushed), lsn, timeout, unit, wal::isClosed);
+        return notifier.await(() -> shippableLsn(unflushed), lsn, timeout, unit, () -> parts.writes.isClosed());
     }
 }

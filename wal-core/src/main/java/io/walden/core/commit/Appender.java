@@ -456,7 +456,7 @@ public final class Appender {
     }
 
     /**
-     * A replica's rewind from {@code oldEnd} back to {@code lsn} (Wal.rewindTo; nothing appended meanwhile): the
+     * A replica's rewind from {@code oldEnd} back to {@code lsn} (ReplicatedLog.rewindTo; nothing appended meanwhile): the
      * prev link written ahead moves from the old end to {@code lsn}, where the next record will carry {@code prev}.
      */
     public void rewindLink(long oldEnd, long lsn, long prev) {

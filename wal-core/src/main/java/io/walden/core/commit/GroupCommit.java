@@ -405,7 +405,7 @@ public final class GroupCommit {
     }
 
     /**
-     * Moves every position back to {@code lsn} (a replica's rewind, see Wal.rewindTo): with the leader flag and the
+     * Moves every position back to {@code lsn} (a replica's rewind, see ReplicatedLog.rewindTo): with the leader flag and the
      * write lock held, so that no flush or write can move a position past it meanwhile. Everything must be flushed
      * before (the ring holds nothing unwritten), and nothing may be appended meanwhile (the log refuses appends).
      */

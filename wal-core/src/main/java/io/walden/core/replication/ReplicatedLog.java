@@ -33,7 +33,7 @@ public interface ReplicatedLog {
 
     /**
      * The seam replication drives: set and clear the synchronous policy, report confirmed positions per level.
-     * With no policy set the remote levels act as {@link Durability#LOCAL}.
+     * With no policy set the remote levels act as {@link io.walden.core.Durability#LOCAL}.
      */
     RemoteWaits remoteWaits();
 
@@ -54,7 +54,7 @@ public interface ReplicatedLog {
      * Whether a replication sender may ship this log's records once they are written, before they are flushed: true
      * when no replica can hold a record beyond this log's end that this log lost. So either the log was closed cleanly
      * before it was opened (everything it had shipped was flushed), or it began an epoch since (after a crash with
-     * {@link WalConfig.Builder#newEpochAfterCrash}, or by a promotion), which marks where its old epoch ended.
+     * {@link io.walden.core.WalConfig.Builder#newEpochAfterCrash}, or by a promotion), which marks where its old epoch ended.
      */
     boolean mayShipUnflushed();
 
@@ -73,7 +73,7 @@ public interface ReplicatedLog {
      * epoch, not the new one.
      *
      * @return the new epoch
-     * @throws WalException when the history cannot be written (appends stay refused)
+     * @throws io.walden.core.WalException when the history cannot be written (appends stay refused)
      */
     Epoch promote();
 
@@ -99,7 +99,7 @@ public interface ReplicatedLog {
      * @return how many bytes of records were removed (0 when the log ends at or before {@code lsn})
      * @throws IllegalStateException when the log accepts appends, or {@code lsn} is below its oldest record or is not
      *                               a record boundary of it (then it cannot be a prefix of the primary's log)
-     * @throws WalException          on an I/O error (the log may then hold the old records still; retry)
+     * @throws io.walden.core.WalException          on an I/O error (the log may then hold the old records still; retry)
      */
     long rewindTo(long lsn);
 
@@ -132,8 +132,8 @@ public interface ReplicatedLog {
      * @param fromLsn a record boundary: a replica's end; the start of a segment's first record is reached from
      *                the end of the previous segment (its closing record) as well
      * @return the chunk, or null when nothing flushed lies at or after {@code fromLsn} yet
-     * @throws LsnRemovedException when {@code fromLsn} was truncated away
-     * @throws IllegalLsnException when {@code fromLsn} is beyond the flushed position
+     * @throws io.walden.core.LsnRemovedException when {@code fromLsn} was truncated away
+     * @throws io.walden.core.IllegalLsnException when {@code fromLsn} is beyond the flushed position
      */
     ReplicationChunk readFlushed(long fromLsn, int maxBytes);
 
