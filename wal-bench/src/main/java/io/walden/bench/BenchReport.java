@@ -26,6 +26,7 @@ public final class BenchReport {
     private final JsonNode pgbench;
     private final HttpReport http;
     private CompressionReport compression;
+    private ArchiveReport archive;
     private final StringBuilder md = new StringBuilder();
 
     private BenchReport(JsonNode jmh, JsonNode load, JsonNode replication, JsonNode pgbench, JsonNode http) {
@@ -46,6 +47,9 @@ public final class BenchReport {
         BenchReport report = new BenchReport(jmh, load, replication, pgbench, http);
         if (args.length > 6 && Files.exists(Path.of(args[6]))) {
             report.compression = new CompressionReport(mapper.readTree(Path.of(args[6]).toFile()), report::line);
+        }
+        if (args.length > 7 && Files.exists(Path.of(args[7]))) {
+            report.archive = new ArchiveReport(mapper.readTree(Path.of(args[7]).toFile()), report::line);
         }
         report.write();
         Files.writeString(Path.of(args[2]), report.md.toString());
@@ -84,6 +88,9 @@ public final class BenchReport {
         if (compression != null) {
             compression.write();
         }
+        if (archive != null) {
+            archive.write();
+        }
         loadTables();
         replicationTable();
         jmhTable();
@@ -95,7 +102,8 @@ public final class BenchReport {
         line("```");
         line("");
         line("The raw JSON of the last run is kept next to the jar (`wal-bench/target/jmh.json`, `wal-bench/target/commit-load.json`,");
-        line("`wal-bench/target/replication-load.json`, `wal-bench/target/http-load.json`, `wal-bench/target/compression-load.json`).");
+        line("`wal-bench/target/replication-load.json`, `wal-bench/target/http-load.json`, `wal-bench/target/compression-load.json`,");
+        line("`wal-bench/target/archive-load.json`).");
         line("One replication scenario alone:");
         line("`java <flags from run.sh> -cp wal-bench/target/walden-bench.jar io.walden.bench.ReplicationLoad --only 'walden on loopback 64'`.");
     }
