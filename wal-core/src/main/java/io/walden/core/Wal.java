@@ -7,7 +7,6 @@ import io.walden.core.metrics.WalMetrics;
 import io.walden.core.recovery.LogOpener;
 import io.walden.core.replication.ReplicatedLog;
 import io.walden.core.segment.Segment;
-import io.walden.core.segment.SegmentHeaderDescriptor;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -292,8 +291,7 @@ public final class Wal implements AutoCloseable {
 
     /** The first record still kept: below it, reads fail with {@link LsnRemovedException}. */
     public long oldestLsn() {
-        Segment s = parts.registry.oldest();
-        return s == null ? parts.tail.get() : s.startLsn() + SegmentHeaderDescriptor.LENGTH;
+        return parts.oldestLsn();
     }
 
     /**
