@@ -103,10 +103,96 @@ public final class ReplicationRole implements AutoCloseable {
         }
     }
 
+    /**
+     * A member of a replica group before the coordinator has placed it: neither serving nor following, refusing
+     * appends; {@link io.walden.server.group.FailoverController} then calls {@link #follow} or {@link #becomePrimary}.
+     */
+    public static ReplicationRole standby(Wal wal, ServerConfig config, MeterRegistry registry) {
+        wal.replication().refuseAppends("this member of a replica group is neither primary nor following one yet; "
+                + "see /admin/status for the group's primary");
+        return new ReplicationRole(wal, config, registry);
+    }
+
+    /**
+     * Follows the primary at {@code primary} (a replica group's member, told by its coordinator): stops serving
+     * replicas if it did (a demoted primary), and switches from another primary if it followed one. The receiver's
+     * handshake rewinds any tail the new primary's history does not hold (docs/replication.md).
+     */
+    public synchronized void follow(InetSocketAddress primary) {
+        if (replica != null && replica.primary().equals(primary)) {
+            return;
+        }
+        closeServer();
+        if (replica != null) {
+            replica.close();
+            replica = null;
+        }
+        replica = ReplicaClient.builder(wal, primary, config.name())
+                .secret(config.replicationSecret()).tls(clientTls(config)).start();
+    }
+
+    /** Stops following (the primary is gone): the log keeps refusing appends and receives nothing more. */
+    public synchronized void stopFollowing() {
+        if (replica != null) {
+            replica.close();
+            replica = null;
+        }
+        wal.replication().refuseAppends("this member's primary is gone and the group is electing another; see /admin/status");
+    }
+
+    /**
+     * Makes this member the primary (its coordinator has recorded it in a new epoch): stops following, serves replicas,
+     * applies the configured synchronous policy, then begins the new epoch durably and accepts appends.
+     *
+     * @throws IllegalStateException when replicas cannot be served or the history cannot be written: appends stay refused
+     */
+    public synchronized Epoch becomePrimary() throws InterruptedException {
+        if (replica != null) {
+            replica.close();
+            replica = null;
+        }
+        if (server == null) {
+            startServer();
+        }
+        if (config.syncReplicas() != null) {
+            server.policy(SyncPolicy.parse(config.syncReplicas()));
+        }
+        return wal.replication().promote();
+    }
+
+    /**
+     * Stops acknowledging at once: appends are refused, then the replication endpoint closes, so that no replica's
+     * confirmation releases a waiting commit any more (they fail as "durable locally, not confirmed"). The refusal is
+     * taken before the lock: a fence must never wait behind a promotion.
+     */
+    public void fence(String reason) {
+        wal.replication().refuseAppends(reason);
+        synchronized (this) {
+            closeServer();
+        }
+    }
+
+    /** Refuses appends while keeping replicas streaming (a switchover lets its target catch up). */
+    public void refuseAppends(String reason) {
+        wal.replication().refuseAppends(reason);
+    }
+
+    private void closeServer() {
+        if (server != null) {
+            server.close();
+            server = null;
+        }
+    }
+
     /** What a new replica needs from its primary before its log can be created. */
     static ReplicaClient.PrimaryIdentity fetchIdentity(ServerConfig config) throws InterruptedException {
-        return ReplicaClient.fetchIdentity(config.replicateFrom(), config.name(), clientTls(config),
-                config.replicationSecret(), 30_000);
+        return fetchIdentity(config, config.replicateFrom());
+    }
+
+    /** What a new replica needs from the primary at {@code primary} before its log can be created. */
+    public static ReplicaClient.PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary)
+            throws InterruptedException {
+        return ReplicaClient.fetchIdentity(primary, config.name(), clientTls(config), config.replicationSecret(), 30_000);
     }
 
     /** TLS to the primary when a CA or a certificate of its own is configured (never a secret in the clear then). */
@@ -188,8 +274,6 @@ public final class ReplicationRole implements AutoCloseable {
         if (replica != null) {
             replica.close();
         }
-        if (server != null) {
-            server.close();
-        }
+        closeServer();
     }
 }

@@ -69,6 +69,8 @@ public final class WaldenServer implements AutoCloseable {
     /** Appends that must wait for the next segment at a roll: never on an event loop. */
     private ExecutorService segmentWaits;
     private ReplicationRole replication;
+    /** This server's part in a replica group (coordinator), or null for a server on its own. */
+    private io.walden.server.group.FailoverController group;
     private Channel serverChannel;
     private DataApi data;
     private HttpRouter router;
@@ -109,7 +111,17 @@ public final class WaldenServer implements AutoCloseable {
                     + config.tlsKey() + "): " + e.getMessage(), e);
         }
         ReplicationRole.checkSafety(config);
-        if (config.replicateFrom() != null && !config.hasLog()) {
+        if (config.coordinator() != null) {
+            group = io.walden.server.group.FailoverController.join(config);
+            archive = config.archiveConfig();
+            try {
+                wal = group.openLog(config.walConfigBuilder().archive(archive));
+            } catch (RuntimeException | InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot open this member's log: " + e.getMessage(), e);
+            }
+        } else if (config.replicateFrom() != null && !config.hasLog()) {
             // A new replica: its log must be a copy of the primary's (same id, same segment size).
             ReplicaClient.PrimaryIdentity id = ReplicationRole.fetchIdentity(config);
             archive = config.archiveConfig();
@@ -127,7 +139,12 @@ public final class WaldenServer implements AutoCloseable {
         new UptimeMetrics().bindTo(registry);
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
         wal.meterBinder().bindTo(registry);
-        replication = ReplicationRole.start(wal, config, registry);
+        if (group != null) {
+            replication = ReplicationRole.standby(wal, config, registry);
+            group.start(wal, replication, registry);
+        } else {
+            replication = ReplicationRole.start(wal, config, registry);
+        }
 
         AtomicInteger readerThreads = new AtomicInteger();
         // No queue: the read beyond max-readers is refused at once (503), never parked behind long polls and streams.
@@ -150,7 +167,7 @@ public final class WaldenServer implements AutoCloseable {
             return t;
         });
         transport = Transports.choose(config.transport());
-        router = new HttpRouter(data, new io.walden.server.http.CursorApi(wal, readers), new AdminApi(wal, registry, () -> accepting, admin, replication, transport.name()),
+        router = new HttpRouter(data, new io.walden.server.http.CursorApi(wal, readers), new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name()),
                 wal.directory());
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
         String token = config.authToken();
@@ -217,6 +234,9 @@ public final class WaldenServer implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (serverChannel == null) {
+            if (group != null) {
+                group.close();
+            }
             if (replication != null) {
                 replication.close();
             }
@@ -236,6 +256,9 @@ public final class WaldenServer implements AutoCloseable {
         readers.shutdown();
         admin.shutdown();
         segmentWaits.shutdown();
+        if (group != null) {
+            group.close(); // fences first if primary, then leaves: another member is elected
+        }
         if (replication != null) {
             replication.close();
         }

@@ -28,15 +28,19 @@ public final class AdminApi {
     private final BooleanSupplier accepting;
     private final java.util.concurrent.Executor blocking;
     private final ReplicationRole role;
+    /** This server's part in a replica group, or null for a server on its own. */
+    private final io.walden.server.group.FailoverController group;
     private final String transport;
 
     /**
      * @param blocking  runs admin work that blocks (truncation and promotion force files), off the event loops
      * @param role      the server's place in replication (primary or replica), which a promotion changes
+     * @param group     the server's part in a replica group (automatic failover), or null
      * @param transport the network transport the event loops use (epoll, io_uring or nio), for the status
      */
     public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, java.util.concurrent.Executor blocking,
-                    ReplicationRole role, String transport) {
+                    ReplicationRole role, io.walden.server.group.FailoverController group, String transport) {
+        this.group = group;
         this.transport = transport;
         this.wal = wal;
         this.registry = registry;
@@ -84,7 +88,8 @@ public final class AdminApi {
         Map<String, Object> s = new LinkedHashMap<>();
         ReplicaClient replica = role.replica();
         ReplicationServer replication = role.server();
-        s.put("role", replica == null ? "primary" : "replica");
+        // A group member that neither follows nor leads (electing, fenced) is not a primary: it takes no appends.
+        s.put("role", replica == null && (group == null || group.isPrimary()) ? "primary" : "replica");
         if (replica != null) {
             s.put("primary", replica.primary().getHostString() + ":" + replica.primary().getPort());
             s.put("primary_connected", replica.isStreaming());
@@ -151,6 +156,7 @@ public final class AdminApi {
             });
         }
         s.put("replication_slots", slots);
+        s.put("group", group == null ? null : group.status());
         ex.json(HttpResponseStatus.OK, s);
     }
 
@@ -178,6 +184,11 @@ public final class AdminApi {
 
     /** PUT /admin/sync-replicas with the policy as body ('FIRST n (a, b)' / 'ANY n (a, b)'; empty clears it). */
     public void syncReplicas(Exchange ex) {
+        if (group != null) {
+            ex.error(HttpResponseStatus.CONFLICT, "coordinated", "in a replica group the synchronous policy is the "
+                    + "sync-replicas setting of every member (elections depend on it): change it there and restart them one by one");
+            return;
+        }
         ReplicationServer replication = role.server();
         if (role.replica() != null || replication == null) {
             ex.error(HttpResponseStatus.CONFLICT, "not_a_primary", "this server is a replica of " + role.primary()
@@ -197,6 +208,11 @@ public final class AdminApi {
      * appends and replicas). 409 on a primary.
      */
     public void promote(Exchange ex) {
+        if (group != null) {
+            ex.error(HttpResponseStatus.CONFLICT, "coordinated", "this server is a member of a replica group: its "
+                    + "coordinator elects the primary; hand the role over with POST /admin/switchover?to=NAME");
+            return;
+        }
         if (role.replica() == null) {
             ex.error(HttpResponseStatus.CONFLICT, "not_a_replica", "this server is already a primary (epoch " + wal.epoch() + ")");
             return;
@@ -225,6 +241,47 @@ public final class AdminApi {
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "busy", "no worker free for the promotion; retry shortly");
+        }
+    }
+
+    /**
+     * POST /admin/switchover?to=NAME : on a group's primary, hands the role to the caught-up replica NAME without losing
+     * anything (appends are refused meanwhile, for about a second). 200 with the new primary and epoch once it leads.
+     */
+    public void switchover(Exchange ex) {
+        String to = ex.param("to");
+        if (to == null) {
+            throw new IllegalArgumentException("to is required: POST /admin/switchover?to=NAME");
+        }
+        if (group == null) {
+            ex.error(HttpResponseStatus.CONFLICT, "not_coordinated", "this server is not a member of a replica group "
+                    + "(--coordinator): promote a replica with POST /admin/promote");
+            return;
+        }
+        try {
+            blocking.execute(() -> {
+                try {
+                    io.walden.server.group.FailoverController.Switchover done = group.switchover(to);
+                    Map<String, Object> out = new LinkedHashMap<>();
+                    out.put("primary", done.epoch().primary());
+                    out.put("epoch", done.epoch().epoch());
+                    out.put("epoch_start_lsn", Lsn.format(done.epoch().startLsn()));
+                    ex.json(HttpResponseStatus.OK, out);
+                } catch (java.util.NoSuchElementException e) {
+                    ex.error(HttpResponseStatus.NOT_FOUND, "unknown_member", e.getMessage());
+                } catch (IllegalStateException e) {
+                    ex.error(HttpResponseStatus.CONFLICT, "switchover_refused", e.getMessage());
+                } catch (java.util.concurrent.TimeoutException e) {
+                    ex.error(HttpResponseStatus.GATEWAY_TIMEOUT, "switchover_timeout", e.getMessage());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "interrupted", "the server is stopping");
+                } catch (Exception e) {
+                    ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "switchover_failed", e.toString());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "busy", "no worker free for the switchover; retry shortly");
         }
     }
 

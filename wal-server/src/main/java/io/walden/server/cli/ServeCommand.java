@@ -169,6 +169,15 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-readers", description = "Concurrent reads and streams before 503 (default: 32).")
     String maxReaders;
 
+    @Option(names = "--coordinator", paramLabel = "zk://HOST:PORT[,HOST:PORT...]/PATH", description = "Run as a member "
+            + "of the replica group kept in ZooKeeper there: elected primary or following it, with automatic failover "
+            + "and fencing (needs --name and --replication-listen; see docs/operations.md).")
+    String coordinator;
+
+    @Option(names = "--coordinator-session-timeout-ms", description = "ZooKeeper session timeout: a lost primary is "
+            + "replaced after about this long (default: 6000; the ensemble may bound it).")
+    String coordinatorSessionTimeout;
+
     @Option(names = "--max-connections", description = "Open HTTP connections before a new one gets 503 (default: 1024).")
     String maxConnections;
 
@@ -200,6 +209,8 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("stream-write-timeout-ms", streamWriteTimeout);
         flags.put("max-batch-records", maxBatchRecords);
         flags.put("max-connections", maxConnections);
+        flags.put("coordinator", coordinator);
+        flags.put("coordinator-session-timeout-ms", coordinatorSessionTimeout);
         flags.put("tls-cert", tlsCert);
         flags.put("replication-listen", replicationListen);
         flags.put("replicate-from", replicateFrom);

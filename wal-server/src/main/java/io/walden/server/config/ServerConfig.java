@@ -40,7 +40,7 @@ public final class ServerConfig {
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "max-cursor-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure",
             "archive-to", "archive-endpoint", "archive-timeout", "archive-max-pending-bytes", "archive-when-full",
-            "restore-from");
+            "restore-from", "coordinator", "coordinator-session-timeout-ms");
     public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
 
     private final Map<String, String> values;
@@ -80,6 +80,7 @@ public final class ServerConfig {
         v.put("archive-timeout", "60s");
         v.put("archive-max-pending-bytes", Long.toString(4L << 30));
         v.put("archive-when-full", "block");
+        v.put("coordinator-session-timeout-ms", "6000");
         if (yaml != null) {
             // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
             YAMLFactory factory = YAMLFactory.builder()
@@ -152,6 +153,25 @@ public final class ServerConfig {
         if (restoreFrom() != null && replicateFrom() == null) {
             throw new IllegalArgumentException("restore-from is for a replica (with replicate-from); to build a log from an "
                     + "archive, use 'walden restore'");
+        }
+        if (coordinator() != null) {
+            io.walden.server.group.CoordinatorUri.parse(coordinator());
+            if (replicateFrom() != null) {
+                throw new IllegalArgumentException("coordinator and replicate-from exclude each other: a member of a replica "
+                        + "group follows the primary its coordinator names");
+            }
+            if (values.get("name") == null || !io.walden.replication.policy.SyncPolicy.isValidName(values.get("name"))) {
+                throw new IllegalArgumentException("a member of a replica group (coordinator) needs a --name of its own "
+                        + "([A-Za-z0-9_.-], 1-64 characters)");
+            }
+            if (values.get("replication-listen") == null) {
+                throw new IllegalArgumentException("a member of a replica group (coordinator) needs --replication-listen: "
+                        + "any member may become the primary");
+            }
+            long timeout = positive("coordinator-session-timeout-ms");
+            if (timeout < 1000 || timeout > 120_000) {
+                throw new IllegalArgumentException("coordinator-session-timeout-ms must be between 1000 and 120000, not " + timeout);
+            }
         }
         for (String key : new String[] {"archive-max-pending-bytes", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "max-slot-retained-bytes", "event-loops", "writer-delay-ms", "max-cursor-retained-bytes"}) {
             positive(key);
@@ -292,7 +312,8 @@ public final class ServerConfig {
         WalConfig.Builder b = WalConfig.builder(dataDir())
                 // A primary that crashed begins a new epoch at its recovered end: its replicas may hold records it
                 // shipped before flushing and then lost (docs/replication.md, "Shipping before the flush").
-                .newEpochAfterCrash(replicateFrom() == null)
+                // A member of a group begins an epoch when it is elected, never on its own at open.
+                .newEpochAfterCrash(replicateFrom() == null && coordinator() == null)
                 .segmentSize(segmentSize())
                 .durability(durability())
                 .compression(compression())
@@ -407,6 +428,16 @@ public final class ServerConfig {
     public InetSocketAddress replicateFrom() {
         String v = values.get("replicate-from");
         return v == null ? null : parseAddress(v, "replicate-from");
+    }
+
+    /** The replica group's coordinator ({@code zk://HOST:PORT[,...]/PATH}), or null for a server on its own. */
+    public String coordinator() {
+        return values.get("coordinator");
+    }
+
+    /** The coordinator session's timeout: a primary's loss is noticed this long after it last reached ZooKeeper. */
+    public int coordinatorSessionTimeoutMillis() {
+        return (int) Long.parseLong(values.get("coordinator-session-timeout-ms"));
     }
 
     /** The most log a replication slot may hold back before it is dropped. */

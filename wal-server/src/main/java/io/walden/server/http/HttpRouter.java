@@ -55,6 +55,7 @@ public final class HttpRouter {
                 Map.entry("/admin/checkpoint", new Route(HttpMethod.POST, admin::checkpoint)),
                 Map.entry("/admin/sync-replicas", new Route(HttpMethod.PUT, admin::syncReplicas)),
                 Map.entry("/admin/promote", new Route(HttpMethod.POST, admin::promote)),
+                Map.entry("/admin/switchover", new Route(HttpMethod.POST, admin::switchover)),
                 Map.entry("/admin/replication-slots", new Route(HttpMethod.DELETE, admin::dropSlot)));
     }
 

@@ -1,0 +1,473 @@
+package io.walden.server.group;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.walden.core.Epoch;
+import io.walden.core.Lsn;
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.replica.ReplicaClient;
+import io.walden.server.ReplicationRole;
+import io.walden.server.config.ServerConfig;
+import org.apache.curator.framework.state.ConnectionState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A member of a replica group (docs/operations.md, "Replica groups"): registers with the coordinator, follows the
+ * primary the epoch record names, takes part in elections by {@link ElectionRule}, promotes itself when it wins,
+ * fences itself when it loses its session, hands over on a switchover, and rejoins as a replica when it finds a
+ * newer epoch than the one it led.
+ *
+ * <p>Fencing: the ZooKeeper client reports a connection as lost when it has heard nothing for two thirds of the
+ * session timeout; the server expires the session, and only then can the latch pass to another member, no earlier
+ * than a whole session timeout after it last heard from this member. The primary refuses appends and closes its
+ * replication endpoint (so that no replica's confirmation releases a commit) on that first report, on Curator's
+ * event thread; a tick every {@value #TICK_MILLIS} ms checks the connection as well. The margin is a third of the
+ * session timeout, less a round trip.
+ *
+ * <p>Threads: one ({@code walden-group}) runs the ticks and every role change; the fence on a lost connection runs
+ * on Curator's event thread and only refuses and closes. Status readers see volatile snapshots.
+ */
+public final class FailoverController implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(FailoverController.class);
+    static final long TICK_MILLIS = 100;
+    /** A switchover whose target has not taken over by then is undone: the old primary may lead again. */
+    private static final long HANDOVER_MILLIS = 15_000;
+    /** How long a switchover's primary waits for its target to hold every record it has. */
+    private static final long CATCH_UP_MILLIS = 10_000;
+
+    private final ServerConfig config;
+    private final String name;
+    private final SyncPolicy policy;
+    private final GroupCoordinator coordinator;
+    private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "walden-group");
+        t.setDaemon(true);
+        return t;
+    });
+    private final AtomicLong elections = new AtomicLong();
+    private final AtomicLong sessionLosses = new AtomicLong();
+    private Wal wal;
+    private ReplicationRole role;
+    private volatile Member.State state;
+    private volatile EpochRecord epochView;
+    private volatile Map<String, Member> membersView = Map.of();
+    private volatile String electionNote;
+    /** The epoch record's version as this member wrote it when it became primary: any other version means it is not. */
+    private int ledVersion = -1;
+    private long handoverDeadline;
+    private Member published;
+
+    private FailoverController(ServerConfig config) {
+        this.config = config;
+        this.name = config.name();
+        this.policy = config.syncReplicas() == null ? null : SyncPolicy.parse(config.syncReplicas());
+        this.coordinator = new GroupCoordinator(CoordinatorUri.parse(config.coordinator()), name,
+                config.coordinatorSessionTimeoutMillis(), this::onConnectionState);
+    }
+
+    /** Connects to the coordinator and registers this member (before its log is opened). */
+    public static FailoverController join(ServerConfig config) throws InterruptedException {
+        FailoverController c = new FailoverController(config);
+        c.state = config.hasLog() ? Member.State.STARTING : Member.State.LOOKING;
+        try {
+            c.coordinator.start(c.self(0, 0), 30_000);
+        } catch (RuntimeException | InterruptedException e) {
+            c.coordinator.close();
+            throw e;
+        }
+        LOG.info("Member '{}' joined the group at {} (session timeout {} ms)", c.name, c.coordinator.uri(),
+                c.coordinator.sessionTimeoutMs());
+        return c;
+    }
+
+    /**
+     * Opens this member's log: its own when it has one; else a copy of the primary's (a new replica), or, in a new
+     * group where it is elected, a new log. Waits (logging) until one of them is possible.
+     */
+    public Wal openLog(WalConfig.Builder log) throws Exception {
+        if (config.hasLog()) {
+            return Wal.open(log.build());
+        }
+        long lastNote = 0;
+        while (true) {
+            EpochRecord epoch = coordinator.epoch();
+            Map<String, Member> live = coordinator.members();
+            if (epoch != null) {
+                Member primary = live.get(epoch.primary());
+                if (primary != null && primary.state() == Member.State.PRIMARY) {
+                    LOG.info("Creating this member's log as a copy of the primary {}'s", primary.name());
+                    ReplicaClient.PrimaryIdentity id = ReplicationRole.fetchIdentity(config, address(primary.replication()));
+                    return ReplicaClient.openReplicaLog(log, id);
+                }
+            } else if (name.equals(ElectionRule.decide(null, live, policy).candidate())) {
+                coordinator.joinLatch();
+                if (coordinator.leads() && coordinator.epoch() == null) {
+                    LOG.info("Creating a new log: this member starts the group");
+                    return Wal.open(log.build());
+                }
+            } else {
+                coordinator.leaveLatch();
+            }
+            if (System.nanoTime() - lastNote > TimeUnit.SECONDS.toNanos(5)) {
+                lastNote = System.nanoTime();
+                LOG.info("Waiting for the group's primary before creating this member's log ({} members: {})",
+                        live.size(), live.keySet());
+            }
+            Thread.sleep(TICK_MILLIS);
+        }
+    }
+
+    /** Starts taking part: follows, elects, leads. The role starts as a standby. */
+    public void start(Wal log, ReplicationRole replication, MeterRegistry registry) {
+        this.wal = log;
+        this.role = replication;
+        state = Member.State.LOOKING;
+        FunctionCounter.builder("walden.coordinator.elections", elections, AtomicLong::get)
+                .description("Times this member became the group's primary").register(registry);
+        FunctionCounter.builder("walden.coordinator.session.losses", sessionLosses, AtomicLong::get)
+                .description("Times this member's coordinator session was lost").register(registry);
+        Gauge.builder("walden.coordinator.connected", this, c -> c.coordinator.isConnected() ? 1 : 0)
+                .description("1 while connected to the coordinator").register(registry);
+        Gauge.builder("walden.coordinator.primary", this, c -> c.state == Member.State.PRIMARY ? 1 : 0)
+                .description("1 while this member is the group's primary").register(registry);
+        loop.scheduleWithFixedDelay(this::tick, 0, TICK_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** On Curator's event thread: a primary that may have lost its session stops acknowledging now. */
+    private void onConnectionState(ConnectionState s) {
+        if (s == ConnectionState.LOST) {
+            sessionLosses.incrementAndGet();
+        }
+        if ((s == ConnectionState.SUSPENDED || s == ConnectionState.LOST) && state == Member.State.PRIMARY) {
+            fence("this member lost its coordinator connection (" + s + "): it may no longer be the primary");
+        }
+        LOG.info("Coordinator connection: {}", s);
+    }
+
+    private void fence(String reason) {
+        state = Member.State.FENCED;
+        role.fence(reason + "; see /admin/status for the group's primary");
+        LOG.warn("Fenced: {}", reason);
+    }
+
+    private synchronized void tick() {
+        try {
+            step();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.warn("Group step failed (retrying): {}", e.toString());
+        }
+    }
+
+    private void step() throws Exception {
+        if (wal.isFailed() || wal.isClosed()) {
+            if (state == Member.State.PRIMARY) {
+                fence("the log failed: " + wal.failureReason());
+            }
+            coordinator.leaveLatch(); // another member can lead; this one never acknowledges again
+            return;
+        }
+        if (!coordinator.isConnected()) {
+            if (state == Member.State.PRIMARY) {
+                fence("this member is not connected to its coordinator");
+            }
+            return;
+        }
+        EpochRecord epoch = coordinator.epoch();
+        Map<String, Member> live = coordinator.members();
+        epochView = epoch;
+        membersView = live;
+        switch (state) {
+            case PRIMARY -> checkStillPrimary(epoch);
+            case FENCED -> afterFence(epoch, live);
+            case REPLICA -> followOrLook(epoch, live);
+            default -> look(epoch, live);
+        }
+        publish();
+    }
+
+    private void checkStillPrimary(EpochRecord epoch) {
+        if (!coordinator.leads()) {
+            fence("this member no longer holds the group's leadership");
+        } else if (epoch == null || !epoch.primary().equals(name) || epoch.version() != ledVersion) {
+            fence("the epoch record no longer names this member (" + epoch + ")");
+        }
+    }
+
+    private void afterFence(EpochRecord epoch, Map<String, Member> live) {
+        boolean mine = epoch != null && epoch.primary().equals(name);
+        if (mine && epoch.handoverTo() != null && System.nanoTime() < handoverDeadline) {
+            return; // the switchover's target is taking over
+        }
+        if (!mine && followPrimary(epoch, live)) {
+            return;
+        }
+        state = Member.State.LOOKING; // the primary is gone, or it was this one: an election decides
+    }
+
+    private void followOrLook(EpochRecord epoch, Map<String, Member> live) {
+        Member primary = epoch == null ? null : live.get(epoch.primary());
+        if (epoch != null && name.equals(epoch.handoverTo())) {
+            role.stopFollowing(); // the primary hands over to this member: it stopped appending and closed
+            state = Member.State.LOOKING;
+        } else if (primary == null || primary.state() == Member.State.LOOKING || primary.name().equals(name)) {
+            role.stopFollowing();
+            state = Member.State.LOOKING;
+            LOG.info("The primary {} is gone: this member stops following and reports its final position {}",
+                    epoch == null ? null : epoch.primary(), Lsn.format(wal.flushedLsn()));
+        } else if (primary.state() == Member.State.PRIMARY) {
+            role.follow(address(primary.replication()));
+        } // a fenced primary whose session lives may resume: keep following it
+    }
+
+    private void look(EpochRecord epoch, Map<String, Member> live) throws Exception {
+        if (followPrimary(epoch, live)) {
+            coordinator.leaveLatch();
+            return;
+        }
+        boolean mine = epoch != null && epoch.primary().equals(name);
+        boolean takeBack = mine && epoch.handoverTo() != null && System.nanoTime() >= handoverDeadline;
+        ElectionRule.Election election = ElectionRule.decide(epoch, live, policy);
+        electionNote = election.reason();
+        if (takeBack || name.equals(election.candidate())) {
+            coordinator.joinLatch();
+            if (coordinator.leads()) {
+                claim(epoch);
+            }
+        } else {
+            coordinator.leaveLatch();
+        }
+    }
+
+    /** Follows the primary the record names when it is another member and serving; true when it does. */
+    private boolean followPrimary(EpochRecord epoch, Map<String, Member> live) {
+        if (epoch == null || epoch.primary().equals(name)) {
+            return false;
+        }
+        Member primary = live.get(epoch.primary());
+        if (primary == null || primary.state() != Member.State.PRIMARY) {
+            return false;
+        }
+        role.follow(address(primary.replication()));
+        state = Member.State.REPLICA;
+        LOG.info("Following the primary {} (epoch {})", primary.name(), epoch.epoch());
+        return true;
+    }
+
+    /**
+     * This member leads: it records itself as the primary of the next epoch (a transaction that checks its leadership
+     * and the record's version), and only then begins that epoch in its log and accepts appends.
+     */
+    private void claim(EpochRecord epoch) throws InterruptedException {
+        role.stopFollowing();
+        long end = wal.insertLsn();
+        int next = wal.history().current().number() + 1;
+        EpochRecord written;
+        try {
+            written = coordinator.writeEpoch(new EpochRecord(next, name, end, null, 0, -1), epoch);
+        } catch (Exception e) {
+            LOG.warn("Could not record epoch {} in the coordinator: {}", next, e.toString());
+            written = null;
+        }
+        if (written == null) {
+            coordinator.leaveLatch();
+            return;
+        }
+        try {
+            Epoch begun = role.becomePrimary();
+            if (begun.number() != next) {
+                throw new IllegalStateException("the log began epoch " + begun.number() + ", not " + next);
+            }
+        } catch (RuntimeException e) {
+            LOG.error("Elected, but could not become the primary: {}; giving the leadership up", e.getMessage(), e);
+            if (epoch != null) {
+                try { // nothing was appended in the new epoch: the old record stands again
+                    coordinator.writeEpoch(epoch, written);
+                } catch (Exception restore) {
+                    LOG.error("Could not restore the epoch record: {}", restore.toString());
+                }
+            }
+            coordinator.leaveLatch();
+            return;
+        }
+        ledVersion = written.version();
+        epochView = written;
+        state = Member.State.PRIMARY;
+        elections.incrementAndGet();
+        LOG.info("This member is the group's primary: epoch {} from {}", next, Lsn.format(end));
+    }
+
+    /** What a switchover did: the new primary's epoch record. */
+    public record Switchover(EpochRecord epoch) {
+    }
+
+    /**
+     * Hands the primary's role to {@code target} without losing anything: refuses appends, waits until the target
+     * holds every record, records the handover, closes replication and leaves the latch; the target then elects
+     * itself and this member follows it. Waits until the target leads.
+     *
+     * @throws IllegalStateException (conflict) when this member is not the primary, or the target is not a caught-up
+     *                               replica in time (appends then resume here, in a new epoch)
+     * @throws java.util.NoSuchElementException when no member is named {@code target}
+     * @throws java.util.concurrent.TimeoutException when the target did not take over in time (then this member may
+     *                               lead again)
+     */
+    public Switchover switchover(String target) throws Exception {
+        EpochRecord handedOver;
+        synchronized (this) {
+            if (state != Member.State.PRIMARY) {
+                throw new IllegalStateException("this member is not the group's primary; the primary is "
+                        + (epochView == null ? "not known" : epochView.primary()));
+            }
+            if (target.equals(name)) {
+                throw new IllegalStateException("this member is already the primary");
+            }
+            Member t = coordinator.members().get(target);
+            if (t == null) {
+                throw new java.util.NoSuchElementException("no member named '" + target + "' in the group");
+            }
+            EpochRecord epoch = coordinator.epoch();
+            if (t.state() != Member.State.REPLICA || epoch == null) {
+                throw new IllegalStateException(target + " is not a replica following this primary (it is "
+                        + t.state().wireName() + ")");
+            }
+            role.refuseAppends("switching over to " + target + "; write to the new primary (see /admin/status)");
+            wal.flush();
+            long end = wal.insertLsn();
+            if (!caughtUp(target, end)) {
+                claim(epoch); // resume in a new epoch: refusing appends limited this log's readers
+                throw new IllegalStateException(target + " did not hold this primary's end " + Lsn.format(end) + " within "
+                        + CATCH_UP_MILLIS + " ms; appends resumed here");
+            }
+            handedOver = coordinator.writeEpoch(new EpochRecord(epoch.epoch(), name, epoch.startLsn(), target, end, -1), epoch);
+            if (handedOver == null) {
+                fence("the epoch record changed during the switchover");
+                throw new IllegalStateException("the epoch record changed during the switchover; this member is no longer primary");
+            }
+            handoverDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
+            fence("handed over to " + target);
+            coordinator.leaveLatch();
+            LOG.info("Switchover: handed the group to {} at {}", target, Lsn.format(end));
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
+        while (System.nanoTime() < deadline) {
+            EpochRecord now = epochView;
+            if (now != null && now.primary().equals(target) && now.epoch() > handedOver.epoch()) {
+                return new Switchover(now);
+            }
+            Thread.sleep(20);
+        }
+        throw new java.util.concurrent.TimeoutException(target + " did not take over within " + HANDOVER_MILLIS + " ms");
+    }
+
+    private boolean caughtUp(String target, long end) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CATCH_UP_MILLIS);
+        while (System.nanoTime() < deadline) {
+            var server = role.server();
+            if (server != null && server.replica(target).map(r -> r.flushLsn() >= end).orElse(false)) {
+                return true;
+            }
+            Thread.sleep(5);
+        }
+        return false;
+    }
+
+    private void publish() {
+        long flushed = wal.flushedLsn();
+        Member now = self(wal.history().at(flushed).number(), flushed);
+        if (!now.equals(published)) {
+            coordinator.publish(now);
+            published = now;
+        }
+    }
+
+    private Member self(int epoch, long flushed) {
+        return new Member(name, advertised(config.httpAddress()), advertised(config.replicationListen()), state, epoch, flushed);
+    }
+
+    /** host:port others reach this member at: a wildcard bind is advertised as this machine's name. */
+    private static String advertised(InetSocketAddress a) {
+        String host = a.getAddress() == null || a.getAddress().isAnyLocalAddress() ? localHost() : a.getAddress().getHostAddress();
+        return host + ":" + a.getPort();
+    }
+
+    private static String localHost() {
+        try {
+            return InetAddress.getLocalHost().getCanonicalHostName();
+        } catch (java.net.UnknownHostException e) {
+            return "localhost";
+        }
+    }
+
+    private static InetSocketAddress address(String hostPort) {
+        int colon = hostPort.lastIndexOf(':');
+        return new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+    }
+
+    /** The group as this member sees it, for /admin/status (field names are a contract: docs/http-api.md). */
+    public Map<String, Object> status() {
+        Map<String, Object> g = new java.util.LinkedHashMap<>();
+        EpochRecord epoch = epochView;
+        Map<String, Member> live = membersView;
+        g.put("coordinator", coordinator.uri().toString());
+        g.put("connection", coordinator.isConnected() ? "connected"
+                : coordinator.connection() == null ? "connecting" : coordinator.connection().name().toLowerCase(java.util.Locale.ROOT));
+        g.put("session_timeout_ms", coordinator.sessionTimeoutMs());
+        g.put("name", name);
+        g.put("state", state.wireName());
+        g.put("epoch", epoch == null ? null : epoch.epoch());
+        g.put("primary", epoch == null ? null : epoch.primary());
+        Member primary = epoch == null ? null : live.get(epoch.primary());
+        g.put("primary_http", primary == null || primary.state() != Member.State.PRIMARY ? null : primary.http());
+        g.put("handover_to", epoch == null ? null : epoch.handoverTo());
+        g.put("election", state == Member.State.LOOKING ? electionNote : null);
+        g.put("elections", elections.get());
+        g.put("session_losses", sessionLosses.get());
+        java.util.List<Map<String, Object>> members = new java.util.ArrayList<>();
+        for (Member m : live.values()) {
+            Map<String, Object> j = new java.util.LinkedHashMap<>();
+            j.put("name", m.name());
+            j.put("state", m.state().wireName());
+            j.put("epoch", m.epoch());
+            j.put("flushed_lsn", Lsn.format(m.flushedLsn()));
+            j.put("http", m.http());
+            j.put("replication", m.replication());
+            members.add(j);
+        }
+        g.put("members", members);
+        return g;
+    }
+
+    /** Whether this member is the group's primary now. */
+    public boolean isPrimary() {
+        return state == Member.State.PRIMARY;
+    }
+
+    /** Stops taking part: the tick stops, the latch and the member node go (before the log closes). */
+    @Override
+    public void close() {
+        if (state == Member.State.PRIMARY) {
+            fence("the server is stopping"); // before the session ends: a successor may be elected at once
+        }
+        loop.shutdown();
+        try {
+            loop.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        coordinator.close();
+    }
+}

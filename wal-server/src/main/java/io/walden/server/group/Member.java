@@ -1,0 +1,68 @@
+package io.walden.server.group;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+
+/**
+ * What a member publishes about itself in its ephemeral node ({@code PATH/members/NAME}, docs/operations.md
+ * "Replica groups"): where to reach it, what it is doing and how far its log goes. Rewritten whenever one of these
+ * changes; gone when its ZooKeeper session ends.
+ *
+ * @param state      {@link State}
+ * @param epoch      the epoch its flushed end is in, by its log's history (0 before it has a log)
+ * @param flushedLsn the end of what its log holds durably
+ */
+public record Member(String name, String http, String replication, State state, int epoch, long flushedLsn) {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** What a member is doing; the election counts only {@link #LOOKING} members' positions as final. */
+    public enum State {
+        /** Opening its log; not yet a replica or a candidate. */
+        STARTING,
+        /** Following the primary the epoch record names. */
+        REPLICA,
+        /**
+         * Following no primary (the one named is gone) and receiving nothing: its flushed position is final for
+         * this epoch, so an election may compare it.
+         */
+        LOOKING,
+        /** The primary, accepting appends. */
+        PRIMARY,
+        /** Was the primary, but lost its coordinator session or is handing over: acknowledges nothing. */
+        FENCED;
+
+        String wireName() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    byte[] toJson() {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("name", name);
+        n.put("http", http);
+        n.put("replication", replication);
+        n.put("state", state.wireName());
+        n.put("epoch", epoch);
+        n.put("flushed_lsn", flushedLsn);
+        try {
+            return JSON.writeValueAsBytes(n);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** @throws IllegalArgumentException on bytes that are not a member's JSON */
+    static Member fromJson(byte[] bytes) {
+        try {
+            JsonNode n = JSON.readTree(bytes);
+            return new Member(n.get("name").asText(), n.get("http").asText(), n.get("replication").asText(),
+                    State.valueOf(n.get("state").asText().toUpperCase(java.util.Locale.ROOT)), n.get("epoch").asInt(),
+                    n.get("flushed_lsn").asLong());
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException("not a Walden member record: " + e.getMessage(), e);
+        }
+    }
+}

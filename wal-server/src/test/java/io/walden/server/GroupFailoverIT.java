@@ -1,0 +1,492 @@
+package io.walden.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Lsn;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+import static io.walden.server.Eventually.waitUntil;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Replica groups against a real ZooKeeper (Curator's TestingServer) with members as jar processes: failover on a
+ * killed primary, fencing of a partitioned one, ZooKeeper itself down, switchover, and random kills under load. The
+ * load is {@code ON} appends under {@code ANY 1 (a, b, c)}, sent to whichever member says it is the primary.
+ */
+class GroupFailoverIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** ZooKeeper ticks every 200 ms here, so sessions of 2 s are allowed (2 to 20 ticks). */
+    private static final int SESSION_MS = 2000;
+    private static final int TICK_MS = 200;
+
+    @TempDir
+    Path work;
+    private TestingServer zk;
+    private final Map<String, Member> members = new LinkedHashMap<>();
+
+    @BeforeEach
+    void startZooKeeper() throws Exception {
+        zk = new TestingServer(new InstanceSpec(work.resolve("zk").toFile(), -1, -1, -1, false, 1, TICK_MS, 100), true);
+    }
+
+    @AfterEach
+    void stopAll() throws Exception {
+        for (Member m : members.values()) {
+            m.kill();
+        }
+        zk.close();
+    }
+
+    @Test
+    void shouldElectTheMostCaughtUpReplicaWithinTwoSessionTimeoutsWhenThePrimaryIsKilledAndLoseNothingAcknowledged() throws Exception {
+        startGroup(zk.getConnectString());
+        try (Loader load = new Loader()) {
+            load.awaitAcks(200);
+            String old = primary();
+            long killed = System.nanoTime();
+            members.get(old).kill();
+            long electedAfter = load.awaitFirstAckNotFrom(old, 30) - killed;
+            System.out.printf("GroupFailoverIT: primary %s killed; the first ON append acknowledged by its successor %d ms later "
+                    + "(session timeout %d ms)%n", old, TimeUnit.NANOSECONDS.toMillis(electedAfter), SESSION_MS);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(electedAfter)).as("kill to the first ON append acknowledged by the new primary")
+                    .isLessThanOrEqualTo(2L * SESSION_MS);
+            load.awaitAcks(load.count() + 200);
+            members.get(old).start();
+            waitUntil(60, () -> "replica".equals(group(old).get("state").asText()));
+            load.awaitAcks(load.count() + 100);
+            load.stop();
+            assertEverythingAcknowledgedIsEverywhere(load);
+            String now = primary();
+            JsonNode status = group(now);
+            assertThat(status.get("elections").asLong()).isEqualTo(1);
+            assertThat(status.get("members")).hasSize(3);
+            String metrics = members.get(now).process.get("/metrics").body();
+            assertThat(metrics).contains("walden_coordinator_elections_total 1.0").contains("walden_coordinator_primary 1.0");
+        }
+        terminateAndCompareSegments();
+    }
+
+    @Test
+    void shouldStopAPartitionedPrimaryAcknowledgingBeforeItsSuccessorIsElectedAndRewindItWhenItReturns() throws Exception {
+        try (TcpProxy toZooKeeper = new TcpProxy(zk.getPort())) {
+            members.put("a", new Member("a", "127.0.0.1:" + toZooKeeper.port()));
+            members.get("a").start();
+            waitUntil(() -> "primary".equals(group("a").get("state").asText()));
+            for (String name : List.of("b", "c")) {
+                members.put(name, new Member(name, zk.getConnectString()));
+                members.get(name).start();
+            }
+            awaitSettled();
+            try (Loader load = new Loader(); Loader stale = new Loader("a")) {
+                load.awaitAcks(200);
+                stale.awaitAcks(50);
+                long cutAt = System.nanoTime();
+                toZooKeeper.cut();
+                long successorFirst = load.awaitFirstAckNotFrom("a", 30);
+                Thread.sleep(1000); // the stale client goes on writing to the old primary: it must refuse
+                long staleLast = stale.lastAckNanos();
+                assertThat(staleLast).as("the old primary's last acknowledgement comes before the successor's first")
+                        .isLessThan(successorFirst);
+                System.out.printf("GroupFailoverIT: partitioned primary's last acknowledgement %d ms after the cut; its "
+                        + "successor's first %d ms after%n", TimeUnit.NANOSECONDS.toMillis(staleLast - cutAt),
+                        TimeUnit.NANOSECONDS.toMillis(successorFirst - cutAt));
+                assertThat(TimeUnit.NANOSECONDS.toMillis(staleLast - cutAt)).as("fenced within 2/3 of the session timeout")
+                        .isLessThan(SESSION_MS);
+                HttpResponse<String> refused = members.get("a").process.post("/v1/records?durability=on", "late".getBytes());
+                assertThat(refused.statusCode()).as(refused.body()).isIn(409, 503);
+                assertThat(JSON.readTree(members.get("a").process.get("/admin/status").body()).at("/group/state").asText())
+                        .isEqualTo("fenced");
+
+                toZooKeeper.heal();
+                waitUntil(60, () -> "replica".equals(group("a").get("state").asText()));
+                load.awaitAcks(load.count() + 100);
+                load.stop();
+                stale.stop();
+                Map<String, String> byLsn = new HashMap<>();
+                for (Loader l : List.of(load, stale)) {
+                    for (Ack a : l.acks()) {
+                        String before = byLsn.put(a.lsn(), a.payload());
+                        assertThat(before).as("LSN %s acknowledged twice", a.lsn()).isNull();
+                    }
+                }
+                assertEverythingAcknowledgedIsEverywhere(load, stale);
+            }
+        }
+    }
+
+    @Test
+    void shouldStopAcknowledgingWhileZooKeeperIsDownAndResumeWhenItReturns() throws Exception {
+        startGroup(zk.getConnectString());
+        try (Loader load = new Loader()) {
+            load.awaitAcks(200);
+            long stoppedAt = System.nanoTime();
+            zk.stop();
+            Thread.sleep(SESSION_MS + 500);
+            long last = load.lastAckNanos();
+            assertThat(TimeUnit.NANOSECONDS.toMillis(last - stoppedAt)).as("the primary acknowledges only while its session may be valid")
+                    .isLessThan(SESSION_MS);
+            int during = load.count();
+            Thread.sleep(1000);
+            assertThat(load.count()).as("nothing acknowledged with ZooKeeper down").isEqualTo(during);
+            zk.restart();
+            load.awaitAcks(during + 200, 60);
+            load.stop();
+            awaitSettled();
+            assertEverythingAcknowledgedIsEverywhere(load);
+        }
+    }
+
+    @Test
+    void shouldHandOverToTheNamedReplicaWithoutLosingAnythingOnASwitchover() throws Exception {
+        startGroup(zk.getConnectString());
+        try (Loader load = new Loader()) {
+            load.awaitAcks(200);
+            String old = primary();
+            String target = members.keySet().stream().filter(n -> !n.equals(old)).findFirst().orElseThrow();
+            HttpResponse<String> done = members.get(old).process.post("/admin/switchover?to=" + target, new byte[0]);
+            assertThat(done.statusCode()).as(done.body()).isEqualTo(200);
+            assertThat(JSON.readTree(done.body()).get("primary").asText()).isEqualTo(target);
+            waitUntil(() -> "replica".equals(group(old).get("state").asText()));
+            load.awaitAcks(load.count() + 200);
+            HttpResponse<String> notPrimary = members.get(old).process.post("/admin/switchover?to=" + target, new byte[0]);
+            assertThat(notPrimary.statusCode()).isEqualTo(409);
+            HttpResponse<String> unknown = members.get(target).process.post("/admin/switchover?to=nobody", new byte[0]);
+            assertThat(unknown.statusCode()).isEqualTo(404);
+            assertThat(members.get(target).process.post("/admin/promote", new byte[0]).statusCode()).isEqualTo(409);
+            load.stop();
+            assertEverythingAcknowledgedIsEverywhere(load);
+            assertThat(group(old).get("elections").asLong()).isEqualTo(1); // it started the group; it was never re-elected
+        }
+        terminateAndCompareSegments();
+    }
+
+    @Test
+    void shouldLoseNoAcknowledgedRecordAndHaveOnePrimaryAtATimeThroughRandomKills() throws Exception {
+        int kills = Integer.getInteger("walden.group.kills", 20);
+        startGroup(zk.getConnectString());
+        Random random = new Random(20261124L);
+        List<String> primariesSeen = new ArrayList<>();
+        try (Loader load = new Loader(); Watcher watcher = new Watcher()) {
+            load.awaitAcks(100);
+            for (int i = 0; i < kills; i++) {
+                List<String> names = new ArrayList<>(members.keySet());
+                String victim = names.get(random.nextInt(names.size()));
+                members.get(victim).kill();
+                Thread.sleep(random.nextInt(1500));
+                members.get(victim).start();
+                awaitSettled();
+                primariesSeen.add(primary());
+                load.awaitAcks(load.count() + 50, 60);
+            }
+            load.stop();
+            watcher.stop();
+            assertThat(watcher.mostPrimariesAtOnce()).as("members saying they are primary at once").isLessThanOrEqualTo(1);
+            assertEverythingAcknowledgedIsEverywhere(load);
+        }
+        assertThat(primariesSeen).hasSize(kills);
+        System.out.printf("GroupFailoverIT: %d kills, primaries after each: %s%n", kills, primariesSeen);
+        terminateAndCompareSegments();
+    }
+
+    // ---- the group ----
+
+    private void startGroup(String connect) throws Exception {
+        for (String name : List.of("a", "b", "c")) {
+            members.put(name, new Member(name, connect));
+        }
+        members.get("a").start(); // the first member starts the group; the others copy its log
+        waitUntil(() -> "primary".equals(group("a").get("state").asText()));
+        members.get("b").start();
+        members.get("c").start();
+        awaitSettled();
+    }
+
+    /** Waits until every member is running and is the primary or a replica following it. */
+    private void awaitSettled() throws Exception {
+        waitUntil(60, () -> {
+            int primaries = 0;
+            for (Member m : members.values()) {
+                String state = group(m.name).get("state").asText();
+                if (state.equals("primary")) {
+                    primaries++;
+                } else if (!state.equals("replica")) {
+                    return false;
+                }
+            }
+            return primaries == 1;
+        });
+    }
+
+    private JsonNode group(String name) throws Exception {
+        Member m = members.get(name);
+        if (m.process == null || !m.process.isAlive()) {
+            throw new IOException(name + " is not running");
+        }
+        return JSON.readTree(m.process.get("/admin/status").body()).get("group");
+    }
+
+    /** The member that says it is the primary, or null. */
+    private String primary() {
+        for (Member m : members.values()) {
+            try {
+                if ("primary".equals(group(m.name).get("state").asText())) {
+                    return m.name;
+                }
+            } catch (Exception e) {
+                // not running or not answering: not the primary we can write to
+            }
+        }
+        return null;
+    }
+
+    private void assertEverythingAcknowledgedIsEverywhere(Loader... loads) throws Exception {
+        awaitSettled();
+        String primary = primary();
+        long end = Lsn.parse(JSON.readTree(members.get(primary).process.get("/admin/status").body()).get("flushed_lsn").asText());
+        for (Member m : members.values()) {
+            waitUntil(60, () -> Lsn.parse(JSON.readTree(m.process.get("/admin/status").body()).get("read_limit_lsn") == null
+                    ? JSON.readTree(m.process.get("/admin/status").body()).get("flushed_lsn").asText()
+                    : JSON.readTree(m.process.get("/admin/status").body()).get("read_limit_lsn").asText()) >= end);
+        }
+        Map<Long, String> onPrimary = members.get(primary).process.records();
+        int acknowledged = 0;
+        for (Loader load : loads) {
+            for (Ack a : load.acks()) {
+                assertThat(onPrimary.get(Lsn.parse(a.lsn()))).as("acknowledged %s at %s by %s", a.payload(), a.lsn(), a.member())
+                        .isEqualTo(a.payload());
+                acknowledged++;
+            }
+        }
+        assertThat(acknowledged).isGreaterThan(100);
+        for (Member m : members.values()) {
+            Map<Long, String> copy = new TreeMap<>(m.process.records());
+            copy.keySet().removeIf(lsn -> lsn >= end);
+            Map<Long, String> expected = new TreeMap<>(onPrimary);
+            expected.keySet().removeIf(lsn -> lsn >= end);
+            assertThat(copy).as("records of %s", m.name).isEqualTo(expected);
+        }
+    }
+
+    /** Stops every member cleanly and compares their segment files byte for byte. */
+    private void terminateAndCompareSegments() throws Exception {
+        String primary = primary();
+        awaitSettled();
+        long end = Lsn.parse(JSON.readTree(members.get(primary).process.get("/admin/status").body()).get("flushed_lsn").asText());
+        for (Member m : members.values()) {
+            waitUntil(60, () -> Lsn.parse(JSON.readTree(m.process.get("/admin/status").body()).get("flushed_lsn").asText()) >= end);
+        }
+        for (Member m : members.values()) {
+            if (!m.name.equals(primary)) {
+                assertThat(m.process.terminate()).isIn(0, 143);
+            }
+        }
+        assertThat(members.get(primary).process.terminate()).isIn(0, 143);
+        Path reference = members.get(primary).dir;
+        int compared = 0;
+        for (Path segment : (Iterable<Path>) Files.list(reference).filter(p -> p.toString().endsWith(".wal"))::iterator) {
+            for (Member m : members.values()) {
+                Path copy = m.dir.resolve(segment.getFileName());
+                assertThat(copy).as("%s on %s", segment.getFileName(), m.name).exists();
+                assertThat(Files.mismatch(segment, copy)).as("segment %s on %s", segment.getFileName(), m.name).isEqualTo(-1L);
+            }
+            compared++;
+        }
+        assertThat(compared).isGreaterThan(0);
+    }
+
+    private final class Member {
+        final String name;
+        final Path dir;
+        final int http;
+        final int replication;
+        final String coordinator;
+        volatile ServerProcess process;
+
+        Member(String name, String connect) throws IOException {
+            this.name = name;
+            this.dir = work.resolve(name);
+            this.http = ServerProcess.freePort();
+            this.replication = ServerProcess.freePort();
+            this.coordinator = "zk://" + connect + "/walden/it";
+        }
+
+        void start() throws Exception {
+            process = ServerProcess.start(work, dir, http, "--coordinator", coordinator, "--name", name,
+                    "--replication-listen", "127.0.0.1:" + replication, "--coordinator-session-timeout-ms",
+                    Integer.toString(SESSION_MS), "--sync-replicas", "ANY 1 (a, b, c)", "--segment-size", "1048576");
+        }
+
+        void kill() throws InterruptedException {
+            if (process != null) {
+                process.kill();
+            }
+        }
+    }
+
+    record Ack(String member, String lsn, String payload, long nanos) {
+    }
+
+    /**
+     * Appends ON records one after another, to the member that says it is the primary (or always to one member),
+     * keeping what was acknowledged: by whom, at which LSN, when.
+     */
+    private final class Loader implements AutoCloseable {
+        private final String only;
+        private final List<Ack> acks = new ArrayList<>();
+        private final Thread thread;
+        private volatile boolean running = true;
+
+        Loader() {
+            this(null);
+        }
+
+        Loader(String only) {
+            this.only = only;
+            this.thread = new Thread(this::run, "loader-" + (only == null ? "primary" : only));
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void run() {
+            int seq = 0;
+            String target = only;
+            while (running) {
+                if (target == null) {
+                    target = primary();
+                    if (target == null) {
+                        sleep(20);
+                        continue;
+                    }
+                }
+                String payload = (only == null ? "p-" : only + "-") + seq++;
+                try {
+                    ServerProcess p = members.get(target).process;
+                    HttpResponse<String> r = p.post("/v1/records?durability=on", payload.getBytes(StandardCharsets.UTF_8));
+                    if (r.statusCode() == 200) {
+                        synchronized (acks) {
+                            acks.add(new Ack(target, JSON.readTree(r.body()).get("lsn").asText(), payload, System.nanoTime()));
+                        }
+                        continue;
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // gone or refusing: find the primary again
+                } catch (InterruptedException e) {
+                    return;
+                }
+                target = only;
+                sleep(10);
+            }
+        }
+
+        List<Ack> acks() {
+            synchronized (acks) {
+                return new ArrayList<>(acks);
+            }
+        }
+
+        int count() {
+            synchronized (acks) {
+                return acks.size();
+            }
+        }
+
+        long lastAckNanos() {
+            synchronized (acks) {
+                return acks.isEmpty() ? 0 : acks.get(acks.size() - 1).nanos();
+            }
+        }
+
+        void awaitAcks(int n) throws Exception {
+            awaitAcks(n, 30);
+        }
+
+        void awaitAcks(int n, int seconds) throws Exception {
+            waitUntil(seconds, () -> count() >= n);
+        }
+
+        /** Waits for an acknowledgement by another member than {@code old}; returns when it came. */
+        long awaitFirstAckNotFrom(String old, int seconds) throws Exception {
+            waitUntil(seconds, () -> acks().stream().anyMatch(a -> !a.member().equals(old)));
+            return acks().stream().filter(a -> !a.member().equals(old)).findFirst().orElseThrow().nanos();
+        }
+
+        void stop() throws InterruptedException {
+            running = false;
+            thread.join(30_000);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop();
+        }
+    }
+
+    /** Polls every member's state: how many said "primary" in the same round, at most. */
+    private final class Watcher implements AutoCloseable {
+        private final Thread thread;
+        private volatile boolean running = true;
+        private volatile int most;
+
+        Watcher() {
+            thread = new Thread(() -> {
+                while (running) {
+                    int primaries = 0;
+                    for (Member m : members.values()) {
+                        try {
+                            if ("primary".equals(group(m.name).get("state").asText())) {
+                                primaries++;
+                            }
+                        } catch (Exception e) {
+                            // down
+                        }
+                    }
+                    most = Math.max(most, primaries);
+                    sleep(50);
+                }
+            }, "group-watcher");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        int mostPrimariesAtOnce() {
+            return most;
+        }
+
+        void stop() throws InterruptedException {
+            running = false;
+            thread.join(10_000);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop();
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,138 @@
+package io.walden.server.group;
+
+import io.walden.replication.policy.SyncPolicy;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+import java.util.TreeMap;
+
+import static io.walden.server.group.Member.State.FENCED;
+import static io.walden.server.group.Member.State.LOOKING;
+import static io.walden.server.group.Member.State.PRIMARY;
+import static io.walden.server.group.Member.State.REPLICA;
+import static io.walden.server.group.Member.State.STARTING;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ElectionRuleTest {
+    private static final EpochRecord EPOCH_3_LED_BY_A = new EpochRecord(3, "a", 1000, null, 0, 7);
+    private static final SyncPolicy ANY_1_OF_ABC = SyncPolicy.parse("ANY 1 (a, b, c)");
+
+    private static Member member(String name, Member.State state, int epoch, long flushed) {
+        return new Member(name, "127.0.0.1:1", "127.0.0.1:2", state, epoch, flushed);
+    }
+
+    private static Map<String, Member> live(Member... members) {
+        Map<String, Member> m = new TreeMap<>();
+        for (Member x : members) {
+            m.put(x.name(), x);
+        }
+        return m;
+    }
+
+    @Test
+    void shouldElectNobodyWhileThePrimaryIsAMember() {
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A,
+                live(member("a", FENCED, 3, 5000), member("b", LOOKING, 3, 4000)), null);
+        assertThat(e.candidate()).isNull();
+        assertThat(e.reason()).contains("primary a is a member");
+    }
+
+    @Test
+    void shouldElectTheMostCaughtUpLookingMemberOnceThePrimaryIsGone() {
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A,
+                live(member("b", LOOKING, 3, 4000), member("c", LOOKING, 3, 4500)), ANY_1_OF_ABC);
+        assertThat(e.candidate()).isEqualTo("c");
+    }
+
+    @Test
+    void shouldWaitWhileAMemberStillFollows() {
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A,
+                live(member("b", LOOKING, 3, 4000), member("c", REPLICA, 3, 4500)), null);
+        assertThat(e.candidate()).isNull();
+        assertThat(e.reason()).contains("c to stop following");
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A, live(member("b", LOOKING, 3, 4000), member("c", STARTING, 0, 0)), null)
+                .candidate()).isNull();
+    }
+
+    @Test
+    void shouldWaitForEnoughPolicyMembersThatOneOfThemHoldsEveryAcknowledgedRecord() {
+        // ANY 1 over {b, c} (a was the primary): an ON record was on b or c, so both must report.
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(member("b", LOOKING, 3, 4000)), ANY_1_OF_ABC);
+        assertThat(e.candidate()).isNull();
+        assertThat(e.reason()).contains("waiting for 2");
+        // ANY 2 over {b, c}: every ON record was on both, so one report is enough.
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A, live(member("b", LOOKING, 3, 4000)), SyncPolicy.parse("ANY 2 (a, b, c)"))
+                .candidate()).isEqualTo("b");
+    }
+
+    @Test
+    void shouldNeverElectAMemberTheSyncPolicyDoesNotName() {
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A,
+                live(member("b", LOOKING, 3, 4000), member("c", LOOKING, 3, 4000), member("d", LOOKING, 3, 9000)),
+                ANY_1_OF_ABC);
+        assertThat(e.candidate()).isEqualTo("b");
+    }
+
+    @Test
+    void shouldLetAReturnedPrimaryCountAloneForItHoldsAllItAcknowledged() {
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(member("a", LOOKING, 3, 5000)), ANY_1_OF_ABC);
+        assertThat(e.candidate()).isEqualTo("a");
+    }
+
+    @Test
+    void shouldRankALaterEpochAboveAHigherPositionInAnEarlierOne() {
+        // c holds an unacknowledged tail of epoch 2 beyond where b's epoch 3 began: b's history wins.
+        EpochRecord epoch3LedByD = new EpochRecord(3, "d", 1000, null, 0, 2);
+        ElectionRule.Election e = ElectionRule.decide(epoch3LedByD,
+                live(member("b", LOOKING, 3, 1200), member("c", LOOKING, 2, 1500)), null);
+        assertThat(e.candidate()).isEqualTo("b");
+    }
+
+    @Test
+    void shouldBreakTiesByTheSmallestName() {
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A,
+                live(member("c", LOOKING, 3, 4000), member("b", LOOKING, 3, 4000)), null).candidate()).isEqualTo("b");
+    }
+
+    @Test
+    void shouldElectOnlyTheSwitchoverTargetAndOnlyOnceItHoldsThePrimarysEnd() {
+        EpochRecord handover = new EpochRecord(3, "a", 1000, "c", 6000, 8);
+        Map<String, Member> behind = live(member("a", FENCED, 3, 6000), member("b", LOOKING, 3, 6000), member("c", LOOKING, 3, 5000));
+        assertThat(ElectionRule.decide(handover, behind, null).candidate()).isNull();
+        Map<String, Member> caughtUp = live(member("a", FENCED, 3, 6000), member("b", LOOKING, 3, 6000), member("c", LOOKING, 3, 6000));
+        assertThat(ElectionRule.decide(handover, caughtUp, null).candidate()).isEqualTo("c");
+    }
+
+    @Test
+    void shouldStartANewGroupWithTheMemberThatAlreadyHasTheMostLog() {
+        assertThat(ElectionRule.decide(null, live(member("a", LOOKING, 0, 0), member("b", LOOKING, 1, 300)), null)
+                .candidate()).isEqualTo("b");
+        assertThat(ElectionRule.decide(null, live(member("b", LOOKING, 0, 0), member("a", LOOKING, 0, 0)), null)
+                .candidate()).isEqualTo("a");
+        assertThat(ElectionRule.decide(null, live(member("a", LOOKING, 0, 0), member("b", STARTING, 0, 0)), null)
+                .candidate()).isNull();
+        assertThat(ElectionRule.decide(null, live(member("a", PRIMARY, 1, 0)), null).candidate()).isEqualTo("a");
+    }
+
+    @Test
+    void shouldParseACoordinatorUriAndRefuseMalformedOnes() {
+        CoordinatorUri uri = CoordinatorUri.parse("zk://zk1:2181,zk2:2182/walden/orders");
+        assertThat(uri.connectString()).isEqualTo("zk1:2181,zk2:2182");
+        assertThat(uri.path()).isEqualTo("/walden/orders");
+        for (String bad : new String[] {"zk1:2181/x", "zk://zk1:2181", "zk://zk1:2181/", "zk://zk1/x", "zk://zk1:99999/x", "zk://zk1:2181/a//b"}) {
+            assertThatThrownBy(() -> CoordinatorUri.parse(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void shouldRoundTripTheRecordsItKeepsInZooKeeper() {
+        Member m = member("b", REPLICA, 4, 123456789L);
+        assertThat(Member.fromJson(m.toJson())).isEqualTo(m);
+        EpochRecord r = new EpochRecord(5, "b", 4096, "c", 8192, 3);
+        assertThat(EpochRecord.fromJson(r.toJson(), 3)).isEqualTo(r);
+        EpochRecord plain = new EpochRecord(5, "b", 4096, null, 0, 1);
+        assertThat(EpochRecord.fromJson(plain.toJson(), 1)).isEqualTo(plain);
+        assertThatThrownBy(() -> Member.fromJson("{}".getBytes())).isInstanceOf(IllegalArgumentException.class);
+    }
+}
