@@ -64,12 +64,14 @@ public final class EpochHistory {
 
     /**
      * The epoch that wrote the record ending at {@code endLsn}, as a log ending there should name itself to a
-     * primary: the last epoch starting at or before it (an adopted epoch starting further on is not yet lived).
+     * primary: the last epoch starting before it (an epoch starting there or further on has written nothing of it
+     * yet: an adopted one not yet lived, or a promotion that took no append, e.g. a group member elected that died
+     * before anyone followed it, whose rival successor then never knew of it). The first epoch for a log that is empty.
      */
     public Epoch at(long endLsn) {
         Epoch found = epochs.get(0);
         for (Epoch e : epochs) {
-            if (e.startLsn() <= endLsn) {
+            if (e.startLsn() < endLsn) {
                 found = e;
             }
         }
@@ -123,17 +125,46 @@ public final class EpochHistory {
     }
 
     /**
+     * Where a log with history {@code theirs}, ending at {@code endLsn} in an epoch this history does not hold, must
+     * rewind to before it can follow a log with this history: the end of the newest epoch both hold (same number and
+     * start), in whichever of the two histories ends it first. That happens in a replica group when a member elected
+     * took appends and was lost before anyone followed it: the next election numbered its epoch past that one, so the
+     * lost member's records in it were never acknowledged (operations.md, "Replica groups").
+     *
+     * @return the rewind point; -1 when the histories share no epoch (they diverged) or nothing lies beyond it
+     */
+    public long rewindPointPastUnknownEpochs(EpochHistory theirs, long endLsn) {
+        for (int i = theirs.epochs.size() - 1; i >= 0; i--) {
+            Epoch e = theirs.epochs.get(i);
+            Epoch mine = find(e.number());
+            if (mine != null && mine.startLsn() == e.startLsn()) {
+                long to = Math.min(endOf(e.number()), theirs.endOf(e.number()));
+                return to < endLsn ? to : -1;
+            }
+        }
+        return -1;
+    }
+
+    /**
      * This history, cut back to what a log ending at {@code endLsn} has lived through, followed by a new epoch
      * starting there and numbered past every epoch known (so that no two promotions share a number).
      */
     public EpochHistory next(long endLsn) {
+        return next(endLsn, 0);
+    }
+
+    /**
+     * {@link #next(long)}, numbered at least {@code atLeast}: a replica group's coordinator may know of epochs this log
+     * never lived (a member elected that died before anyone followed it), whose numbers must not be taken twice.
+     */
+    public EpochHistory next(long endLsn, int atLeast) {
         List<Epoch> kept = new ArrayList<>();
         for (Epoch e : epochs) {
             if (e.startLsn() <= endLsn || kept.isEmpty()) {
                 kept.add(e);
             }
         }
-        kept.add(new Epoch(current().number() + 1, Math.max(endLsn, kept.get(kept.size() - 1).startLsn())));
+        kept.add(new Epoch(Math.max(atLeast, current().number() + 1), Math.max(endLsn, kept.get(kept.size() - 1).startLsn())));
         return new EpochHistory(kept);
     }
 

@@ -179,6 +179,32 @@ final class WalReplication implements ReplicatedLog {
 
     @Override
     public Epoch promote() {
+        return promote(0);
+    }
+
+    @Override
+    public long drainAppends(long timeout, TimeUnit unit) throws InterruptedException {
+        if (appendsRefused == null) {
+            throw new IllegalStateException("drainAppends() before refuseAppends(): appends would keep landing");
+        }
+        // The refusal was stored (volatile) before this snapshot reads who is inside; an append stores its entry
+        // (volatile) before it reads the refusal. So an append is either in the snapshot or refused (Dekker).
+        java.util.function.BooleanSupplier left = activity.gracePeriod();
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (!left.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                return -1;
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+        }
+        return tail.get();
+    }
+
+    @Override
+    public Epoch promote(int atLeastNumber) {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
         try {
@@ -186,7 +212,7 @@ final class WalReplication implements ReplicatedLog {
             commit.flushAll();
             synchronized (adminLock) {
                 long end = tail.get();
-                EpochHistory next = history.next(end);
+                EpochHistory next = history.next(end, atLeastNumber);
                 writeHistory(next);
                 epochBegunSinceOpen = true;
                 readLimit.set(Long.MAX_VALUE); // a primary's readers see all it has: its bytes are the new epoch's prefix

@@ -36,6 +36,62 @@ class PromotionTest {
     }
 
     @Test
+    void aPromotionNumberedPastEpochsTheLogNeverLivedSkipsToThatNumberDurably() {
+        Path dir = work.resolve("log");
+        try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
+            wal.append("x".getBytes(), Durability.LOCAL);
+            wal.replication().refuseAppends("a replica");
+            Epoch epoch = wal.replication().promote(5);
+            assertThat(epoch.number()).isEqualTo(5);
+            assertThat(wal.replication().promote(2).number()).as("never below the next number").isEqualTo(6);
+        }
+        try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
+            assertThat(reopened.history().epochs()).extracting(Epoch::number).containsExactly(1, 5, 6);
+        }
+    }
+
+    @Test
+    void drainingRefusedAppendsWaitsForThoseInFlightSoThatNothingLandsPastTheReturnedEnd() throws Exception {
+        try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
+            java.util.concurrent.atomic.AtomicLong lastAccepted = new java.util.concurrent.atomic.AtomicLong(-1);
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            List<Thread> writers = new java.util.ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                Thread w = new Thread(() -> {
+                    while (!stop.get()) {
+                        try {
+                            long lsn = wal.append(new byte[100], Durability.OFF);
+                            lastAccepted.accumulateAndGet(lsn, Math::max);
+                        } catch (AppendsRefusedException e) {
+                            return;
+                        }
+                    }
+                });
+                w.start();
+                writers.add(w);
+            }
+            Thread.sleep(50);
+            wal.replication().refuseAppends("switching over");
+            long end = wal.replication().drainAppends(5, java.util.concurrent.TimeUnit.SECONDS);
+            stop.set(true);
+            for (Thread w : writers) {
+                w.join();
+            }
+            assertThat(end).isPositive().isEqualTo(wal.insertLsn());
+            assertThat(lastAccepted.get()).isLessThan(end);
+            assertThatThrownBy(() -> wal.append("late".getBytes(), Durability.OFF)).isInstanceOf(AppendsRefusedException.class);
+        }
+    }
+
+    @Test
+    void drainingAppendsThatAreNotRefusedIsAMistake() {
+        try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
+            assertThatThrownBy(() -> wal.replication().drainAppends(1, java.util.concurrent.TimeUnit.SECONDS))
+                    .isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
     void promotionBeginsTheNextEpochAtTheEndAcceptsAppendsAndChainsThemToTheReplicatedRecords() throws Exception {
         Path replicaDir = work.resolve("replica");
         long end;

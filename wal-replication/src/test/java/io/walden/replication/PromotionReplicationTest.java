@@ -77,6 +77,74 @@ class PromotionReplicationTest {
     }
 
     @Test
+    void aReplicaPromotedThatTookNoAppendFollowsARivalPromotedInALaterEpochAndDropsItsUnlivedEpoch() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.logId()).build())) {
+            try (ReplicationServer server = serve(primary);
+                 ReplicaClient c1 = follow(r1, server, "r1");
+                 ReplicaClient c2 = follow(r2, server, "r2")) {
+                server.policy(SyncPolicy.parse("ANY 2 (r1, r2)"));
+                for (int i = 0; i < 300; i++) {
+                    primary.append(new byte[300], Durability.ON);
+                }
+                server.policy(null);
+                c1.promote(); // r1 is elected and begins epoch 2, then is lost before anyone follows it or it takes an append
+            }
+            assertThat(r1.epoch()).isEqualTo(2);
+            // r2 is elected in its place; its coordinator knows epoch 2 was taken, so it numbers its own 3.
+            r2.replication().refuseAppends("electing");
+            Epoch three = r2.replication().promote(3);
+            assertThat(three.number()).isEqualTo(3);
+            long lsn = r2.append("epoch three".getBytes(), Durability.LOCAL);
+            try (ReplicationServer server = serve(r2);
+                 ReplicaClient back = follow(r1, server, "r1")) {
+                waitUntil(() -> r1.epoch() == 3 && r1.flushedLsn() > lsn);
+                assertThat(back.fatalError()).isNull();
+                assertThat(r1.history()).isEqualTo(r2.history());
+                assertThat(r1.history().epochs()).extracting(Epoch::number).containsExactly(1, 3);
+            }
+        }
+        assertSameSegments(work.resolve("r1"), work.resolve("r2"));
+    }
+
+    @Test
+    void aReplicaPromotedThatTookAppendsAloneRewindsThemToFollowARivalPromotedInALaterEpoch() throws Exception {
+        long shared;
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.logId()).build())) {
+            try (ReplicationServer server = serve(primary);
+                 ReplicaClient c1 = follow(r1, server, "r1");
+                 ReplicaClient c2 = follow(r2, server, "r2")) {
+                server.policy(SyncPolicy.parse("ANY 2 (r1, r2)"));
+                for (int i = 0; i < 300; i++) {
+                    primary.append(new byte[300], Durability.ON);
+                }
+                server.policy(null);
+                shared = r2.flushedLsn();
+                c1.promote();
+            }
+            long lone = r1.append("only r1, never acknowledged by a replica".getBytes(), Durability.LOCAL);
+            r2.replication().refuseAppends("electing");
+            r2.replication().promote(3);
+            long lsn = r2.append("epoch three".getBytes(), Durability.LOCAL);
+            assertThat(lsn).isEqualTo(lone); // the same place in the log, two different records
+            try (ReplicationServer server = serve(r2);
+                 ReplicaClient back = follow(r1, server, "r1")) {
+                waitUntil(() -> r1.epoch() == 3 && r1.flushedLsn() > lsn && r1.readLimit() > lsn);
+                assertThat(back.fatalError()).isNull();
+                assertThat(back.rewinds()).isEqualTo(1);
+                assertThat(r1.history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(3, shared));
+                try (WalReader r = r1.reader(lsn)) {
+                    assertThat(new String(r.next().payload())).isEqualTo("epoch three");
+                }
+            }
+        }
+        assertSameSegments(work.resolve("r1"), work.resolve("r2"));
+    }
+
+    @Test
     void aReplicaThatStoppedAtTheSwitchPointFollowsThePromotedPrimaryAndAdoptsItsHistory() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());

@@ -142,11 +142,12 @@ public final class ReplicationRole implements AutoCloseable {
 
     /**
      * Makes this member the primary (its coordinator has recorded it in a new epoch): stops following, serves replicas,
-     * applies the configured synchronous policy, then begins the new epoch durably and accepts appends.
+     * applies the configured synchronous policy, then begins the new epoch durably (numbered at least
+     * {@code atLeastNumber}, the number the coordinator recorded) and accepts appends.
      *
      * @throws IllegalStateException when replicas cannot be served or the history cannot be written: appends stay refused
      */
-    public synchronized Epoch becomePrimary() throws InterruptedException {
+    public synchronized Epoch becomePrimary(int atLeastNumber) throws InterruptedException {
         if (replica != null) {
             replica.close();
             replica = null;
@@ -157,7 +158,7 @@ public final class ReplicationRole implements AutoCloseable {
         if (config.syncReplicas() != null) {
             server.policy(SyncPolicy.parse(config.syncReplicas()));
         }
-        return wal.replication().promote();
+        return wal.replication().promote(atLeastNumber);
     }
 
     /**
@@ -172,9 +173,15 @@ public final class ReplicationRole implements AutoCloseable {
         }
     }
 
-    /** Refuses appends while keeping replicas streaming (a switchover lets its target catch up). */
-    public void refuseAppends(String reason) {
+    /**
+     * Refuses appends while keeping replicas streaming (a switchover lets its target catch up), and waits until the
+     * appends already past the refusal have left the log.
+     *
+     * @return the log's end, which no longer moves; -1 when appends in flight did not leave within the timeout
+     */
+    public long refuseAndDrainAppends(String reason, long timeoutMillis) throws InterruptedException {
         wal.replication().refuseAppends(reason);
+        return wal.replication().drainAppends(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     private void closeServer() {

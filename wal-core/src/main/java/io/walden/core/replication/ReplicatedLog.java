@@ -78,6 +78,22 @@ public interface ReplicatedLog {
     Epoch promote();
 
     /**
+     * {@link #promote()}, numbering the new epoch at least {@code atLeastNumber} (a replica group's coordinator
+     * knows of epochs this log never lived; no number is taken twice).
+     */
+    Epoch promote(int atLeastNumber);
+
+    /**
+     * After {@link #refuseAppends} with a reason: waits until every append that passed the refusal check before it
+     * (and so may still reserve its place) has left the log, so that nothing lands past the returned position. For a
+     * switchover, which must hand over a log whose end no longer moves. Never call it from inside an append or claim.
+     *
+     * @return the insert position, final while appends stay refused; -1 when appends in flight did not leave in time
+     * @throws IllegalStateException when appends are not refused
+     */
+    long drainAppends(long timeout, TimeUnit unit) throws InterruptedException;
+
+    /**
      * A replica's log ends past where its epoch ended in its primary's history ({@link EpochHistory#rewindPoint}): the
      * records from {@code lsn} on were never the primary's (it lost them in a crash before flushing them, after they
      * were shipped, or this log was a primary that a promoted replica replaced). Removes them, durably, before

@@ -564,6 +564,13 @@ public final class ReplicationServer implements AutoCloseable {
                                 + hello.epoch() + "; retry later"
                         : "this primary is stale: it is in epoch " + history.current().number() + " but the replica is in epoch "
                                 + hello.epoch() + ", promoted elsewhere; point the replica at the current primary");
+            } else if (history.find(hello.epoch()) == null) {
+                // An epoch this history skipped (a group member elected that was lost before anyone followed it; the
+                // next election numbered past it): the replica compares its own history with this one, rewinds to the
+                // newest epoch both hold, or refuses to follow if they share none.
+                LOG.info("Replica '{}' is in epoch {}, which this history skipped: it rewinds to the newest epoch both "
+                        + "hold and reconnects", hello.name(), hello.epoch());
+                ctx.writeAndFlush(welcome(history)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
             } else if (diverged != null) {
                 refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's history diverged from this primary's: " + diverged
                         + "; rebuild it from this primary");

@@ -501,7 +501,10 @@ public final class ReplicaClient implements AutoCloseable {
          */
         private void rewindIfNeeded(io.walden.core.EpochHistory primaryHistory) {
             long end = wal.insertLsn();
-            long to = primaryHistory.rewindPoint(wal.history().at(end), end);
+            Epoch own = wal.history().at(end);
+            long to = primaryHistory.find(own.number()) == null
+                    ? primaryHistory.rewindPointPastUnknownEpochs(wal.history(), end) // a lost rival's epoch
+                    : primaryHistory.rewindPoint(own, end);
             if (to < 0) {
                 return;
             }

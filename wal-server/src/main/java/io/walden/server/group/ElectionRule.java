@@ -75,14 +75,15 @@ final class ElectionRule {
         int reporting = 0;
         boolean primaryBack = false;
         for (Member m : live.values()) {
-            if (m.state() != Member.State.LOOKING) {
-                continue;
+            if (m.state() != Member.State.LOOKING || m.epoch() == 0) {
+                continue; // following, failed, or with no log yet: holds nothing the election can count on
             }
-            boolean returnedPrimary = m.name().equals(epoch.primary());
+            // The lost primary, back with its log (its end in the record's epoch), holds all it acknowledged.
+            boolean returnedPrimary = m.name().equals(epoch.primary()) && m.epoch() == epoch.epoch();
             primaryBack |= returnedPrimary;
             if (policy == null || named.contains(m.name()) || returnedPrimary) {
                 eligible.add(m);
-                reporting += returnedPrimary ? 0 : 1;
+                reporting += (policy == null || named.contains(m.name())) && !returnedPrimary ? 1 : 0;
             }
         }
         if (eligible.isEmpty() || (!primaryBack && reporting < required)) {

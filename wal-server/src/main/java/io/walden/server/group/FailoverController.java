@@ -58,6 +58,13 @@ public final class FailoverController implements AutoCloseable {
     });
     private final AtomicLong elections = new AtomicLong();
     private final AtomicLong sessionLosses = new AtomicLong();
+    /**
+     * Suspensions and losses of the session, counted by Curator's event thread: a claim compares it before and after,
+     * so that a suspension reported while it was not yet PRIMARY (and so fenced nothing) still fences it.
+     */
+    private final AtomicLong disconnects = new AtomicLong();
+    /** Set once this member left the group for good (its log failed): the tick does nothing more. */
+    private volatile boolean left;
     private Wal wal;
     private ReplicationRole role;
     private volatile Member.State state;
@@ -106,6 +113,7 @@ public final class FailoverController implements AutoCloseable {
             Map<String, Member> live = coordinator.members();
             if (epoch != null) {
                 Member primary = live.get(epoch.primary());
+                coordinator.leaveLatch(); // a group exists: this member only waits for its primary
                 if (primary != null && primary.state() == Member.State.PRIMARY) {
                     LOG.info("Creating this member's log as a copy of the primary {}'s", primary.name());
                     ReplicaClient.PrimaryIdentity id = ReplicationRole.fetchIdentity(config, address(primary.replication()));
@@ -150,6 +158,9 @@ public final class FailoverController implements AutoCloseable {
         if (s == ConnectionState.LOST) {
             sessionLosses.incrementAndGet();
         }
+        if (s == ConnectionState.SUSPENDED || s == ConnectionState.LOST) {
+            disconnects.incrementAndGet(); // before the state is read: see claim()
+        }
         if ((s == ConnectionState.SUSPENDED || s == ConnectionState.LOST) && state == Member.State.PRIMARY) {
             fence("this member lost its coordinator connection (" + s + "): it may no longer be the primary");
         }
@@ -163,21 +174,36 @@ public final class FailoverController implements AutoCloseable {
     }
 
     private synchronized void tick() {
+        if (left) {
+            return;
+        }
         try {
             step();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             LOG.warn("Group step failed (retrying): {}", e.toString());
+        } catch (Throwable e) { // an Error would cancel the tick for good: leave rather than linger in the group
+            LOG.error("Group step failed; this member leaves its group", e);
+            leave("an internal error: " + e);
         }
+    }
+
+    /** Fences if primary, then leaves the group for good: the latch, the member node and the session go. */
+    private void leave(String why) {
+        if (state == Member.State.PRIMARY) {
+            fence(why);
+        }
+        state = Member.State.FAILED;
+        left = true;
+        coordinator.close();
+        LOG.error("This member left its replica group ({}): restart it once fixed", why);
     }
 
     private void step() throws Exception {
         if (wal.isFailed() || wal.isClosed()) {
-            if (state == Member.State.PRIMARY) {
-                fence("the log failed: " + wal.failureReason());
-            }
-            coordinator.leaveLatch(); // another member can lead; this one never acknowledges again
+            // Another member can lead, and nobody waits for this one: its node goes with its session.
+            leave("its log failed: " + wal.failureReason());
             return;
         }
         if (!coordinator.isConnected()) {
@@ -194,6 +220,7 @@ public final class FailoverController implements AutoCloseable {
             case PRIMARY -> checkStillPrimary(epoch);
             case FENCED -> afterFence(epoch, live);
             case REPLICA -> followOrLook(epoch, live);
+            case FAILED -> { } // until restarted: published so that nobody waits for it
             default -> look(epoch, live);
         }
         publish();
@@ -231,11 +258,21 @@ public final class FailoverController implements AutoCloseable {
         } else if (primary.state() == Member.State.PRIMARY) {
             role.follow(address(primary.replication()));
         } // a fenced primary whose session lives may resume: keep following it
+        String refused = role.replica() == null ? null : role.replica().fatalError();
+        if (state == Member.State.REPLICA && refused != null) {
+            state = Member.State.FAILED;
+            LOG.error("The primary refused this member for good ({}): it takes no part in elections until rebuilt "
+                    + "(stop it, empty its data directory, start it)", refused);
+        }
     }
 
     private void look(EpochRecord epoch, Map<String, Member> live) throws Exception {
         if (followPrimary(epoch, live)) {
             coordinator.leaveLatch();
+            return;
+        }
+        if (epoch == null && coordinator.inLatch() && coordinator.leads()) {
+            claim(null); // a new group: the latch decides between members that both thought themselves the candidate
             return;
         }
         boolean mine = epoch != null && epoch.primary().equals(name);
@@ -272,9 +309,11 @@ public final class FailoverController implements AutoCloseable {
      * and the record's version), and only then begins that epoch in its log and accepts appends.
      */
     private void claim(EpochRecord epoch) throws InterruptedException {
+        long disconnectsBefore = disconnects.get();
         role.stopFollowing();
         long end = wal.insertLsn();
-        int next = wal.history().current().number() + 1;
+        // Past every number the group used: a member elected that died before anyone followed it took one.
+        int next = Math.max(wal.history().current().number(), epoch == null ? 0 : epoch.epoch()) + 1;
         EpochRecord written;
         try {
             written = coordinator.writeEpoch(new EpochRecord(next, name, end, null, 0, -1), epoch);
@@ -287,11 +326,12 @@ public final class FailoverController implements AutoCloseable {
             return;
         }
         try {
-            Epoch begun = role.becomePrimary();
+            Epoch begun = role.becomePrimary(next);
             if (begun.number() != next) {
                 throw new IllegalStateException("the log began epoch " + begun.number() + ", not " + next);
             }
         } catch (RuntimeException e) {
+            role.fence("this member could not become the primary: " + e.getMessage());
             LOG.error("Elected, but could not become the primary: {}; giving the leadership up", e.getMessage(), e);
             if (epoch != null) {
                 try { // nothing was appended in the new epoch: the old record stands again
@@ -308,6 +348,11 @@ public final class FailoverController implements AutoCloseable {
         state = Member.State.PRIMARY;
         elections.incrementAndGet();
         LOG.info("This member is the group's primary: epoch {} from {}", next, Lsn.format(end));
+        // A suspension reported before the state was PRIMARY fenced nothing (and becomePrimary reopened what a fence
+        // closed): look again now. One reported from here on sees PRIMARY and fences by itself.
+        if (disconnects.get() != disconnectsBefore || !coordinator.leads()) {
+            fence("this member lost its coordinator connection while becoming the primary");
+        }
     }
 
     /** What a switchover did: the new primary's epoch record. */
@@ -344,23 +389,30 @@ public final class FailoverController implements AutoCloseable {
                 throw new IllegalStateException(target + " is not a replica following this primary (it is "
                         + t.state().wireName() + ")");
             }
-            role.refuseAppends("switching over to " + target + "; write to the new primary (see /admin/status)");
-            wal.flush();
-            long end = wal.insertLsn();
-            if (!caughtUp(target, end)) {
-                claim(epoch); // resume in a new epoch: refusing appends limited this log's readers
-                throw new IllegalStateException(target + " did not hold this primary's end " + Lsn.format(end) + " within "
-                        + CATCH_UP_MILLIS + " ms; appends resumed here");
+            try {
+                long end = role.refuseAndDrainAppends("switching over to " + target
+                        + "; write to the new primary (see /admin/status)", CATCH_UP_MILLIS);
+                if (end < 0 || !caughtUp(target, end)) {
+                    claim(epoch); // resume in a new epoch: refusing appends limited this log's readers
+                    throw new IllegalStateException(end < 0 ? "appends in flight did not finish within " + CATCH_UP_MILLIS
+                            + " ms; appends resumed here" : target + " did not hold this primary's end " + Lsn.format(end)
+                            + " within " + CATCH_UP_MILLIS + " ms; appends resumed here");
+                }
+                handedOver = coordinator.writeEpoch(new EpochRecord(epoch.epoch(), name, epoch.startLsn(), target, end, -1), epoch);
+                if (handedOver == null) {
+                    fence("the epoch record changed during the switchover");
+                    throw new IllegalStateException("the epoch record changed during the switchover; this member is no longer primary");
+                }
+                handoverDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
+                fence("handed over to " + target);
+                coordinator.leaveLatch();
+                LOG.info("Switchover: handed the group to {} at {}", target, Lsn.format(end));
+            } catch (Exception e) {
+                if (state == Member.State.PRIMARY && wal.appendsRefusedReason() != null) {
+                    fence("the switchover failed: " + e); // never stay a primary that refuses appends and leads
+                }
+                throw e;
             }
-            handedOver = coordinator.writeEpoch(new EpochRecord(epoch.epoch(), name, epoch.startLsn(), target, end, -1), epoch);
-            if (handedOver == null) {
-                fence("the epoch record changed during the switchover");
-                throw new IllegalStateException("the epoch record changed during the switchover; this member is no longer primary");
-            }
-            handoverDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
-            fence("handed over to " + target);
-            coordinator.leaveLatch();
-            LOG.info("Switchover: handed the group to {} at {}", target, Lsn.format(end));
         }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
         while (System.nanoTime() < deadline) {
@@ -388,8 +440,7 @@ public final class FailoverController implements AutoCloseable {
     private void publish() {
         long flushed = wal.flushedLsn();
         Member now = self(wal.history().at(flushed).number(), flushed);
-        if (!now.equals(published)) {
-            coordinator.publish(now);
+        if (!now.equals(published) && coordinator.publish(now)) {
             published = now;
         }
     }
@@ -459,15 +510,19 @@ public final class FailoverController implements AutoCloseable {
     /** Stops taking part: the tick stops, the latch and the member node go (before the log closes). */
     @Override
     public void close() {
-        if (state == Member.State.PRIMARY) {
-            fence("the server is stopping"); // before the session ends: a successor may be elected at once
-        }
         loop.shutdown();
         try {
-            loop.awaitTermination(10, TimeUnit.SECONDS);
+            loop.awaitTermination(70, TimeUnit.SECONDS); // a step may be stopping a receiver (up to 60 s)
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        coordinator.close();
+        if (role != null) {
+            // Whatever the last step did: once the session ends a successor may be elected at once.
+            state = state == Member.State.PRIMARY ? Member.State.FENCED : state;
+            role.fence("the server is stopping");
+        }
+        if (!left) {
+            coordinator.close();
+        }
     }
 }

@@ -94,12 +94,18 @@ final class GroupCoordinator implements AutoCloseable {
         }
     }
 
-    /** Publishes what this member is now (its node is re-created with this data after a session loss). */
-    void publish(Member self) {
+    /**
+     * Publishes what this member is now (its node is re-created with this data after a session loss).
+     *
+     * @return false when it could not be written now (retry on the next change or tick)
+     */
+    boolean publish(Member self) {
         try {
             memberNode.setData(self.toJson());
+            return true;
         } catch (Exception e) {
             LOG.debug("Cannot publish member '{}' now: {}", name, e.toString());
+            return false;
         }
     }
 

@@ -32,7 +32,12 @@ public record Member(String name, String http, String replication, State state, 
         /** The primary, accepting appends. */
         PRIMARY,
         /** Was the primary, but lost its coordinator session or is handing over: acknowledges nothing. */
-        FENCED;
+        FENCED,
+        /**
+         * Cannot take part until rebuilt: its log failed, or its primary refused it for good (its history diverged, it
+         * holds another log). Never elected, never waited for.
+         */
+        FAILED;
 
         String wireName() {
             return name().toLowerCase(java.util.Locale.ROOT);

@@ -81,6 +81,26 @@ class ElectionRuleTest {
     }
 
     @Test
+    void shouldNotLetAReturnedPrimaryWithNoLogOrAnEarlierEpochBypassTheQuorum() {
+        ElectionRule.Election emptyDisk = ElectionRule.decide(EPOCH_3_LED_BY_A,
+                live(member("a", LOOKING, 0, 0), member("b", LOOKING, 3, 4000)), ANY_1_OF_ABC);
+        assertThat(emptyDisk.candidate()).as("a back on an empty disk").isNull();
+        ElectionRule.Election neverLived = ElectionRule.decide(EPOCH_3_LED_BY_A,
+                live(member("a", LOOKING, 2, 900), member("b", LOOKING, 3, 4000)), ANY_1_OF_ABC);
+        assertThat(neverLived.candidate()).as("a elected but never wrote in epoch 3").isNull();
+    }
+
+    @Test
+    void shouldNeverCountOrWaitForAFailedMember() {
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A,
+                live(member("b", LOOKING, 3, 4000), member("c", Member.State.FAILED, 3, 9000)), null);
+        assertThat(e.candidate()).isEqualTo("b");
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A,
+                live(member("b", LOOKING, 3, 4000), member("c", Member.State.FAILED, 3, 9000)), ANY_1_OF_ABC).candidate())
+                .as("c cannot report: b alone may lack what only c confirmed").isNull();
+    }
+
+    @Test
     void shouldRankALaterEpochAboveAHigherPositionInAnEarlierOne() {
         // c holds an unacknowledged tail of epoch 2 beyond where b's epoch 3 began: b's history wins.
         EpochRecord epoch3LedByD = new EpochRecord(3, "d", 1000, null, 0, 2);
