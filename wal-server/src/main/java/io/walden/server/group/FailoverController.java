@@ -8,15 +8,12 @@ import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.replication.policy.SyncPolicy;
-import io.walden.replication.replica.ReplicaClient;
 import io.walden.server.ReplicationRole;
 import io.walden.server.config.ServerConfig;
 import org.apache.curator.framework.state.ConnectionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -42,10 +39,6 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class FailoverController implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FailoverController.class);
     static final long TICK_MILLIS = 100;
-    /** A switchover whose target has not taken over by then is undone: the old primary may lead again. */
-    private static final long HANDOVER_MILLIS = 15_000;
-    /** How long a switchover's primary waits for its target to hold every record it has. */
-    private static final long CATCH_UP_MILLIS = 10_000;
 
     private final ServerConfig config;
     private final String name;
@@ -104,37 +97,7 @@ public final class FailoverController implements AutoCloseable {
      * group where it is elected, a new log. Waits (logging) until one of them is possible.
      */
     public Wal openLog(WalConfig.Builder log) throws Exception {
-        if (config.hasLog()) {
-            return Wal.open(log.build());
-        }
-        long lastNote = 0;
-        while (true) {
-            EpochRecord epoch = coordinator.epoch();
-            Map<String, Member> live = coordinator.members();
-            if (epoch != null) {
-                Member primary = live.get(epoch.primary());
-                coordinator.leaveLatch(); // a group exists: this member only waits for its primary
-                if (primary != null && primary.state() == Member.State.PRIMARY) {
-                    LOG.info("Creating this member's log as a copy of the primary {}'s", primary.name());
-                    ReplicaClient.PrimaryIdentity id = ReplicationRole.fetchIdentity(config, address(primary.replication()));
-                    return ReplicaClient.openReplicaLog(log, id);
-                }
-            } else if (name.equals(ElectionRule.decide(null, live, policy).candidate())) {
-                coordinator.joinLatch();
-                if (coordinator.leads() && coordinator.epoch() == null) {
-                    LOG.info("Creating a new log: this member starts the group");
-                    return Wal.open(log.build());
-                }
-            } else {
-                coordinator.leaveLatch();
-            }
-            if (System.nanoTime() - lastNote > TimeUnit.SECONDS.toNanos(5)) {
-                lastNote = System.nanoTime();
-                LOG.info("Waiting for the group's primary before creating this member's log ({} members: {})",
-                        live.size(), live.keySet());
-            }
-            Thread.sleep(TICK_MILLIS);
-        }
+        return MemberLog.open(config, coordinator, policy, log);
     }
 
     /** Starts taking part: follows, elects, leads. The role starts as a standby. */
@@ -167,7 +130,7 @@ public final class FailoverController implements AutoCloseable {
         LOG.info("Coordinator connection: {}", s);
     }
 
-    private void fence(String reason) {
+    void fence(String reason) {
         state = Member.State.FENCED;
         role.fence(reason + "; see /admin/status for the group's primary");
         LOG.warn("Fenced: {}", reason);
@@ -256,7 +219,7 @@ public final class FailoverController implements AutoCloseable {
             LOG.info("The primary {} is gone: this member stops following and reports its final position {}",
                     epoch == null ? null : epoch.primary(), Lsn.format(wal.flushedLsn()));
         } else if (primary.state() == Member.State.PRIMARY) {
-            role.follow(address(primary.replication()));
+            role.follow(primary.replicationAddress());
         } // a fenced primary whose session lives may resume: keep following it
         String refused = role.replica() == null ? null : role.replica().fatalError();
         if (state == Member.State.REPLICA && refused != null) {
@@ -298,7 +261,7 @@ public final class FailoverController implements AutoCloseable {
         if (primary == null || primary.state() != Member.State.PRIMARY) {
             return false;
         }
-        role.follow(address(primary.replication()));
+        role.follow(primary.replicationAddress());
         state = Member.State.REPLICA;
         LOG.info("Following the primary {} (epoch {})", primary.name(), epoch.epoch());
         return true;
@@ -360,9 +323,7 @@ public final class FailoverController implements AutoCloseable {
     }
 
     /**
-     * Hands the primary's role to {@code target} without losing anything: refuses appends, waits until the target
-     * holds every record, records the handover, closes replication and leaves the latch; the target then elects
-     * itself and this member follows it. Waits until the target leads.
+     * Hands the primary's role to {@code target} without losing anything ({@link Handover}); waits until it leads.
      *
      * @throws IllegalStateException (conflict) when this member is not the primary, or the target is not a caught-up
      *                               replica in time (appends then resume here, in a new epoch)
@@ -372,69 +333,26 @@ public final class FailoverController implements AutoCloseable {
      */
     public Switchover switchover(String target) throws Exception {
         EpochRecord handedOver;
-        synchronized (this) {
+        synchronized (this) { // no step runs meanwhile: the handover owns the role until it has fenced
             if (state != Member.State.PRIMARY) {
                 throw new IllegalStateException("this member is not the group's primary; the primary is "
                         + (epochView == null ? "not known" : epochView.primary()));
             }
-            if (target.equals(name)) {
-                throw new IllegalStateException("this member is already the primary");
-            }
-            Member t = coordinator.members().get(target);
-            if (t == null) {
-                throw new java.util.NoSuchElementException("no member named '" + target + "' in the group");
-            }
-            EpochRecord epoch = coordinator.epoch();
-            if (t.state() != Member.State.REPLICA || epoch == null) {
-                throw new IllegalStateException(target + " is not a replica following this primary (it is "
-                        + t.state().wireName() + ")");
-            }
-            try {
-                long end = role.refuseAndDrainAppends("switching over to " + target
-                        + "; write to the new primary (see /admin/status)", CATCH_UP_MILLIS);
-                if (end < 0 || !caughtUp(target, end)) {
-                    claim(epoch); // resume in a new epoch: refusing appends limited this log's readers
-                    throw new IllegalStateException(end < 0 ? "appends in flight did not finish within " + CATCH_UP_MILLIS
-                            + " ms; appends resumed here" : target + " did not hold this primary's end " + Lsn.format(end)
-                            + " within " + CATCH_UP_MILLIS + " ms; appends resumed here");
-                }
-                handedOver = coordinator.writeEpoch(new EpochRecord(epoch.epoch(), name, epoch.startLsn(), target, end, -1), epoch);
-                if (handedOver == null) {
-                    fence("the epoch record changed during the switchover");
-                    throw new IllegalStateException("the epoch record changed during the switchover; this member is no longer primary");
-                }
-                handoverDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
-                fence("handed over to " + target);
-                coordinator.leaveLatch();
-                LOG.info("Switchover: handed the group to {} at {}", target, Lsn.format(end));
-            } catch (Exception e) {
-                if (state == Member.State.PRIMARY && wal.appendsRefusedReason() != null) {
-                    fence("the switchover failed: " + e); // never stay a primary that refuses appends and leads
-                }
-                throw e;
-            }
+            handedOver = new Handover(this, coordinator, role, wal, name).handOver(target);
+            handoverDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Handover.TAKE_OVER_MILLIS);
         }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
-        while (System.nanoTime() < deadline) {
-            EpochRecord now = epochView;
-            if (now != null && now.primary().equals(target) && now.epoch() > handedOver.epoch()) {
-                return new Switchover(now);
-            }
-            Thread.sleep(20);
-        }
-        throw new java.util.concurrent.TimeoutException(target + " did not take over within " + HANDOVER_MILLIS + " ms");
+        EpochRecord now = Handover.awaitTakeOver(() -> epochView, target, handedOver);
+        return new Switchover(now);
     }
 
-    private boolean caughtUp(String target, long end) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CATCH_UP_MILLIS);
-        while (System.nanoTime() < deadline) {
-            var server = role.server();
-            if (server != null && server.replica(target).map(r -> r.flushLsn() >= end).orElse(false)) {
-                return true;
-            }
-            Thread.sleep(5);
-        }
-        return false;
+    /** For {@link Handover}, under this controller's lock: back to leading, in a new epoch. */
+    void resume(EpochRecord epoch) throws InterruptedException {
+        claim(epoch);
+    }
+
+    /** For {@link Handover}: whether this member still leads, as far as it knows. */
+    boolean isLeading() {
+        return state == Member.State.PRIMARY;
     }
 
     private void publish() {
@@ -446,60 +364,14 @@ public final class FailoverController implements AutoCloseable {
     }
 
     private Member self(int epoch, long flushed) {
-        return new Member(name, advertised(config.httpAddress()), advertised(config.replicationListen()), state, epoch, flushed);
-    }
-
-    /** host:port others reach this member at: a wildcard bind is advertised as this machine's name. */
-    private static String advertised(InetSocketAddress a) {
-        String host = a.getAddress() == null || a.getAddress().isAnyLocalAddress() ? localHost() : a.getAddress().getHostAddress();
-        return host + ":" + a.getPort();
-    }
-
-    private static String localHost() {
-        try {
-            return InetAddress.getLocalHost().getCanonicalHostName();
-        } catch (java.net.UnknownHostException e) {
-            return "localhost";
-        }
-    }
-
-    private static InetSocketAddress address(String hostPort) {
-        int colon = hostPort.lastIndexOf(':');
-        return new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+        return new Member(name, Member.advertised(config.httpAddress()), Member.advertised(config.replicationListen()),
+                state, epoch, flushed);
     }
 
     /** The group as this member sees it, for /admin/status (field names are a contract: docs/http-api.md). */
     public Map<String, Object> status() {
-        Map<String, Object> g = new java.util.LinkedHashMap<>();
-        EpochRecord epoch = epochView;
-        Map<String, Member> live = membersView;
-        g.put("coordinator", coordinator.uri().toString());
-        g.put("connection", coordinator.isConnected() ? "connected"
-                : coordinator.connection() == null ? "connecting" : coordinator.connection().name().toLowerCase(java.util.Locale.ROOT));
-        g.put("session_timeout_ms", coordinator.sessionTimeoutMs());
-        g.put("name", name);
-        g.put("state", state.wireName());
-        g.put("epoch", epoch == null ? null : epoch.epoch());
-        g.put("primary", epoch == null ? null : epoch.primary());
-        Member primary = epoch == null ? null : live.get(epoch.primary());
-        g.put("primary_http", primary == null || primary.state() != Member.State.PRIMARY ? null : primary.http());
-        g.put("handover_to", epoch == null ? null : epoch.handoverTo());
-        g.put("election", state == Member.State.LOOKING ? electionNote : null);
-        g.put("elections", elections.get());
-        g.put("session_losses", sessionLosses.get());
-        java.util.List<Map<String, Object>> members = new java.util.ArrayList<>();
-        for (Member m : live.values()) {
-            Map<String, Object> j = new java.util.LinkedHashMap<>();
-            j.put("name", m.name());
-            j.put("state", m.state().wireName());
-            j.put("epoch", m.epoch());
-            j.put("flushed_lsn", Lsn.format(m.flushedLsn()));
-            j.put("http", m.http());
-            j.put("replication", m.replication());
-            members.add(j);
-        }
-        g.put("members", members);
-        return g;
+        return GroupStatus.json(coordinator, name, state, epochView, membersView,
+                state == Member.State.LOOKING ? electionNote : null, elections.get(), sessionLosses.get());
     }
 
     /** Whether this member is the group's primary now. */

@@ -44,6 +44,26 @@ public record Member(String name, String http, String replication, State state, 
         }
     }
 
+    /** Where to stream from this member when it is the primary. */
+    java.net.InetSocketAddress replicationAddress() {
+        int colon = replication.lastIndexOf(':');
+        return new java.net.InetSocketAddress(replication.substring(0, colon), Integer.parseInt(replication.substring(colon + 1)));
+    }
+
+    /** host:port others reach a bound address at: a wildcard bind is advertised as this machine's name. */
+    static String advertised(java.net.InetSocketAddress a) {
+        String host = a.getAddress() == null || a.getAddress().isAnyLocalAddress() ? localHost() : a.getAddress().getHostAddress();
+        return host + ":" + a.getPort();
+    }
+
+    private static String localHost() {
+        try {
+            return java.net.InetAddress.getLocalHost().getCanonicalHostName();
+        } catch (java.net.UnknownHostException e) {
+            return "localhost";
+        }
+    }
+
     byte[] toJson() {
         ObjectNode n = JSON.createObjectNode();
         n.put("name", name);
