@@ -8,6 +8,7 @@ import io.walden.core.WalReader;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
+import io.walden.replication.replica.PrimaryIdentity;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -138,10 +139,10 @@ class ReplicationTest {
             primary.flush();
             primary.truncateBefore(primary.insertLsn());
             assertThat(primary.oldestLsn()).as("the primary no longer has its start").isGreaterThan(3 * Replicas.SEGMENT);
-            ReplicaClient.PrimaryIdentity identity = ReplicaClient.fetchIdentity(server.address(), "r1", null, null, 10_000);
+            PrimaryIdentity identity = PrimaryIdentity.fetch(server.address(), "r1", null, null, 10_000);
             assertThat(identity.oldestLsn()).isEqualTo(primary.oldestLsn());
             assertThat(identity.history()).isEqualTo(primary.history());
-            try (Wal replica = ReplicaClient.openReplicaLog(config(work.resolve("r1")), identity);
+            try (Wal replica = identity.openReplicaLog(config(work.resolve("r1")));
                  ReplicaClient client = follow(replica, server, "r1")) {
                 assertThat(replica.oldestLsn()).isEqualTo(primary.oldestLsn());
                 long last = primary.append("after the new replica joined".getBytes(), Durability.LOCAL);

@@ -192,14 +192,14 @@ public final class ReplicationRole implements AutoCloseable {
     }
 
     /** What a new replica needs from its primary before its log can be created. */
-    static ReplicaClient.PrimaryIdentity fetchIdentity(ServerConfig config) throws InterruptedException {
+    static io.walden.replication.replica.PrimaryIdentity fetchIdentity(ServerConfig config) throws InterruptedException {
         return fetchIdentity(config, config.replicateFrom());
     }
 
     /** What a new replica needs from the primary at {@code primary} before its log can be created. */
-    public static ReplicaClient.PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary)
+    public static io.walden.replication.replica.PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary)
             throws InterruptedException {
-        return ReplicaClient.fetchIdentity(primary, config.name(), clientTls(config), config.replicationSecret(), 30_000);
+        return io.walden.replication.replica.PrimaryIdentity.fetch(primary, config.name(), clientTls(config), config.replicationSecret(), 30_000);
     }
 
     /** TLS to the primary when a CA or a certificate of its own is configured (never a secret in the clear then). */

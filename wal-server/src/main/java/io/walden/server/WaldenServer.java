@@ -24,7 +24,6 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
-import io.walden.replication.replica.ReplicaClient;
 import io.walden.server.admin.AdminApi;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.ConnectionLimit;
@@ -123,9 +122,9 @@ public final class WaldenServer implements AutoCloseable {
             }
         } else if (config.replicateFrom() != null && !config.hasLog()) {
             // A new replica: its log must be a copy of the primary's (same id, same segment size).
-            ReplicaClient.PrimaryIdentity id = ReplicationRole.fetchIdentity(config);
+            io.walden.replication.replica.PrimaryIdentity id = ReplicationRole.fetchIdentity(config);
             archive = config.archiveConfig();
-            wal = ReplicaClient.openReplicaLog(config.walConfigBuilder().archive(archive), id);
+            wal = id.openReplicaLog(config.walConfigBuilder().archive(archive));
         } else {
             archive = config.archiveConfig();
             wal = Wal.open(config.walConfigBuilder().archive(archive).build());

@@ -26,12 +26,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.netty.handler.ssl.SslContext;
-import io.walden.core.Epoch;
 import io.walden.core.EpochHistory;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -534,70 +532,21 @@ public final class ReplicationServer implements AutoCloseable {
         }
 
         private void onHello(ChannelHandlerContext ctx, Frame.Hello hello) {
-            EpochHistory history = wal.history();
-            Epoch epoch = new Epoch(hello.epoch(), hello.epochStartLsn());
-            long rewind = history.rewindPoint(epoch, hello.startLsn());
-            String diverged = rewind >= 0 ? null : history.divergence(epoch, hello.startLsn());
-            // What the replica may already hold: what was shipped (written here, or only flushed).
-            long shippedEnd = wal.replication().shippableLsn(!shipFlushedOnly);
             if (state != null) {
                 refuse(ctx, Frame.Error.MALFORMED, "a second hello on one connection");
-            } else if (hello.version() != FrameDescriptor.PROTOCOL_VERSION) {
-                refuse(ctx, Frame.Error.UNSUPPORTED_VERSION, "protocol version " + hello.version() + " is not supported; this primary speaks "
-                        + FrameDescriptor.PROTOCOL_VERSION);
-            } else if (secret != null && !MessageDigest.isEqual(secret, hello.secret())) {
-                refuse(ctx, Frame.Error.AUTHENTICATION_FAILED, "authentication failed: the replica's secret is "
-                        + (hello.secret().length == 0 ? "missing" : "wrong") + " (set the same replication secret on both)");
-            } else if (hello.logId() != 0 && hello.logId() != wal.logId()) {
-                refuse(ctx, Frame.Error.ANOTHER_LOG, "this primary's log is " + Long.toHexString(wal.logId()) + ", not "
-                        + Long.toHexString(hello.logId()) + ": a replica of another log");
-            } else if (!SyncPolicy.isValidName(hello.name())) {
-                refuse(ctx, Frame.Error.MALFORMED, "a replica's name is 1 to 64 letters, digits, '_', '.' or '-', not '"
-                        + hello.name() + "'");
-            } else if (hello.logId() == 0) {
-                // A new replica asking who this primary is before it creates its log: answered, then closed.
+                return;
+            }
+            EpochHistory history = wal.history();
+            HandshakeCheck.Answer answer = HandshakeCheck.answer(hello, new HandshakeCheck.Primary(history, wal.logId(),
+                    wal.oldestLsn(), wal.replication().shippableLsn(!shipFlushedOnly), wal.appendsRefusedReason() != null,
+                    secret, slots.containsKey(hello.name()), slots.size(), replicas.size(), maxReplicas));
+            if (answer instanceof HandshakeCheck.Refuse r) {
+                refuse(ctx, r.code(), r.message());
+            } else if (answer instanceof HandshakeCheck.Identify) {
                 ctx.writeAndFlush(welcome(history)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
-            } else if (hello.epoch() > history.current().number()) {
-                // The replica lives in a newer epoch: never "rebuild" (that would throw away its newer records).
-                refuse(ctx, Frame.Error.NOT_A_PRIMARY, wal.appendsRefusedReason() != null
-                        ? "this cascading replica is in epoch " + history.current().number() + ", behind the replica's epoch "
-                                + hello.epoch() + "; retry later"
-                        : "this primary is stale: it is in epoch " + history.current().number() + " but the replica is in epoch "
-                                + hello.epoch() + ", promoted elsewhere; point the replica at the current primary");
-            } else if (history.find(hello.epoch()) == null) {
-                // An epoch this history skipped (a group member elected that was lost before anyone followed it; the
-                // next election numbered past it): the replica compares its own history with this one, rewinds to the
-                // newest epoch both hold, or refuses to follow if they share none.
-                LOG.info("Replica '{}' is in epoch {}, which this history skipped: it rewinds to the newest epoch both "
-                        + "hold and reconnects", hello.name(), hello.epoch());
+            } else if (answer instanceof HandshakeCheck.Rewind rewind) {
+                LOG.info("Replica '{}': {}; it rewinds and reconnects", hello.name(), rewind.why());
                 ctx.writeAndFlush(welcome(history)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
-            } else if (diverged != null) {
-                refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's history diverged from this primary's: " + diverged
-                        + "; rebuild it from this primary");
-            } else if (rewind >= 0) {
-                // Its epoch ended at `rewind` here, and it holds records past that which this log never had (lost in a
-                // crash before they were flushed, or an old primary's after a promotion): it rewinds, then connects
-                // again from there. The welcome carries the history it needs to find that point itself.
-                LOG.info("Replica '{}' ends at {}, past {} where its epoch {} ended here: it rewinds and reconnects",
-                        hello.name(), Lsn.format(hello.startLsn()), Lsn.format(rewind), hello.epoch());
-                ctx.writeAndFlush(welcome(history)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
-            } else if (hello.startLsn() < wal.oldestLsn()) {
-                // After the epoch checks: a replica that must rewind first does so, and only then may fetch what this
-                // log removed from an archive (it would otherwise fetch bytes onto a tail this log never had).
-                refuse(ctx, Frame.Error.LSN_REMOVED, "requested LSN " + Lsn.format(hello.startLsn())
-                        + " has already been removed; the oldest kept LSN is " + Lsn.format(wal.oldestLsn()));
-            } else if (hello.startLsn() > shippedEnd && wal.appendsRefusedReason() != null) {
-                // A cascading replica behind its downstream (which followed another upstream before): not final.
-                refuse(ctx, Frame.Error.NOT_A_PRIMARY, "this cascading replica can serve only up to "
-                        + Lsn.format(shippedEnd) + ", behind the replica's " + Lsn.format(hello.startLsn()) + "; retry later");
-            } else if (hello.startLsn() > shippedEnd) {
-                refuse(ctx, Frame.Error.EPOCH_DIVERGED, "the replica's log ends at " + Lsn.format(hello.startLsn())
-                        + ", beyond this primary's " + Lsn.format(shippedEnd) + ": its history diverged; rebuild it");
-            } else if (!slots.containsKey(hello.name()) && (slots.size() >= maxReplicas || replicas.size() >= maxReplicas)) {
-                // Each replica name costs a slot, meters and a sender: a peer inventing names must not grow them
-                // without bound (PostgreSQL's max_wal_senders and max_replication_slots).
-                refuse(ctx, Frame.Error.TOO_MANY_REPLICAS, "this primary keeps at most " + maxReplicas + " replicas and slots "
-                        + "(max-replicas), all taken; retry later, or drop the slot of a replica that is gone for good");
             } else if (replicas.putIfAbsent(hello.name(), new ReplicaState(hello.name(), wal.flushedLsn(), hello.startLsn())) != null) {
                 refuse(ctx, Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
             } else {

@@ -1,24 +1,17 @@
 package io.walden.replication.replica;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Epoch;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
-import io.walden.core.WalReader;
-import io.walden.core.WalRecord;
-import io.walden.core.segment.SegmentHeaderDescriptor;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
@@ -31,12 +24,9 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -68,9 +58,8 @@ public final class ReplicaClient implements AutoCloseable {
     private final String name;
     private final byte[] secret;
     private final SslContext tls;
-    private final RecordApplier recordApplier;
-    /** Reads flushed records for the applier; the receiver thread's alone (closed after it stops). */
-    private WalReader applyReader;
+    /** The applied position and the application's applier; the receiver thread's (closed after it stops). */
+    private final ApplierDriver applier;
     private final long statusIntervalMillis;
     /** Fetches what the primary removed; null without an archive. The receiver thread's. */
     private final ArchiveCatchUp catchUp;
@@ -94,14 +83,11 @@ public final class ReplicaClient implements AutoCloseable {
     private volatile String fatal;
     /** Rewinds of this replica's log since it started following (written by the receiver thread only). */
     private volatile long rewinds;
-    private volatile String applyError;
     /** Why the last connection attempt or connection failed (unreachable, TLS handshake, reset), or null. */
     private volatile String lastError;
     private volatile Channel channel;
     /** The connection whose welcome was taken: streaming while it is the current, open one. */
     private volatile Channel streamingChannel;
-    /** The end of the last record the application's applier took (or the flushed end when there is none). */
-    private volatile long applied;
     private long backoffMillis = 50;
 
     private ReplicaClient(Builder b) {
@@ -110,12 +96,10 @@ public final class ReplicaClient implements AutoCloseable {
         this.name = b.name;
         this.secret = b.secret == null ? new byte[0] : b.secret;
         this.tls = b.tls;
-        this.recordApplier = b.applier;
         this.statusIntervalMillis = b.statusIntervalMillis;
         this.archive = b.archive;
         this.catchUp = b.archive == null ? null : new ArchiveCatchUp(b.wal, b.archive);
-        this.applyReader = b.applier == null ? null : wal.reader(b.applyFrom, WalReader.Visibility.FLUSHED);
-        this.applied = b.applier == null ? wal.flushedLsn() : b.applyFrom;
+        this.applier = new ApplierDriver(wal, b.applier, b.applyFrom);
         wal.replication().refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
                 + "; write to the primary");
         this.statusTask = group.scheduleAtFixedRate(() -> {
@@ -218,7 +202,7 @@ public final class ReplicaClient implements AutoCloseable {
 
     /** The last failure of the application's applier (the record is retried), or null once it succeeds again. */
     public String applyError() {
-        return applyError;
+        return applier.error();
     }
 
     /** Whether the primary accepted this replica on the current connection and data may flow (handshake done). */
@@ -240,14 +224,14 @@ public final class ReplicaClient implements AutoCloseable {
 
     /** The end of the last record applied (handed to the applier, or flushed when there is none). */
     public long appliedLsn() {
-        return applied;
+        return applier.applied();
     }
 
     private void connect() {
         if (!running) {
             return;
         }
-        toPrimary(group, primary, tls, () -> {
+        PrimaryConnections.to(group, primary, tls, () -> {
             FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised once welcomed
             return new io.netty.channel.ChannelHandler[] {new IdleStateHandler(IDLE_SECONDS, 0, 0), decoder, encoder,
                     new Receiver(decoder), new ProtocolErrorHandler()};
@@ -258,20 +242,6 @@ public final class ReplicaClient implements AutoCloseable {
                         retryLater();
                     }
                 });
-    }
-
-    /** A client bootstrap to the primary: TLS first when configured (checking the primary's host name), then the handlers. */
-    private static Bootstrap toPrimary(EventLoopGroup group, InetSocketAddress primary, SslContext tls,
-                                       java.util.function.Supplier<io.netty.channel.ChannelHandler[]> handlers) {
-        return new Bootstrap().group(group).channel(NioSocketChannel.class).handler(new ChannelInitializer<SocketChannel>() {
-            @Override
-            protected void initChannel(SocketChannel ch) {
-                if (tls != null) {
-                    ch.pipeline().addLast(tls.newHandler(ch.alloc(), primary.getHostString(), primary.getPort()));
-                }
-                ch.pipeline().addLast(handlers.get());
-            }
-        });
     }
 
     private void retryLater() {
@@ -316,12 +286,8 @@ public final class ReplicaClient implements AutoCloseable {
             }
         }
         long flushed = wal.flushedLsn();
-        if (recordApplier == null) {
-            applied = Math.min(flushed, wal.readLimit()); // what readers see: flushed here and at the primary
-        } else {
-            applyFlushed();
-        }
-        c.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, applied, now(), false));
+        applier.advance();
+        c.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, applier.applied(), now(), false));
     }
 
     /**
@@ -329,49 +295,12 @@ public final class ReplicaClient implements AutoCloseable {
      * Reports at once when that moved what is applied, since {@code REMOTE_APPLY} commits wait for it. On the receiver.
      */
     private void primaryFlushed(Channel c, long lsn) {
-        long before = applied;
+        long before = applier.applied();
         wal.replication().raiseReadLimit(lsn);
-        if (recordApplier != null) {
-            applyFlushed();
-        } else {
-            applied = Math.min(wal.flushedLsn(), wal.readLimit());
+        applier.advance();
+        if (applier.applied() != before) {
+            c.writeAndFlush(new Frame.Status(wal.writtenLsn(), wal.flushedLsn(), applier.applied(), now(), false));
         }
-        if (applied != before) {
-            c.writeAndFlush(new Frame.Status(wal.writtenLsn(), wal.flushedLsn(), applied, now(), false));
-        }
-    }
-
-    /** Hands the flushed records not yet applied to the application's applier. On the receiver thread. */
-    private void applyFlushed() {
-        WalRecord record = null;
-        try {
-            while (true) {
-                record = null; // a failing next() must not retry the record before it
-                record = applyReader.next();
-                if (record == null) {
-                    break;
-                }
-                recordApplier.apply(record);
-                applied = record.nextLsn();
-            }
-            applied = Math.max(applied, applyReader.position());
-            applyError = null;
-        } catch (Exception e) {
-            String at = record == null ? Lsn.format(applyReader.position()) : Lsn.format(record.lsn());
-            if (applyError == null) {
-                LOG.error("The applier failed on the record at {}; it will be retried, and nothing after it is applied meanwhile", at, e);
-            }
-            applyError = "the applier failed on the record at " + at + ": " + e;
-            if (record != null) {
-                rewind(record.lsn());
-            }
-        }
-    }
-
-    /** Puts the apply reader back on a record that failed, so that it is the next one tried. */
-    private void rewind(long lsn) {
-        applyReader.close(); // a reader only moves forward: reopen one on the failed record
-        applyReader = wal.reader(lsn, WalReader.Visibility.FLUSHED);
     }
 
     private final class Receiver extends SimpleChannelInboundHandler<Frame> {
@@ -508,22 +437,12 @@ public final class ReplicaClient implements AutoCloseable {
             if (to < 0) {
                 return;
             }
-            if (recordApplier != null && applied > to) {
-                throw new IllegalStateException("the primary's history ends this replica's epoch at " + Lsn.format(to)
-                        + ", but the application already applied records up to " + Lsn.format(applied));
-            }
+            applier.checkRewind(to);
             long removed = wal.replication().rewindTo(to);
             rewinds++;
             LOG.warn("Rewound this replica from {} to {} ({} bytes): the primary's history ends its epoch there",
                     Lsn.format(end), Lsn.format(to), removed);
-            applied = Math.min(applied, to);
-            if (recordApplier != null) {
-                try {
-                    recordApplier.rewound(to);
-                } catch (RuntimeException e) {
-                    LOG.warn("The applier's rewound({}) threw (ignored): {}", Lsn.format(to), e.toString());
-                }
-            }
+            applier.rewound(to);
         }
 
         private void refuseToFollow(ChannelHandlerContext ctx, String why) {
@@ -540,7 +459,7 @@ public final class ReplicaClient implements AutoCloseable {
         private void apply(ChannelHandlerContext ctx, long start, byte[] bytes) {
             try {
                 long end = wal.replication().writeReceived(start, ByteBuffer.wrap(bytes));
-                ctx.writeAndFlush(new Frame.Status(end, wal.flushedLsn(), applied, now(), false));
+                ctx.writeAndFlush(new Frame.Status(end, wal.flushedLsn(), applier.applied(), now(), false));
                 unflushedBytes += bytes.length;
                 boolean moreQueued = pending.get() > bytes.length;
                 if (!moreQueued || unflushedBytes >= MAX_UNFLUSHED_BYTES
@@ -575,101 +494,6 @@ public final class ReplicaClient implements AutoCloseable {
         }
     }
 
-    /**
-     * What a primary says of itself: what a new replica needs to create its log as a copy of the primary's.
-     *
-     * @param oldestLsn the primary's oldest kept record: a new replica's log begins in its segment
-     * @param history   the primary's epoch history, which a new replica takes as its own before its first hello
-     */
-    public record PrimaryIdentity(long logId, long segmentSize, long oldestLsn, io.walden.core.EpochHistory history) {
-        /** Where a new replica's log begins: the start of the segment holding the primary's oldest record. */
-        public long baseLsn() {
-            return oldestLsn & -segmentSize;
-        }
-    }
-
-    /**
-     * Creates (or opens, if the directory already holds it) a new replica's log as a copy of the primary's: the same
-     * log id and segment size, beginning at the segment that holds the primary's oldest record (PostgreSQL's base
-     * backup: a primary that truncated no longer has the start), with the primary's epoch history taken before the
-     * first hello, so that the hello names the epoch its records belong to.
-     *
-     * @param config the replica log's settings; its log id, segment size and base LSN are set from {@code primary}
-     * @throws io.walden.core.WalException when the log cannot be opened, or an existing log there is of another log
-     */
-    public static Wal openReplicaLog(io.walden.core.WalConfig.Builder config, PrimaryIdentity primary) {
-        Wal wal = Wal.open(config.logId(primary.logId()).segmentSize(primary.segmentSize()).baseLsn(primary.baseLsn()).build());
-        try {
-            wal.replication().adoptHistory(primary.history());
-            return wal;
-        } catch (RuntimeException e) {
-            wal.close();
-            throw e;
-        }
-    }
-
-    /**
-     * Asks the primary at {@code primary} for its log's identity (a hello as a new copy, log id 0), for a replica
-     * whose directory holds no log yet.
-     *
-     * @param tls    TLS to the primary, or null
-     * @param secret the replication secret, or null
-     * @throws IllegalStateException when the primary cannot be reached or refuses, with its reason
-     */
-    public static PrimaryIdentity fetchIdentity(InetSocketAddress primary, String name, SslContext tls, String secret,
-                                                long timeoutMillis) throws InterruptedException {
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        CompletableFuture<PrimaryIdentity> answer = new CompletableFuture<>();
-        byte[] secretBytes = secret == null ? new byte[0] : secret.getBytes(StandardCharsets.UTF_8);
-        try {
-            toPrimary(group, primary, tls, () -> new io.netty.channel.ChannelHandler[] {
-                            new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH), new FrameEncoder(),
-                            new SimpleChannelInboundHandler<Frame>() {
-                                @Override
-                                public void channelActive(ChannelHandlerContext ctx) {
-                                    ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, 0, 1, 0,
-                                            SegmentHeaderDescriptor.LENGTH, name, secretBytes));
-                                }
-
-                                @Override
-                                protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
-                                    if (frame instanceof Frame.Welcome w) {
-                                        answer.complete(new PrimaryIdentity(w.logId(), w.segmentSize(), w.oldestLsn(), w.history()));
-                                    } else if (frame instanceof Frame.Error e) {
-                                        answer.completeExceptionally(new IllegalStateException("the primary refused: " + e.message()));
-                                    }
-                                    ctx.close();
-                                }
-
-                                @Override
-                                public void channelInactive(ChannelHandlerContext ctx) {
-                                    answer.completeExceptionally(new IllegalStateException("the primary at " + primary
-                                            + " closed the connection without an answer"));
-                                }
-
-                                @Override
-                                public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-                                    answer.completeExceptionally(new IllegalStateException("talking to the primary at "
-                                            + primary + " failed: " + cause.getMessage(), cause));
-                                    ctx.close();
-                                }
-                            }})
-                    .connect(primary).addListener(f -> {
-                        if (!f.isSuccess()) {
-                            answer.completeExceptionally(new IllegalStateException("cannot reach the primary at " + primary
-                                    + ": " + f.cause().getMessage()));
-                        }
-                    });
-            return answer.get(timeoutMillis, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            throw (IllegalStateException) e.getCause();
-        } catch (TimeoutException e) {
-            throw new IllegalStateException("the primary at " + primary + " did not answer within " + timeoutMillis + " ms");
-        } finally {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        }
-    }
-
     private static long now() {
         return TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
     }
@@ -699,9 +523,7 @@ public final class ReplicaClient implements AutoCloseable {
             if (!receiver.isTerminated()) {
                 throw new IllegalStateException("cannot promote: the receiver is still applying; retry the promotion");
             }
-            if (applyReader != null) {
-                applyReader.close(); // the receiver has finished with it (a stop that timed out left it open)
-            }
+            applier.close(); // the receiver has finished with it (a stop that timed out left it open)
             Epoch epoch = wal.replication().promote(); // on failure nothing changed: a retry tries again
             promoted = true;
             LOG.info("Promoted: the replica of {} is now a primary in epoch {} from {}", primary, epoch.number(),
@@ -748,8 +570,8 @@ public final class ReplicaClient implements AutoCloseable {
             LOG.error("The replica's receiver did not stop within 60 s (an applier or a flush is stuck)");
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
-        if (stopped && applyReader != null) {
-            applyReader.close();
+        if (stopped) {
+            applier.close();
         }
         if (stopped && archive != null) {
             archive.close();
