@@ -17,6 +17,32 @@ package io.walden.replication.primary;
  */
 public record ReplicaStatus(String name, String state, long sentLsn, long writeLsn, long flushLsn, long applyLsn,
                             long writeLagMillis, long flushLagMillis, long applyLagMillis, String syncState) {
+    /**
+     * The connected replicas in name order. For {@code FIRST n}, the n highest-priority streaming replicas are
+     * {@code sync} and the other named ones {@code potential}; for {@code ANY n}, every streaming named one is {@code quorum}.
+     */
+    static java.util.List<ReplicaStatus> of(java.util.Map<String, ReplicaState> replicas, io.walden.replication.policy.SyncPolicy p) {
+        java.util.Set<String> sync = new java.util.HashSet<>();
+        if (p != null && !p.isQuorum()) {
+            for (String name : p.names()) { // priority order
+                ReplicaState s = replicas.get(name);
+                if (s != null && s.streaming && sync.size() < p.count()) {
+                    sync.add(name);
+                }
+            }
+        }
+        java.util.List<ReplicaStatus> out = new java.util.ArrayList<>();
+        for (ReplicaState s : replicas.values()) {
+            boolean named = p != null && p.names().contains(s.name);
+            String syncState = !named ? "async" : !s.streaming ? "potential" : p.isQuorum() ? "quorum"
+                    : sync.contains(s.name) ? "sync" : "potential";
+            out.add(new ReplicaStatus(s.name, s.streaming ? "streaming" : "catchup", s.sentLsn, s.written, s.flushed,
+                    s.applied, s.writeLagMillis, s.flushLagMillis, s.applyLagMillis, syncState));
+        }
+        out.sort(java.util.Comparator.comparing(ReplicaStatus::name));
+        return out;
+    }
+
     /** Caught up and counted by the synchronous policy (not catching up on an old backlog). */
     public boolean isStreaming() {
         return "streaming".equals(state);

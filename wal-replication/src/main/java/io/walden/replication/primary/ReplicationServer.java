@@ -12,10 +12,8 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
-import io.walden.core.Durability;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
-import io.walden.core.commit.RemoteWaits;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
@@ -24,23 +22,20 @@ import io.walden.replication.protocol.FrameEncoder;
 import io.walden.replication.protocol.ProtocolErrorHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-
 import io.netty.handler.ssl.SslContext;
 import io.walden.core.EpochHistory;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A primary's replication endpoint (docs/replication-protocol.md): the handshake's checks (version, secret, log
- * id, epoch history, retained LSN), optionally over TLS. Each
- * replica connection gets a {@link Sender} thread that streams flushed log bytes; the replicas' status frames
- * feed the synchronous policy, whose confirmed positions release remote-level commits through
- * {@link io.walden.core.replication.ReplicatedLog#remoteWaits()}.
+ * A primary's replication endpoint (docs/replication-protocol.md), optionally over TLS: each connection answers the
+ * hello ({@link HandshakeCheck}), then a {@link Sender} thread streams log bytes while the replica's status frames
+ * move its slot ({@link SlotStore}), its meters ({@link ReplicaMeters}) and the synchronous policy's confirmed
+ * positions, which release remote-level commits ({@link SyncReleaser}).
  *
  * <p>Thread-safety: {@link #policy(SyncPolicy)} and {@link #close()} from any thread.
  */
@@ -54,108 +49,16 @@ public final class ReplicationServer implements AutoCloseable {
     private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
     private final long keepaliveNanos;
     private final boolean shipFlushedOnly;
-    private final long maxSlotRetainedBytes;
     private final int maxReplicas;
     /** The shared secret a hello must carry, or null when none is required. */
     private final byte[] secret;
-    /**
-     * Replication slots, by replica name: the flushed position each replica confirmed, kept while it is away so
-     * that truncation does not remove what it will ask for. Saved in walden.slots (SlotFile) so that a restart
-     * keeps them.
-     */
-    private final Map<String, Long> slots = new ConcurrentHashMap<>();
-    /** Set when slots changed since they were last saved. */
-    private final java.util.concurrent.atomic.AtomicBoolean slotsChanged = new java.util.concurrent.atomic.AtomicBoolean();
-    private java.util.concurrent.ScheduledFuture<?> slotSaver;
     private final Channel channel;
-    private final java.util.List<io.micrometer.core.instrument.MeterRegistry> registries = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private volatile SyncPolicy policy;
+    private final ReplicaMeters meters = new ReplicaMeters();
+    private final SlotStore slots;
+    private final SyncReleaser releaser;
+    private java.util.concurrent.ScheduledFuture<?> slotSaver;
 
-    /**
-     * A connected replica's reported positions. They start unknown (0): the start LSN of its hello is what it
-     * has written, not what it has flushed. It counts for the synchronous policy only once it has caught up
-     * with the backlog it had when it connected (PostgreSQL's "streaming" state), so a replica returning far
-     * behind does not stall commits that a caught-up one could confirm.
-     */
-    static final class ReplicaState {
-        final String name;
-        final long catchUpTarget;
-        volatile long written;
-        volatile long flushed;
-        volatile long applied;
-        volatile boolean streaming;
-        /** Lags in milliseconds (PostgreSQL's write/flush/replay lag): from sending a position until it was reported. */
-        volatile long writeLagMillis = -1;
-        volatile long flushLagMillis = -1;
-        volatile long applyLagMillis = -1;
-        /** Sent positions and when, oldest first; bounded (older samples are dropped). Guarded by itself. */
-        private final java.util.ArrayDeque<long[]> sent = new java.util.ArrayDeque<>();
-        private static final int MAX_SAMPLES = 4096;
-
-        ReplicaState(String name, long catchUpTarget, long startLsn) {
-            this.name = name;
-            this.catchUpTarget = catchUpTarget;
-            this.sentLsn = startLsn;
-        }
-
-        /**
-         * Where the replica's log ends if it took everything sent on this connection: its start LSN, then the end of
-         * each chunk sent (past the next segment's header after a closing record). Written by the sender thread.
-         */
-        volatile long sentLsn;
-
-        void sent(long endLsn, long nanos) {
-            sentLsn = endLsn;
-            synchronized (sent) {
-                if (sent.size() == MAX_SAMPLES) {
-                    sent.pollFirst();
-                }
-                sent.addLast(new long[] {endLsn, nanos});
-            }
-        }
-
-        /** The lag of the newest sent position at or below {@code lsn}, in ms, or -1 if none is known. */
-        long lagFor(long lsn, long now) {
-            synchronized (sent) {
-                long time = -1;
-                for (long[] sample : sent) {
-                    if (sample[0] > lsn) {
-                        break;
-                    }
-                    time = sample[1];
-                }
-                return time < 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(now - time);
-            }
-        }
-
-        /** Forgets samples every level has passed, keeping the newest one at or below {@code lsn}. */
-        void trim(long lsn) {
-            synchronized (sent) {
-                while (sent.size() > 1) {
-                    long[] first = sent.pollFirst();
-                    if (sent.peekFirst()[0] > lsn) {
-                        sent.addFirst(first);
-                        return;
-                    }
-                }
-            }
-        }
-    }
-
-    /** Saves the slots (two forces): on a thread of its own, where it delays nothing else. */
-    private final java.util.concurrent.ExecutorService slotWriter = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "walden-slot-writer");
-        t.setDaemon(true);
-        return t;
-    });
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
-
-    /** Completes asynchronous remote commits off the event loop: their callbacks must not stall replication. */
-    private final java.util.concurrent.ExecutorService releaser = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "walden-sync-release");
-        t.setDaemon(true);
-        return t;
-    });
 
     /** A primary's replication endpoint for {@code wal}: set the options, then {@link Builder#start()}. */
     public static Builder builder(Wal wal) {
@@ -270,7 +173,6 @@ public final class ReplicationServer implements AutoCloseable {
 
     private ReplicationServer(Builder b) throws InterruptedException {
         this.wal = b.wal;
-        this.maxSlotRetainedBytes = b.maxSlotRetainedBytes;
         this.maxReplicas = b.maxReplicas;
         this.keepaliveNanos = TimeUnit.MILLISECONDS.toNanos(b.keepaliveMillis);
         this.shipFlushedOnly = b.shipFlushedOnly;
@@ -278,8 +180,9 @@ public final class ReplicationServer implements AutoCloseable {
         SslContext tls = b.tls;
         long idleMillis = b.keepaliveMillis * 2;
         long handshakeTimeoutMillis = b.handshakeTimeoutMillis;
-        restoreSlots();
-        wal.replication().retentionFloor(this::retentionFloor); // before accepting: a truncation meanwhile respects the slots
+        this.slots = new SlotStore(wal, b.maxSlotRetainedBytes);
+        this.releaser = new SyncReleaser(wal.replication().remoteWaits());
+        wal.replication().retentionFloor(slots::retentionFloor); // before accepting: a truncation meanwhile respects the slots
         Channel bound;
         try {
             bound = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
@@ -296,13 +199,13 @@ public final class ReplicationServer implements AutoCloseable {
                     }).bind(b.listen).sync().channel();
         } catch (RuntimeException | InterruptedException e) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            releaser.shutdown();
-            slotWriter.shutdown();
+            releaser.close();
+            slots.close();
             wal.replication().retentionFloor(null);
             throw e;
         }
         this.channel = bound;
-        slotSaver = group.scheduleAtFixedRate(() -> slotWriter.execute(this::saveSlots), 1, 1, TimeUnit.SECONDS);
+        slotSaver = group.scheduleAtFixedRate(slots::saveSoon, 1, 1, TimeUnit.SECONDS);
         LOG.info("Accepting replicas on {} ({}{})", address(), tls == null ? "plaintext" : "TLS",
                 secret == null ? ", no secret" : ", shared secret required");
     }
@@ -313,112 +216,24 @@ public final class ReplicationServer implements AutoCloseable {
 
     /** Sets (or with null clears) the synchronous policy, live; clearing releases every waiting commit. */
     public void policy(SyncPolicy newPolicy) {
-        this.policy = newPolicy;
-        RemoteWaits waits = wal.replication().remoteWaits();
-        if (newPolicy == null) {
-            waits.deactivate();
-        } else {
-            waits.activate();
-            release();
-        }
+        releaser.policy(newPolicy, replicas);
     }
 
-    /**
-     * Meters per replica (PostgreSQL's pg_stat_replication as meters): {@code walden.replica.lsn} gauges tagged
-     * {@code replica} and {@code position} = write/flush/apply, and {@code walden.replica.lag} timers with the
-     * same tags, recorded at each status (time from sending a position until the replica reported it).
-     */
+    /** The per-replica positions and lags as meters ({@link ReplicaMeters}: {@code walden.replica.lsn}, {@code walden.replica.lag}). */
     public io.micrometer.core.instrument.binder.MeterBinder meterBinder() {
         return registry -> {
-            registries.add(registry);
-            replicas.values().forEach(state -> registerGauges(registry, state));
+            meters.binder(replicas.values()).bindTo(registry);
         };
-    }
-
-    private static void registerGauges(io.micrometer.core.instrument.MeterRegistry registry, ReplicaState state) {
-        io.micrometer.core.instrument.Gauge.builder("walden.replica.lsn", state, s -> s.written)
-                .tags("replica", state.name, "position", "write").register(registry);
-        io.micrometer.core.instrument.Gauge.builder("walden.replica.lsn", state, s -> s.flushed)
-                .tags("replica", state.name, "position", "flush").register(registry);
-        io.micrometer.core.instrument.Gauge.builder("walden.replica.lsn", state, s -> s.applied)
-                .tags("replica", state.name, "position", "apply").register(registry);
-    }
-
-    private void recordLags(ReplicaState state) {
-        for (io.micrometer.core.instrument.MeterRegistry registry : registries) {
-            lag(registry, state.name, "write", state.writeLagMillis);
-            lag(registry, state.name, "flush", state.flushLagMillis);
-            lag(registry, state.name, "apply", state.applyLagMillis);
-        }
-    }
-
-    private static void lag(io.micrometer.core.instrument.MeterRegistry registry, String replica, String position, long millis) {
-        if (millis >= 0) {
-            io.micrometer.core.instrument.Timer.builder("walden.replica.lag").tags("replica", replica, "position", position)
-                    .description("Time from sending a position until the replica reported it").register(registry)
-                    .record(millis, TimeUnit.MILLISECONDS);
-        }
-    }
-
-    /** The oldest LSN a slot still needs (slots too far behind are dropped first). */
-    private long retentionFloor() {
-        long insert = wal.insertLsn();
-        long floor = Long.MAX_VALUE;
-        for (Map.Entry<String, Long> slot : slots.entrySet()) {
-            if (insert - slot.getValue() > maxSlotRetainedBytes) {
-                if (slots.remove(slot.getKey(), slot.getValue())) {
-                    slotChanged();
-                    LOG.warn("Dropping the replication slot of '{}': it holds back {} bytes, more than the {} allowed; that "
-                            + "replica will have to be rebuilt", slot.getKey(), insert - slot.getValue(), maxSlotRetainedBytes);
-                }
-                continue;
-            }
-            floor = Math.min(floor, slot.getValue());
-        }
-        return floor;
-    }
-
-    /** Takes the saved slots back, except those that can no longer be served or that this log never reached. */
-    private void restoreSlots() {
-        SlotFile.read(wal.directory()).forEach((name, lsn) -> {
-            if (!SyncPolicy.isValidName(name) || lsn < wal.oldestLsn() || lsn > wal.flushedLsn()) {
-                LOG.warn("Dropping the saved replication slot of '{}' at {}: the log now holds {} to {}", name,
-                        Lsn.format(lsn), Lsn.format(wal.oldestLsn()), Lsn.format(wal.flushedLsn()));
-                slotChanged();
-            } else {
-                slots.put(name, lsn);
-            }
-        });
-        if (!slots.isEmpty()) {
-            LOG.info("Replication slots kept from before: {}", slots);
-        }
-    }
-
-    /** Saves the slots if they changed. On the slot writer (it forces files: never on the event loop). */
-    private void saveSlots() {
-        if (!slotsChanged.getAndSet(false)) {
-            return;
-        }
-        try {
-            SlotFile.write(wal.directory(), slots);
-        } catch (java.io.IOException | RuntimeException e) {
-            slotsChanged.set(true); // retried at the next tick
-            LOG.warn("Cannot save the replication slots in {}: {}", wal.directory(), e.toString());
-        }
-    }
-
-    private void slotChanged() {
-        slotsChanged.set(true);
     }
 
     /** The replication slots: replica name → the LSN it still needs. */
     public Map<String, Long> slots() {
-        return Map.copyOf(slots);
+        return slots.snapshot();
     }
 
     /** The synchronous policy in force, or null. */
     public SyncPolicy policy() {
-        return policy;
+        return releaser.policy();
     }
 
     /** The connected replica named {@code name}, as in {@link #replicaStatus()}, if it is connected. */
@@ -432,49 +247,7 @@ public final class ReplicationServer implements AutoCloseable {
      * {@code potential}; for {@code ANY n}, every streaming named replica is {@code quorum}.
      */
     public java.util.List<ReplicaStatus> replicaStatus() {
-        SyncPolicy p = policy;
-        java.util.List<ReplicaState> states = new java.util.ArrayList<>(replicas.values());
-        java.util.Set<String> sync = new java.util.HashSet<>();
-        if (p != null && !p.isQuorum()) {
-            for (String name : p.names()) { // priority order
-                ReplicaState s = replicas.get(name);
-                if (s != null && s.streaming && sync.size() < p.count()) {
-                    sync.add(name);
-                }
-            }
-        }
-        java.util.List<ReplicaStatus> out = new java.util.ArrayList<>();
-        for (ReplicaState s : states) {
-            boolean named = p != null && p.names().contains(s.name);
-            String syncState = !named ? "async" : !s.streaming ? "potential" : p.isQuorum() ? "quorum"
-                    : sync.contains(s.name) ? "sync" : "potential";
-            out.add(new ReplicaStatus(s.name, s.streaming ? "streaming" : "catchup", s.sentLsn, s.written, s.flushed,
-                    s.applied, s.writeLagMillis, s.flushLagMillis, s.applyLagMillis, syncState));
-        }
-        out.sort(java.util.Comparator.comparing(ReplicaStatus::name));
-        return out;
-    }
-
-    /** Recomputes the policy's confirmed position per level and releases the commits below it. */
-    private void release() {
-        SyncPolicy p = policy;
-        if (p == null) {
-            return;
-        }
-        Map<String, Long> written = new HashMap<>();
-        Map<String, Long> flushed = new HashMap<>();
-        Map<String, Long> applied = new HashMap<>();
-        replicas.forEach((name, s) -> {
-            if (s.streaming) {
-                written.put(name, s.written);
-                flushed.put(name, s.flushed);
-                applied.put(name, s.applied);
-            }
-        });
-        RemoteWaits waits = wal.replication().remoteWaits();
-        waits.advance(Durability.REMOTE_WRITE, p.confirmed(written), releaser);
-        waits.advance(Durability.ON, p.confirmed(flushed), releaser);
-        waits.advance(Durability.REMOTE_APPLY, p.confirmed(applied), releaser);
+        return ReplicaStatus.of(replicas, releaser.policy());
     }
 
     /** One replica connection: the handshake, then status frames; a Sender streams the data. */
@@ -515,17 +288,13 @@ public final class ReplicationServer implements AutoCloseable {
                 state.flushLagMillis = state.lagFor(state.flushed, now);
                 state.applyLagMillis = state.lagFor(state.applied, now);
                 state.trim(Math.min(state.written, Math.min(state.flushed, state.applied)));
-                recordLags(state);
-                Long slot = slots.get(state.name);
-                if (slot == null || state.flushed > slot) {
-                    slots.merge(state.name, state.flushed, Math::max);
-                    slotChanged();
-                }
+                meters.reported(state);
+                slots.confirmed(state.name, state.flushed);
                 if (!state.streaming && state.flushed >= state.catchUpTarget) {
                     state.streaming = true;
                     LOG.info("Replica '{}' caught up at {}", state.name, Lsn.format(state.flushed));
                 }
-                release(); // blocked commits are unparked from here; asynchronous ones complete on the releaser
+                releaser.release(replicas); // blocked commits are unparked from here; asynchronous ones complete on the releaser
             } else {
                 refuse(ctx, Frame.Error.MALFORMED, "unexpected " + frame.getClass().getSimpleName() + " frame");
             }
@@ -539,7 +308,7 @@ public final class ReplicationServer implements AutoCloseable {
             EpochHistory history = wal.history();
             HandshakeCheck.Answer answer = HandshakeCheck.answer(hello, new HandshakeCheck.Primary(history, wal.logId(),
                     wal.oldestLsn(), wal.replication().shippableLsn(!shipFlushedOnly), wal.appendsRefusedReason() != null,
-                    secret, slots.containsKey(hello.name()), slots.size(), replicas.size(), maxReplicas));
+                    secret, slots.has(hello.name()), slots.size(), replicas.size(), maxReplicas));
             if (answer instanceof HandshakeCheck.Refuse r) {
                 refuse(ctx, r.code(), r.message());
             } else if (answer instanceof HandshakeCheck.Identify) {
@@ -551,11 +320,8 @@ public final class ReplicationServer implements AutoCloseable {
                 refuse(ctx, Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
             } else {
                 state = replicas.get(hello.name());
-                slots.merge(hello.name(), hello.startLsn(), Math::min); // hold its start until it confirms more
-                slotChanged();
-                for (io.micrometer.core.instrument.MeterRegistry registry : registries) {
-                    registerGauges(registry, state);
-                }
+                slots.connected(hello.name(), hello.startLsn()); // hold its start until it confirms more
+                meters.connected(state);
                 ctx.writeAndFlush(welcome(history));
                 sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos, history, !shipFlushedOnly, state::sent);
                 sender.start();
@@ -590,18 +356,8 @@ public final class ReplicationServer implements AutoCloseable {
             }
             if (state != null) {
                 replicas.remove(state.name, state);
-                for (io.micrometer.core.instrument.MeterRegistry registry : registries) {
-                    removeMeters(registry, state.name); // per-connection meters: they do not pile up with names
-                }
+                meters.disconnected(state.name); // per-connection meters: they do not pile up with names
                 LOG.info("Replica '{}' disconnected", state.name);
-            }
-        }
-    }
-
-    private static void removeMeters(io.micrometer.core.instrument.MeterRegistry registry, String replica) {
-        for (String name : new String[] {"walden.replica.lsn", "walden.replica.lag"}) {
-            for (io.micrometer.core.instrument.Meter m : registry.find(name).tag("replica", replica).meters()) {
-                registry.remove(m);
             }
         }
     }
@@ -617,9 +373,8 @@ public final class ReplicationServer implements AutoCloseable {
         if (replicas.containsKey(name)) {
             throw new IllegalStateException("replica '" + name + "' is connected: stop it before dropping its slot");
         }
-        boolean dropped = slots.remove(name) != null;
+        boolean dropped = slots.drop(name);
         if (dropped) {
-            slotChanged();
             LOG.info("Dropped the replication slot of '{}'", name);
         }
         return dropped;
@@ -638,20 +393,8 @@ public final class ReplicationServer implements AutoCloseable {
         channel.close().awaitUninterruptibly();
         slotSaver.cancel(false);
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
-        releaser.shutdown();
-        slotWriter.execute(this::saveSlots); // the last positions, after every status was taken
-        slotWriter.shutdown();
-        try {
-            slotWriter.awaitTermination(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        slots.close(); // the last positions, after every status was taken
         wal.replication().retentionFloor(null);
-        if (policy != null) {
-            // The policy stands; only its confirmations stop. Commits waiting for them fail as "durable locally, not
-            // confirmed" and are never released as LOCAL: an operator stopping a primary to fail over must not have
-            // acknowledged ON records that no replica holds.
-            wal.replication().remoteWaits().detach("replication stopped (the replication endpoint closed)");
-        }
+        releaser.close(); // the policy stands; waiting commits fail as unconfirmed, never released as LOCAL
     }
 }

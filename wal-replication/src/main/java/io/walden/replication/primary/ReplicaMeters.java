@@ -1,0 +1,71 @@
+package io.walden.replication.primary;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Meters per connected replica (PostgreSQL's pg_stat_replication as meters): {@code walden.replica.lsn} gauges tagged
+ * {@code replica} and {@code position} = write/flush/apply, and {@code walden.replica.lag} timers with the same tags
+ * (time from sending a position until the replica reported it). Registered while a replica is connected, removed when
+ * it goes, so that meters do not pile up with names.
+ *
+ * <p>Thread-safety: every method from any thread.
+ */
+final class ReplicaMeters {
+    private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
+
+    /** Binds to a registry: the replicas connected now, and every later one. */
+    MeterBinder binder(Collection<ReplicaState> connected) {
+        return registry -> {
+            registries.add(registry);
+            connected.forEach(state -> gauges(registry, state));
+        };
+    }
+
+    void connected(ReplicaState state) {
+        for (MeterRegistry registry : registries) {
+            gauges(registry, state);
+        }
+    }
+
+    /** At each status: the lags it measured. */
+    void reported(ReplicaState state) {
+        for (MeterRegistry registry : registries) {
+            lag(registry, state.name, "write", state.writeLagMillis);
+            lag(registry, state.name, "flush", state.flushLagMillis);
+            lag(registry, state.name, "apply", state.applyLagMillis);
+        }
+    }
+
+    void disconnected(String replica) {
+        for (MeterRegistry registry : registries) {
+            for (String name : new String[] {"walden.replica.lsn", "walden.replica.lag"}) {
+                for (Meter m : registry.find(name).tag("replica", replica).meters()) {
+                    registry.remove(m);
+                }
+            }
+        }
+    }
+
+    private static void gauges(MeterRegistry registry, ReplicaState state) {
+        Gauge.builder("walden.replica.lsn", state, s -> s.written).tags("replica", state.name, "position", "write").register(registry);
+        Gauge.builder("walden.replica.lsn", state, s -> s.flushed).tags("replica", state.name, "position", "flush").register(registry);
+        Gauge.builder("walden.replica.lsn", state, s -> s.applied).tags("replica", state.name, "position", "apply").register(registry);
+    }
+
+    private static void lag(MeterRegistry registry, String replica, String position, long millis) {
+        if (millis >= 0) {
+            Timer.builder("walden.replica.lag").tags("replica", replica, "position", position)
+                    .description("Time from sending a position until the replica reported it").register(registry)
+                    .record(millis, TimeUnit.MILLISECONDS);
+        }
+    }
+}
