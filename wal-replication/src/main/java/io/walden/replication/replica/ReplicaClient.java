@@ -1,18 +1,14 @@
 package io.walden.replication.replica;
 
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.handler.ssl.SslContext;
-import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Epoch;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
-import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.protocol.FrameEncoder;
@@ -20,14 +16,11 @@ import io.walden.replication.protocol.ProtocolErrorHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A replica's receiver (docs/replication-protocol.md): connects to the primary, sends its epoch and end, adopts
@@ -43,28 +36,15 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class ReplicaClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaClient.class);
     private static final long MAX_BACKOFF_MILLIS = 2000;
-    /** A primary sends a keepalive at least every few seconds when idle: silence this long means it is gone. */
-    private static final int IDLE_SECONDS = 30;
-    /** A primary that accepted the connection but has not welcomed this replica by then is given up on (retried). */
-    private static final int HANDSHAKE_SECONDS = 30;
-    /** Received but not yet applied bytes above which the replica stops reading (backpressure to the primary). */
-    private static final long MAX_PENDING_BYTES = 16L << 20;
-    /** A flush is not put off past this many applied bytes or this long, however busy the stream. */
-    private static final long MAX_UNFLUSHED_BYTES = 4L << 20;
-    private static final long MAX_FLUSH_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final Wal wal;
     private final InetSocketAddress primary;
-    private final String name;
-    private final byte[] secret;
     private final SslContext tls;
     /** The applied position and the application's applier; the receiver thread's (closed after it stops). */
     private final ApplierDriver applier;
+    /** What the connections share; the receiver thread works on it. */
+    private final ReplicaSession session;
     private final long statusIntervalMillis;
-    /** Fetches what the primary removed; null without an archive. The receiver thread's. */
-    private final ArchiveCatchUp catchUp;
-    private final io.walden.core.archive.ArchiveTarget archive;
-    private volatile long archiveBytes;
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private volatile Thread receiverThread;
     private final ExecutorService receiver = Executors.newSingleThreadExecutor(r -> {
@@ -76,36 +56,24 @@ public final class ReplicaClient implements AutoCloseable {
     private final FrameEncoder encoder = new FrameEncoder();
     private final Object lifecycle = new Object();
     private volatile boolean running = true;
-    /** Set by close(): queued frames are dropped, not applied (a later connection resumes from the log's end). */
-    private volatile boolean dropping;
     private volatile boolean promoted;
     private java.util.concurrent.ScheduledFuture<?> statusTask;
-    private volatile String fatal;
-    /** Rewinds of this replica's log since it started following (written by the receiver thread only). */
-    private volatile long rewinds;
-    /** Why the last connection attempt or connection failed (unreachable, TLS handshake, reset), or null. */
-    private volatile String lastError;
-    private volatile Channel channel;
-    /** The connection whose welcome was taken: streaming while it is the current, open one. */
-    private volatile Channel streamingChannel;
     private long backoffMillis = 50;
 
     private ReplicaClient(Builder b) {
         this.wal = b.wal;
         this.primary = b.primary;
-        this.name = b.name;
-        this.secret = b.secret == null ? new byte[0] : b.secret;
         this.tls = b.tls;
         this.statusIntervalMillis = b.statusIntervalMillis;
-        this.archive = b.archive;
-        this.catchUp = b.archive == null ? null : new ArchiveCatchUp(b.wal, b.archive);
         this.applier = new ApplierDriver(wal, b.applier, b.applyFrom);
+        this.session = new ReplicaSession(wal, primary, b.name, b.secret == null ? new byte[0] : b.secret, applier,
+                b.archive, receiver, () -> backoffMillis = 50, this::retryLater);
         wal.replication().refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
                 + "; write to the primary");
         this.statusTask = group.scheduleAtFixedRate(() -> {
-            Channel c = channel;
+            Channel c = session.channel;
             if (c != null && c.isActive()) {
-                receiver.execute(() -> status(c));
+                receiver.execute(() -> session.status(c));
             }
         }, statusIntervalMillis, statusIntervalMillis, TimeUnit.MILLISECONDS);
         connect();
@@ -187,17 +155,17 @@ public final class ReplicaClient implements AutoCloseable {
      * epoch below its end (docs/replication.md, "Shipping before the flush").
      */
     public long rewinds() {
-        return rewinds;
+        return session.rewinds;
     }
 
     /** Why the primary refused this replica for good (another log, removed LSN, diverged history, bad secret), or null. */
     public String fatalError() {
-        return fatal;
+        return session.fatal;
     }
 
     /** Why the last connection attempt or connection failed (null once streaming again): retried with backoff. */
     public String lastError() {
-        return lastError;
+        return session.lastError;
     }
 
     /** The last failure of the application's applier (the record is retried), or null once it succeeds again. */
@@ -207,13 +175,13 @@ public final class ReplicaClient implements AutoCloseable {
 
     /** Whether the primary accepted this replica on the current connection and data may flow (handshake done). */
     public boolean isStreaming() {
-        Channel c = channel;
-        return c != null && c == streamingChannel && c.isActive();
+        Channel c = session.channel;
+        return c != null && c == session.streamingChannel && c.isActive();
     }
 
     /** Whether a TCP connection to the primary is open (it may still be in its TLS or replication handshake). */
     public boolean isConnected() {
-        Channel c = channel;
+        Channel c = session.channel;
         return c != null && c.isActive();
     }
 
@@ -233,19 +201,19 @@ public final class ReplicaClient implements AutoCloseable {
         }
         PrimaryConnections.to(group, primary, tls, () -> {
             FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised once welcomed
-            return new io.netty.channel.ChannelHandler[] {new IdleStateHandler(IDLE_SECONDS, 0, 0), decoder, encoder,
-                    new Receiver(decoder), new ProtocolErrorHandler()};
+            return new io.netty.channel.ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0), decoder,
+                    encoder, new ReceiverHandler(session, decoder), new ProtocolErrorHandler()};
         })
                 .connect(primary).addListener(f -> {
                     if (!f.isSuccess()) {
-                        lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
+                        session.lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
                         retryLater();
                     }
                 });
     }
 
     private void retryLater() {
-        if (!running || fatal != null) {
+        if (!running || session.fatal != null) {
             return;
         }
         long delay = backoffMillis;
@@ -253,249 +221,9 @@ public final class ReplicaClient implements AutoCloseable {
         group.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
     }
 
-    /** On the receiver: applies what the archive holds past this log's end; stops the replica when it holds nothing. */
-    private void fetchFromArchive(String refusal) {
-        try {
-            long fetched = catchUp.run();
-            archiveBytes += fetched;
-            if (fetched == 0) {
-                fatal = refusal + "; the archive " + archive.uri() + " holds nothing after " + Lsn.format(wal.insertLsn())
-                        + " either: rebuild this replica";
-                LOG.error("{}", fatal);
-            }
-        } catch (IOException | RuntimeException e) {
-            lastError = "fetching from the archive " + archive.uri() + " failed: " + e.getMessage();
-            LOG.error("{}; retrying with the next connection", lastError);
-        }
-    }
-
     /** Bytes this replica fetched from the archive since it started (what its primary no longer kept). */
     public long archiveBytes() {
-        return archiveBytes;
-    }
-
-    /** Reports where this replica stands. On the receiver thread. */
-    private void status(Channel c) {
-        if (wal.writtenLsn() > wal.flushedLsn()) {
-            // Bytes applied without a flush (their batch was cut short by a broken connection): a resumed stream
-            // starts after them, so nothing else would flush them, and ON commits would wait for them forever.
-            try {
-                wal.flush();
-            } catch (RuntimeException e) { // failed or closed log: report what is flushed, and nothing more
-                LOG.warn("Cannot flush the replica's log before reporting: {}", e.getMessage());
-            }
-        }
-        long flushed = wal.flushedLsn();
-        applier.advance();
-        c.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, applier.applied(), now(), false));
-    }
-
-    /**
-     * The primary says it flushed everything below {@code lsn}: readers (and the applier) may see this log up to there.
-     * Reports at once when that moved what is applied, since {@code REMOTE_APPLY} commits wait for it. On the receiver.
-     */
-    private void primaryFlushed(Channel c, long lsn) {
-        long before = applier.applied();
-        wal.replication().raiseReadLimit(lsn);
-        applier.advance();
-        if (applier.applied() != before) {
-            c.writeAndFlush(new Frame.Status(wal.writtenLsn(), wal.flushedLsn(), applier.applied(), now(), false));
-        }
-    }
-
-    private final class Receiver extends SimpleChannelInboundHandler<Frame> {
-        private final FrameDecoder decoder;
-        private final AtomicLong pending = new AtomicLong();
-        /** Set on the receiver thread once the primary's history is adopted; data is applied only then. */
-        private boolean accepted;
-        /** Receiver thread only: bytes applied since the last flush, and when that was. */
-        private long unflushedBytes;
-        private long lastFlushNanos = System.nanoTime();
-
-        Receiver(FrameDecoder decoder) {
-            this.decoder = decoder;
-        }
-
-        @Override
-        public void channelActive(ChannelHandlerContext ctx) {
-            channel = ctx.channel();
-            ctx.executor().schedule(() -> {
-                if (ctx.channel().isActive() && streamingChannel != ctx.channel()) {
-                    lastError = "the primary at " + primary + " did not welcome this replica within " + HANDSHAKE_SECONDS + " s";
-                    LOG.warn("{}; reconnecting", lastError);
-                    ctx.close();
-                }
-            }, HANDSHAKE_SECONDS, TimeUnit.SECONDS);
-            // On the receiver: after what an earlier connection left queued, so the start is this log's real end.
-            receiver.execute(() -> {
-                long end = wal.insertLsn();
-                Epoch epoch = wal.history().at(end);
-                ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, wal.logId(), epoch.number(),
-                        epoch.startLsn(), end, name, secret));
-            });
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof IdleStateEvent) {
-                LOG.warn("Nothing from the primary at {} for {} s; reconnecting", primary, IDLE_SECONDS);
-                ctx.close();
-            }
-        }
-
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
-            if (frame instanceof Frame.Welcome welcome) {
-                if (welcome.logId() != wal.logId() || welcome.segmentSize() != wal.config().segmentSize()) {
-                    refuseToFollow(ctx, "the primary's log " + Long.toHexString(welcome.logId()) + " (segments of "
-                            + welcome.segmentSize() + " bytes) is not this replica's " + Long.toHexString(wal.logId()));
-                    return;
-                }
-                backoffMillis = 50;
-                decoder.maxFrameLength(FrameDescriptor.dataFrameLimit(welcome.segmentSize())); // a record never spans segments
-                receiver.execute(() -> {
-                    try {
-                        rewindIfNeeded(welcome.history());
-                        wal.replication().adoptHistory(welcome.history()); // durably, before any byte of it is applied
-                    } catch (RuntimeException e) {
-                        refuseToFollow(ctx, e.getMessage() + "; rebuild this replica from the primary");
-                        return;
-                    }
-                    accepted = true;
-                    streamingChannel = ctx.channel();
-                    lastError = null;
-                    LOG.info("Streaming from the primary at {} from {} in epoch {} (its flushed end {})", primary,
-                            Lsn.format(wal.insertLsn()), welcome.epoch(), Lsn.format(welcome.flushedLsn()));
-                    status(ctx.channel()); // where this replica stands, so the primary knows at once
-                    primaryFlushed(ctx.channel(), welcome.flushedLsn());
-                });
-            } else if (frame instanceof Frame.Data data) {
-                long start = data.startLsn();
-                byte[] bytes = new byte[data.bytes().readableBytes()];
-                data.bytes().getBytes(data.bytes().readerIndex(), bytes);
-                if (pending.addAndGet(bytes.length) > MAX_PENDING_BYTES) {
-                    ctx.channel().config().setAutoRead(false); // the receiver is behind: let TCP push back on the primary
-                }
-                long primaryFlushed = data.flushedLsn();
-                receiver.execute(() -> {
-                    try {
-                        // Frames received before a connection broke are still applied: they are contiguous, and
-                        // the next hello is queued after them, so it starts at their end.
-                        if (accepted && !dropping) {
-                            apply(ctx, start, bytes);
-                            primaryFlushed(ctx.channel(), primaryFlushed);
-                        }
-                    } finally {
-                        if (pending.addAndGet(-bytes.length) <= MAX_PENDING_BYTES / 2 && !ctx.channel().config().isAutoRead()) {
-                            ctx.channel().config().setAutoRead(true);
-                        }
-                    }
-                });
-            } else if (frame instanceof Frame.Keepalive keepalive) {
-                receiver.execute(() -> {
-                    if (accepted && !dropping) {
-                        primaryFlushed(ctx.channel(), keepalive.flushedLsn());
-                    }
-                    if (keepalive.replyRequested()) {
-                        status(ctx.channel());
-                    }
-                });
-            } else if (frame instanceof Frame.Error error) {
-                if (error.code() == Frame.Error.LSN_REMOVED && catchUp != null) {
-                    lastError = error.message();
-                    LOG.warn("The primary at {} no longer keeps this replica's end: {}; fetching it from the archive {}",
-                            primary, error.message(), archive.uri());
-                    receiver.execute(() -> fetchFromArchive(error.message())); // before the next hello, which follows it
-                    ctx.close();
-                    return;
-                }
-                if (error.code() == Frame.Error.ANOTHER_LOG || error.code() == Frame.Error.LSN_REMOVED
-                        || error.code() == Frame.Error.EPOCH_DIVERGED || error.code() == Frame.Error.UNSUPPORTED_VERSION
-                        || error.code() == Frame.Error.AUTHENTICATION_FAILED) {
-                    fatal = error.message();
-                }
-                lastError = error.message();
-                LOG.error("The primary at {} refused this replica: {}", primary, error.message());
-                ctx.close();
-            }
-        }
-
-        /**
-         * When the primary's history ends this log's epoch below this log's end, removes what lies beyond (the primary
-         * never had it: docs/replication.md, "Shipping before the flush"), durably, before adopting that history. The
-         * primary closes the connection after such a welcome; the next hello starts where the rewind left the log.
-         *
-         * @throws IllegalStateException when the application's applier already took records beyond that point (the
-         *                               replica must be rebuilt: the application's state holds what the primary lacks)
-         */
-        private void rewindIfNeeded(io.walden.core.EpochHistory primaryHistory) {
-            long end = wal.insertLsn();
-            Epoch own = wal.history().at(end);
-            long to = primaryHistory.find(own.number()) == null
-                    ? primaryHistory.rewindPointPastUnknownEpochs(wal.history(), end) // a lost rival's epoch
-                    : primaryHistory.rewindPoint(own, end);
-            if (to < 0) {
-                return;
-            }
-            applier.checkRewind(to);
-            long removed = wal.replication().rewindTo(to);
-            rewinds++;
-            LOG.warn("Rewound this replica from {} to {} ({} bytes): the primary's history ends its epoch there",
-                    Lsn.format(end), Lsn.format(to), removed);
-            applier.rewound(to);
-        }
-
-        private void refuseToFollow(ChannelHandlerContext ctx, String why) {
-            fatal = why;
-            LOG.error("Refusing to follow the primary at {}: {}", primary, why);
-            ctx.close();
-        }
-
-        /**
-         * Writes one frame's bytes and reports them written; flushes (and reports) once no further frame is queued,
-         * as PostgreSQL's walreceiver flushes after draining its socket: one force covers every frame that arrived
-         * during the last one. Bounded, so that a continuous stream still flushes at least every millisecond.
-         */
-        private void apply(ChannelHandlerContext ctx, long start, byte[] bytes) {
-            try {
-                long end = wal.replication().writeReceived(start, ByteBuffer.wrap(bytes));
-                ctx.writeAndFlush(new Frame.Status(end, wal.flushedLsn(), applier.applied(), now(), false));
-                unflushedBytes += bytes.length;
-                boolean moreQueued = pending.get() > bytes.length;
-                if (!moreQueued || unflushedBytes >= MAX_UNFLUSHED_BYTES
-                        || System.nanoTime() - lastFlushNanos >= MAX_FLUSH_DELAY_NANOS) {
-                    wal.flush();
-                    unflushedBytes = 0;
-                    lastFlushNanos = System.nanoTime();
-                    status(ctx.channel());
-                }
-            } catch (RuntimeException | Error e) {
-                accepted = false; // the rest of this connection's frames cannot follow; the next hello resumes
-                LOG.error("Could not apply replicated bytes at {}: {}; reconnecting", Lsn.format(start), e.toString());
-                ctx.close();
-            }
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            Throwable root = cause;
-            while (root.getCause() != null && root.getCause() != root) {
-                root = root.getCause();
-            }
-            lastError = root.getClass().getSimpleName() + ": " + root.getMessage();
-            LOG.warn("Connection to the primary at {} failed: {}", primary, lastError);
-            ctx.fireExceptionCaught(cause);
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            channel = null;
-            retryLater();
-        }
-    }
-
-    private static long now() {
-        return TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
+        return session.archiveBytes;
     }
 
     /**
@@ -513,7 +241,7 @@ public final class ReplicaClient implements AutoCloseable {
             if (promoted) {
                 throw new IllegalStateException("this replica was already promoted");
             }
-            if (dropping) {
+            if (session.dropping) {
                 throw new IllegalStateException("this replica client is closed");
             }
             if (running && !stop(false)) {
@@ -552,9 +280,9 @@ public final class ReplicaClient implements AutoCloseable {
      */
     private boolean stop(boolean dropQueued) {
         running = false;
-        dropping = dropQueued;
+        session.dropping = dropQueued;
         statusTask.cancel(false);
-        Channel c = channel;
+        Channel c = session.channel;
         if (c != null) {
             c.close().awaitUninterruptibly();
         }
@@ -573,8 +301,8 @@ public final class ReplicaClient implements AutoCloseable {
         if (stopped) {
             applier.close();
         }
-        if (stopped && archive != null) {
-            archive.close();
+        if (stopped && session.archive != null) {
+            session.archive.close();
         }
         return stopped;
     }
