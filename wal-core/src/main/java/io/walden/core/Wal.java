@@ -1,25 +1,18 @@
 package io.walden.core;
 
 import io.walden.core.archive.Archiver;
-import io.walden.core.commit.GroupCommit;
-import io.walden.core.commit.ReadNotifier;
 import io.walden.core.metrics.WalMetrics;
 import io.walden.core.recovery.LogOpener;
 import io.walden.core.replication.ReplicatedLog;
-import io.walden.core.segment.Segment;
-import io.walden.core.segment.SegmentPreparer;
-import io.walden.core.segment.SegmentRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import net.openhft.chronicle.bytes.BytesStore;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A durable write-ahead log in one directory: memory-mapped, CRC'd segments, lock-free group commit,
@@ -231,39 +224,14 @@ public final class Wal implements AutoCloseable {
      * @throws IllegalLsnException when {@code fromLsn} is beyond the insert position
      */
     public WalReader reader(long fromLsn, WalReader.Visibility visibility) {
-        ensureOpen();
-        long oldest = oldestLsn();
-        Segment first = parts.registry.oldest();
-        if (first != null && fromLsn >= first.startLsn() && fromLsn < oldest) {
-            fromLsn = oldest; // inside the oldest segment's header: the log starts right after it
-        }
-        if (fromLsn < oldest) {
-            throw new LsnRemovedException(fromLsn, oldest);
-        }
-        long insert = parts.tail.get();
-        if (fromLsn > insert) {
-            throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond the end of the log ("
-                    + Lsn.format(insert) + ")");
-        }
-        long from = ReadStart.pastHeader(fromLsn, parts.config.segmentSize());
-        long expectedPrev = ReadStart.expectedPrev(parts.registry, from, parts.written.get(), insert, oldest);
-        return new WalReader(this, from, expectedPrev, visibility);
-    }
-
-    /** For a reader that started beyond the written position: proves its start once it is written (see ReadStart). */
-    long expectedPrevAt(long lsn) {
-        return ReadStart.expectedPrev(parts.registry, lsn, parts.written.get(), parts.tail.get(), oldestLsn());
+        return parts.reads.reader(fromLsn, visibility);
     }
 
     // ------------------------------------------------------------------ positions
 
-    /**
-     * What readers at {@code visibility} may see now: below the written or flushed position, and, on a replica, below
-     * what its primary has flushed ({@link #readLimit()}).
-     */
+    /** What readers at {@code visibility} may see now (see ReadPath). */
     long visibleLsn(WalReader.Visibility visibility) {
-        long end = visibility == WalReader.Visibility.WRITTEN ? parts.written.get() : parts.flushed.get();
-        return Math.min(end, parts.readLimit.get());
+        return parts.reads.visibleLsn(visibility);
     }
 
     /**
@@ -377,15 +345,9 @@ public final class Wal implements AutoCloseable {
         return parts.writes.appendControl(payload);
     }
 
-    /** The log's own reader of control records from {@code from} to {@code until}, past a replica's read limit. */
+    /** The log's own reader of control records (see ReadPath). */
     WalReader controlScanner(long from, long until, WalReader.ControlSink sink) {
-        ensureOpen();
-        long oldest = oldestLsn();
-        long insert = parts.tail.get();
-        long start = Math.min(Math.max(from, oldest), insert);
-        start = ReadStart.pastHeader(start, parts.config.segmentSize());
-        long expectedPrev = start >= insert ? ReadStart.ANY_PREV : ReadStart.expectedPrev(parts.registry, start, parts.written.get(), insert, oldest);
-        return new WalReader(this, start, expectedPrev, WalReader.Visibility.WRITTEN, until, sink);
+        return parts.reads.controlScanner(from, until, sink);
     }
 
     /** Why local appends are refused (this log is a replica), or null when they are accepted. */
@@ -421,26 +383,9 @@ public final class Wal implements AutoCloseable {
         parts.writes.flush();
     }
 
-    // ------------------------------------------------------------------ internals for readers, claims and meters
-
-    SegmentRegistry registry() {
-        return parts.registry;
-    }
-
-    ReadNotifier notifier() {
-        return parts.notifier;
-    }
-
-    GroupCommit groupCommit() {
-        return parts.commit;
-    }
-
-    SegmentPreparer preparer() {
-        return parts.preparer;
-    }
-
-    void ensureOpen() {
-        parts.writes.ensureOpen();
+    /** The parts behind the facade, for this package's tests (a segment's mapping, the preparer's lock). */
+    WalParts parts() {
+        return parts;
     }
 
     // ------------------------------------------------------------------ close

@@ -85,6 +85,8 @@ final class WalParts {
     final WalReplication replication;
     /** Admission, the copy into the WAL buffers and each append's durability wait. */
     final WritePath writes;
+    /** All a reader sees of the log. */
+    final ReadPath reads = new ReadPath(this);
     /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
     final Archiver archiver;
     /**

@@ -30,7 +30,7 @@ public final class WalReader implements AutoCloseable {
         FLUSHED
     }
 
-    private final Wal wal;
+    private final ReadPath log;
     private final Visibility visibility;
     private final CRC32C crc = new CRC32C();
     private long position;
@@ -49,8 +49,8 @@ public final class WalReader implements AutoCloseable {
      * @param expectedPrev the prev link the first record must carry (its start was proven a record boundary), or
      *                     {@link ReadStart#ANY_PREV}, or {@link ReadStart#UNPROVEN} (proven before the first read)
      */
-    WalReader(Wal wal, long from, long expectedPrev, Visibility visibility) {
-        this(wal, from, expectedPrev, visibility, Long.MAX_VALUE, null);
+    WalReader(ReadPath log, long from, long expectedPrev, Visibility visibility) {
+        this(log, from, expectedPrev, visibility, Long.MAX_VALUE, null);
     }
 
     /**
@@ -58,8 +58,8 @@ public final class WalReader implements AutoCloseable {
      * replica's read limit, handing each control record to {@code controls}. It returns no record: {@link #next()}
      * answers null once the scan reached its end (records are still validated on the way).
      */
-    WalReader(Wal wal, long from, long expectedPrev, Visibility visibility, long until, ControlSink controls) {
-        this.wal = wal;
+    WalReader(ReadPath log, long from, long expectedPrev, Visibility visibility, long until, ControlSink controls) {
+        this.log = log;
         this.visibility = visibility;
         this.position = from;
         this.expectedPrev = expectedPrev;
@@ -92,7 +92,7 @@ public final class WalReader implements AutoCloseable {
         long limit = limit();
         while (position < limit) {
             if (expectedPrev == ReadStart.UNPROVEN) {
-                expectedPrev = wal.expectedPrevAt(position); // written now (limit <= written): prove the start
+                expectedPrev = log.expectedPrevAt(position); // written now (limit <= written): prove the start
             }
             Segment seg = enter(position);
             long o = position - seg.startLsn();
@@ -132,7 +132,7 @@ public final class WalReader implements AutoCloseable {
                 if (decompressor == null) {
                     decompressor = new PayloadDecompressor();
                 }
-                ByteBuffer restored = decompressor.decompress(codec, payload, wal.config().maxPayloadSize());
+                ByteBuffer restored = decompressor.decompress(codec, payload, log.maxPayloadSize());
                 if (restored == null) {
                     // Its CRC passed, so it was stored so: damage all the same, never handed out (position left on it).
                     position = lsn;
@@ -160,8 +160,8 @@ public final class WalReader implements AutoCloseable {
                 return r;
             }
             long left = deadline - System.nanoTime();
-            if (left <= 0 || !wal.notifier().await(this::limit, position, left, TimeUnit.NANOSECONDS, wal::isClosed)) {
-                return wal.isClosed() ? null : next();
+            if (left <= 0 || !log.notifier().await(this::limit, position, left, TimeUnit.NANOSECONDS, log::isClosed)) {
+                return log.isClosed() ? null : next();
             }
         }
     }
@@ -175,14 +175,14 @@ public final class WalReader implements AutoCloseable {
     }
 
     private long limit() {
-        return controls == null ? wal.visibleLsn(visibility) : Math.min(until, wal.writtenLsn());
+        return controls == null ? log.visibleLsn(visibility) : Math.min(until, log.writtenLsn());
     }
 
     private void ensureOpen() {
         if (closed) {
             throw new WalClosedException("reader is closed");
         }
-        if (wal.isClosed()) {
+        if (log.isClosed()) {
             close();
             throw new WalClosedException("the log was closed");
         }
@@ -194,9 +194,9 @@ public final class WalReader implements AutoCloseable {
             return segment;
         }
         leave();
-        Segment s = wal.registry().get(lsn);
+        Segment s = log.segment(lsn);
         if (s == null || !s.tryEnter()) {
-            throw new LsnRemovedException(lsn, wal.oldestLsn());
+            throw new LsnRemovedException(lsn, log.oldestLsn());
         }
         segment = s;
         view = s.newView();

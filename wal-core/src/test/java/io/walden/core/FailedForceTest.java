@@ -115,7 +115,7 @@ class FailedForceTest {
             for (int i = 0; wal.insertLsn() < second + 10_000; i++) {
                 lsns.add(wal.append(bytes("record " + i), Durability.OFF));
             }
-            wal.registry().get(second).channel().close();
+            wal.parts().registry.get(second).channel().close();
             assertThatThrownBy(wal::flush).isInstanceOf(WalFailedException.class);
             assertThat(wal.isFailed()).isTrue();
             assertThat(wal.flushedLsn()).as("a failed write never becomes durable").isEqualTo(before);

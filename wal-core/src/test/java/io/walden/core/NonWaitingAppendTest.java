@@ -22,9 +22,9 @@ class NonWaitingAppendTest {
     void shouldAppendNothingAndReturnAtOnceWhileTheNextSegmentIsNotPreparedThenAppendOnceItIs() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(dir).walBuffers(1 << 20).build())) { // a ring that never fills here
             long segment = TestLogs.SMALL_SEGMENT;
-            waitUntil(() -> wal.registry().get(segment) != null); // prepared one ahead at open
+            waitUntil(() -> wal.parts().registry.get(segment) != null); // prepared one ahead at open
             CompletableFuture<Long> last;
-            synchronized (wal.preparer()) { // the preparer cannot get past its next step: nothing more is prepared
+            synchronized (wal.parts().preparer) { // the preparer cannot get past its next step: nothing more is prepared
                 while ((last = wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF)) != null) {
                     assertThat(last.get()).isLessThan(2 * segment);
                 }
@@ -35,7 +35,7 @@ class NonWaitingAppendTest {
                 assertThat(wal.insertLsn()).as("nothing was reserved").isEqualTo(insert);
                 assertThat(insert).isBetween(2 * segment - 1100, 2 * segment);
             }
-            waitUntil(() -> wal.registry().get(2 * segment) != null);
+            waitUntil(() -> wal.parts().registry.get(2 * segment) != null);
             CompletableFuture<Long> appended = wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
             assertThat(appended).isNotNull();
             assertThat(appended.get(10, TimeUnit.SECONDS)).isGreaterThan(2 * segment);

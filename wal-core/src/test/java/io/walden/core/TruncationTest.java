@@ -58,9 +58,9 @@ class TruncationTest {
                 Thread.sleep(10);
             }
             assertThat(SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX)).hasSize(2);
-            long recycledBefore = wal.preparer().recycledCount();
+            long recycledBefore = wal.parts().preparer.recycledCount();
             fill(wal, 400);
-            assertThat(wal.preparer().recycledCount()).isGreaterThan(recycledBefore);
+            assertThat(wal.parts().preparer.recycledCount()).isGreaterThan(recycledBefore);
             assertThat(SegmentFiles.list(dir).size()).isLessThanOrEqualTo(wal.segmentCount() + 2);
         }
     }

@@ -1,0 +1,90 @@
+package io.walden.core;
+
+import io.walden.core.commit.ReadNotifier;
+import io.walden.core.segment.Segment;
+
+/**
+ * How readers reach the log, and all a {@link WalReader} sees of it: where a read may start (a proven record
+ * boundary, ReadStart), how far it may see (written or flushed, and a replica's read limit), the segments it
+ * maps, and the notifier it waits on. Readers never hold the {@link Wal} facade.
+ *
+ * <p>Thread-safety: every method from any thread.
+ */
+final class ReadPath {
+    private final WalParts parts;
+
+    ReadPath(WalParts parts) {
+        this.parts = parts;
+    }
+
+    /** See {@link Wal#reader(long, WalReader.Visibility)}. */
+    WalReader reader(long fromLsn, WalReader.Visibility visibility) {
+        parts.writes.ensureOpen();
+        long oldest = parts.oldestLsn();
+        Segment first = parts.registry.oldest();
+        if (first != null && fromLsn >= first.startLsn() && fromLsn < oldest) {
+            fromLsn = oldest; // inside the oldest segment's header: the log starts right after it
+        }
+        if (fromLsn < oldest) {
+            throw new LsnRemovedException(fromLsn, oldest);
+        }
+        long insert = parts.tail.get();
+        if (fromLsn > insert) {
+            throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond the end of the log ("
+                    + Lsn.format(insert) + ")");
+        }
+        long from = ReadStart.pastHeader(fromLsn, parts.config.segmentSize());
+        long expectedPrev = ReadStart.expectedPrev(parts.registry, from, parts.written.get(), insert, oldest);
+        return new WalReader(this, from, expectedPrev, visibility);
+    }
+
+    /** The log's own reader of control records from {@code from} to {@code until}, past a replica's read limit. */
+    WalReader controlScanner(long from, long until, WalReader.ControlSink sink) {
+        parts.writes.ensureOpen();
+        long oldest = parts.oldestLsn();
+        long insert = parts.tail.get();
+        long start = ReadStart.pastHeader(Math.min(Math.max(from, oldest), insert), parts.config.segmentSize());
+        long expectedPrev = start >= insert ? ReadStart.ANY_PREV
+                : ReadStart.expectedPrev(parts.registry, start, parts.written.get(), insert, oldest);
+        return new WalReader(this, start, expectedPrev, WalReader.Visibility.WRITTEN, until, sink);
+    }
+
+    /** For a reader that started beyond the written position: proves its start once it is written (see ReadStart). */
+    long expectedPrevAt(long lsn) {
+        return ReadStart.expectedPrev(parts.registry, lsn, parts.written.get(), parts.tail.get(), parts.oldestLsn());
+    }
+
+    /**
+     * What readers at {@code visibility} may see now: below the written or flushed position, and, on a replica, below
+     * what its primary has flushed (the read limit).
+     */
+    long visibleLsn(WalReader.Visibility visibility) {
+        long end = visibility == WalReader.Visibility.WRITTEN ? parts.written.get() : parts.flushed.get();
+        return Math.min(end, parts.readLimit.get());
+    }
+
+    long writtenLsn() {
+        return parts.written.get();
+    }
+
+    long oldestLsn() {
+        return parts.oldestLsn();
+    }
+
+    /** The segment holding {@code lsn}, or null when it was removed. */
+    Segment segment(long lsn) {
+        return parts.registry.get(lsn);
+    }
+
+    ReadNotifier notifier() {
+        return parts.notifier;
+    }
+
+    boolean isClosed() {
+        return parts.writes.isClosed();
+    }
+
+    int maxPayloadSize() {
+        return parts.config.maxPayloadSize();
+    }
+}
