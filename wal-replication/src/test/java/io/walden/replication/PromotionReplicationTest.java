@@ -81,16 +81,7 @@ class PromotionReplicationTest {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
              Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.logId()).build())) {
-            try (ReplicationServer server = serve(primary);
-                 ReplicaClient c1 = follow(r1, server, "r1");
-                 ReplicaClient c2 = follow(r2, server, "r2")) {
-                server.policy(SyncPolicy.parse("ANY 2 (r1, r2)"));
-                for (int i = 0; i < 300; i++) {
-                    primary.append(new byte[300], Durability.ON);
-                }
-                server.policy(null);
-                c1.promote(); // r1 is elected and begins epoch 2, then is lost before anyone follows it or it takes an append
-            }
+            bothHoldThenFirstPromoted(primary, r1, r2); // r1 is elected, then lost before anyone follows it
             assertThat(r1.epoch()).isEqualTo(2);
             // r2 is elected in its place; its coordinator knows epoch 2 was taken, so it numbers its own 3.
             r2.replication().refuseAppends("electing");
@@ -114,17 +105,7 @@ class PromotionReplicationTest {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
              Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.logId()).build())) {
-            try (ReplicationServer server = serve(primary);
-                 ReplicaClient c1 = follow(r1, server, "r1");
-                 ReplicaClient c2 = follow(r2, server, "r2")) {
-                server.policy(SyncPolicy.parse("ANY 2 (r1, r2)"));
-                for (int i = 0; i < 300; i++) {
-                    primary.append(new byte[300], Durability.ON);
-                }
-                server.policy(null);
-                shared = r2.flushedLsn();
-                c1.promote();
-            }
+            shared = bothHoldThenFirstPromoted(primary, r1, r2);
             long lone = r1.append("only r1, never acknowledged by a replica".getBytes(), Durability.LOCAL);
             r2.replication().refuseAppends("electing");
             r2.replication().promote(3);
@@ -144,21 +125,32 @@ class PromotionReplicationTest {
         assertSameSegments(work.resolve("r1"), work.resolve("r2"));
     }
 
+    /**
+     * r1 and r2 both hold the primary's 300 records (ANY 2), then r1 is promoted (epoch 2) and the primary is gone.
+     *
+     * @return where they both end: r1's epoch 2 begins there
+     */
+    private long bothHoldThenFirstPromoted(Wal primary, Wal r1, Wal r2) throws Exception {
+        try (ReplicationServer server = serve(primary);
+             ReplicaClient c1 = follow(r1, server, "r1");
+             ReplicaClient c2 = follow(r2, server, "r2")) {
+            server.policy(SyncPolicy.parse("ANY 2 (r1, r2)"));
+            for (int i = 0; i < 300; i++) {
+                primary.append(new byte[300], Durability.ON);
+            }
+            server.policy(null);
+            long shared = r2.flushedLsn();
+            c1.promote();
+            return shared;
+        }
+    }
+
     @Test
     void aReplicaThatStoppedAtTheSwitchPointFollowsThePromotedPrimaryAndAdoptsItsHistory() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
              Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.logId()).build())) {
-            try (ReplicationServer server = serve(primary);
-                 ReplicaClient c1 = follow(r1, server, "r1");
-                 ReplicaClient c2 = follow(r2, server, "r2")) {
-                server.policy(SyncPolicy.parse("ANY 2 (r1, r2)"));
-                for (int i = 0; i < 300; i++) {
-                    primary.append(new byte[300], Durability.ON);
-                }
-                c1.promote();
-                server.policy(null);
-            }
+            bothHoldThenFirstPromoted(primary, r1, r2);
             assertThat(r2.flushedLsn()).isEqualTo(r1.insertLsn());
             try (ReplicationServer server = serve(r1);
                  ReplicaClient c2 = follow(r2, server, "r2")) {
