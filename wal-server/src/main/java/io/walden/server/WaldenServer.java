@@ -24,6 +24,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.core.thread.WaldenThreads;
 import io.walden.server.admin.AdminApi;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.ConnectionLimit;
@@ -40,7 +41,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The sidecar: one log, served over HTTP (data API and admin API on one port). Start with {@link #start},
@@ -145,26 +145,13 @@ public final class WaldenServer implements AutoCloseable {
             replication = ReplicationRole.start(wal, config, registry);
         }
 
-        AtomicInteger readerThreads = new AtomicInteger();
         // No queue: the read beyond max-readers is refused at once (503), never parked behind long polls and streams.
         readers = new ThreadPoolExecutor(config.maxReaders(), config.maxReaders(), 60, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), r -> {
-                    Thread t = new Thread(r, "walden-reader-" + readerThreads.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-        segmentWaits = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "walden-segment-wait");
-            t.setDaemon(true);
-            return t;
-        });
+                new SynchronousQueue<>(), WaldenThreads.numbered("walden-reader"));
+        segmentWaits = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-segment-wait"));
         data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords(), config.streamWriteTimeoutMillis(),
                 segmentWaits, config.flushOnEventLoop());
-        admin = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "walden-admin");
-            t.setDaemon(true);
-            return t;
-        });
+        admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
         transport = Transports.choose(config.transport());
         router = new HttpRouter(data, new io.walden.server.http.CursorApi(wal, readers), new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name()),
                 wal.directory());

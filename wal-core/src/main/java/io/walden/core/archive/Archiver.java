@@ -81,8 +81,7 @@ public final class Archiver implements AutoCloseable {
         this.config = config;
         this.target = config.target();
         this.status = new ArchiveStatus(log.directory());
-        this.thread = new Thread(this::run, "walden-archiver");
-        this.thread.setDaemon(true);
+        this.thread = io.walden.core.thread.WaldenThreads.daemon(this::run, "walden-archiver");
         this.seenReplica = !log.acceptsAppends(); // a replica's log (its read limit is set from the control file)
         refresh(log.segments(), log.flushedLsn());
     }

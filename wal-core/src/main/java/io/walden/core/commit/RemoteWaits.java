@@ -61,11 +61,8 @@ public final class RemoteWaits {
         this.timeoutNanos = timeoutNanos;
         if (timeoutNanos > 0) {
             // One thread expires timed-out asynchronous waits from the heads of the heaps: no timer per future.
-            this.sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "walden-remote-timeouts");
-                t.setDaemon(true);
-                return t;
-            });
+            this.sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                    io.walden.core.thread.WaldenThreads.named("walden-remote-timeouts"));
             long period = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(timeoutNanos / 4, TimeUnit.MILLISECONDS.toNanos(100)));
             sweeper.scheduleWithFixedDelay(this::expire, period, period, TimeUnit.NANOSECONDS);
         } else {

@@ -85,8 +85,7 @@ public final class SegmentPreparer implements AutoCloseable {
         this.registry = registry;
         this.maxSpares = maxSpares;
         this.spares.addAll(existingSpares);
-        this.thread = new Thread(this::run, "walden-segment-preparer");
-        this.thread.setDaemon(true);
+        this.thread = io.walden.core.thread.WaldenThreads.daemon(this::run, "walden-segment-preparer");
     }
 
     public void start() {

@@ -50,8 +50,7 @@ public final class BackgroundWriter implements AutoCloseable {
         this.writeDelayNanos = Math.min(writeDelayNanos, delayNanos);
         this.checkpointNanos = checkpointNanos;
         this.checkpoint = checkpoint;
-        this.thread = new Thread(this::run, "walden-writer");
-        this.thread.setDaemon(true);
+        this.thread = io.walden.core.thread.WaldenThreads.daemon(this::run, "walden-writer");
     }
 
     public void start() {

@@ -52,8 +52,7 @@ final class Sender implements Runnable {
         this.channel = channel;
         this.position = start;
         this.keepaliveNanos = keepaliveNanos;
-        this.thread = new Thread(this, "walden-sender-" + channel.remoteAddress());
-        this.thread.setDaemon(true);
+        this.thread = io.walden.core.thread.WaldenThreads.daemon(this, "walden-sender-" + channel.remoteAddress());
     }
 
     /** A promotion or an adopted history (cascading): the replica must reconnect and check the new one. */

@@ -28,11 +28,7 @@ final class SlotStore {
     private final Map<String, Long> slots = new ConcurrentHashMap<>();
     /** Set when slots changed since they were last saved. */
     private final AtomicBoolean changed = new AtomicBoolean();
-    private final ExecutorService writer = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "walden-slot-writer");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService writer = Executors.newSingleThreadExecutor(io.walden.core.thread.WaldenThreads.named("walden-slot-writer"));
 
     /** Takes the saved slots back, except those that can no longer be served or that this log never reached. */
     SlotStore(Wal wal, long maxRetainedBytes) {

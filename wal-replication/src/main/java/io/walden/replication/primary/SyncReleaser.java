@@ -19,11 +19,7 @@ import java.util.concurrent.Executors;
  */
 final class SyncReleaser {
     private final RemoteWaits waits;
-    private final ExecutorService completions = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "walden-sync-release");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService completions = Executors.newSingleThreadExecutor(io.walden.core.thread.WaldenThreads.named("walden-sync-release"));
     private volatile SyncPolicy policy;
 
     SyncReleaser(RemoteWaits waits) {

@@ -48,8 +48,7 @@ public final class ReplicaClient implements AutoCloseable {
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private volatile Thread receiverThread;
     private final ExecutorService receiver = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "walden-receiver");
-        t.setDaemon(true);
+        Thread t = io.walden.core.thread.WaldenThreads.daemon(r, "walden-receiver");
         receiverThread = t;
         return t;
     });

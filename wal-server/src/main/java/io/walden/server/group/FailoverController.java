@@ -44,11 +44,8 @@ public final class FailoverController implements AutoCloseable {
     private final String name;
     private final SyncPolicy policy;
     private final GroupCoordinator coordinator;
-    private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "walden-group");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(
+            io.walden.core.thread.WaldenThreads.named("walden-group"));
     private final AtomicLong elections = new AtomicLong();
     private final AtomicLong sessionLosses = new AtomicLong();
     /**
