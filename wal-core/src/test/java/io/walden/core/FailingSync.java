@@ -1,6 +1,6 @@
 package io.walden.core;
 
-import io.walden.core.segment.Segment;
+import io.walden.core.sync.ForceTarget;
 import io.walden.core.sync.SyncStrategy;
 
 import java.io.IOException;
@@ -19,7 +19,7 @@ final class FailingSync implements SyncStrategy {
     final AtomicLong forcedUpTo = new AtomicLong();
 
     @Override
-    public void force(Segment segment, long fromOffset, long toOffset) throws IOException {
+    public void force(ForceTarget segment, long fromOffset, long toOffset) throws IOException {
         Error e = error;
         if (e != null) {
             throw e;

@@ -1,7 +1,7 @@
 package io.walden.replication;
 
 import io.walden.core.SyncMethod;
-import io.walden.core.segment.Segment;
+import io.walden.core.sync.ForceTarget;
 import io.walden.core.sync.SyncStrategy;
 
 import java.io.IOException;
@@ -24,7 +24,7 @@ final class GatedSync implements SyncStrategy {
     }
 
     @Override
-    public void force(Segment segment, long fromOffset, long toOffset) throws IOException {
+    public void force(ForceTarget segment, long fromOffset, long toOffset) throws IOException {
         synchronized (this) {
             while (!open) {
                 try {

@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Thread-safety: every method may be called from any thread.
  */
-public final class Segment extends NativeRegion {
+public final class Segment extends NativeRegion implements io.walden.core.sync.ForceTarget {
     private static final ReferenceOwner OWNER = ReferenceOwner.temporary("walden-segment");
     private final Path path;
     private final long startLsn;
@@ -81,6 +81,7 @@ public final class Segment extends NativeRegion {
         return path;
     }
 
+    @Override
     public long startLsn() {
         return startLsn;
     }
@@ -127,6 +128,7 @@ public final class Segment extends NativeRegion {
     // ---- forcing ----
 
     /** fdatasync ({@code metadata=false}) or fsync of the whole file. */
+    @Override
     public void force(boolean metadata) throws IOException {
         channel.force(metadata);
     }

@@ -1,12 +1,11 @@
 package io.walden.core.sync;
 
 import io.walden.core.SyncMethod;
-import io.walden.core.segment.Segment;
 
 import java.io.IOException;
 
 /**
- * Forces a byte range of one segment to stable storage. Called only by the flush leader, so at most one
+ * Forces a byte range of one segment ({@link ForceTarget}) to stable storage. Called only by the flush leader, so at most one
  * force is in flight per log; an implementation need not be thread-safe beyond that, but it is called from
  * whichever thread leads.
  *
@@ -16,7 +15,7 @@ import java.io.IOException;
 @FunctionalInterface
 public interface SyncStrategy {
 
-    void force(Segment segment, long fromOffset, long toOffset) throws IOException;
+    void force(ForceTarget segment, long fromOffset, long toOffset) throws IOException;
 
     /** True when {@link #force} actually makes data durable (false only for {@link SyncMethod#NONE}). */
     default boolean durable() {
@@ -41,7 +40,7 @@ public interface SyncStrategy {
             case OPEN_DATASYNC:
                 return new SyncStrategy() {
                     @Override
-                    public void force(Segment segment, long fromOffset, long toOffset) {
+                    public void force(ForceTarget segment, long fromOffset, long toOffset) {
                         // nothing left: every write went through the segment's DSYNC channel (see writesThrough)
                     }
 
@@ -58,7 +57,7 @@ public interface SyncStrategy {
             case NONE:
                 return new SyncStrategy() {
                     @Override
-                    public void force(Segment segment, long fromOffset, long toOffset) {
+                    public void force(ForceTarget segment, long fromOffset, long toOffset) {
                         // deliberately nothing: see SyncMethod.NONE
                     }
 
@@ -80,7 +79,7 @@ public interface SyncStrategy {
     private static SyncStrategy named(String name, SyncStrategy body) {
         return new SyncStrategy() {
             @Override
-            public void force(Segment segment, long fromOffset, long toOffset) throws IOException {
+            public void force(ForceTarget segment, long fromOffset, long toOffset) throws IOException {
                 body.force(segment, fromOffset, toOffset);
             }
 
