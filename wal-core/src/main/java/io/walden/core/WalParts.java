@@ -214,16 +214,16 @@ final class WalParts {
                 if (s.endLsn() > limit) {
                     break;
                 }
-                Path retiredFile = dir.resolve(s.path().getFileName() + SegmentFiles.RETIRED_SUFFIX);
+                Path removedFile = dir.resolve(s.path().getFileName() + SegmentFiles.REMOVED_SUFFIX);
                 try {
                     // Out of the log at once (a crash from here on never brings it back); the mapping stays
                     // valid for whoever still reads it, and is released after the grace period.
-                    SegmentFiles.rename(dir, s.path(), retiredFile);
+                    SegmentFiles.rename(dir, s.path(), removedFile);
                 } catch (IOException e) {
                     throw new WalException("could not remove segment " + s.path() + ": " + e.getMessage(), e);
                 }
                 registry.remove(s);
-                preparer.retire(s, retiredFile);
+                preparer.dispose(s, removedFile);
                 LOG.debug("Truncated segment {}", s.path().getFileName());
             }
             cursors.afterTruncation();
@@ -275,7 +275,7 @@ final class WalParts {
                 ring.free(); // no one is inside: no appender can touch the ring again
                 for (Segment s : registry.snapshot()) {
                     registry.remove(s);
-                    s.retire();
+                    s.markRemoved();
                 }
                 try {
                     controlFile.close();

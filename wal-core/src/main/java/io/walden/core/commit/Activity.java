@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * Who is inside the log right now: every thread that appends, commits, claims or flushes brackets that work
  * with {@link #enter} and {@link #exit} on its own {@link Cell}, so that (a) {@code close()} can wait until
  * no one is inside before it unmaps anything, and (b) truncation can wait for a grace period (every thread
- * inside when a segment was retired has left since) before the segment is unmapped — quiescent-state based
+ * inside when a segment was removed has left since) before the segment is unmapped — quiescent-state based
  * reclamation, as RCU does. Appender-side code reads segments by raw address, so it must never see one
  * unmapped.
  *

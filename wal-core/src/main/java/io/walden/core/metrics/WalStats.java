@@ -28,7 +28,7 @@ public final class WalStats {
     }
 
     private final CopyOnWriteArrayList<Cell> cells = new CopyOnWriteArrayList<>();
-    private final long[] retired = new long[LEVELS + 1];
+    private final long[] ofEndedThreads = new long[LEVELS + 1];
     private final LongAdder rolls = new LongAdder();
 
     /** A cell for the calling thread; keep it (thread-locally) and pass it to {@link #onAppend}. */
@@ -62,12 +62,12 @@ public final class WalStats {
     }
 
     private synchronized long sum(int index) {
-        long total = retired[index];
+        long total = ofEndedThreads[index];
         for (Cell cell : cells) {
             Thread t = cell.owner.get();
             if (t == null || !t.isAlive()) {
-                for (int i = 0; i < retired.length; i++) {
-                    retired[i] += (long) LONGS.getOpaque(cell.counts, i);
+                for (int i = 0; i < ofEndedThreads.length; i++) {
+                    ofEndedThreads[i] += (long) LONGS.getOpaque(cell.counts, i);
                 }
                 cells.remove(cell);
                 total += (long) LONGS.getOpaque(cell.counts, index);

@@ -81,7 +81,7 @@ public final class LogOpener {
                         temp.getFileName());
                 Files.delete(temp);
             }
-            for (Path old : SegmentFiles.listWithSuffix(dir, SegmentFiles.RETIRED_SUFFIX)) {
+            for (Path old : SegmentFiles.listWithSuffix(dir, SegmentFiles.REMOVED_SUFFIX)) {
                 LOG.info("Removing {}, truncated before the last stop", old.getFileName());
                 Files.delete(old);
             }
@@ -209,7 +209,7 @@ public final class LogOpener {
     private static void cleanUpFailedOpen(SegmentRegistry registry, ControlFile controlFile, FileChannel lockChannel) {
         for (Segment s : registry.snapshot()) {
             registry.remove(s);
-            s.retire();
+            s.markRemoved();
         }
         try {
             if (controlFile != null) {

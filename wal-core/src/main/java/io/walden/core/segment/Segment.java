@@ -24,9 +24,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code ...Acquire} load of the same word (Agrona's rule: unmatched pairs are data races).
  *
  * <p>Lifetime: the {@code Wal} owns one reference. Readers {@link #tryEnter()} before touching the
- * mapping and {@link #exit()} afterwards; {@link #retire()} marks the segment removed, and the mapping
- * is released only when it is retired and no reader is inside (Dekker-style: the reader increments then
- * checks {@code retired}; the retirer sets {@code retired} then checks the count; with volatile
+ * mapping and {@link #exit()} afterwards; {@link #markRemoved()} marks the segment removed, and the mapping
+ * is released only when it is removed and no reader is inside (Dekker-style: the reader increments then
+ * checks {@code removed}; the remover sets {@code removed} then checks the count; with volatile
  * accesses at least one of them sees the other).
  *
  * <p>Thread-safety: every method may be called from any thread.
@@ -40,7 +40,7 @@ public final class Segment extends NativeRegion implements io.walden.core.sync.F
     private final MappedBytesStore store;
     /** Readers inside plus one for the owner; 0 means the mapping is released. */
     private final AtomicInteger users = new AtomicInteger(1);
-    private volatile boolean retired;
+    private volatile boolean removed;
     /** See {@link #dsyncChannel()}. */
     private volatile FileChannel dsyncChannel;
     /** Created on the first boundary check (readers and senders only); see {@link #boundaries()}. */
@@ -157,11 +157,11 @@ public final class Segment extends NativeRegion implements io.walden.core.sync.F
 
     // ---- lifetime ----
 
-    /** Enters as a reader; false when the segment was retired (its LSNs are removed). */
+    /** Enters as a reader; false when the segment was removed (truncated or rewound away). */
     public boolean tryEnter() {
         for (int n; (n = users.get()) > 0; ) {
             if (users.compareAndSet(n, n + 1)) {
-                if (retired) {
+                if (removed) {
                     exit();
                     return false;
                 }
@@ -177,19 +177,19 @@ public final class Segment extends NativeRegion implements io.walden.core.sync.F
         }
     }
 
-    public boolean isRetired() {
-        return retired;
+    public boolean isRemoved() {
+        return removed;
     }
 
     /** Marks the segment removed and drops the owner's reference; the mapping goes with the last reader. */
-    public void retire() {
-        if (!retired) {
-            retired = true;
+    public void markRemoved() {
+        if (!removed) {
+            removed = true;
             exit();
         }
     }
 
-    /** True once retired and no reader remains inside: the file may be renamed, recycled or deleted. */
+    /** True once removed and no reader remains inside: the file may be renamed, recycled or deleted. */
     public boolean isReleased() {
         return users.get() == 0;
     }

@@ -27,8 +27,9 @@ public final class SegmentFiles {
     public static final String SUFFIX = ".wal";
     public static final String TEMP_SUFFIX = ".tmp";
     public static final String SPARE_SUFFIX = ".spare";
-    /** A truncated segment whose mapping may still be in use; never part of the log, deleted at open. */
-    public static final String RETIRED_SUFFIX = ".retired";
+    /** A removed segment's file awaiting disposal (its mapping may still be in use); never part of the log, deleted at
+     *  open. The on-disk suffix keeps its old name, ".retired" (docs/format.md). */
+    public static final String REMOVED_SUFFIX = ".retired";
     private static final int ZERO_CHUNK = 1 << 20;
 
     private SegmentFiles() {

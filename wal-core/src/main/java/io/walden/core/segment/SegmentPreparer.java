@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  * ({@code walden-segment-preparer}), so that neither a roll nor a truncation makes an appender wait for
  * file creation, zeroing, forcing or renaming.
  *
- * <p>Other threads talk to it only through {@link #request(long)}, {@link #retire(Segment, Path)} and
+ * <p>Other threads talk to it only through {@link #request(long)}, {@link #dispose(Segment, Path)} and
  * {@link #await(long, long)}; every field below that is not final or volatile is owned by the preparer
  * thread. A failed preparation (a full disk) is logged, remembered for waiters, and retried with backoff:
  * nothing was reserved in the missing segment, so the log keeps serving reads and resumes appends once
@@ -40,7 +40,7 @@ public final class SegmentPreparer implements AutoCloseable {
     private final SegmentRegistry registry;
     private final int maxSpares;
     private final Deque<Path> spares = new ArrayDeque<>();
-    private final ConcurrentLinkedQueue<Retired> retired = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Disposal> disposals = new ConcurrentLinkedQueue<>();
     private final Supplier<BooleanSupplier> gracePeriods;
     /** The newest segment start asked for ({@link #request}). */
     private final AtomicLong wanted = new AtomicLong(-1);
@@ -56,13 +56,13 @@ public final class SegmentPreparer implements AutoCloseable {
     private volatile IOException lastFailure;
 
     /** A truncated segment on its way out: its file already renamed, its mapping released after the grace period. */
-    private static final class Retired {
+    private static final class Disposal {
         final Segment segment;
         final Path file;
         final BooleanSupplier graceOver;
         boolean ownerReleased;
 
-        Retired(Segment segment, Path file, BooleanSupplier graceOver) {
+        Disposal(Segment segment, Path file, BooleanSupplier graceOver) {
             this.segment = segment;
             this.file = file;
             this.graceOver = graceOver;
@@ -104,8 +104,8 @@ public final class SegmentPreparer implements AutoCloseable {
      * Hands over a truncated segment, already removed from the registry and its file already renamed to
      * {@code file}, for recycling or deletion once no thread can reach its mapping any more.
      */
-    public void retire(Segment segment, Path file) {
-        retired.add(new Retired(segment, file, gracePeriods.get()));
+    public void dispose(Segment segment, Path file) {
+        disposals.add(new Disposal(segment, file, gracePeriods.get()));
         LockSupport.unpark(thread);
     }
 
@@ -159,11 +159,11 @@ public final class SegmentPreparer implements AutoCloseable {
     private void run() {
         long backoff = 0;
         while (running) {
-            disposeRetired();
+            disposeDue();
             try {
                 prepareWanted();
                 backoff = 0;
-                LockSupport.parkNanos(this, retired.isEmpty() ? IDLE_PARK_NANOS : IDLE_PARK_NANOS / 10);
+                LockSupport.parkNanos(this, disposals.isEmpty() ? IDLE_PARK_NANOS : IDLE_PARK_NANOS / 10);
             } catch (IOException e) {
                 lastFailure = e;
                 backoff = Math.min(MAX_BACKOFF_NANOS, Math.max(TimeUnit.MILLISECONDS.toNanos(50), backoff * 2));
@@ -201,10 +201,10 @@ public final class SegmentPreparer implements AutoCloseable {
                 if (s.startLsn() <= keep) {
                     continue;
                 }
-                Path retiredFile = dir.resolve(s.path().getFileName() + SegmentFiles.RETIRED_SUFFIX);
-                SegmentFiles.rename(dir, s.path(), retiredFile);
+                Path removedFile = dir.resolve(s.path().getFileName() + SegmentFiles.REMOVED_SUFFIX);
+                SegmentFiles.rename(dir, s.path(), removedFile);
                 registry.remove(s);
-                retire(s, retiredFile);
+                dispose(s, removedFile);
             }
             wanted.set(keep);
         }
@@ -237,14 +237,14 @@ public final class SegmentPreparer implements AutoCloseable {
         }
     }
 
-    private synchronized void disposeRetired() {
-        for (Iterator<Retired> it = retired.iterator(); it.hasNext(); ) {
-            Retired r = it.next();
+    private synchronized void disposeDue() {
+        for (Iterator<Disposal> it = disposals.iterator(); it.hasNext(); ) {
+            Disposal r = it.next();
             if (!r.ownerReleased) {
                 if (!r.graceOver.getAsBoolean()) {
                     continue; // an appender or the flush leader may still hold its address
                 }
-                r.segment.retire();
+                r.segment.markRemoved();
                 r.ownerReleased = true;
             }
             if (!r.segment.isReleased()) {
@@ -276,7 +276,7 @@ public final class SegmentPreparer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        disposeRetired();
+        disposeDue();
         synchronized (prepared) {
             prepared.notifyAll();
         }

@@ -67,7 +67,7 @@ class RollFailureTest {
         assertThat(appender.advancePublished()).isEqualTo(after + RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH + 10));
         ring.free();
         for (Segment s : registry.snapshot()) {
-            s.retire();
+            s.markRemoved();
         }
     }
 }
