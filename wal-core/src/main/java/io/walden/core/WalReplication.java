@@ -138,6 +138,11 @@ final class WalReplication implements ReplicatedLog {
     }
 
     @Override
+    public void pauseAppends(String reason) {
+        this.appendsRefused = java.util.Objects.requireNonNull(reason, "reason");
+    }
+
+    @Override
     public void refuseAppends(String reason) {
         if (reason != null) {
             limitReadsToPrimary(); // a replica's readers never see what its primary may not have flushed

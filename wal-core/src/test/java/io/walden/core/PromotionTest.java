@@ -84,6 +84,23 @@ class PromotionTest {
     }
 
     @Test
+    void pausedAppendsAreRefusedButReadersStillSeeEverythingTheLogHolds() throws Exception {
+        try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
+            long lsn = wal.append("before".getBytes(), Durability.LOCAL);
+            wal.replication().pauseAppends("switching over");
+            assertThatThrownBy(() -> wal.append("during".getBytes(), Durability.OFF)).isInstanceOf(AppendsRefusedException.class)
+                    .hasMessageContaining("switching over");
+            assertThat(wal.readLimit()).as("not limited as a replica's").isEqualTo(Long.MAX_VALUE);
+            assertThat(wal.replication().drainAppends(1, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(wal.insertLsn());
+            try (WalReader r = wal.reader(lsn)) {
+                assertThat(new String(r.next().payload())).isEqualTo("before");
+            }
+            wal.replication().promote(0);
+            wal.append("after".getBytes(), Durability.LOCAL);
+        }
+    }
+
+    @Test
     void drainingAppendsThatAreNotRefusedIsAMistake() {
         try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
             assertThatThrownBy(() -> wal.replication().drainAppends(1, java.util.concurrent.TimeUnit.SECONDS))

@@ -180,8 +180,13 @@ public final class ReplicationRole implements AutoCloseable {
      * @return the log's end, which no longer moves; -1 when appends in flight did not leave within the timeout
      */
     public long refuseAndDrainAppends(String reason, long timeoutMillis) throws InterruptedException {
-        wal.replication().refuseAppends(reason);
-        return wal.replication().drainAppends(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        // Paused, not refused as on a replica: its replicas must go on receiving what lands up to the end.
+        wal.replication().pauseAppends(reason);
+        long end = wal.replication().drainAppends(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        if (end >= 0) {
+            wal.flush(); // the last appends' bytes written and forced now, not at the next writer tick
+        }
+        return end;
     }
 
     private void closeServer() {

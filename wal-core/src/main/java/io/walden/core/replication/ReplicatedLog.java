@@ -51,6 +51,14 @@ public interface ReplicatedLog {
     void refuseAppends(String reason);
 
     /**
+     * A primary stops taking appends for a while (a switchover hands its end over): they are refused with {@code reason},
+     * but unlike {@link #refuseAppends} its readers, cursors and replicas go on seeing everything it holds, so that a
+     * replica can catch up with its end. End it with {@link #promote(int)} (appends again, in a new epoch) or
+     * {@link #refuseAppends} (a replica from now on).
+     */
+    void pauseAppends(String reason);
+
+    /**
      * Whether a replication sender may ship this log's records once they are written, before they are flushed: true
      * when no replica can hold a record beyond this log's end that this log lost. So either the log was closed cleanly
      * before it was opened (everything it had shipped was flushed), or it began an epoch since (after a crash with
@@ -84,7 +92,8 @@ public interface ReplicatedLog {
     Epoch promote(int atLeastNumber);
 
     /**
-     * After {@link #refuseAppends} with a reason: waits until every append that passed the refusal check before it
+     * After {@link #pauseAppends} or {@link #refuseAppends} with a reason: waits until every append that passed the
+     * refusal check before it
      * (and so may still reserve its place) has left the log, so that nothing lands past the returned position. For a
      * switchover, which must hand over a log whose end no longer moves. Never call it from inside an append or claim.
      *

@@ -200,7 +200,7 @@ public final class ReplicationServer implements AutoCloseable {
         } catch (RuntimeException | InterruptedException e) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             releaser.close();
-            slots.close();
+            slots.abandon();
             wal.replication().retentionFloor(null);
             throw e;
         }

@@ -119,6 +119,11 @@ final class SlotStore {
         }
     }
 
+    /** The endpoint never started: stops the writer, saving nothing. */
+    void abandon() {
+        writer.shutdown();
+    }
+
     /** Saves the last positions (after every status was taken) and stops the writer. */
     void close() {
         writer.execute(this::save);

@@ -42,10 +42,13 @@ final class ApplierDriver {
         return error;
     }
 
-    /** Applies what readers may now see (flushed here and at the primary). */
-    void advance() {
+    /**
+     * Applies what readers may now see: flushed here (up to {@code flushed}, the position the caller reports with it,
+     * so that a report never says applied beyond flushed) and at the primary.
+     */
+    void advance(long flushed) {
         if (applier == null) {
-            applied = Math.min(wal.flushedLsn(), wal.readLimit());
+            applied = Math.min(flushed, wal.readLimit());
             return;
         }
         WalRecord record = null;

@@ -76,7 +76,7 @@ final class ReplicaSession {
             }
         }
         long flushed = wal.flushedLsn();
-        applier.advance();
+        applier.advance(flushed);
         c.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, applier.applied(), now(), false));
     }
 
@@ -87,9 +87,10 @@ final class ReplicaSession {
     void primaryFlushed(Channel c, long lsn) {
         long before = applier.applied();
         wal.replication().raiseReadLimit(lsn);
-        applier.advance();
+        long flushed = wal.flushedLsn();
+        applier.advance(flushed);
         if (applier.applied() != before) {
-            c.writeAndFlush(new Frame.Status(wal.writtenLsn(), wal.flushedLsn(), applier.applied(), now(), false));
+            c.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, applier.applied(), now(), false));
         }
     }
 
