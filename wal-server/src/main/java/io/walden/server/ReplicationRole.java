@@ -123,20 +123,14 @@ public final class ReplicationRole implements AutoCloseable {
             return;
         }
         closeServer();
-        if (replica != null) {
-            replica.close();
-            replica = null;
-        }
+        closeReplica();
         replica = ReplicaClient.builder(wal, primary, config.name())
                 .secret(config.replicationSecret()).tls(clientTls(config)).start();
     }
 
     /** Stops following (the primary is gone): the log keeps refusing appends and receives nothing more. */
     public synchronized void stopFollowing() {
-        if (replica != null) {
-            replica.close();
-            replica = null;
-        }
+        closeReplica();
         wal.replication().refuseAppends("this member's primary is gone and the group is electing another; see /admin/status");
     }
 
@@ -148,10 +142,7 @@ public final class ReplicationRole implements AutoCloseable {
      * @throws IllegalStateException when replicas cannot be served or the history cannot be written: appends stay refused
      */
     public synchronized Epoch becomePrimary(int atLeastNumber) throws InterruptedException {
-        if (replica != null) {
-            replica.close();
-            replica = null;
-        }
+        closeReplica();
         if (server == null) {
             startServer();
         }
@@ -174,19 +165,26 @@ public final class ReplicationRole implements AutoCloseable {
     }
 
     /**
-     * Refuses appends while keeping replicas streaming (a switchover lets its target catch up), and waits until the
-     * appends already past the refusal have left the log.
+     * Pauses appends while replicas keep streaming (a switchover lets its target catch up: refused as on a replica,
+     * this log's own senders would stop at what was flushed then), waits until the appends already past the check
+     * have left the log, and flushes them.
      *
      * @return the log's end, which no longer moves; -1 when appends in flight did not leave within the timeout
      */
-    public long refuseAndDrainAppends(String reason, long timeoutMillis) throws InterruptedException {
-        // Paused, not refused as on a replica: its replicas must go on receiving what lands up to the end.
+    public long pauseAndDrainAppends(String reason, long timeoutMillis) throws InterruptedException {
         wal.replication().pauseAppends(reason);
         long end = wal.replication().drainAppends(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
         if (end >= 0) {
             wal.flush(); // the last appends' bytes written and forced now, not at the next writer tick
         }
         return end;
+    }
+
+    private void closeReplica() {
+        if (replica != null) {
+            replica.close();
+            replica = null;
+        }
     }
 
     private void closeServer() {
@@ -283,9 +281,7 @@ public final class ReplicationRole implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        if (replica != null) {
-            replica.close();
-        }
+        closeReplica();
         closeServer();
     }
 }

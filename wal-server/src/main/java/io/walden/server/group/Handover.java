@@ -55,7 +55,7 @@ final class Handover {
                     + t.state().wireName() + ")");
         }
         try {
-            long end = role.refuseAndDrainAppends("switching over to " + target
+            long end = role.pauseAndDrainAppends("switching over to " + target
                     + "; write to the new primary (see /admin/status)", CATCH_UP_MILLIS);
             if (end < 0 || !caughtUp(target, end)) {
                 member.resume(epoch); // refusing appends limited this log's readers: a new epoch lifts that
