@@ -78,6 +78,9 @@ final class CursorRecords {
     void scanInto(Map<String, Long> into, long from, long until) {
         try (WalReader r = wal.controlScanner(from, until, (lsn, payload) -> {
             ControlRecord.Cursor c = ControlRecord.decode(payload);
+            if (c == null && ControlRecord.isDictionary(payload)) {
+                return; // a zstd dictionary (docs/format.md, "zstd dictionaries"): nothing for cursors
+            }
             if (c == null) {
                 LOG.warn("Skipping the control record at {}: not one this version knows", Lsn.format(lsn));
             } else if (c.kind() == ControlRecord.CURSOR_SET) {

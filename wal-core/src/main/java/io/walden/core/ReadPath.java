@@ -1,7 +1,10 @@
 package io.walden.core;
 
 import io.walden.core.commit.ReadNotifier;
+import io.walden.core.record.ZstdDictionary;
 import io.walden.core.segment.Segment;
+
+import java.nio.ByteBuffer;
 
 /**
  * How readers reach the log, and all a {@link WalReader} sees of it: where a read may start (a proven record
@@ -12,6 +15,7 @@ import io.walden.core.segment.Segment;
  */
 final class ReadPath {
     private final WalParts parts;
+    private final SegmentDictionaries dictionaries = new SegmentDictionaries();
 
     ReadPath(WalParts parts) {
         this.parts = parts;
@@ -82,6 +86,11 @@ final class ReadPath {
 
     boolean isClosed() {
         return parts.writes.isClosed();
+    }
+
+    /** The zstd dictionary {@code id} for a record at {@code before} in {@code segment} (see SegmentDictionaries). */
+    ZstdDictionary dictionary(long id, Segment segment, ByteBuffer view, long before) {
+        return dictionaries.find(id, view, segment.startLsn(), before);
     }
 
     int maxPayloadSize() {

@@ -11,6 +11,7 @@ import io.walden.core.commit.RemoteWaits;
 import io.walden.core.commit.WalBuffers;
 import io.walden.core.metrics.WalMetrics;
 import io.walden.core.metrics.WalStats;
+import io.walden.core.record.DictionaryTrainer;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.recovery.Checkpointer;
 import io.walden.core.recovery.ControlFile;
@@ -68,6 +69,8 @@ final class WalParts {
     final Position flushed;
     final ReadNotifier notifier = new ReadNotifier();
     final Appender appender;
+    /** The writer's zstd dictionary (sampled and trained after open). */
+    final DictionaryTrainer dictionaries;
     final GroupCommit commit;
     final BackgroundWriter writer;
     final Checkpointer checkpointer;
@@ -120,8 +123,10 @@ final class WalParts {
         firstPrev.put(after.scanStart(), after.scanStartPrev());
         this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
+        this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.segmentSize(), config.maxPayloadSize(),
+                dir.toString());
         this.appender = new Appender(registry, preparer, ring, tail, published, written, notifier, firstPrev,
-                scan.lastRecordLsn(), stats);
+                scan.lastRecordLsn(), stats, dictionaries);
         this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
         this.readLimit = new Position(after.readLimit());

@@ -1,5 +1,6 @@
 package io.walden.core;
 
+import io.walden.core.record.DictionaryLookup;
 import io.walden.core.record.PayloadDecompressor;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
@@ -44,6 +45,9 @@ public final class WalReader implements AutoCloseable {
     private final ControlSink controls;
     /** Restores compressed payloads; created at the first one. */
     private PayloadDecompressor decompressor;
+    /** The offset in the current segment of the record being restored: where its dictionary must precede it. */
+    private long restoring;
+    private final DictionaryLookup dictionaries = id -> log().dictionary(id, segment, view, restoring);
 
     /**
      * @param expectedPrev the prev link the first record must carry (its start was proven a record boundary), or
@@ -132,7 +136,8 @@ public final class WalReader implements AutoCloseable {
                 if (decompressor == null) {
                     decompressor = new PayloadDecompressor();
                 }
-                ByteBuffer restored = decompressor.decompress(codec, payload, log.maxPayloadSize());
+                restoring = o;
+                ByteBuffer restored = decompressor.decompress(codec, payload, log.maxPayloadSize(), dictionaries);
                 if (restored == null) {
                     // Its CRC passed, so it was stored so: damage all the same, never handed out (position left on it).
                     position = lsn;
@@ -172,6 +177,10 @@ public final class WalReader implements AutoCloseable {
             closed = true;
             leave();
         }
+    }
+
+    private ReadPath log() {
+        return log;
     }
 
     private long limit() {

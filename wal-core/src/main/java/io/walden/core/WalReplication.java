@@ -348,7 +348,7 @@ final class WalReplication implements ReplicatedLog {
             parts.writes.ensureOpen();
             commit.checkNotFailed(); // a replica that cannot flush must not keep accepting (and confirming) bytes
             synchronized (adminLock) { // one applier at a time; never concurrently with truncation or close
-                if (ControlRecord.anyIn(bytes)) {
+                if (ControlRecord.anyCursorChangeIn(bytes)) {
                     cursors.received(); // the cursor files exist before the record can be flushed here
                 }
                 return appender.applyReplicated(startLsn, bytes);

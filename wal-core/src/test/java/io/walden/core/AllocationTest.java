@@ -69,6 +69,28 @@ class AllocationTest {
         }
     }
 
+    @Test
+    void shouldAllocateNothingPerRecordOnDictionaryCompressedAppends() {
+        try (Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(16L << 20).compression(Compression.ZSTD).build())) {
+            byte[][] events = new byte[1000][];
+            for (int i = 0; i < events.length; i++) {
+                events[i] = CompressionTest.jsonEvent(i);
+            }
+            ZstdDictionaryTest.appendUntilTrained(wal, 0);
+            // Warm-up rolls segments too: each roll writes a copy of the dictionary into the next segment.
+            for (int i = 0; i < 200_000; i++) {
+                wal.append(events[i % events.length], Durability.OFF);
+            }
+            long before = allocatedByThisThread();
+            for (int i = 0; i < 100_000; i++) {
+                wal.append(events[i % events.length], Durability.OFF);
+            }
+            double perOp = (allocatedByThisThread() - before) / 100_000.0;
+            System.out.printf("allocated per dictionary-compressed append: %.3f B%n", perOp);
+            assertThat(perOp).as("bytes per dictionary-compressed OFF append").isLessThan(1.0);
+        }
+    }
+
     /** Spins (allocating nothing) until {@code completion} was told {@code count} times: it is reused only once told. */
     private static void awaitTold(Reused completion, long count) {
         long deadline = System.nanoTime() + 10_000_000_000L;

@@ -3,7 +3,7 @@ package io.walden.core.commit;
 import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.metrics.WalStats;
-import io.walden.core.record.PayloadCompressor;
+import io.walden.core.record.DictionaryTrainer;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
@@ -66,6 +66,7 @@ public final class Appender {
     private final long bootstrapPrev;
     private final WalStats stats;
     private final ThreadLocal<Scratch> scratch;
+    private final CompressedAppends compressed;
     /** Writes the ring into the files when an appender needs room, and knows whether the log failed. Set once, before use. */
     private GroupCommit commit;
 
@@ -76,8 +77,6 @@ public final class Appender {
         final ByteBuffer ringView;
         Segment segment;
         ByteBuffer segmentView;
-        /** Created at this thread's first compressed append. */
-        io.walden.core.record.PayloadCompressor compressor;
 
         Scratch(WalStats.Cell stats, WalBuffers ring) {
             this.stats = stats;
@@ -103,7 +102,7 @@ public final class Appender {
      */
     public Appender(SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position tail, Position published,
                     Position written, ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn,
-                    WalStats stats) {
+                    WalStats stats, DictionaryTrainer dictionaries) {
         this.stats = stats;
         this.ring = ring;
         this.scratch = ThreadLocal.withInitial(() -> new Scratch(stats.newCell(), ring));
@@ -115,6 +114,7 @@ public final class Appender {
         this.notifier = notifier;
         this.firstPrevBySegment = firstPrevBySegment;
         this.segmentSize = registry.segmentSize();
+        this.compressed = new CompressedAppends(this, dictionaries, segmentSize);
         this.bootstrapLsn = tail.get();
         this.bootstrapPrev = lastRecordLsn; // -1: unknown (a log that begins at a later segment): replicated bytes may carry any
         // A local append after an unknown predecessor is the first record this log knows of: it links to INVALID.
@@ -202,39 +202,21 @@ public final class Appender {
 
     /**
      * {@link #append(int, byte[], int, int, Durability)}, stored compressed with {@code compression} when that saves
-     * space (docs/format.md, "Compressed payloads"). The payload is compressed on this thread before the record is
-     * reserved, into this thread's buffer: no allocation once it has grown, and no reservation held meanwhile.
+     * space ({@link CompressedAppends}).
      */
     public long append(int type, byte[] src, int offset, int length, Compression compression, Durability durability) {
-        if (compression != Compression.NONE && length >= Compression.MIN_PAYLOAD) {
-            PayloadCompressor c = compressor();
-            int codec = c.compress(compression, src, offset, length);
-            if (codec != 0) {
-                return appendStored(type, c.stored(), 0, c.storedLength(), codec, durability);
-            }
+        if (compression == Compression.NONE || length < Compression.MIN_PAYLOAD) {
+            return appendStored(type, src, offset, length, 0, durability);
         }
-        return appendStored(type, src, offset, length, 0, durability);
+        return compressed.append(type, src, offset, length, compression, durability, true);
     }
 
     /** {@link #append(int, ByteBuffer, Durability, boolean)}, compressed as {@link #append(int, byte[], int, int, Compression, Durability)}. */
     public long append(int type, ByteBuffer src, Compression compression, Durability durability, boolean mayWait) {
-        if (compression != Compression.NONE && src.remaining() >= Compression.MIN_PAYLOAD) {
-            PayloadCompressor c = compressor();
-            int codec = c.compress(compression, src);
-            if (codec != 0) {
-                long lsn = reserve(RecordDescriptor.aligned(HEADER + c.storedLength()), mayWait);
-                return lsn == NOT_READY ? NOT_READY : fill(lsn, type, c.stored(), 0, c.storedLength(), codec, durability);
-            }
+        if (compression == Compression.NONE || src.remaining() < Compression.MIN_PAYLOAD) {
+            return append(type, src, durability, mayWait);
         }
-        return append(type, src, durability, mayWait);
-    }
-
-    private PayloadCompressor compressor() {
-        Scratch s = scratch.get();
-        if (s.compressor == null) {
-            s.compressor = new PayloadCompressor();
-        }
-        return s.compressor;
+        return compressed.append(type, src, compression, durability, mayWait);
     }
 
     /** Appends a control record (docs/format.md, "Control records"): the log's own, which readers never see. */
@@ -246,11 +228,17 @@ public final class Appender {
         return fill(reserve(RecordDescriptor.aligned(HEADER + length)), type, src, offset, length, recordFlags, durability);
     }
 
+    /** {@link #appendStored(int, byte[], int, int, int, Durability)}, or {@link #NOT_READY} as {@link #reserve(long, boolean)}. */
+    long appendStored(int type, byte[] src, int offset, int length, int recordFlags, Durability durability, boolean mayWait) {
+        long lsn = reserve(RecordDescriptor.aligned(HEADER + length), mayWait);
+        return lsn == NOT_READY ? NOT_READY : fill(lsn, type, src, offset, length, recordFlags, durability);
+    }
+
     /**
      * Writes a reserved record's header fields ({@code recordFlags}: a codec's flag, the control flag, or 0) and
      * payload, then publishes it.
      */
-    private long fill(long lsn, int type, byte[] src, int offset, int length, int recordFlags, Durability durability) {
+    long fill(long lsn, int type, byte[] src, int offset, int length, int recordFlags, Durability durability) {
         long o = ring.offset(lsn);
         int flags = RecordDescriptor.FLAG_PADDING;
         try {
@@ -462,6 +450,7 @@ public final class Appender {
     public void rewindLink(long oldEnd, long lsn, long prev) {
         ring.writeLong(ring.offset(oldEnd) + RecordDescriptor.PREV_OFFSET, 0); // no ring byte below the written position
         linkSuccessor(lsn, prev);
+        compressed.forgetCopy();
     }
 
     public Segment segment(long lsn) {

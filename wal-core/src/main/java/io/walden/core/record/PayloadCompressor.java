@@ -25,7 +25,11 @@ public final class PayloadCompressor {
     private byte[] out = new byte[0];
     private ByteBuffer outView = ByteBuffer.wrap(out);
     private ZstdCompressCtx zstd;
+    /** A second context for dictionary frames: a context keeps the dictionary it was given for every frame after. */
+    private ZstdCompressCtx zstdWithDictionary;
+    private ZstdDictionary loaded;
     private int storedLength;
+    private boolean usedDictionary;
 
     /**
      * Compresses {@code length} bytes of {@code src} from {@code offset} with {@code codec}.
@@ -34,6 +38,16 @@ public final class PayloadCompressor {
      *         of them); or 0 when the payload is better stored as it is (too short, or shrunk by less than an eighth)
      */
     public int compress(Compression codec, byte[] src, int offset, int length) {
+        return compress(codec, src, offset, length, null);
+    }
+
+    /**
+     * {@link #compress(Compression, byte[], int, int)}; a zstd payload is compressed with {@code dictionary} when it is
+     * not null ({@link #usedDictionary()} then says so: the frame names the dictionary's id, and only a reader that
+     * finds that dictionary can restore it).
+     */
+    public int compress(Compression codec, byte[] src, int offset, int length, ZstdDictionary dictionary) {
+        usedDictionary = false;
         if (codec == Compression.NONE || length < Compression.MIN_PAYLOAD) {
             return 0;
         }
@@ -47,11 +61,8 @@ public final class PayloadCompressor {
         if (codec == Compression.LZ4) {
             n = LZ4.compress(src, offset, length, out, RecordDescriptor.COMPRESSED_PREFIX, out.length - RecordDescriptor.COMPRESSED_PREFIX);
         } else {
-            if (zstd == null) {
-                zstd = new ZstdCompressCtx().setLevel(ZSTD_LEVEL);
-            }
-            n = zstd.compressByteArray(out, RecordDescriptor.COMPRESSED_PREFIX, out.length - RecordDescriptor.COMPRESSED_PREFIX,
-                    src, offset, length);
+            n = zstdFor(dictionary).compressByteArray(out, RecordDescriptor.COMPRESSED_PREFIX,
+                    out.length - RecordDescriptor.COMPRESSED_PREFIX, src, offset, length);
         }
         int stored = RecordDescriptor.COMPRESSED_PREFIX + n;
         if (stored > length - length / 8) {
@@ -59,23 +70,65 @@ public final class PayloadCompressor {
         }
         outView.putInt(0, length);
         storedLength = stored;
+        usedDictionary = codec == Compression.ZSTD && dictionary != null;
         return codec == Compression.LZ4 ? RecordDescriptor.CODEC_LZ4 : RecordDescriptor.CODEC_ZSTD;
     }
 
-    /** {@link #compress(Compression, byte[], int, int)} for the remaining bytes of a buffer (its position unchanged). */
-    public int compress(Compression codec, ByteBuffer src) {
-        int length = src.remaining();
-        if (codec == Compression.NONE || length < Compression.MIN_PAYLOAD) {
-            return 0;
+    private ZstdCompressCtx zstdFor(ZstdDictionary dictionary) {
+        if (dictionary == null) {
+            if (zstd == null) {
+                zstd = new ZstdCompressCtx().setLevel(ZSTD_LEVEL);
+            }
+            return zstd;
         }
+        if (zstdWithDictionary == null) {
+            zstdWithDictionary = new ZstdCompressCtx().setLevel(ZSTD_LEVEL);
+        }
+        if (loaded != dictionary) {
+            zstdWithDictionary.loadDict(dictionary.forCompression()); // by reference: nothing copied
+            loaded = dictionary;
+        }
+        return zstdWithDictionary;
+    }
+
+    /** Whether the last successful {@link #compress} used the dictionary it was given. */
+    public boolean usedDictionary() {
+        return usedDictionary;
+    }
+
+    /**
+     * The remaining bytes of {@code src} (its position unchanged) as an array region: the buffer's own array, or a
+     * copy in this instance's staging array (valid until the next call). Returns the array; the region starts at
+     * {@link #stagedOffset()}.
+     */
+    public byte[] stage(ByteBuffer src) {
+        int length = src.remaining();
         if (src.hasArray()) {
-            return compress(codec, src.array(), src.arrayOffset() + src.position(), length);
+            stagedOffset = src.arrayOffset() + src.position();
+            return src.array();
         }
         if (in.length < length) {
             in = new byte[Math.max(length, in.length * 2)];
         }
         src.get(src.position(), in, 0, length);
-        return compress(codec, in, 0, length);
+        stagedOffset = 0;
+        return in;
+    }
+
+    private int stagedOffset;
+
+    public int stagedOffset() {
+        return stagedOffset;
+    }
+
+    /** {@link #compress(Compression, byte[], int, int)} for the remaining bytes of a buffer (its position unchanged). */
+    public int compress(Compression codec, ByteBuffer src) {
+        if (codec == Compression.NONE || src.remaining() < Compression.MIN_PAYLOAD) {
+            usedDictionary = false;
+            return 0;
+        }
+        byte[] array = stage(src);
+        return compress(codec, array, stagedOffset, src.remaining());
     }
 
     /** The stored bytes of the last successful {@link #compress}: valid until the next call. */

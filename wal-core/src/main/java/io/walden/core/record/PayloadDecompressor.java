@@ -1,5 +1,6 @@
 package io.walden.core.record;
 
+import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdDecompressCtx;
 import com.github.luben.zstd.ZstdException;
 import net.jpountz.lz4.LZ4Exception;
@@ -23,6 +24,9 @@ public final class PayloadDecompressor {
     private byte[] in = new byte[0];
     private byte[] out = new byte[0];
     private ZstdDecompressCtx zstd;
+    /** Frames that name a dictionary: a context keeps the dictionary it was given, and must not use it for others. */
+    private ZstdDecompressCtx zstdWithDictionary;
+    private ZstdDictionary loaded;
 
     /** Why the last {@link #decompress} returned null. */
     private String failure;
@@ -35,6 +39,15 @@ public final class PayloadDecompressor {
      *         ({@link #failure()} says why)
      */
     public ByteBuffer decompress(int codec, ByteBuffer stored, int maxLength) {
+        return decompress(codec, stored, maxLength, DictionaryLookup.NONE);
+    }
+
+    /**
+     * {@link #decompress(int, ByteBuffer, int)} for a record that may be compressed with a zstd dictionary:
+     * {@code dictionaries} finds the one its frame names (docs/format.md, "zstd dictionaries"); a frame that names one
+     * it cannot find cannot be restored.
+     */
+    public ByteBuffer decompress(int codec, ByteBuffer stored, int maxLength, DictionaryLookup dictionaries) {
         int storedLength = stored.remaining() - RecordDescriptor.COMPRESSED_PREFIX;
         int length = stored.order(ByteOrder.LITTLE_ENDIAN).getInt(stored.position());
         if (length < 0 || length > maxLength) {
@@ -53,10 +66,11 @@ public final class PayloadDecompressor {
             if (codec == RecordDescriptor.CODEC_LZ4) {
                 n = LZ4.decompress(in, 0, storedLength, out, 0, length);
             } else if (codec == RecordDescriptor.CODEC_ZSTD) {
-                if (zstd == null) {
-                    zstd = new ZstdDecompressCtx();
+                ZstdDecompressCtx ctx = zstdFor(Zstd.getDictIdFromFrame(in), dictionaries);
+                if (ctx == null) {
+                    return null;
                 }
-                n = zstd.decompressByteArray(out, 0, length, in, 0, storedLength);
+                n = ctx.decompressByteArray(out, 0, length, in, 0, storedLength);
             } else {
                 failure = "unknown codec bits " + codec;
                 return null;
@@ -70,6 +84,29 @@ public final class PayloadDecompressor {
             return null;
         }
         return ByteBuffer.wrap(out, 0, length).slice().asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** The context for a frame that names dictionary {@code id} (0: none); null when that dictionary is not found. */
+    private ZstdDecompressCtx zstdFor(long id, DictionaryLookup dictionaries) {
+        if (id == 0) {
+            if (zstd == null) {
+                zstd = new ZstdDecompressCtx();
+            }
+            return zstd;
+        }
+        ZstdDictionary d = dictionaries.find(id); // asked every time: a log's inspection holds each segment to the rule
+        if (d == null) {
+            failure = "its zstd frame names dictionary " + id + ", which its segment does not hold before it";
+            return null;
+        }
+        if (zstdWithDictionary == null) {
+            zstdWithDictionary = new ZstdDecompressCtx();
+        }
+        if (loaded != d) {
+            zstdWithDictionary.loadDict(d.forDecompression());
+            loaded = d;
+        }
+        return zstdWithDictionary;
     }
 
     public String failure() {

@@ -2,7 +2,9 @@ package io.walden.core.recovery;
 
 import io.walden.core.Compression;
 import io.walden.core.Lsn;
+import io.walden.core.record.ControlRecord;
 import io.walden.core.record.PayloadDecompressor;
+import io.walden.core.record.ZstdDictionary;
 import io.walden.core.record.RecordCheck;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.SegmentFiles;
@@ -16,7 +18,9 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.zip.CRC32C;
 
 /**
@@ -175,6 +179,8 @@ public final class LogInspector {
         boolean stoppedByVisitor;
         String problem;
         long problemLsn = Lsn.INVALID;
+        /** The zstd dictionaries of the segment walked, met so far: a record may use only these (docs/format.md). */
+        final Map<Long, ZstdDictionary> dictionaries = new HashMap<>();
 
         Walk(long segmentSize, long first) {
             this.segmentSize = segmentSize;
@@ -196,6 +202,7 @@ public final class LogInspector {
 
         /** Walks the records of one segment; the walk's end is in this segment unless the log already ended. */
         void segment(ByteBuffer view, long start, Visitor visitor) {
+            dictionaries.clear();
             if (ended) {
                 countTorn(view, SegmentHeaderDescriptor.LENGTH, -1);
                 return;
@@ -222,7 +229,8 @@ public final class LogInspector {
                 if (codec != 0) {
                     // Restored once to prove it can be: a payload that passes its CRC but not its codec is damage.
                     ByteBuffer stored = view.duplicate().limit(o + length).position(o + RecordDescriptor.HEADER_LENGTH);
-                    ByteBuffer restored = decompressor.decompress(codec, stored, (int) Math.min(segmentSize, MAX_RESTORED));
+                    ByteBuffer restored = decompressor.decompress(codec, stored, (int) Math.min(segmentSize, MAX_RESTORED),
+                            dictionaries::get);
                     if (restored == null) {
                         // Damage to report, but not the log's end: recovery keeps the record (it is whole and its CRC
                         // holds), and readers refuse it. The walk goes on, so its end is recovery's.
@@ -231,6 +239,13 @@ public final class LogInspector {
                         uncompressed = -1;
                     } else {
                         uncompressed = restored.remaining();
+                    }
+                }
+                if (flags == RecordDescriptor.FLAG_CONTROL) {
+                    ZstdDictionary d = ControlRecord.decodeDictionary(view.duplicate().limit(o + length)
+                            .position(o + RecordDescriptor.HEADER_LENGTH).slice().order(ByteOrder.LITTLE_ENDIAN));
+                    if (d != null) {
+                        dictionaries.put(d.id(), d);
                     }
                 }
                 RecordInfo info = new RecordInfo(start + offset, view.getLong(o + RecordDescriptor.PREV_OFFSET), length,

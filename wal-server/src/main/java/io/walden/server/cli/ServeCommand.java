@@ -39,6 +39,11 @@ final class ServeCommand implements Callable<Integer> {
             + "(default: none); a payload is stored compressed only when that saves space.")
     String compression;
 
+    @Option(names = "--zstd-dictionary", arity = "0..1", fallbackValue = "true", description = "Whether small zstd "
+            + "payloads are compressed with a dictionary the log trains on its first MiB of them and stores in every segment "
+            + "that needs it (default: true).")
+    String zstdDictionary;
+
     @Option(names = "--max-cursor-retained-bytes", description = "Most log a consumer cursor may hold back from "
             + "truncation; beyond it the cursor is lost (default: 4294967296).")
     String maxCursorRetainedBytes;
@@ -188,6 +193,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("http", http);
         flags.put("durability", durability);
         flags.put("compression", compression);
+        flags.put("zstd-dictionary", zstdDictionary);
         flags.put("max-cursor-retained-bytes", maxCursorRetainedBytes);
         flags.put("sync-method", syncMethod);
         flags.put("archive-to", archiveTo);

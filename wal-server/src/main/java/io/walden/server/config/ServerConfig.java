@@ -35,7 +35,7 @@ import java.util.TreeMap;
 public final class ServerConfig {
     public static final String DEFAULT_DATA_DIR = "walden-data";
     public static final String DEFAULT_HTTP = "127.0.0.1:7400";
-    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms", "compression",
+    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms", "compression", "zstd-dictionary",
             "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "max-cursor-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure",
@@ -71,6 +71,7 @@ public final class ServerConfig {
         v.put("transport", "auto");
         v.put("flush-on-event-loop", "true");
         v.put("ship-flushed-only", "false");
+        v.put("zstd-dictionary", "true");
         v.put("writer-delay-ms", "200");
         v.put("compression", "none");
         v.put("event-loops", Integer.toString(Runtime.getRuntime().availableProcessors()));
@@ -141,6 +142,7 @@ public final class ServerConfig {
         bool("replication-insecure");
         bool("flush-on-event-loop");
         bool("ship-flushed-only");
+        bool("zstd-dictionary");
         transport();
         archiveTimeout();
         io.walden.core.archive.ArchiveConfig.WhenFull.parse(values.get("archive-when-full"));
@@ -317,6 +319,7 @@ public final class ServerConfig {
                 .segmentSize(segmentSize())
                 .durability(durability())
                 .compression(compression())
+                .zstdDictionary(bool("zstd-dictionary"))
                 .maxCursorRetainedBytes(positive("max-cursor-retained-bytes"))
                 .syncMethod(syncMethod())
                 .remoteCommitTimeout(java.time.Duration.ofMillis(Long.parseLong(values.get("remote-commit-timeout-ms"))))

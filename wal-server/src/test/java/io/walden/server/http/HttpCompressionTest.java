@@ -103,4 +103,62 @@ class HttpCompressionTest {
         assertThat(refused.body()).contains("none, lz4 or zstd");
         assertThat(server.wal().insertLsn()).isEqualTo(end);
     }
+
+    /**
+     * Appends over HTTP run on the event loop, which never waits: the log's zstd dictionary (docs/format.md, "zstd
+     * dictionaries") must still be trained from them and copied into the segment before the records that use it.
+     */
+    @Test
+    void shouldCompressSmallZstdAppendsWithTheLogsTrainedDictionaryAndReadThemBack() throws Exception {
+        long deadline = System.nanoTime() + 40_000_000_000L;
+        int i = 0;
+        while (controlRecords() == 0) { // the dictionary's first copy comes with the first append after the training
+            assertThat(System.nanoTime()).as("a dictionary within 40 s").isLessThan(deadline);
+            for (int n = 0; n < 200; n++, i++) {
+                assertThat(post("/v1/records", event(i)).statusCode()).isEqualTo(200);
+            }
+        }
+        String first = JSON.readTree(post("/v1/records", event(i)).body()).get("lsn").asText();
+        long before = server.wal().insertLsn();
+        for (int n = 1; n < 100; n++) {
+            assertThat(post("/v1/records", event(i + n)).statusCode()).isEqualTo(200);
+        }
+        long perRecord = (server.wal().insertLsn() - before) / 99;
+        long alone = 24 + 4 + com.github.luben.zstd.Zstd.compress(event(i), 3).length; // header, prefix, the frame
+        assertThat(perRecord).as("bytes per record with the dictionary; compressed alone: %d", alone)
+                .isLessThan(alone * 6 / 10);
+        JsonNode page = JSON.readTree(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                + server.boundAddress().getPort() + "/v1/records?from=" + first + "&limit=100")).build(),
+                HttpResponse.BodyHandlers.ofString()).body());
+        for (int n = 0; n < 100; n++) {
+            assertThat(Base64.getDecoder().decode(page.get("records").get(n).get("data").asText())).isEqualTo(event(i + n));
+        }
+    }
+
+    /** An order event of about 400 bytes, different for every {@code i}. */
+    private static byte[] event(int i) {
+        StringBuilder b = new StringBuilder("{\"event\":\"order-placed\",\"sequence\":").append(i).append(",\"lines\":[");
+        for (int line = 0; line < 4; line++) {
+            b.append(line == 0 ? "" : ",").append("{\"sku\":\"SKU-").append(1000 + (i * 31 + line * 7) % 500)
+                    .append("\",\"quantity\":").append(1 + (i + line) % 3).append(",\"currency\":\"EUR\",\"unit_price\":")
+                    .append((i * 17 + line) % 10_000 / 100.0).append('}');
+        }
+        return b.append("],\"customer\":").append(100_000 + i * 7919 % 900_000).append('}').toString()
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    private long controlRecords() throws Exception {
+        server.wal().flush();
+        long[] count = new long[1];
+        new LogInspector(server.wal().directory()).inspect(new LogInspector.Visitor() {
+            @Override
+            public boolean onRecord(LogInspector.RecordInfo r) {
+                if (r.control()) {
+                    count[0]++;
+                }
+                return true;
+            }
+        });
+        return count[0];
+    }
 }

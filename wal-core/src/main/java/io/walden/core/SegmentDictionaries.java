@@ -1,0 +1,63 @@
+package io.walden.core;
+
+import io.walden.core.record.ControlRecord;
+import io.walden.core.record.RecordCheck;
+import io.walden.core.record.RecordDescriptor;
+import io.walden.core.record.ZstdDictionary;
+import io.walden.core.segment.SegmentHeaderDescriptor;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.zip.CRC32C;
+
+/**
+ * The zstd dictionaries readers have met, by id (docs/format.md, "zstd dictionaries"). A reader that meets a frame
+ * naming a dictionary it does not know walks the record's own segment from its first record up to the record, where
+ * the writer put a copy, and remembers each dictionary found. One walk per dictionary and log, in the common case.
+ *
+ * <p>Only published records are walked (below the reader's position, which is below its visibility limit), and a
+ * dictionary is taken only from a control record whose checks pass (CRC-32C included).
+ *
+ * <p>Thread-safety: any number of readers at once (the map is concurrent; a walk uses only the caller's view).
+ */
+final class SegmentDictionaries {
+    private final Map<Long, ZstdDictionary> known = new ConcurrentHashMap<>();
+
+    /**
+     * @param view     a view of the whole segment, owned by the caller
+     * @param startLsn the segment's start LSN
+     * @param before   the offset of the record that names the dictionary
+     * @return the dictionary with zstd id {@code id}, or null when its segment holds none before the record
+     */
+    ZstdDictionary find(long id, ByteBuffer view, long startLsn, long before) {
+        ZstdDictionary d = known.get(id);
+        if (d == null) {
+            walk(view, startLsn, before);
+            d = known.get(id);
+        }
+        return d;
+    }
+
+    private void walk(ByteBuffer view, long startLsn, long before) {
+        CRC32C crc = new CRC32C();
+        long o = SegmentHeaderDescriptor.LENGTH;
+        while (o < before) {
+            int length = view.getInt((int) o);
+            if (length < RecordDescriptor.HEADER_LENGTH) {
+                return;
+            }
+            int flags = view.getShort((int) o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
+            if (flags == RecordDescriptor.FLAG_CONTROL && RecordCheck.check(view, startLsn, crc, o, -1) == RecordCheck.VALID) {
+                int at = (int) o + RecordDescriptor.HEADER_LENGTH;
+                ZstdDictionary d = ControlRecord.decodeDictionary(view.duplicate().limit((int) o + length).position(at)
+                        .slice().order(ByteOrder.LITTLE_ENDIAN));
+                if (d != null) {
+                    known.putIfAbsent(d.id(), d);
+                }
+            }
+            o += RecordDescriptor.aligned(length);
+        }
+    }
+}

@@ -1,0 +1,292 @@
+package io.walden.core;
+
+import io.walden.core.recovery.LogInspector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * zstd dictionaries (docs/format.md, "zstd dictionaries"): the log trains one on its first zstd payloads, compresses
+ * small payloads with it, and keeps a copy of it before the first such record of every segment, so that truncation,
+ * replication and inspection of any segment keep what they need; a record whose segment lacks its dictionary is
+ * corruption, never data.
+ */
+class ZstdDictionaryTest {
+    private static final long SEGMENT = 1 << 20;
+
+    @TempDir
+    Path work;
+
+    @Test
+    void smallZstdPayloadsAreStoredSmallerOnceTheLogHasTrainedADictionary() {
+        long withDictionary;
+        long without;
+        try (Wal wal = Wal.open(WalConfig.builder(work.resolve("dictionary")).segmentSize(SEGMENT)
+                .compression(Compression.ZSTD).build())) {
+            appendUntilTrained(wal, 0);
+            withDictionary = storedBytes(wal, 10_000, 200);
+            assertReadBack(wal, 10_000, 200);
+        }
+        try (Wal wal = Wal.open(WalConfig.builder(work.resolve("alone")).segmentSize(SEGMENT)
+                .compression(Compression.ZSTD).zstdDictionary(false).build())) {
+            without = storedBytes(wal, 10_000, 200);
+        }
+        assertThat((double) withDictionary / without).as("stored with the dictionary / without").isLessThan(0.8);
+    }
+
+    @Test
+    void noDictionaryIsTrainedWhenTheLogIsToldNotTo() {
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).zstdDictionary(false).build())) {
+            append(wal, 0, 500);
+            assertThat(wal.parts().dictionaries.active()).isNull();
+            assertThat(controlRecords(wal)).isZero();
+        }
+    }
+
+    @Test
+    void everySegmentHoldsTheDictionaryBeforeItsFirstRecordCompressedWithIt() throws IOException {
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
+            int n = appendUntilTrained(wal, 0);
+            long before = wal.insertLsn();
+            append(wal, n, 6000);
+            long segments = (wal.insertLsn() - before) / TestLogs.SMALL_SEGMENT;
+            assertThat(segments).as("segments written with the dictionary").isGreaterThan(5);
+            assertThat(controlRecords(wal)).as("copies of the dictionary").isGreaterThanOrEqualTo(segments);
+            wal.flush();
+        }
+        // The inspector allows a record only the dictionaries met earlier in the same segment.
+        LogInspector.Result result = new LogInspector(work).inspect(new LogInspector.Visitor() {
+        });
+        assertThat(result.problem()).isNull();
+    }
+
+    @Test
+    void concurrentAppendersRollingSegmentsKeepEveryRecordBehindItsDictionary() throws Exception {
+        int threads = 4;
+        int perThread = 3000;
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
+            appendUntilTrained(wal, 0);
+            long start = wal.insertLsn();
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int base = 100_000 * (t + 1);
+                done.add(pool.submit(() -> append(wal, base, perThread)));
+            }
+            for (java.util.concurrent.Future<?> f : done) {
+                f.get();
+            }
+            pool.shutdown();
+            wal.flush();
+            assertThat((wal.insertLsn() - start) / TestLogs.SMALL_SEGMENT).as("segments").isGreaterThan(5);
+            java.util.Map<Integer, Integer> next = new java.util.HashMap<>();
+            try (WalReader r = wal.reader(start)) {
+                WalRecord rec;
+                while ((rec = r.next()) != null) {
+                    int thread = sequence(rec.payload()) / 100_000;
+                    int expected = 100_000 * thread + next.getOrDefault(thread, 0);
+                    assertThat(rec.payload()).isEqualTo(CompressionTest.jsonEvent(expected));
+                    next.merge(thread, 1, Integer::sum);
+                }
+            }
+            assertThat(next.values()).containsOnly(perThread);
+        }
+        assertThat(new LogInspector(work).inspect(new LogInspector.Visitor() {
+        }).problem()).isNull();
+    }
+
+    @Test
+    void recordsCompressedWithADictionaryStayReadableAfterTheSegmentsBeforeThemAreTruncated() {
+        List<Long> lsns = new ArrayList<>();
+        int n;
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
+            n = appendUntilTrained(wal, 0);
+            for (int i = n; i < n + 4000; i++) {
+                lsns.add(wal.append(CompressionTest.jsonEvent(i), Durability.OFF));
+            }
+            wal.flush();
+            wal.truncateBefore(lsns.get(3000));
+            assertThat(wal.oldestLsn()).as("segments removed").isGreaterThan(lsns.get(1000));
+        }
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build());
+             WalReader r = wal.reader(wal.oldestLsn())) {
+            int first = lsns.indexOf(r.next().lsn());
+            assertThat(first).isPositive();
+            try (WalReader again = wal.reader(lsns.get(first))) {
+                for (int i = first; i < lsns.size(); i++) {
+                    WalRecord rec = again.next();
+                    assertThat(rec.lsn()).isEqualTo(lsns.get(i));
+                    assertThat(rec.payload()).isEqualTo(CompressionTest.jsonEvent(n + i));
+                }
+                assertThat(again.next()).isNull();
+            }
+        }
+    }
+
+    @Test
+    void aReplicaReadsTheRecordsItsPrimaryCompressedWithADictionary() {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).compression(Compression.ZSTD).build());
+             Wal replica = Replicas.open(primary, work.resolve("replica"))) {
+            long first = primary.insertLsn();
+            int n = appendUntilTrained(primary, 0);
+            append(primary, n, 500);
+            primary.flush();
+            Replicas.catchUp(primary, replica);
+            try (WalReader r = replica.reader(first)) {
+                for (int i = 0; i < n + 500; i++) {
+                    assertThat(r.next().payload()).isEqualTo(CompressionTest.jsonEvent(i));
+                }
+                assertThat(r.next()).isNull();
+            }
+        }
+    }
+
+    @Test
+    void aLogRewoundPastItsCopyOfTheDictionaryWritesAnotherBeforeItsNextRecords() throws IOException {
+        List<Long> kept = new ArrayList<>();
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
+            int n = appendUntilTrained(wal, 0);
+            wal.append(CompressionTest.jsonEvent(n), Durability.OFF); // after a copy of the dictionary in this segment
+            wal.flush();
+            long copy = lastControlRecord(work);
+            assertThat(copy).isPositive();
+            // As a primary that lost an election: it becomes a replica, rewinds (here to the copy, which goes with the
+            // rest), and is promoted again later.
+            wal.replication().refuseAppends("test: a replica for a while");
+            wal.replication().rewindTo(copy);
+            wal.replication().promote();
+            for (int i = n + 1; i < n + 21; i++) {
+                kept.add(wal.append(CompressionTest.jsonEvent(i), Durability.OFF));
+            }
+            wal.flush();
+        }
+        LogInspector.Result result = new LogInspector(work).inspect(new LogInspector.Visitor() {
+        });
+        assertThat(result.problem()).as("the new records have a copy of their dictionary before them").isNull();
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build());
+             WalReader r = wal.reader(kept.get(0))) {
+            for (int i = 0; i < kept.size(); i++) {
+                assertThat(r.next().lsn()).isEqualTo(kept.get(i));
+            }
+        }
+    }
+
+    @Test
+    void aRecordWhoseSegmentLacksItsDictionaryIsReportedAsCorruptionAndNeverReturned() throws IOException {
+        long copy;
+        long victim;
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
+            int n = appendUntilTrained(wal, 0);
+            append(wal, n, 300);
+            wal.flush();
+            copy = lastControlRecord(work);
+            victim = wal.append(CompressionTest.jsonEvent(1), Durability.LOCAL); // after the copy, in its segment
+            assertThat(victim / TestLogs.SMALL_SEGMENT).isEqualTo(copy / TestLogs.SMALL_SEGMENT);
+        }
+        // The copy stays a valid record (its CRC is made to match) but no longer holds a dictionary.
+        CompressionTest.forgeStoredPayload(work, copy, stored -> stored[0] = 9);
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build());
+             WalReader r = wal.reader(victim)) {
+            assertThatThrownBy(r::next).isInstanceOf(WalCorruptedException.class)
+                    .hasMessageContaining(Lsn.format(victim)).hasMessageContaining("dictionary");
+            assertThat(r.position()).as("the reader stays on the record").isEqualTo(victim);
+        }
+        LogInspector.Result result = new LogInspector(work).inspect(new LogInspector.Visitor() {
+        });
+        assertThat(result.problem()).contains("dictionary");
+        assertThat(result.problemLsn() / TestLogs.SMALL_SEGMENT).isEqualTo(copy / TestLogs.SMALL_SEGMENT);
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** Appends events from {@code from} until the log has trained its dictionary; returns the next event's number. */
+    static int appendUntilTrained(Wal wal, int from) {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        int i = from;
+        while (wal.parts().dictionaries.active() == null) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no dictionary after " + (i - from) + " zstd appends");
+            }
+            if (i - from < 20_000) {
+                wal.append(CompressionTest.jsonEvent(i++), Durability.OFF);
+            } else {
+                Thread.onSpinWait(); // sampled enough: training runs in the background
+            }
+        }
+        return i;
+    }
+
+    /** The number of {@link CompressionTest#jsonEvent}'s event. */
+    private static int sequence(byte[] event) {
+        String s = new String(event, java.nio.charset.StandardCharsets.UTF_8);
+        int at = s.indexOf("\"sequence\":") + "\"sequence\":".length();
+        return Integer.parseInt(s.substring(at, s.indexOf(',', at)));
+    }
+
+    private static void append(Wal wal, int from, int count) {
+        for (int i = from; i < from + count; i++) {
+            wal.append(CompressionTest.jsonEvent(i), Durability.OFF);
+        }
+    }
+
+    private static long storedBytes(Wal wal, int from, int count) {
+        wal.append(CompressionTest.jsonEvent(from - 1), Durability.OFF); // a copy of the dictionary, if one is due, first
+        long before = wal.insertLsn();
+        append(wal, from, count);
+        return wal.insertLsn() - before;
+    }
+
+    private static void assertReadBack(Wal wal, int from, int count) {
+        wal.flush();
+        try (WalReader r = wal.reader(wal.oldestLsn())) {
+            WalRecord rec;
+            int seen = 0;
+            while ((rec = r.next()) != null) {
+                if (java.util.Arrays.equals(rec.payload(), CompressionTest.jsonEvent(from + seen))) {
+                    seen++;
+                }
+            }
+            assertThat(seen).isEqualTo(count);
+        }
+    }
+
+    private static long controlRecords(Wal wal) {
+        wal.flush();
+        long[] count = new long[1];
+        try {
+            new LogInspector(wal.directory()).inspect(new LogInspector.Visitor() {
+                @Override
+                public boolean onRecord(LogInspector.RecordInfo r) {
+                    if (r.control()) {
+                        count[0]++;
+                    }
+                    return true;
+                }
+            });
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return count[0];
+    }
+
+    private static long lastControlRecord(Path dir) throws IOException {
+        long[] last = {-1};
+        new LogInspector(dir).inspect(new LogInspector.Visitor() {
+            @Override
+            public boolean onRecord(LogInspector.RecordInfo r) {
+                if (r.control()) {
+                    last[0] = r.lsn();
+                }
+                return true;
+            }
+        });
+        return last[0];
+    }
+}
