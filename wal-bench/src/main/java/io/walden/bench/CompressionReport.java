@@ -62,7 +62,7 @@ final class CompressionReport {
         if (zstd.has("storedBytesWithoutDictionary")) {
             line.accept(String.format(Locale.ROOT, "| (`ZSTD` without its dictionary, `zstdDictionary(false)`) | %,d B = %.2f × the JSON | - |",
                     zstd.get("storedBytesWithoutDictionary").asLong(), zstd.get("storedBytesWithoutDictionary").asDouble() / raw));
-            line.accept(String.format(Locale.ROOT, "| (`ZSTD` in a log just opened: its first MiB are the samples) | %,d B = %.2f × the JSON | - |",
+            line.accept(String.format(Locale.ROOT, "| (`ZSTD` in a log just created: its first MiB are the samples) | %,d B = %.2f × the JSON | - |",
                     zstd.get("storedBytesFreshLog").asLong(), zstd.get("storedBytesFreshLog").asDouble() / raw));
         }
         rate(zstd, "ZSTD", 0.9);

@@ -10,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.zip.CRC32C;
 
 /**
@@ -41,6 +42,18 @@ final class SegmentDictionaries {
     }
 
     private void walk(ByteBuffer view, long startLsn, long before) {
+        each(view, startLsn, before, d -> known.putIfAbsent(d.id(), d));
+    }
+
+    /** The last dictionary stored in a segment below offset {@code before}, or null. */
+    static ZstdDictionary newestIn(ByteBuffer view, long startLsn, long before) {
+        ZstdDictionary[] newest = new ZstdDictionary[1];
+        each(view, startLsn, before, d -> newest[0] = d);
+        return newest[0];
+    }
+
+    /** Each dictionary stored in a segment below offset {@code before}, in LSN order. */
+    private static void each(ByteBuffer view, long startLsn, long before, Consumer<ZstdDictionary> found) {
         CRC32C crc = new CRC32C();
         long o = SegmentHeaderDescriptor.LENGTH;
         while (o < before) {
@@ -54,7 +67,7 @@ final class SegmentDictionaries {
                 ZstdDictionary d = ControlRecord.decodeDictionary(view.duplicate().limit((int) o + length).position(at)
                         .slice().order(ByteOrder.LITTLE_ENDIAN));
                 if (d != null) {
-                    known.putIfAbsent(d.id(), d);
+                    found.accept(d);
                 }
             }
             o += RecordDescriptor.aligned(length);

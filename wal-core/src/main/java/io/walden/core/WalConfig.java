@@ -300,8 +300,9 @@ public final class WalConfig {
 
         /**
          * Whether zstd payloads of up to 64 KiB are compressed with a dictionary (docs/format.md, "zstd dictionaries"):
-         * the log samples its first zstd payloads after it opens (1 MiB), trains a 16 KiB dictionary on them in the
-         * background, and stores a copy of it in every segment that holds a record compressed with it. Small JSON events
+         * the log samples its first zstd payloads (1 MiB), trains a 16 KiB dictionary on them in the background, and
+         * stores a copy of it in every segment that holds a record compressed with it; reopened, it takes up the newest
+         * copy its last segment holds. Small JSON events
          * then store in well under half the bytes zstd alone needs (docs/benchmarks.md). Default true; segments under
          * 16 KiB never use one. Logs holding such records need this version or later to be read.
          */

@@ -13,6 +13,7 @@ import io.walden.core.metrics.WalMetrics;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.DictionaryTrainer;
 import io.walden.core.record.RecordDescriptor;
+import io.walden.core.record.ZstdDictionary;
 import io.walden.core.recovery.Checkpointer;
 import io.walden.core.recovery.ControlFile;
 import io.walden.core.recovery.LogOpener;
@@ -166,6 +167,30 @@ final class WalParts {
         }
     }
 
+    /**
+     * The writer takes up the newest zstd dictionary the segment of the log's end holds, so that a log reopened (or a
+     * replica promoted) goes on compressing with it instead of sampling and training again (docs/format.md, "zstd
+     * dictionaries"). Only that segment is walked: a log whose end segment holds no copy trains a new one.
+     */
+    void adoptNewestDictionary() {
+        if (!config.zstdDictionary() || dictionaries.active() != null) {
+            return;
+        }
+        long end = tail.get();
+        Segment seg = registry.get(end);
+        if (seg == null || !seg.tryEnter()) {
+            return;
+        }
+        try {
+            ZstdDictionary newest = SegmentDictionaries.newestIn(seg.newView(), seg.startLsn(), end - seg.startLsn());
+            if (newest != null) {
+                dictionaries.adopt(newest);
+            }
+        } finally {
+            seg.exit();
+        }
+    }
+
     /** Starts the background work, in order, once recovery is done (Wal.open). */
     void start() {
         if (config.newEpochAfterCrash() && !report.shutDownCleanly()) {
@@ -180,6 +205,7 @@ final class WalParts {
         } catch (IOException e) {
             throw new WalException("could not read the cursor files in " + dir + ": " + e.getMessage(), e);
         }
+        adoptNewestDictionary();
         preparer.start();
         preparer.request(registry.segmentStart(tail.get()) + config.segmentSize());
         writer.start();

@@ -42,6 +42,41 @@ class ZstdDictionaryTest {
     }
 
     @Test
+    void aReopenedLogGoesOnCompressingWithTheDictionaryItsLastSegmentHolds() throws IOException {
+        long id;
+        int n;
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
+            n = appendUntilTrained(wal, 0);
+            append(wal, n, 10); // a copy in the last segment
+            id = wal.parts().dictionaries.active().id();
+        }
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
+            assertThat(wal.parts().dictionaries.active()).as("no sampling, no training").isNotNull();
+            assertThat(wal.parts().dictionaries.active().id()).isEqualTo(id);
+            long first = wal.append(CompressionTest.jsonEvent(n + 10), Durability.LOCAL);
+            try (WalReader r = wal.reader(first)) {
+                assertThat(r.next().payload()).isEqualTo(CompressionTest.jsonEvent(n + 10));
+            }
+        }
+        assertThat(new LogInspector(work).inspect(new LogInspector.Visitor() {
+        }).problem()).isNull();
+    }
+
+    @Test
+    void aPromotedReplicaCompressesWithItsPrimarysDictionary() {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).compression(Compression.ZSTD).build());
+             Wal replica = Replicas.open(primary, work.resolve("replica"))) {
+            int n = appendUntilTrained(primary, 0);
+            append(primary, n, 10);
+            primary.flush();
+            Replicas.catchUp(primary, replica);
+            assertThat(replica.parts().dictionaries.active()).as("a replica compresses nothing").isNull();
+            replica.replication().promote();
+            assertThat(replica.parts().dictionaries.active().id()).isEqualTo(primary.parts().dictionaries.active().id());
+        }
+    }
+
+    @Test
     void noDictionaryIsTrainedWhenTheLogIsToldNotTo() {
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).zstdDictionary(false).build())) {
             append(wal, 0, 500);

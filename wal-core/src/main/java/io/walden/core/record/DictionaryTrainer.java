@@ -8,8 +8,8 @@ import org.slf4j.LoggerFactory;
 import java.nio.ByteBuffer;
 
 /**
- * The writer's zstd dictionary (docs/format.md, "zstd dictionaries"): the first zstd payloads a log appends after it
- * opens are copied as samples (a fixed budget, into one buffer allocated at the first sample), and once the budget is
+ * The writer's zstd dictionary (docs/format.md, "zstd dictionaries"): one the log already holds ({@link #adopt}), or
+ * else one trained here. The first zstd payloads a log appends after it opens are copied as samples (a fixed budget, into one buffer allocated at the first sample), and once the budget is
  * full a background thread trains a dictionary on them with zstd's trainer. From then on {@link #active()} returns it
  * and small zstd payloads are compressed with it; until then they are compressed alone. A training that fails (too
  * few or too uniform samples) leaves the log without a dictionary until it is opened again: never an error.
@@ -33,6 +33,8 @@ public final class DictionaryTrainer {
     private final int samplesBytes;
     private final int maxPayload;
     private final String logName;
+    /** Whether this log uses dictionaries: enabled, and its segments and maximum payload are large enough. */
+    private final boolean enabled;
     private volatile boolean sampling;
     private volatile ZstdDictionary active;
     /** Guarded by this. */
@@ -51,8 +53,9 @@ public final class DictionaryTrainer {
         this.samplesBytes = (int) Math.min(MAX_SAMPLES_BYTES, segmentSize / 2);
         this.maxPayload = (int) Math.min(Math.min(MAX_DICTIONARY_PAYLOAD, segmentSize / 8), maxPayloadSize);
         this.logName = logName;
-        this.sampling = enabled && dictionarySize >= MIN_DICTIONARY
+        this.enabled = enabled && dictionarySize >= MIN_DICTIONARY
                 && dictionarySize + ControlRecord.DICTIONARY_HEADER <= maxPayloadSize;
+        this.sampling = this.enabled;
     }
 
     /** The dictionary to compress with, or null while there is none (sampling, training, disabled, failed). */
@@ -63,6 +66,26 @@ public final class DictionaryTrainer {
     /** The largest payload compressed with the dictionary. */
     public int maxPayload() {
         return maxPayload;
+    }
+
+    /**
+     * Takes up a dictionary the log already holds (its newest copy, at open or at a promotion) instead of training one.
+     * Ignored once a dictionary is active.
+     */
+    public void adopt(ZstdDictionary dictionary) {
+        if (!enabled || dictionary.size() > dictionarySize) {
+            return; // a dictionary made for larger segments or payloads: this log trains its own
+        }
+        synchronized (this) {
+            if (active != null || !sampling && samples != null) {
+                return; // trained, or training
+            }
+            sampling = false;
+            samples = null;
+        }
+        active = dictionary;
+        LOG.info("Log {}: compressing small zstd payloads with dictionary {}, the newest one the log holds", logName,
+                dictionary.id());
     }
 
     /** Takes a zstd payload as a sample while the budget lasts; at the budget's end, starts training. */
