@@ -2,24 +2,23 @@ package io.walden.core;
 
 import io.walden.core.record.ControlRecord;
 import io.walden.core.record.RecordCheck;
+import io.walden.core.record.RecordCursor;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.record.ZstdDictionary;
 import io.walden.core.segment.SegmentHeaderDescriptor;
 
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import java.util.zip.CRC32C;
 
 /**
  * The zstd dictionaries readers have met, by id (docs/format.md, "zstd dictionaries"). A reader that meets a frame
  * naming a dictionary it does not know walks the record's own segment from its first record up to the record, where
  * the writer put a copy, and remembers each dictionary found. One walk per dictionary and log, in the common case.
  *
- * <p>Only published records are walked (below the reader's position, which is below its visibility limit), and a
- * dictionary is taken only from a control record whose checks pass (CRC-32C included).
+ * <p>Only published records are walked (below the reader's position, which is below its visibility limit), and
+ * every one is checked (CRC-32C and prev link included) before a dictionary is taken from it.
  *
  * <p>Thread-safety: any number of readers at once (the map is concurrent; a walk uses only the caller's view).
  */
@@ -52,25 +51,22 @@ final class SegmentDictionaries {
         return newest[0];
     }
 
-    /** Each dictionary stored in a segment below offset {@code before}, in LSN order. */
+    /**
+     * Each dictionary stored in a segment below offset {@code before}, in LSN order: the segment's records are walked
+     * and checked from its first one (whose predecessor, in the segment before, is not checked here).
+     */
     private static void each(ByteBuffer view, long startLsn, long before, Consumer<ZstdDictionary> found) {
-        CRC32C crc = new CRC32C();
-        long o = SegmentHeaderDescriptor.LENGTH;
-        while (o < before) {
-            int length = view.getInt((int) o);
-            if (length < RecordDescriptor.HEADER_LENGTH) {
-                return;
-            }
-            int flags = view.getShort((int) o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
-            if (flags == RecordDescriptor.FLAG_CONTROL && RecordCheck.check(view, startLsn, crc, o, -1) == RecordCheck.VALID) {
-                int at = (int) o + RecordDescriptor.HEADER_LENGTH;
-                ZstdDictionary d = ControlRecord.decodeDictionary(view.duplicate().limit((int) o + length).position(at)
-                        .slice().order(ByteOrder.LITTLE_ENDIAN));
+        RecordCursor cursor = new RecordCursor().start(view, startLsn, SegmentHeaderDescriptor.LENGTH, -1);
+        while (cursor.offset() < before && cursor.check() == RecordCheck.VALID) {
+            if (cursor.flags() == RecordDescriptor.FLAG_CONTROL) {
+                ZstdDictionary d = ControlRecord.decodeDictionary(cursor.payload());
                 if (d != null) {
                     found.accept(d);
                 }
             }
-            o += RecordDescriptor.aligned(length);
+            if (cursor.advance()) {
+                return;
+            }
         }
     }
 }

@@ -3,13 +3,13 @@ package io.walden.core;
 import io.walden.core.record.DictionaryLookup;
 import io.walden.core.record.PayloadDecompressor;
 import io.walden.core.record.RecordCheck;
+import io.walden.core.record.RecordCursor;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentHeaderDescriptor;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
-import java.util.zip.CRC32C;
 
 /**
  * Reads records in LSN order, from a starting LSN, concurrently with appenders and other readers.
@@ -33,7 +33,7 @@ public final class WalReader implements AutoCloseable {
 
     private final ReadPath log;
     private final Visibility visibility;
-    private final CRC32C crc = new CRC32C();
+    private final RecordCursor cursor = new RecordCursor();
     private long position;
     /** The prev link the next record must carry; ANY_PREV only before the first record of a proven start. */
     private long expectedPrev;
@@ -100,37 +100,31 @@ public final class WalReader implements AutoCloseable {
             }
             Segment seg = enter(position);
             long o = position - seg.startLsn();
-            int code = RecordCheck.check(view, seg.startLsn(), crc, o, expectedPrev);
+            RecordCursor record = cursor.start(view, seg.startLsn(), o, expectedPrev);
+            int code = record.check();
             if (code != RecordCheck.VALID) {
                 throw failOnInvalid(seg, code);
             }
-            int length = seg.readInt(o + RecordDescriptor.LENGTH_OFFSET);
-            int flags = seg.readShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
+            int flags = record.flags();
+            boolean control = (flags & RecordDescriptor.FLAG_CONTROL) != 0;
+            // Only what is handed out gets a view: padding never, control records only to the log's own scan, and the
+            // application's records only to the application's readers.
+            boolean wanted = (flags & RecordDescriptor.FLAG_PADDING) == 0 && control == (controls != null);
+            ByteBuffer stored = wanted ? record.payload() : null;
+            int type = record.type();
             long lsn = position;
             long prevOfThis = expectedPrev;
-            expectedPrev = lsn;
-            position += RecordDescriptor.aligned(length);
-            if (position == seg.endLsn()) {
-                position += SegmentHeaderDescriptor.LENGTH;
-            }
-            if ((flags & RecordDescriptor.FLAG_PADDING) != 0) {
+            boolean closing = record.advance();
+            expectedPrev = record.expectedPrev();
+            position = record.lsn() + (closing ? SegmentHeaderDescriptor.LENGTH : 0);
+            if (!wanted) {
                 continue;
             }
-            if ((flags & RecordDescriptor.FLAG_CONTROL) != 0) {
-                if (controls != null) {
-                    int at = (int) o + RecordDescriptor.HEADER_LENGTH;
-                    controls.control(lsn, view.duplicate().limit(at + length - RecordDescriptor.HEADER_LENGTH).position(at)
-                            .slice().order(java.nio.ByteOrder.LITTLE_ENDIAN));
-                }
+            if (control) {
+                controls.control(lsn, stored);
                 continue; // the log's own: never an application's record
             }
-            if (controls != null) {
-                continue; // the log's own scan passes the application's records by: never restored, never returned
-            }
-            int type = seg.readShort(o + RecordDescriptor.TYPE_OFFSET) & 0xFFFF;
-            int start = (int) o + RecordDescriptor.HEADER_LENGTH;
-            ByteBuffer payload = view.duplicate().limit(start + length - RecordDescriptor.HEADER_LENGTH).position(start)
-                    .slice().asReadOnlyBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer payload = stored.asReadOnlyBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
             int codec = flags & RecordDescriptor.CODEC_MASK;
             if (codec != 0) {
                 if (decompressor == null) {

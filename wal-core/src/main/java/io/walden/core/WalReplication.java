@@ -7,6 +7,7 @@ import io.walden.core.commit.Position;
 import io.walden.core.commit.ReadNotifier;
 import io.walden.core.commit.RemoteWaits;
 import io.walden.core.record.ControlRecord;
+import io.walden.core.record.RecordCursor;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.recovery.Checkpointer;
 import io.walden.core.replication.ReplicatedLog;
@@ -398,10 +399,11 @@ final class WalReplication implements ReplicatedLog {
             long offset = from - seg.startLsn();
             long end = offset;
             long max = Math.min(limit, seg.endLsn()) - seg.startLsn();
-            while (end < max && end + Integer.BYTES <= seg.size()) {
-                int length = seg.readIntAcquire(end);
-                long next = end + RecordDescriptor.aligned(length);
-                if (length <= 0 || next > seg.size() || (next - offset > maxBytes && end > offset)) {
+            ByteBuffer view = seg.newView();
+            RecordCursor records = new RecordCursor().start(view, seg.startLsn(), offset, -1);
+            while (end < max) {
+                long next = records.at(end).nextPublished();
+                if (next < 0 || (next - offset > maxBytes && end > offset)) {
                     break;
                 }
                 end = next;
@@ -411,7 +413,6 @@ final class WalReplication implements ReplicatedLog {
                         + Lsn.format(limit) + "): not a record boundary of this log");
             }
             byte[] bytes = new byte[(int) (end - offset)];
-            ByteBuffer view = seg.newView();
             view.position((int) offset).limit((int) end);
             view.get(bytes);
             return new ReplicationChunk(from, ByteBuffer.wrap(bytes).asReadOnlyBuffer());

@@ -5,6 +5,7 @@ import io.walden.core.Durability;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.DictionaryTrainer;
 import io.walden.core.record.RecordCheck;
+import io.walden.core.record.RecordCursor;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentHeaderDescriptor;
@@ -77,6 +78,7 @@ public final class Appender {
         final ByteBuffer ringView;
         Segment segment;
         ByteBuffer segmentView;
+        final RecordCursor cursor = new RecordCursor();
 
         Scratch(WalStats.Cell stats, WalBuffers ring) {
             this.stats = stats;
@@ -334,22 +336,19 @@ public final class Appender {
                     + " into " + seg.path().getFileName() + ": " + e.getMessage(), e);
         }
         Scratch s = scratch.get();
-        ByteBuffer view = s.view(seg);
-        long o = offset;
-        long prev = expectedPrev;
         long end = offset + length;
-        while (o < end) {
-            int code = RecordCheck.check(view, seg.startLsn(), s.crc, o, prev);
-            int recordLength = code == RecordCheck.VALID ? seg.readInt(o) : 0;
-            if (code != RecordCheck.VALID || o + RecordDescriptor.aligned(recordLength) > end) {
+        RecordCursor records = s.cursor.start(s.view(seg), seg.startLsn(), offset, expectedPrev);
+        while (records.offset() < end) {
+            int code = records.check();
+            if (code != RecordCheck.VALID || records.offset() + RecordDescriptor.aligned(records.length()) > end) {
                 seg.zero(offset, end); // the file as it was (the link ahead lives in the ring)
-                throw new io.walden.core.WalCorruptedException("replicated record at " + io.walden.core.Lsn.format(seg.startLsn() + o)
+                throw new io.walden.core.WalCorruptedException("replicated record at " + io.walden.core.Lsn.format(records.lsn())
                         + " fails validation (" + (code == RecordCheck.VALID ? "it runs past the bytes received" : RecordCheck.describe(code))
-                        + "); nothing of this batch was kept", seg.startLsn() + o, seg.path());
+                        + "); nothing of this batch was kept", records.lsn(), seg.path());
             }
-            prev = seg.startLsn() + o;
-            o += RecordDescriptor.aligned(recordLength);
+            records.advance();
         }
+        long prev = records.expectedPrev();
         long newEnd = seg.startLsn() + end;
         if (end == seg.size()) { // a closing record: the log continues in the next segment
             long next = seg.endLsn();

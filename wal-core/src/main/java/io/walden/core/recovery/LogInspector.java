@@ -6,6 +6,7 @@ import io.walden.core.record.ControlRecord;
 import io.walden.core.record.PayloadDecompressor;
 import io.walden.core.record.ZstdDictionary;
 import io.walden.core.record.RecordCheck;
+import io.walden.core.record.RecordCursor;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
@@ -21,7 +22,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 /**
  * Reads a log directory without changing a byte of it: every segment header, every record from the oldest
@@ -75,7 +75,6 @@ public final class LogInspector {
     }
 
     private final Path dir;
-    private final CRC32C crc = new CRC32C();
     private final PayloadDecompressor decompressor = new PayloadDecompressor();
     /** The largest payload restored: the log's configured maximum is not known here, but it fits in a segment. */
     private static final int MAX_RESTORED = 1 << 30;
@@ -181,6 +180,7 @@ public final class LogInspector {
         long problemLsn = Lsn.INVALID;
         /** The zstd dictionaries of the segment walked, met so far: a record may use only these (docs/format.md). */
         final Map<Long, ZstdDictionary> dictionaries = new HashMap<>();
+        final RecordCursor cursor = new RecordCursor();
 
         Walk(long segmentSize, long first) {
             this.segmentSize = segmentSize;
@@ -207,9 +207,10 @@ public final class LogInspector {
                 countTorn(view, SegmentHeaderDescriptor.LENGTH, -1);
                 return;
             }
-            long offset = end - start;
+            RecordCursor cursor = this.cursor.start(view, start, end - start, prev);
             while (true) {
-                int code = RecordCheck.check(view, start, crc, offset, prev);
+                int code = cursor.check();
+                long offset = cursor.offset();
                 if (code != RecordCheck.VALID) {
                     ended = true;
                     if (code != RecordCheck.END) {
@@ -221,15 +222,13 @@ public final class LogInspector {
                     countTorn(view, offset, code == RecordCheck.END ? offset + RecordDescriptor.PREV_OFFSET : -1);
                     return;
                 }
-                int o = (int) offset;
-                int length = view.getInt(o);
-                int flags = view.getShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
+                int length = cursor.length();
+                int flags = cursor.flags();
                 int codec = flags & RecordDescriptor.CODEC_MASK;
                 int uncompressed = length - RecordDescriptor.HEADER_LENGTH;
                 if (codec != 0) {
                     // Restored once to prove it can be: a payload that passes its CRC but not its codec is damage.
-                    ByteBuffer stored = view.duplicate().limit(o + length).position(o + RecordDescriptor.HEADER_LENGTH);
-                    ByteBuffer restored = decompressor.decompress(codec, stored, (int) Math.min(segmentSize, MAX_RESTORED),
+                    ByteBuffer restored = decompressor.decompress(codec, cursor.payload(), (int) Math.min(segmentSize, MAX_RESTORED),
                             dictionaries::get);
                     if (restored == null) {
                         // Damage to report, but not the log's end: recovery keeps the record (it is whole and its CRC
@@ -242,14 +241,13 @@ public final class LogInspector {
                     }
                 }
                 if (flags == RecordDescriptor.FLAG_CONTROL) {
-                    ZstdDictionary d = ControlRecord.decodeDictionary(view.duplicate().limit(o + length)
-                            .position(o + RecordDescriptor.HEADER_LENGTH).slice().order(ByteOrder.LITTLE_ENDIAN));
+                    ZstdDictionary d = ControlRecord.decodeDictionary(cursor.payload());
                     if (d != null) {
                         dictionaries.put(d.id(), d);
                     }
                 }
-                RecordInfo info = new RecordInfo(start + offset, view.getLong(o + RecordDescriptor.PREV_OFFSET), length,
-                        view.getShort(o + RecordDescriptor.TYPE_OFFSET) & 0xFFFF, (flags & RecordDescriptor.FLAG_PADDING) != 0,
+                RecordInfo info = new RecordInfo(start + offset, cursor.prevLink(), length, cursor.type(),
+                        (flags & RecordDescriptor.FLAG_PADDING) != 0,
                         codec == RecordDescriptor.CODEC_LZ4 ? Compression.LZ4 : codec == RecordDescriptor.CODEC_ZSTD
                                 ? Compression.ZSTD : Compression.NONE, uncompressed,
                         (flags & RecordDescriptor.FLAG_CONTROL) != 0);
@@ -258,15 +256,15 @@ public final class LogInspector {
                 } else {
                     records++;
                 }
-                prev = start + offset;
-                offset += RecordDescriptor.aligned(length);
-                end = start + offset;
+                boolean closing = cursor.advance();
+                prev = cursor.expectedPrev();
+                end = cursor.lsn();
                 if (!visitor.onRecord(info)) {
                     stopped = true;
                     stoppedByVisitor = true;
                     return;
                 }
-                if (offset == segmentSize) {
+                if (closing) {
                     end = start + segmentSize + SegmentHeaderDescriptor.LENGTH;
                     return; // a closing record: the walk continues in the next segment
                 }

@@ -3,6 +3,7 @@ package io.walden.core.recovery;
 import io.walden.core.Lsn;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.record.RecordCheck;
+import io.walden.core.record.RecordCursor;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentHeaderDescriptor;
@@ -16,7 +17,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 /**
  * Finds the end of a log and repairs a torn tail (PostgreSQL's rule: the log ends at the first record that
@@ -67,41 +67,40 @@ public final class RecoveryScanner {
         }
         Map<Long, Long> firstPrev = new HashMap<>();
         firstPrev.put(scanStart, scanStartPrev);
-        CRC32C crc = new CRC32C();
-        ByteBuffer view = seg.newView();
-        long pos = scanStart + SegmentHeaderDescriptor.LENGTH;
-        long prev = scanStartPrev;
+        RecordCursor cursor = new RecordCursor().start(seg.newView(), seg.startLsn(), SegmentHeaderDescriptor.LENGTH,
+                scanStartPrev);
+        long pos;
         long records = 0;
         int segments = 1;
         int code;
         while (true) {
-            long offset = pos - seg.startLsn();
-            code = RecordCheck.check(view, seg.startLsn(), crc, offset, prev);
+            code = cursor.check();
             if (code != RecordCheck.VALID) {
+                pos = cursor.lsn();
                 break;
             }
-            if (prev < 0 && records == 0) {
+            if (scanStartPrev < 0 && records == 0) {
                 // Rebuilt control file: the first record was accepted with any backward link; from now on the
                 // checkpoint records the link it actually has, so the exact check applies again.
-                firstPrev.put(scanStart, seg.readLong(offset + RecordDescriptor.PREV_OFFSET));
+                firstPrev.put(scanStart, cursor.prevLink());
             }
             records++;
-            prev = pos;
-            pos += RecordDescriptor.aligned(seg.readInt(offset));
-            if (pos == seg.endLsn()) {
-                firstPrev.put(pos, prev);
-                Segment next = registry.get(pos);
-                pos += SegmentHeaderDescriptor.LENGTH;
+            if (cursor.advance()) {
+                long nextStart = seg.endLsn();
+                firstPrev.put(nextStart, cursor.expectedPrev());
+                Segment next = registry.get(nextStart);
                 if (next == null) {
+                    pos = nextStart + SegmentHeaderDescriptor.LENGTH;
                     code = RecordCheck.END; // the closing record is the last one; the next segment is not there yet
                     break;
                 }
                 seg = next;
-                view = seg.newView();
+                cursor.onto(seg.newView(), seg.startLsn(), SegmentHeaderDescriptor.LENGTH);
                 segments++;
                 reportProgress(registry, scanStart, segments, records);
             }
         }
+        long prev = cursor.expectedPrev();
         // Decide before touching anything: a refused open must leave every byte as it found it.
         Segment endSegment = registry.get(pos) == seg ? seg : null;
         long cut = endSegment != null ? nonZeroPast(endSegment, pos - seg.startLsn(), code == RecordCheck.END, false) : 0;

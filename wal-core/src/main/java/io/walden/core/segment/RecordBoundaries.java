@@ -1,5 +1,6 @@
 package io.walden.core.segment;
 
+import io.walden.core.record.RecordCursor;
 import io.walden.core.record.RecordDescriptor;
 
 /**
@@ -35,6 +36,8 @@ public final class RecordBoundaries {
     private int[] lastBoundaryBefore;
     /** A boundary: every boundary below it has been walked. */
     private long walkedTo = FIRST_RECORD;
+    /** Over a view of the segment, made with the index. */
+    private final RecordCursor cursor = new RecordCursor();
 
     RecordBoundaries(Segment segment) {
         this.segment = segment;
@@ -68,7 +71,10 @@ public final class RecordBoundaries {
         long at = page == 0 ? FIRST_RECORD : lastBoundaryBefore[page];
         while (at < offset) {
             prev = at;
-            at += RecordDescriptor.aligned(segment.readIntAcquire(at));
+            at = cursor.at(at).nextPublished(); // below walkedTo: a record, walked before
+            if (at < 0) {
+                return NOT_A_BOUNDARY; // cannot happen below walkedTo; never loop on it
+            }
         }
         return at == offset ? prev : NOT_A_BOUNDARY;
     }
@@ -87,12 +93,11 @@ public final class RecordBoundaries {
     private void walk(long limit) {
         if (lastBoundaryBefore == null) {
             lastBoundaryBefore = new int[(int) (segment.size() >>> PAGE_SHIFT) + 1];
+            cursor.start(segment.newView(), segment.startLsn(), FIRST_RECORD, -1);
         }
-        long size = segment.size();
-        while (walkedTo < limit && walkedTo + Integer.BYTES <= size) {
-            int length = segment.readIntAcquire(walkedTo); // pairs with the appender's release of the length word
-            long next = walkedTo + RecordDescriptor.aligned(length);
-            if (length < RecordDescriptor.HEADER_LENGTH || next > size) {
+        while (walkedTo < limit) {
+            long next = cursor.at(walkedTo).nextPublished();
+            if (next < 0) {
                 return; // not published (or damaged): stop; a later check continues from here
             }
             // Every page starting in (walkedTo, next] has walkedTo as its last boundary before it.
