@@ -6,9 +6,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
 
 /**
  * Writes {@code docs/benchmarks.md} from one run's JMH JSON and {@link CommitLoad} JSON, with the machine,
@@ -20,48 +17,60 @@ import java.util.Locale;
  * and {@code benchmarks-http.svg} (see {@link HttpReport}).
  */
 public final class BenchReport {
-    private final JsonNode jmh;
     private final JsonNode load;
-    private final JsonNode replication;
-    private final JsonNode pgbench;
+    private final JmhReport jmh;
+    private final CommitReport commits;
     private final HttpReport http;
+    private final ReplicationReport replication;
     private CompressionReport compression;
     private ArchiveReport archive;
     private final StringBuilder md = new StringBuilder();
 
     private BenchReport(JsonNode jmh, JsonNode load, JsonNode replication, JsonNode pgbench, JsonNode http) {
-        this.jmh = jmh;
         this.load = load;
-        this.replication = replication;
-        this.pgbench = pgbench;
-        this.http = http == null ? null : new HttpReport(http, embeddedLocal(), pgbenchTps(), this::line);
+        this.jmh = new JmhReport(jmh, this::line);
+        this.commits = new CommitReport(load, pgbench, this.jmh, this::line);
+        this.http = http == null ? null : new HttpReport(http, commits.embeddedLocal(), commits.pgbenchTps(), this::line);
+        this.replication = replication == null ? null
+                : new ReplicationReport(replication, load.path("machine").path("date").asText(), this::line);
     }
 
     public static void main(String[] args) throws IOException {
         ObjectMapper mapper = new ObjectMapper();
-        JsonNode jmh = Files.exists(Path.of(args[0])) ? mapper.readTree(Path.of(args[0]).toFile()) : mapper.createArrayNode();
-        JsonNode load = mapper.readTree(Path.of(args[1]).toFile());
-        JsonNode replication = args.length > 3 && Files.exists(Path.of(args[3])) ? mapper.readTree(Path.of(args[3]).toFile()) : null;
-        JsonNode pgbench = args.length > 4 && Files.exists(Path.of(args[4])) ? mapper.readTree(Path.of(args[4]).toFile()) : null;
-        JsonNode http = args.length > 5 && Files.exists(Path.of(args[5])) ? mapper.readTree(Path.of(args[5]).toFile()) : null;
+        JsonNode jmh = Files.exists(Path.of(args[0])) ? read(mapper, args[0]) : mapper.createArrayNode();
+        JsonNode load = read(mapper, args[1]);
+        JsonNode replication = readOptional(mapper, args, 3);
+        JsonNode pgbench = readOptional(mapper, args, 4);
+        JsonNode http = readOptional(mapper, args, 5);
         BenchReport report = new BenchReport(jmh, load, replication, pgbench, http);
-        if (args.length > 6 && Files.exists(Path.of(args[6]))) {
-            report.compression = new CompressionReport(mapper.readTree(Path.of(args[6]).toFile()), report::line);
+        JsonNode compression = readOptional(mapper, args, 6);
+        if (compression != null) {
+            report.compression = new CompressionReport(compression, report::line);
         }
-        if (args.length > 7 && Files.exists(Path.of(args[7]))) {
-            report.archive = new ArchiveReport(mapper.readTree(Path.of(args[7]).toFile()), report::line);
+        JsonNode archive = readOptional(mapper, args, 7);
+        if (archive != null) {
+            report.archive = new ArchiveReport(archive, report::line);
         }
         report.write();
         Files.writeString(Path.of(args[2]), report.md.toString());
         System.out.println("wrote " + args[2]);
         Path svg = Path.of(args[2]).resolveSibling("benchmarks-commits.svg");
-        Files.writeString(svg, report.plot());
+        Files.writeString(svg, report.commits.plot());
         System.out.println("wrote " + svg);
         if (report.http != null) {
             Path httpSvg = Path.of(args[2]).resolveSibling("benchmarks-http.svg");
             Files.writeString(httpSvg, report.http.plot());
             System.out.println("wrote " + httpSvg);
         }
+    }
+
+    private static JsonNode read(ObjectMapper mapper, String file) throws IOException {
+        return mapper.readTree(Path.of(file).toFile());
+    }
+
+    /** The JSON in the file of argument {@code i}; null when the argument or its file is missing (that part did not run). */
+    private static JsonNode readOptional(ObjectMapper mapper, String[] args, int i) throws IOException {
+        return args.length > i && Files.exists(Path.of(args[i])) ? read(mapper, args[i]) : null;
     }
 
     private void write() {
@@ -80,20 +89,24 @@ public final class BenchReport {
         line("| JVM | " + m.path("jvm").asText() + " |");
         line("| file system | " + m.path("fileStore").asText() + " |");
         line("");
-        targets();
+        commits.writeTargets();
         if (http != null) {
             http.write();
         }
-        replicationTargets();
+        if (replication != null) {
+            replication.writeTargets();
+        }
         if (compression != null) {
             compression.write();
         }
         if (archive != null) {
             archive.write();
         }
-        loadTables();
-        replicationTable();
-        jmhTable();
+        commits.writeLoadTable();
+        if (replication != null) {
+            replication.writeTable();
+        }
+        jmh.write();
         line("## How to run");
         line("");
         line("```");
@@ -106,410 +119,6 @@ public final class BenchReport {
         line("`wal-bench/target/archive-load.json`).");
         line("One replication scenario alone:");
         line("`java <flags from run.sh> -cp wal-bench/target/walden-bench.jar io.walden.bench.ReplicationLoad --only 'walden on loopback 64'`.");
-    }
-
-    private void targets() {
-        line("## Targets");
-        line("");
-        JsonNode rawPwrite = find("raw pwrite+fdatasync", 64, 1, "baseline");
-        JsonNode rawMmap = find("raw mmap write+fdatasync", 64, 1, "baseline");
-        JsonNode lone = find("walden local fdatasync", 64, 1, "threads");
-        line("| target | measured | verdict |");
-        line("|---|---|---|");
-        for (JsonNode r : load.get("results")) {
-            if (r.get("kind").asText().equals("interleaved")) {
-                double ratio = r.get("medianRatio").asDouble();
-                line(String.format(Locale.ROOT, "| 1 committer, LOCAL (%s), 64 B: latency ≤ 1.15 × raw write+fdatasync, "
-                                + "alternating 200 ms slices | commits/s ratio, median of %d rounds: **%.2f** (p25 %.2f, p75 %.2f): "
-                                + "latency **%.2f ×** raw | %s |",
-                        r.get("syncMethod").asText().toLowerCase(Locale.ROOT), r.get("rounds").asInt(), ratio,
-                        r.get("p25Ratio").asDouble(), r.get("p75Ratio").asDouble(), 1 / ratio, 1 / ratio <= 1.15 ? "met" : "not met"));
-            }
-        }
-        JsonNode jmhLone = jmhScore("LoneCommitterBenchmark.waldenAppendLocal");
-        JsonNode jmhRaw = jmhScore("LoneCommitterBenchmark.rawWriteAndForce");
-        if (jmhLone != null && jmhRaw != null) {
-            double r = jmhLone.get("score").asDouble() / jmhRaw.get("score").asDouble();
-            line(String.format(Locale.ROOT, "| 1 committer, LOCAL, 64 B: latency ≤ 1.15 × raw write+fdatasync (JMH, mean) | %.0f µs vs %.0f µs = **%.2f×** | %s |",
-                    jmhLone.get("score").asDouble(), jmhRaw.get("score").asDouble(), r, r <= 1.15 ? "met" : "not met"));
-        }
-        if (rawPwrite != null && lone != null) {
-            double r = lone.get("meanUs").asDouble() / rawPwrite.get("meanUs").asDouble();
-            line(String.format(Locale.ROOT, "| (the same, from the load table's separate windows: noisier) | %.0f µs vs %.0f µs = %.2f× | - |",
-                    lone.get("meanUs").asDouble(), rawPwrite.get("meanUs").asDouble(), r));
-        }
-        if (rawMmap != null && rawPwrite != null) {
-            line(String.format(Locale.ROOT, "| (the mmap floor Walden used to pay: a store into a mapping + fdatasync) | %.0f µs = %.2f × the write() floor | - |",
-                    rawMmap.get("meanUs").asDouble(), rawMmap.get("meanUs").asDouble() / rawPwrite.get("meanUs").asDouble()));
-        }
-        double pgBest = 0;
-        if (pgbench != null) {
-            for (JsonNode p : pgbench.path("results")) {
-                pgBest = Math.max(pgBest, p.get("tps").asDouble());
-            }
-        }
-        for (JsonNode r : load.get("results")) {
-            if (!r.get("name").asText().equals("walden local fdatasync") || r.get("payload").asInt() != 64
-                    || r.get("committers").asInt() == 1 || !r.get("kind").asText().equals("threads")) {
-                continue;
-            }
-            int n = r.get("committers").asInt();
-            double perFlush = r.path("commitsPerFlush").asDouble();
-            double rate = r.get("commitsPerSecond").asDouble();
-            line(String.format(Locale.ROOT, "| %d committers, LOCAL, 64 B: commits/flush ≥ 0.9 × N | %.1f = **%.2f N** | %s |",
-                    n, perFlush, perFlush / n, perFlush >= 0.9 * n ? "met" : "not met"));
-            if (pgBest > 0 && (n == 16 || n == 64)) {
-                line(String.format(Locale.ROOT, "| %d committers: commits/s ≥ 3 × PostgreSQL's best synchronous_commit=on tps | %,.0f/s vs %,.0f tps = **%.2f×** | %s |",
-                        n, rate, pgBest, rate / pgBest, rate >= 3 * pgBest ? "met" : "not met"));
-            }
-        }
-        if (pgbench != null && pgbench.has("skipped")) {
-            line("| PostgreSQL side by side | " + pgbench.get("skipped").asText() + " | skipped |");
-        }
-        JsonNode async1 = find("walden local fdatasync", 64, 1, "async");
-        if (async1 != null && lone != null) {
-            double r = async1.get("commitsPerSecond").asDouble() / lone.get("commitsPerSecond").asDouble();
-            line(String.format(Locale.ROOT, "| one asynchronous append in flight ≥ 0.8 × the blocking lone committer | %,d vs %,d/s = **%.2f×** | %s |",
-                    async1.get("commitsPerSecond").asLong(), lone.get("commitsPerSecond").asLong(), r, r >= 0.8 ? "met" : "not met: note 2"));
-        }
-        JsonNode off = jmhScore("OffAppendBenchmark.waldenAppendOff", "200");
-        JsonNode cq = jmhScore("OffAppendBenchmark.chronicleQueueWriteBytes");
-        if (off != null && cq != null) {
-            double r = off.get("score").asDouble() / cq.get("score").asDouble();
-            line(String.format(Locale.ROOT, "| OFF, 1 thread, 64 B: appends/s ≥ 3 × Chronicle Queue (JMH) | %.2f vs %.2f ops/µs = **%.2f×** | %s |",
-                    off.get("score").asDouble(), cq.get("score").asDouble(), r, r >= 3 ? "met" : "not met: note 3"));
-        }
-        JsonNode offLoad = find("walden off fdatasync", 64, 1, "threads");
-        JsonNode cqLoad = find("chronicle queue writeBytes", 64, 1, "peer");
-        if (offLoad != null && cqLoad != null) {
-            double r = offLoad.get("commitsPerSecond").asDouble() / cqLoad.get("commitsPerSecond").asDouble();
-            line(String.format(Locale.ROOT, "| OFF, 1 thread, 64 B: appends/s ≥ 3 × Chronicle Queue (load generator) | %,d vs %,d/s = **%.2f×** | %s |",
-                    offLoad.get("commitsPerSecond").asLong(), cqLoad.get("commitsPerSecond").asLong(), r, r >= 3 ? "met" : "not met: note 3"));
-        }
-        JsonNode alloc = jmhSecondary("OffAppendBenchmark.waldenAppendOff", "gc.alloc.rate.norm");
-        if (alloc != null) {
-            line(String.format(Locale.ROOT, "| OFF append allocates nothing (`-prof gc`) | %.3f B/op | %s |",
-                    alloc.get("score").asDouble(), alloc.get("score").asDouble() < 1 ? "met" : "not met"));
-        }
-        JsonNode allocLocal = jmhSecondary("LoneCommitterBenchmark.waldenAppendLocal", "gc.alloc.rate.norm");
-        JsonNode allocRaw = jmhSecondary("LoneCommitterBenchmark.rawWriteAndForce", "gc.alloc.rate.norm");
-        if (allocLocal != null && allocRaw != null) {
-            double walden = allocLocal.get("score").asDouble();
-            line(String.format(Locale.ROOT, "| blocking LOCAL append allocates nothing (`-prof gc`) | %.1f B/op; the raw force loop: %.1f B/op | %s |",
-                    walden, allocRaw.get("score").asDouble(),
-                    walden <= allocRaw.get("score").asDouble() + 1 ? "met: nothing beyond what the JDK's `FileChannel.force` allocates (note 4)"
-                            : "see note 4: -prof gc counts every thread; on the committing thread alone it is ~0 (AllocationTest)"));
-        }
-        line("");
-        line("1. **The write path.** Appenders copy records into the WAL buffers (a ring of native memory, 32 MiB by default);");
-        line("   the flush leader writes the published range into the segment files with `pwrite` and then forces it, as");
-        line("   PostgreSQL's XLogWrite does. A lone commit therefore costs one `pwrite` + one `fdatasync`, the raw loop's");
-        line("   cost: the interleaved row compares the two in alternating 200 ms slices, because this machine's disk drifts");
-        line("   by 2-3× within minutes and separate windows (the load table) mix that drift into the ratio.");
-        line("2. **One asynchronous append in flight** is flushed by the background writer, woken by `appendAsync`, and");
-        line("   completed from there: one hand-off each way. The writer's flush is not counted as a commit of its own (it");
-        line("   was, and the leader then waited up to half a flush for a second commit that never came: 0.56× before).");
-        line("3. **OFF appends** copy into the WAL buffers and return; the background writer writes them into the files within");
-        line("   `offWriteDelay` (2 ms) and forces them within `writerDelay` (200 ms), which Chronicle Queue does not do. JMH");
-        line("   measures the append itself (each iteration stays within one preallocated 1 GiB segment). The load generator");
-        line("   measures it sustained: there every byte is written twice (segments are preallocated with zeros, as");
-        line("   PostgreSQL does, so that `fdatasync` suffices) and forced within 200 ms, so past a few seconds Walden's OFF");
-        line("   rate is bounded by the disk's write bandwidth, while Chronicle Queue's stores into a sparse mapping that");
-        line("   nothing forces are not. Both time one append in 64 (two clock reads would cost more than the append).");
-        line("4. **Allocation.** `-prof gc` divides the bytes allocated by *every* thread (JMH's harness, Walden's background");
-        line("   writer and segment preparer) by the operations. Counted exactly on the committing thread (HotSpot's per-thread");
-        line("   counter, `AllocationTest` in wal-core), a blocking LOCAL append and an OFF append allocate ~0 B/op.");
-        line("");
-        if (pgbench != null && pgbench.path("results").size() > 0) {
-            line("### Against PostgreSQL (same run, same file system)");
-            line("");
-            line(pgbench.path("version").asText() + ": `pgbench` running one `INSERT` of a 64-byte `bytea` per");
-            line("transaction, `synchronous_commit=on`, `wal_sync_method=fdatasync`, " + pgbench.path("seconds").asInt()
-                    + " s per client count, over a Unix socket (`wal-bench/pgbench.sh`). Walden: LOCAL appends of 64 B from N threads.");
-            line("");
-            line("| clients | PostgreSQL tps | Walden LOCAL commits/s | Walden / PostgreSQL |");
-            line("|---|---|---|---|");
-            for (JsonNode p : pgbench.path("results")) {
-                int c = p.get("clients").asInt();
-                JsonNode w = find("walden local fdatasync", 64, c, "threads");
-                line(String.format(Locale.ROOT, "| %d | %,.0f | %s | %s |", c, p.get("tps").asDouble(),
-                        w == null ? "-" : String.format(Locale.ROOT, "%,d", w.get("commitsPerSecond").asLong()),
-                        w == null ? "-" : String.format(Locale.ROOT, "%.2f×", w.get("commitsPerSecond").asDouble() / p.get("tps").asDouble())));
-            }
-            line("");
-            line("![commits/s against committers, log-log](benchmarks-commits.svg)");
-            line("");
-        }
-    }
-
-    /** commits/s against committers on log-log axes: Walden LOCAL, PostgreSQL, N × the raw write+fdatasync floor. */
-    String plot() {
-        List<double[]> walden = embeddedLocal();
-        List<double[]> floor = new ArrayList<>();
-        JsonNode raw = find("raw pwrite+fdatasync", 64, 1, "baseline");
-        if (raw != null) {
-            for (double[] w : walden) {
-                floor.add(new double[] {w[0], w[0] * raw.get("commitsPerSecond").asDouble()});
-            }
-        }
-        return new LogLogPlot("committers (clients)", "durable commits/s", 1, 256, 100, 1e7)
-                .add("Walden LOCAL", "#1f77b4", 0, walden)
-                .add("PostgreSQL", "#d62728", 1, pgbenchTps())
-                .add("N × raw write+fdatasync", "#999999", 2, floor)
-                .svg();
-    }
-
-    /** Walden's embedded LOCAL commits/s by committer threads, 64 B: {committers, commits/s}. */
-    List<double[]> embeddedLocal() {
-        List<double[]> walden = new ArrayList<>();
-        for (JsonNode r : load.get("results")) {
-            if (r.get("name").asText().equals("walden local fdatasync") && r.get("payload").asInt() == 64
-                    && r.get("kind").asText().equals("threads")) {
-                walden.add(new double[] {r.get("committers").asDouble(), r.get("commitsPerSecond").asDouble()});
-            }
-        }
-        return walden;
-    }
-
-    /** pgbench's tps by clients: {clients, tps}; empty when PostgreSQL was not measured. */
-    List<double[]> pgbenchTps() {
-        List<double[]> pg = new ArrayList<>();
-        if (pgbench != null) {
-            for (JsonNode p : pgbench.path("results")) {
-                pg.add(new double[] {p.get("clients").asDouble(), p.get("tps").asDouble()});
-            }
-        }
-        return pg;
-    }
-
-    private void loadTables() {
-        line("## Commit throughput and latency (load generator)");
-        line("");
-        line("Committers are threads appending back to back (`threads`) or asynchronous appends kept in flight by one");
-        line("thread (`async`). Latency is per commit, from the call to its return (or the future's completion).");
-        line("`cpu` is the process's CPU time over wall time, in cores.");
-        line("");
-        line("| scenario | kind | sync | payload | committers | commits/s | commits/flush | p50 µs | p99 µs | p99.9 µs | cpu |");
-        line("|---|---|---|---|---|---|---|---|---|---|---|");
-        for (JsonNode r : load.get("results")) {
-            if (r.get("kind").asText().equals("interleaved")) {
-                continue; // in the targets
-            }
-            line(String.format(Locale.ROOT, "| %s | %s | %s | %d B | %d | %,d | %s | %d | %d | %d | %.2f |",
-                    r.get("name").asText(), r.get("kind").asText(),
-                    r.get("syncMethod").isNull() ? "-" : r.get("syncMethod").asText().toLowerCase(Locale.ROOT),
-                    r.get("payload").asInt(), r.get("committers").asInt(), r.get("commitsPerSecond").asLong(),
-                    r.get("commitsPerFlush").isNull() ? "-" : r.get("commitsPerFlush").asText(),
-                    r.get("p50us").asLong(), r.get("p99us").asLong(), r.get("p999us").asLong(), r.get("cpuCores").asDouble()));
-        }
-        line("");
-    }
-
-    /** A replicated scenario's result: level (local, on, ...), round trip in ms (0: loopback), committers, shipping. */
-    private JsonNode replicated(String level, int rttMs, int committers) {
-        return replicated(level, rttMs, committers, "written");
-    }
-
-    /** {@code shipping}: "written" (the default: bytes leave once written) or "flushed" (ship-flushed-only). */
-    private JsonNode replicated(String level, int rttMs, int committers, String shipping) {
-        for (JsonNode r : replication.get("results")) {
-            if (r.get("kind").asText().equals("replicated") && r.get("level").asText().equals(level) && r.get("rttMs").asInt() == rttMs && r.get("committers").asInt() == committers
-                    && r.path("shipping").asText("written").equals(shipping)) {
-                return r;
-            }
-        }
-        return null;
-    }
-
-    private static double rate(JsonNode r) {
-        return r.get("commitsPerSecond").asDouble();
-    }
-
-    private void replicationTargets() {
-        if (replication == null) {
-            return;
-        }
-        line("## Replication targets");
-        line("");
-        line("One primary and one synchronous replica (`FIRST 1 (r1)`) in one JVM on this machine, 64 B records, committer");
-        line("threads on the primary. Both logs share the disk and the cores; `LOCAL` is measured with the replica connected");
-        line("and streaming, next to the remote levels (same committer count, minutes apart at most). The primary ships what");
-        line("it has written, before its force (docs/replication.md, \"Shipping before the flush\"); `ON (flushed-only)` is the");
-        line("same scenario with `ship-flushed-only`, PostgreSQL's rule, measured right after it.");
-        String when = replication.path("machine").path("date").asText();
-        if (!when.equals(load.path("machine").path("date").asText())) {
-            line("This section's figures come from a `ReplicationLoad` run of their own, on " + when + ".");
-        }
-        line("");
-        line("| target | measured | verdict |");
-        line("|---|---|---|");
-        long handOffMicros = -1;
-        double localMicros = 0;
-        for (JsonNode r : replication.get("results")) {
-            if (r.get("kind").asText().equals("interleaved")) {
-                double ratio = r.get("medianLatencyRatio").asDouble();
-                line(String.format(Locale.ROOT, "| lone `ON` commit ≤ 1.3 × lone `LOCAL` (latency; alternating 200 ms slices, median of %d rounds) "
-                                + "| **%.2f×** (p25 %.2f, p75 %.2f); flushed-only %.2f×; %,d / %,d / %,d commits/s | %s |",
-                        r.get("rounds").asInt(), ratio, r.get("p25LatencyRatio").asDouble(), r.get("p75LatencyRatio").asDouble(),
-                        r.get("flushedOnlyMedianLatencyRatio").asDouble(), r.get("localCommitsPerSecond").asLong(),
-                        r.get("onCommitsPerSecond").asLong(), r.get("onFlushedOnlyCommitsPerSecond").asLong(),
-                        ratio <= 1.3 ? "met" : "not met: see below"));
-                handOffMicros = r.path("handOffMicros").asLong(-1);
-                localMicros = 1e6 / r.get("localCommitsPerSecond").asDouble();
-            }
-        }
-        JsonNode local1 = replicated("local", 0, 1);
-        JsonNode on1 = replicated("on", 0, 1);
-        JsonNode flushedOnly1 = replicated("on", 0, 1, "flushed");
-        if (local1 != null && on1 != null) {
-            double r = rate(local1) / rate(on1); // latency ratio of a closed loop with one committer
-            line(String.format(Locale.ROOT, "| the same from the scenarios below, measured seconds apart | %,d vs %,d commits/s = **%.2f×**%s | %s |",
-                    on1.get("commitsPerSecond").asLong(), local1.get("commitsPerSecond").asLong(), r,
-                    flushedOnly1 == null ? "" : String.format(Locale.ROOT, " (flushed-only: %.2f×)", rate(local1) / rate(flushedOnly1)),
-                    r <= 1.3 ? "met" : "not met"));
-        }
-        for (int n : new int[] {64, 256}) {
-            JsonNode local = replicated("local", 0, n);
-            JsonNode on = replicated("on", 0, n);
-            JsonNode flushedOnly = replicated("on", 0, n, "flushed");
-            if (local != null && on != null) {
-                double r = rate(on) / rate(local);
-                line(String.format(Locale.ROOT, "| %d committers, loopback: `ON` commits/s ≥ 0.9 × `LOCAL` | %,d vs %,d = **%.2f×**%s | %s |",
-                        n, on.get("commitsPerSecond").asLong(), local.get("commitsPerSecond").asLong(), r,
-                        flushedOnly == null ? "" : String.format(Locale.ROOT, " (flushed-only: %.2f×)", rate(flushedOnly) / rate(local)),
-                        r >= 0.9 ? "met" : "not met"));
-            }
-        }
-        for (int rtt : new int[] {10, 100}) {
-            JsonNode one = replicated("on", rtt, 1);
-            if (one == null) {
-                continue;
-            }
-            for (int n : new int[] {4, 16, 64, 256}) {
-                JsonNode r = replicated("on", rtt, n);
-                if (r == null) {
-                    continue;
-                }
-                double growth = rate(r) / (n * rate(one));
-                line(String.format(Locale.ROOT, "| %d ms round trip, `ON`: %d committers ≥ 0.85 × %d × one committer's rate | %,d vs %d × %,d = **%.2f** | %s |",
-                        rtt, n, n, r.get("commitsPerSecond").asLong(), n, one.get("commitsPerSecond").asLong(), growth,
-                        growth >= 0.85 ? "met" : "not met"));
-            }
-        }
-        line("");
-        line("**What shipping before the flush bought, and what is left.** With PostgreSQL's rule an `ON` commit waits for the");
-        line("primary's force, then the replica's; shipping written bytes overlaps them, so a lone `ON` commit costs about");
-        line("max(local force, hand-offs + remote force). Side by side in this run, that is the difference between the");
-        line("`flushed-only` figures and the default's, at every committer count. What remains over `LOCAL` for a lone commit is");
-        line("the round trip's threads and sockets on these two cores: the flush leader wakes the sender, which hands the frame to");
-        line("its event loop; the replica's event loop hands it to the receiver thread, which writes, forces and hands its status");
-        line("to its event loop; the primary's event loop releases the committer: seven thread wake-ups, and four of them");
-        line("also cross a socket;");
-        if (handOffMicros >= 0) {
-            line(String.format(Locale.ROOT, "measured in this run with no force on either side, **%d µs** per `ON` commit beyond `LOCAL`, against a",
-                    handOffMicros));
-            line(String.format(Locale.ROOT, "lone `LOCAL` commit of %.0f µs. The 1.3× target leaves %.0f µs for all of it, less than the hand-offs alone,",
-                    localMicros, 0.3 * localMicros));
-            line("so it is not met here.");
-        } else {
-            line("the 1.3× target leaves less than that for all of it, so it is not met here.");
-        }
-        line("Primary and replica also share this VM's one disk and two cores, so the two forces slow each other down a little.");
-        line("Fewer wake-ups (the replica writing on its event loop, the sender driven from the write path) belong to the thread");
-        line("model's rework (issue 16). A short spin before parking was tried for the sender: on two cores it made `ON` slower");
-        line("(the spinning thread takes the core the event loops need). With many committers group commit hides the hand-offs:");
-        line("compare the 64 and 256 committer rows above with their flushed-only figures.");
-        line("");
-    }
-
-    private void replicationTable() {
-        if (replication == null) {
-            return;
-        }
-        line("## Replicated commit throughput and latency (load generator)");
-        line("");
-        line("`vs local` divides by `LOCAL` with the same committers over loopback. `commits/flush` is the primary's.");
-        line("`shipping`: `written` ships bytes once in the primary's file (the default), `flushed` once forced there.");
-        line("");
-        line("| level | shipping | link | committers | commits/s | vs local | commits/flush | p50 µs | p99 µs | p99.9 µs | cpu |");
-        line("|---|---|---|---|---|---|---|---|---|---|---|");
-        for (JsonNode r : replication.get("results")) {
-            if (!r.get("kind").asText().equals("replicated")) {
-                continue;
-            }
-            JsonNode local = replicated("local", 0, r.get("committers").asInt());
-            String vs = local == null ? "-" : String.format(Locale.ROOT, "%.2f", rate(r) / rate(local));
-            line(String.format(Locale.ROOT, "| %s | %s | %s | %d | %,d | %s | %s | %d | %d | %d | %.2f |",
-                    r.get("level").asText(), r.path("shipping").asText("written"),
-                    r.get("rttMs").asInt() == 0 ? "loopback" : r.get("rttMs").asInt() + " ms rtt",
-                    r.get("committers").asInt(), r.get("commitsPerSecond").asLong(), vs,
-                    r.get("commitsPerFlush").isNull() ? "-" : r.get("commitsPerFlush").asText(),
-                    r.get("p50us").asLong(), r.get("p99us").asLong(), r.get("p999us").asLong(), r.get("cpuCores").asDouble()));
-        }
-        line("");
-    }
-
-    private void jmhTable() {
-        if (jmh.size() == 0) {
-            return;
-        }
-        line("## JMH");
-        line("");
-        line("| benchmark | params | mode | score | error | unit | alloc B/op |");
-        line("|---|---|---|---|---|---|---|");
-        for (JsonNode b : jmh) {
-            String name = b.get("benchmark").asText().replace("io.walden.bench.", "");
-            JsonNode pm = b.get("primaryMetric");
-            List<String> params = new ArrayList<>();
-            b.path("params").fields().forEachRemaining(e -> params.add(e.getKey() + "=" + e.getValue().asText()));
-            JsonNode alloc = b.path("secondaryMetrics").path("·gc.alloc.rate.norm");
-            if (alloc.isMissingNode()) {
-                alloc = b.path("secondaryMetrics").path("gc.alloc.rate.norm");
-            }
-            line(String.format(Locale.ROOT, "| %s | %s | %s | %.3f | %.3f | %s | %s |", name, String.join(", ", params),
-                    b.get("mode").asText(), pm.get("score").asDouble(), pm.path("scoreError").asDouble(),
-                    pm.get("scoreUnit").asText(), alloc.isMissingNode() ? "-" : String.format(Locale.ROOT, "%.3f", alloc.get("score").asDouble())));
-        }
-        line("");
-    }
-
-    private JsonNode find(String name, int payload, int committers, String kind) {
-        for (JsonNode r : load.get("results")) {
-            if (r.get("name").asText().equals(name) && r.get("payload").asInt() == payload
-                    && r.get("committers").asInt() == committers && r.get("kind").asText().equals(kind)) {
-                return r;
-            }
-        }
-        return null;
-    }
-
-    private JsonNode jmhScore(String benchmark) {
-        return jmhScore(benchmark, null);
-    }
-
-    /** The primary metric of a benchmark, optionally the run whose writerDelayMs parameter has this value. */
-    private JsonNode jmhScore(String benchmark, String writerDelayMs) {
-        for (JsonNode b : jmh) {
-            if (b.get("benchmark").asText().endsWith(benchmark) && (writerDelayMs == null
-                    || !b.path("params").has("writerDelayMs") || b.path("params").path("writerDelayMs").asText().equals(writerDelayMs))) {
-                return b.get("primaryMetric");
-            }
-        }
-        return null;
-    }
-
-    private JsonNode jmhSecondary(String benchmark, String metric) {
-        for (JsonNode b : jmh) {
-            if (b.get("benchmark").asText().endsWith(benchmark)) {
-                JsonNode s = b.path("secondaryMetrics");
-                for (String key : new String[] {"·" + metric, metric, "\u00b7" + metric}) {
-                    if (s.has(key)) {
-                        return s.get(key);
-                    }
-                }
-            }
-        }
-        return null;
     }
 
     private void line(String s) {

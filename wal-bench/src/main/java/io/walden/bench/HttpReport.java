@@ -13,8 +13,6 @@ import java.util.function.Consumer;
  * {@code benchmarks-http.svg}.
  */
 final class HttpReport {
-    private static final int[] CONNECTIONS = {1, 4, 16, 64, 256};
-
     private final JsonNode http;
     private final List<double[]> embedded;
     private final List<double[]> pg;
@@ -135,7 +133,7 @@ final class HttpReport {
     private void sideBySide() {
         line.accept("| connections | HTTP `local` req/s | HTTP `off` req/s | HTTP `on` req/s | HTTP batch records/s (`local`) | `GET /health` req/s | C floor req/s | embedded LOCAL commits/s (threads) | PostgreSQL tps |");
         line.accept("|---|---|---|---|---|---|---|---|---|");
-        for (int n : CONNECTIONS) {
+        for (int n : HttpLoad.CONNECTIONS) {
             JsonNode batch = find("http local batch", n);
             line.accept(String.format(Locale.ROOT, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |", n, rate(find("http local", n)),
                     rate(find("http off", n)), rate(find("http on", n)),
@@ -174,7 +172,7 @@ final class HttpReport {
 
     private List<double[]> series(String name) {
         List<double[]> out = new ArrayList<>();
-        for (int n : CONNECTIONS) {
+        for (int n : HttpLoad.CONNECTIONS) {
             JsonNode r = find(name, n);
             if (r != null) {
                 out.add(new double[] {n, r.get("commitsPerSecond").asDouble()});

@@ -1,0 +1,94 @@
+package io.walden.bench;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The server {@link HttpLoad} drives, as a child process: {@code java -jar walden.jar serve} on a fresh log and a free
+ * port, or the C floor; stopped (SIGTERM) at the end.
+ */
+final class ServerProcess implements AutoCloseable {
+    private final Process process;
+    final InetSocketAddress address;
+
+    private ServerProcess(Process process, InetSocketAddress address) {
+        this.process = process;
+        this.address = address;
+    }
+
+    /** The C floor on a free port (it has no /ready: it is ready once it accepts a connection and answers). */
+    static ServerProcess startFloor(Path binary) throws Exception {
+        int port = freePort();
+        Process p = new ProcessBuilder(binary.toAbsolutePath().toString(), Integer.toString(port))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        return awaitAnswer(p, new InetSocketAddress("127.0.0.1", port), "the C floor");
+    }
+
+    static ServerProcess start(Path jar, List<String> jvmOptions, List<String> serveArgs, Path dataDir) throws Exception {
+        int port = freePort();
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvmOptions);
+        int replicationPort = freePort();
+        command.addAll(List.of("-jar", jar.toAbsolutePath().toString(), "serve", "--data-dir", dataDir.toString(),
+                "--http", "127.0.0.1:" + port, "--replication-listen", "127.0.0.1:" + replicationPort));
+        command.addAll(serveArgs);
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.redirectErrorStream(true).redirectOutput(dataDir.resolveSibling("server.log").toFile());
+        return awaitAnswer(pb.start(), new InetSocketAddress("127.0.0.1", port), "walden serve (see "
+                + dataDir.resolveSibling("server.log") + ")");
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Waits until {@code p} answers {@code GET /ready} with 200 (up to a minute). */
+    private static ServerProcess awaitAnswer(Process p, InetSocketAddress address, String what) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) {
+                throw new IllegalStateException(what + " exited with " + p.exitValue());
+            }
+            try (Socket s = new Socket()) {
+                s.connect(address, 200);
+                s.getOutputStream().write(HttpMessages.get("/ready"));
+                HttpMessages.readAnswer(s.getInputStream(), new byte[4096]);
+                return new ServerProcess(p, address);
+            } catch (IOException notYet) {
+                Thread.sleep(50);
+            }
+        }
+        p.destroyForcibly();
+        throw new IllegalStateException(what + " did not become ready within 60 s");
+    }
+
+    /** The server's CPU time so far (user + system), from /proc; 0 where there is none. */
+    long cpuNanos() {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
+            return ticks * (1_000_000_000L / 100); // USER_HZ is 100 on Linux
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+}
