@@ -1,0 +1,171 @@
+package io.walden.server.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.walden.core.Compression;
+import io.walden.core.Durability;
+import io.walden.core.Lsn;
+import io.walden.core.PayloadTooLargeException;
+import io.walden.core.Wal;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * {@code POST /v1/records/batch}: appends a batch of records, all validated before any is written, with one
+ * durability wait for the whole batch.
+ *
+ * <p>Thread-safety: stateless beyond the log and its helpers; {@link #batch} runs on an event loop, and the rest of
+ * a batch that must wait for a segment on the segment-wait thread.
+ */
+final class BatchApi {
+    /** What each record of a batch costs beyond its payload, charged against max-batch-bytes. */
+    static final int RECORD_OVERHEAD = 64;
+
+    private final Wal wal;
+    private final RecordParams params;
+    private final SegmentWaits segmentWaits;
+    private final long maxBatchBytes;
+    private final int maxBatchRecords;
+
+    BatchApi(Wal wal, RecordParams params, SegmentWaits segmentWaits, long maxBatchBytes, int maxBatchRecords) {
+        this.wal = wal;
+        this.params = params;
+        this.segmentWaits = segmentWaits;
+        this.maxBatchBytes = maxBatchBytes;
+        this.maxBatchRecords = maxBatchRecords;
+    }
+
+    /**
+     * POST /v1/records/batch: the body is a sequence of records, each a 4-byte big-endian length followed by
+     * that many payload bytes. Everything is validated before anything is written, in one pass that allocates
+     * nothing per record; a batch may hold at most {@code max-batch-records} records, and each is charged
+     * {@link #RECORD_OVERHEAD} bytes beyond its payload against {@code max-batch-bytes} (64 MiB of empty records
+     * would otherwise be 16 M records of work on one event loop). One durability wait covers the batch (its last
+     * record's, since a flush covers everything before it). Records are copied straight from the request's buffer.
+     */
+    void batch(Exchange ex) {
+        Durability level = params.durability(ex);
+        int type = RecordParams.type(ex);
+        ByteBuf body = ex.request().content();
+        int count = countBatch(ex, body);
+        if (count < 0) {
+            return; // refused, answered
+        }
+        appendBatch(ex, body, type, level, params.compression(ex), count, 0, body.readerIndex(), new ArrayList<>(count), false);
+    }
+
+    /**
+     * Appends records {@code from} to {@code count - 1} of a validated batch body starting at byte {@code at}. On an
+     * event loop ({@code mayWait} false) a record that needs a segment not prepared yet hands the rest of the batch
+     * to a thread that may wait.
+     */
+    private void appendBatch(Exchange ex, ByteBuf body, int type, Durability level, Compression compression, int count,
+                             int from, int at, List<String> lsns, boolean mayWait) {
+        CompletableFuture<Long> last = null;
+        for (int i = from; i < count; i++) {
+            int length = (int) body.getUnsignedInt(at);
+            boolean isLast = i == count - 1;
+            Durability recordLevel = isLast ? level : Durability.OFF;
+            ByteBuffer payload = body.nioBuffer(at + 4, length);
+            try {
+                CompletableFuture<Long> f = mayWait ? wal.appendAsync(type, payload, recordLevel, compression)
+                        : wal.tryAppendAsync(type, payload, recordLevel, compression);
+                if (f == null) {
+                    int index = i;
+                    int position = at;
+                    segmentWaits.submit(ex, () -> appendBatch(ex, body, type, level, compression, count, index, position, lsns, true));
+                    return;
+                }
+                if (!isLast) {
+                    lsns.add(Lsn.format(f.join())); // OFF futures are complete on return
+                }
+                last = f;
+            } catch (RuntimeException e) {
+                answerPartialBatch(ex, e, lsns);
+                releaseIfOnLoop(ex);
+                return;
+            }
+            at += 4 + length;
+        }
+        releaseIfOnLoop(ex);
+        last.whenComplete((lsn, error) -> { // the answer goes to the connection's event loop from wherever this runs
+            if (error != null) {
+                ApiErrors.answer(ex, error);
+                return;
+            }
+            lsns.add(Lsn.format(lsn));
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("lsns", lsns);
+            out.put("durability", level.configName());
+            ex.json(HttpResponseStatus.OK, out);
+        });
+    }
+
+    /**
+     * Releases the body as soon as it was copied, on the event loop; off it (a batch finished by the segment-wait
+     * thread) the task's own reference goes with the task, and the exchange's with its answer.
+     */
+    private static void releaseIfOnLoop(Exchange ex) {
+        if (ex.ctx().executor().inEventLoop()) {
+            ex.releaseRequest();
+        }
+    }
+
+    /** Validates a batch body; returns its record count, or -1 after answering a refusal. */
+    private int countBatch(Exchange ex, ByteBuf body) {
+        int max = wal.config().maxPayloadSize();
+        int count = 0;
+        long charged = 0;
+        for (int at = body.readerIndex(); at < body.writerIndex(); ) {
+            if (body.writerIndex() - at < 4) {
+                throw new IllegalArgumentException("batch body: " + (body.writerIndex() - at)
+                        + " trailing bytes where a 4-byte length was expected (record " + count + ")");
+            }
+            long length = body.getUnsignedInt(at);
+            at += 4;
+            if (length > max) {
+                throw new PayloadTooLargeException(length, max);
+            }
+            if (length > body.writerIndex() - at) {
+                throw new IllegalArgumentException("batch body: record " + count + " declares " + length
+                        + " bytes but only " + (body.writerIndex() - at) + " follow");
+            }
+            count++;
+            charged += length + RECORD_OVERHEAD;
+            if (count > maxBatchRecords || charged > maxBatchBytes) {
+                ex.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", count > maxBatchRecords
+                        ? "a batch holds at most " + maxBatchRecords + " records (max-batch-records); nothing was written"
+                        : "the batch exceeds max-batch-bytes (" + maxBatchBytes + ") counting " + RECORD_OVERHEAD
+                                + " bytes of overhead per record; nothing was written");
+                return -1;
+            }
+            at += (int) length;
+        }
+        if (count == 0) {
+            throw new IllegalArgumentException("batch body is empty: send at least one length-prefixed record");
+        }
+        return count;
+    }
+
+    /**
+     * A batch that failed part-way (the log closed or failed, or the disk filled at a segment roll): the error
+     * lists the records already appended, which are in the log (at durability off), so a client can avoid
+     * appending them twice.
+     */
+    private static void answerPartialBatch(Exchange ex, RuntimeException e, List<String> written) {
+        if (written.isEmpty()) {
+            ApiErrors.answer(ex, e);
+            return;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("error", "batch_incomplete");
+        out.put("detail", "the first " + written.size() + " record(s) were appended, then: " + e.getMessage());
+        out.put("written_lsns", written);
+        ex.json(HttpResponseStatus.SERVICE_UNAVAILABLE, out);
+    }
+}
