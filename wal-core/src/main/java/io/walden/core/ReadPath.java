@@ -93,6 +93,11 @@ final class ReadPath {
         return dictionaries.find(id, view, segment.startLsn(), before);
     }
 
+    /** The log was rewound to {@code lsn} (a replica, or a fenced primary turned replica). */
+    void rewound(long lsn) {
+        dictionaries.forgetFrom(lsn);
+    }
+
     int maxPayloadSize() {
         return parts.config.maxPayloadSize();
     }

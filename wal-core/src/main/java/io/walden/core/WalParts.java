@@ -303,6 +303,7 @@ final class WalParts {
             preparer.close();
             notifier.signal();
             if (quiescent) {
+                appender.close(); // no one is inside: its codec contexts can go
                 ring.free(); // no one is inside: no appender can touch the ring again
                 for (Segment s : registry.snapshot()) {
                     registry.remove(s);
@@ -330,6 +331,7 @@ final class WalParts {
 
     /** After a replica's rewind to {@code lsn}: what the archiver marked archived from there on no longer holds. */
     private void rewound(long lsn) {
+        reads.rewound(lsn);
         if (archiver != null) {
             archiver.rewound(lsn);
         }

@@ -170,6 +170,10 @@ public final class WalReader implements AutoCloseable {
         if (!closed) {
             closed = true;
             leave();
+            if (decompressor != null) {
+                decompressor.close(); // native contexts: not freed by the garbage collector
+                decompressor = null;
+            }
         }
     }
 

@@ -31,12 +31,12 @@ class ZstdDictionaryTest {
         try (Wal wal = Wal.open(WalConfig.builder(work.resolve("dictionary")).segmentSize(SEGMENT)
                 .compression(Compression.ZSTD).build())) {
             appendUntilTrained(wal, 0);
-            withDictionary = storedBytes(wal, 10_000, 200);
-            assertReadBack(wal, 10_000, 200);
+            withDictionary = storedBytes(wal, 100_000, 200);
+            assertReadBack(wal, 100_000, 200); // above every event appendUntilTrained can have appended
         }
         try (Wal wal = Wal.open(WalConfig.builder(work.resolve("alone")).segmentSize(SEGMENT)
                 .compression(Compression.ZSTD).zstdDictionary(false).build())) {
-            without = storedBytes(wal, 10_000, 200);
+            without = storedBytes(wal, 100_000, 200);
         }
         assertThat((double) withDictionary / without).as("stored with the dictionary / without").isLessThan(0.8);
     }
@@ -219,23 +219,60 @@ class ZstdDictionaryTest {
         long victim;
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
             int n = appendUntilTrained(wal, 0);
-            append(wal, n, 300);
+            append(wal, n, 3000); // copies in several segments: the reader meets the dictionary before the damaged one
             wal.flush();
             copy = lastControlRecord(work);
+            assertThat(controlRecords(wal)).isGreaterThan(2);
             victim = wal.append(CompressionTest.jsonEvent(1), Durability.LOCAL); // after the copy, in its segment
             assertThat(victim / TestLogs.SMALL_SEGMENT).isEqualTo(copy / TestLogs.SMALL_SEGMENT);
         }
         // The copy stays a valid record (its CRC is made to match) but no longer holds a dictionary.
         CompressionTest.forgeStoredPayload(work, copy, stored -> stored[0] = 9);
+        assertRefusedAfter(copy, victim, "dictionary");
+    }
+
+    @Test
+    void aCopyWhoseDictionaryZstdRefusesIsNoDictionaryAndItsRecordsAreReportedAsCorruption() throws IOException {
+        long copy;
+        long victim;
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
+            int n = appendUntilTrained(wal, 0);
+            append(wal, n, 3000); // copies in several segments: the reader meets the dictionary before the damaged one
+            wal.flush();
+            copy = lastControlRecord(work);
+            assertThat(controlRecords(wal)).isGreaterThan(2);
+            victim = wal.append(CompressionTest.jsonEvent(1), Durability.LOCAL);
+            assertThat(victim / TestLogs.SMALL_SEGMENT).isEqualTo(copy / TestLogs.SMALL_SEGMENT);
+        }
+        // Its kind, id and the dictionary's magic and id stay; what follows (the entropy tables, the content) is garbage.
+        CompressionTest.forgeStoredPayload(work, copy, stored -> java.util.Arrays.fill(stored, 16, stored.length, (byte) 0xFF));
+        assertRefusedAfter(copy, victim, "cannot be restored");
+    }
+
+    /**
+     * Reads the whole log from its start, so the reader has met the dictionary in earlier segments: the first record
+     * compressed with it after the damaged {@code copy}, in the copy's segment, is refused as corruption, never
+     * returned; the inspector reports it (and does not throw).
+     */
+    private void assertRefusedAfter(long copy, long victim, String why) throws IOException {
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build());
-             WalReader r = wal.reader(victim)) {
-            assertThatThrownBy(r::next).isInstanceOf(WalCorruptedException.class)
-                    .hasMessageContaining(Lsn.format(victim)).hasMessageContaining("dictionary");
-            assertThat(r.position()).as("the reader stays on the record").isEqualTo(victim);
+             WalReader r = wal.reader(wal.oldestLsn())) {
+            WalCorruptedException refused = null;
+            try {
+                while (r.next() != null) {
+                    assertThat(r.position()).as("no record past the damaged copy is returned").isLessThanOrEqualTo(victim);
+                }
+            } catch (WalCorruptedException e) {
+                refused = e;
+            }
+            assertThat(refused).as("a record after the damaged copy is refused").isNotNull();
+            assertThat(refused.getMessage()).contains(why);
+            assertThat(r.position()).as("the reader stays on the record").isGreaterThan(copy).isLessThanOrEqualTo(victim);
+            assertThat(r.position() / TestLogs.SMALL_SEGMENT).isEqualTo(copy / TestLogs.SMALL_SEGMENT);
         }
         LogInspector.Result result = new LogInspector(work).inspect(new LogInspector.Visitor() {
         });
-        assertThat(result.problem()).contains("dictionary");
+        assertThat(result.problem()).contains("cannot be restored");
         assertThat(result.problemLsn() / TestLogs.SMALL_SEGMENT).isEqualTo(copy / TestLogs.SMALL_SEGMENT);
     }
 

@@ -127,6 +127,11 @@ public final class Appender {
         this.commit = commit;
     }
 
+    /** The log is closing and no appender is inside (WalParts.close): frees what compressed appends hold. */
+    public void close() {
+        compressed.close();
+    }
+
     /** The WAL buffers (for claims' windows). */
     public WalBuffers ring() {
         return ring;

@@ -8,6 +8,8 @@ import io.walden.core.record.RecordDescriptor;
 import io.walden.core.record.ZstdDictionary;
 
 import java.nio.ByteBuffer;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -29,7 +31,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       for an aborted claim) and the payload is appended compressed without the dictionary. At most once per
  *       append, so the loop always ends.</li>
  * </ol>
- * The check reads {@link #copyLsn} after the reservation: a copy at a lower LSN in the same segment was reserved
+ * The check reads {@link #copy} after the reservation: a copy at a lower LSN in the same segment was reserved
  * before it, is filled by its appender (or the log failed) and is published before the record (publication is in
  * LSN order), so a reader that reaches the record can reach the copy.
  *
@@ -41,11 +43,25 @@ final class CompressedAppends {
     private final Appender appender;
     private final DictionaryTrainer dictionaries;
     private final long segmentMask;
-    private final ThreadLocal<PayloadCompressor> compressors = ThreadLocal.withInitial(PayloadCompressor::new);
+    /** Every thread's compressor, to free their native contexts when the log closes. */
+    private final Queue<PayloadCompressor> all = new ConcurrentLinkedQueue<>();
+    private final ThreadLocal<PayloadCompressor> compressors = ThreadLocal.withInitial(() -> {
+        PayloadCompressor c = new PayloadCompressor();
+        all.add(c);
+        return c;
+    });
     /** Held by the one appender writing a copy of the dictionary. */
     private final AtomicBoolean writingCopy = new AtomicBoolean();
-    /** The LSN of the newest copy of the active dictionary, or -1: none since open or since the log was rewound. */
-    private volatile long copyLsn = -1;
+    /** A copy of a dictionary in the log: which one, and its LSN. */
+    private record Copy(ZstdDictionary dictionary, long lsn) {
+    }
+
+    private static final Copy NO_COPY = new Copy(null, -1);
+    /**
+     * The newest copy written, or {@link #NO_COPY}: none since open or since the log was rewound. It names its
+     * dictionary, so a copy of one never vouches for records compressed with another.
+     */
+    private volatile Copy copy = NO_COPY;
 
     CompressedAppends(Appender appender, DictionaryTrainer dictionaries, long segmentSize) {
         this.appender = appender;
@@ -64,7 +80,7 @@ final class CompressedAppends {
         if (lsn == Appender.NOT_READY) {
             return Appender.NOT_READY;
         }
-        if (c.usedDictionary() && !copyPrecedes(lsn)) {
+        if (c.usedDictionary() && !copyPrecedes(dictionary, lsn)) {
             appender.publish(lsn, HEADER + c.storedLength(), RecordDescriptor.FLAG_PADDING, null); // a roll came between
             flags = c.compress(codec, src, offset, length, null);
             return flags == 0 ? appender.appendStored(type, src, offset, length, 0, durability, mayWait)
@@ -92,21 +108,21 @@ final class CompressedAppends {
             dictionaries.offer(src, offset, length);
             return null;
         }
-        if (inInsertSegment(copyLsn)) {
+        if (inInsertSegment(copy, d)) {
             return d;
         }
         if (!writingCopy.compareAndSet(false, true)) {
             return null; // another appender is writing the copy: this one record goes without (no thread ever waits here)
         }
         try {
-            if (!inInsertSegment(copyLsn)) {
-                byte[] copy = d.controlPayload();
+            if (!inInsertSegment(copy, d)) {
+                byte[] payload = d.controlPayload();
                 // No durability of its own (not counted as an append): the record after it is flushed and shipped with it.
-                long lsn = appender.appendStored(0, copy, 0, copy.length, RecordDescriptor.FLAG_CONTROL, null, mayWait);
+                long lsn = appender.appendStored(0, payload, 0, payload.length, RecordDescriptor.FLAG_CONTROL, null, mayWait);
                 if (lsn == Appender.NOT_READY) {
                     return null; // an event loop's append: the next one tries again
                 }
-                copyLsn = lsn;
+                copy = new Copy(d, lsn); // once per segment
             }
         } finally {
             writingCopy.set(false);
@@ -114,17 +130,25 @@ final class CompressedAppends {
         return d;
     }
 
-    private boolean inInsertSegment(long lsn) {
-        return lsn >= 0 && (lsn & segmentMask) == (appender.insertPosition() & segmentMask);
+    private boolean inInsertSegment(Copy c, ZstdDictionary d) {
+        return c.dictionary == d && (c.lsn & segmentMask) == (appender.insertPosition() & segmentMask);
     }
 
-    private boolean copyPrecedes(long lsn) {
-        long copy = copyLsn;
-        return copy >= 0 && copy < lsn && (copy & segmentMask) == (lsn & segmentMask);
+    private boolean copyPrecedes(ZstdDictionary d, long lsn) {
+        Copy c = copy;
+        return c.dictionary == d && c.lsn < lsn && (c.lsn & segmentMask) == (lsn & segmentMask);
     }
 
     /** The log was rewound: a copy may have been cut away with the rest of the tail. */
     void forgetCopy() {
-        copyLsn = -1;
+        copy = NO_COPY;
+    }
+
+    /** The log is closing and no appender is inside: frees the codecs' native contexts, stops training. */
+    void close() {
+        dictionaries.close();
+        for (PayloadCompressor c; (c = all.poll()) != null; ) {
+            c.close();
+        }
     }
 }

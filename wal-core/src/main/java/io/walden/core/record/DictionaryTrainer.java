@@ -5,7 +5,12 @@ import io.walden.core.thread.WaldenThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.walden.core.Compression;
+
 import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The writer's zstd dictionary (docs/format.md, "zstd dictionaries"): one the log already holds ({@link #adopt}), or
@@ -18,9 +23,10 @@ import java.nio.ByteBuffer;
  * up to 16 KiB, trained on up to 1 MiB of samples, used for payloads of up to 64 KiB (larger ones carry enough
  * context of their own).
  *
- * <p>Thread-safety: {@link #offer} and {@link #active} from any number of appending threads. Sampling takes a lock
- * (only until the budget is full); afterwards {@link #offer} is one volatile read. The dictionary is published with a
- * volatile write after it is built.
+ * <p>Thread-safety: {@link #offer} and {@link #active} from any number of appending threads. Sampling tries a lock
+ * and gives up rather than wait (only until the budget is full); afterwards {@link #offer} is one volatile read. The
+ * dictionary is published once, by compare-and-set from null, after it is built: training and adoption never both
+ * win, so the dictionary appenders compress with never changes while the log is open.
  */
 public final class DictionaryTrainer {
     private static final Logger LOG = LoggerFactory.getLogger(DictionaryTrainer.class);
@@ -35,9 +41,13 @@ public final class DictionaryTrainer {
     private final String logName;
     /** Whether this log uses dictionaries: enabled, and its segments and maximum payload are large enough. */
     private final boolean enabled;
+    /** Set once, from null, by the training or by {@link #adopt}: whichever comes first is the log's dictionary. */
+    private final AtomicReference<ZstdDictionary> active = new AtomicReference<>();
+    /** Taken only with tryLock: an appender (maybe an event loop) never waits to give a sample. */
+    private final ReentrantLock sampleLock = new ReentrantLock();
     private volatile boolean sampling;
-    private volatile ZstdDictionary active;
-    /** Guarded by this. */
+    private volatile boolean closed;
+    /** Guarded by sampleLock. */
     private ByteBuffer samples;
     private int[] sampleSizes;
     private int sampleCount;
@@ -60,7 +70,7 @@ public final class DictionaryTrainer {
 
     /** The dictionary to compress with, or null while there is none (sampling, training, disabled, failed). */
     public ZstdDictionary active() {
-        return active;
+        return active.get();
     }
 
     /** The largest payload compressed with the dictionary. */
@@ -69,37 +79,51 @@ public final class DictionaryTrainer {
     }
 
     /**
-     * Takes up a dictionary the log already holds (its newest copy, at open or at a promotion) instead of training one.
-     * Ignored once a dictionary is active.
+     * Takes up a dictionary the log already holds (its newest copy, at open or at a promotion) instead of training one;
+     * a training under way is then wasted. Ignored once a dictionary is active, and for one this log could not carry.
      */
     public void adopt(ZstdDictionary dictionary) {
-        if (!enabled || dictionary.size() > dictionarySize) {
+        if (!enabled || closed || dictionary.size() > dictionarySize) {
             return; // a dictionary made for larger segments or payloads: this log trains its own
         }
-        synchronized (this) {
-            if (active != null || !sampling && samples != null) {
-                return; // trained, or training
-            }
-            sampling = false;
-            samples = null;
+        try {
+            dictionary.forCompression();
+        } catch (RuntimeException e) {
+            LOG.warn("Log {}: not compressing with dictionary {} found in the log: zstd refuses it ({})", logName,
+                    dictionary.id(), e.toString());
+            return;
         }
-        active = dictionary;
+        if (!active.compareAndSet(null, dictionary)) {
+            return;
+        }
+        sampling = false;
+        sampleLock.lock(); // not an appender: may wait for one giving a sample
+        try {
+            samples = null;
+        } finally {
+            sampleLock.unlock();
+        }
         LOG.info("Log {}: compressing small zstd payloads with dictionary {}, the newest one the log holds", logName,
                 dictionary.id());
     }
 
-    /** Takes a zstd payload as a sample while the budget lasts; at the budget's end, starts training. */
+    /**
+     * Takes a zstd payload as a sample while the budget lasts (or not, when another appender is giving one: no appender
+     * waits here); at the budget's end, starts training.
+     */
     public void offer(byte[] src, int offset, int length) {
-        if (!sampling || length > maxPayload) {
+        if (!sampling || length > maxPayload || !sampleLock.tryLock()) {
             return;
         }
-        synchronized (this) {
+        ByteBuffer full = null;
+        int[] sizes = null;
+        try {
             if (!sampling) {
                 return;
             }
             if (samples == null) {
                 samples = ByteBuffer.allocateDirect(samplesBytes);
-                sampleSizes = new int[samplesBytes / 64 + 1]; // payloads below 64 bytes are never compressed
+                sampleSizes = new int[samplesBytes / Compression.MIN_PAYLOAD + 1]; // shorter payloads are never compressed
             }
             int n = Math.min(length, samples.remaining());
             samples.put(src, offset, n);
@@ -108,16 +132,27 @@ public final class DictionaryTrainer {
                 return;
             }
             sampling = false;
+            full = samples;
+            sizes = Arrays.copyOf(sampleSizes, sampleCount);
+            samples = null; // the budget's memory goes with the training: nothing samples again while the log is open
+            sampleSizes = null;
+        } finally {
+            sampleLock.unlock();
         }
-        WaldenThreads.daemon(this::train, "walden-dictionary-trainer").start();
+        ByteBuffer trainOn = full;
+        int[] trainSizes = sizes;
+        WaldenThreads.daemon(() -> train(trainOn, trainSizes), "walden-dictionary-trainer").start();
     }
 
-    private void train() {
+    /** The log is closing: a training still under way publishes nothing. */
+    public void close() {
+        closed = true;
+    }
+
+    private void train(ByteBuffer samples, int[] sizes) {
         ByteBuffer dictionary = ByteBuffer.allocateDirect(dictionarySize);
-        int[] sizes = java.util.Arrays.copyOf(sampleSizes, sampleCount);
         long t0 = System.nanoTime();
         long result = Zstd.trainFromBufferDirect(samples, sizes, dictionary, false, PayloadCompressor.ZSTD_LEVEL);
-        samples = null; // the budget's memory goes with the samples: nothing trains again while the log is open
         if (Zstd.isError(result)) {
             LOG.info("Log {}: no zstd dictionary: training on {} samples failed ({}); zstd payloads are compressed alone",
                     logName, sizes.length, Zstd.getErrorName(result));
@@ -130,8 +165,9 @@ public final class DictionaryTrainer {
             LOG.info("Log {}: no zstd dictionary: the trainer made one without an id", logName);
             return;
         }
-        active = d;
-        LOG.info("Log {}: trained zstd dictionary {} ({} bytes) on {} samples in {} ms", logName, d.id(), bytes.length,
-                sizes.length, (System.nanoTime() - t0) / 1_000_000);
+        if (!closed && active.compareAndSet(null, d)) {
+            LOG.info("Log {}: trained zstd dictionary {} ({} bytes) on {} samples in {} ms", logName, d.id(), bytes.length,
+                    sizes.length, (System.nanoTime() - t0) / 1_000_000);
+        }
     }
 }

@@ -14,9 +14,10 @@ import java.nio.ByteOrder;
  * uncompressed length (u32, little-endian), then the codec's bytes. Keeps its buffers and codec contexts between
  * calls, so that compressing allocates nothing once they have grown to the largest payload seen.
  *
- * <p>Thread-safety: none; one per appending thread.
+ * <p>Thread-safety: none; one per appending thread. {@link #close} frees the native codec contexts (zstd-jni does not
+ * free them on garbage collection).
  */
-public final class PayloadCompressor {
+public final class PayloadCompressor implements AutoCloseable {
     /** zstd's default level: the ratio of level 19 is not worth its CPU on the append path. */
     static final int ZSTD_LEVEL = 3;
     private static final LZ4Compressor LZ4 = LZ4Factory.fastestInstance().fastCompressor();
@@ -129,6 +130,19 @@ public final class PayloadCompressor {
         }
         byte[] array = stage(src);
         return compress(codec, array, stagedOffset, src.remaining());
+    }
+
+    @Override
+    public void close() {
+        if (zstd != null) {
+            zstd.close();
+            zstd = null;
+        }
+        if (zstdWithDictionary != null) {
+            zstdWithDictionary.close();
+            zstdWithDictionary = null;
+            loaded = null;
+        }
     }
 
     /** The stored bytes of the last successful {@link #compress}: valid until the next call. */

@@ -15,9 +15,10 @@ import java.nio.ByteOrder;
  * bytes passed the record's CRC, so a failure here means they were written corrupt, or by something else than
  * Walden: the caller reports it as corruption of that record and never returns the bytes.
  *
- * <p>Thread-safety: none; one per reader. The returned view is valid until the next call.
+ * <p>Thread-safety: none; one per reader. The returned view is valid until the next call. {@link #close} frees the
+ * native codec contexts (zstd-jni does not free them on garbage collection): the reader's owner closes it.
  */
-public final class PayloadDecompressor {
+public final class PayloadDecompressor implements AutoCloseable {
     /** The safe decompressor: it never reads or writes outside the buffers, whatever the input. */
     private static final LZ4SafeDecompressor LZ4 = LZ4Factory.fastestInstance().safeDecompressor();
 
@@ -107,6 +108,19 @@ public final class PayloadDecompressor {
             loaded = d;
         }
         return zstdWithDictionary;
+    }
+
+    @Override
+    public void close() {
+        if (zstd != null) {
+            zstd.close();
+            zstd = null;
+        }
+        if (zstdWithDictionary != null) {
+            zstdWithDictionary.close();
+            zstdWithDictionary = null;
+            loaded = null;
+        }
     }
 
     public String failure() {

@@ -14,25 +14,34 @@ import com.github.luben.zstd.ZstdDictDecompress;
  */
 public final class ZstdDictionary {
     private final long id;
+    private final byte[] bytes;
     private final byte[] controlPayload;
-    private final ZstdDictCompress compress;
     private final ZstdDictDecompress decompress;
+    /** Built at the first compression: only a writer needs it. */
+    private volatile ZstdDictCompress compress;
 
     private ZstdDictionary(long id, byte[] bytes) {
         this.id = id;
+        this.bytes = bytes;
         this.controlPayload = ControlRecord.encodeDictionary(id, bytes);
-        this.compress = new ZstdDictCompress(bytes, PayloadCompressor.ZSTD_LEVEL);
         this.decompress = new ZstdDictDecompress(bytes);
     }
 
     /**
      * @param bytes a dictionary in zstd's format (as zstd's trainer makes it)
      * @return the dictionary, or null when the bytes are not a zstd dictionary with a non-zero id (a raw-content
-     *         dictionary has no id a frame could name)
+     *         dictionary has no id a frame could name), or zstd refuses them
      */
     public static ZstdDictionary of(byte[] bytes) {
         long id = Zstd.getDictIdFromDict(bytes);
-        return id == 0 ? null : new ZstdDictionary(id, bytes);
+        if (id == 0) {
+            return null;
+        }
+        try {
+            return new ZstdDictionary(id, bytes);
+        } catch (RuntimeException e) {
+            return null; // damage the CRC could not see (a broken writer): never a dictionary
+        }
     }
 
     /** The id zstd writes into each frame compressed with this dictionary (unsigned 32 bits). */
@@ -49,8 +58,18 @@ public final class ZstdDictionary {
         return controlPayload.length - ControlRecord.DICTIONARY_HEADER;
     }
 
+    /** The form zstd compresses with, built on first use; throws when zstd refuses the bytes (see {@link DictionaryTrainer#adopt}). */
     ZstdDictCompress forCompression() {
-        return compress;
+        ZstdDictCompress c = compress;
+        if (c == null) {
+            synchronized (this) {
+                c = compress;
+                if (c == null) {
+                    compress = c = new ZstdDictCompress(bytes, PayloadCompressor.ZSTD_LEVEL);
+                }
+            }
+        }
+        return c;
     }
 
     ZstdDictDecompress forDecompression() {

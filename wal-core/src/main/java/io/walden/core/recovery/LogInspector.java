@@ -75,7 +75,6 @@ public final class LogInspector {
     }
 
     private final Path dir;
-    private final PayloadDecompressor decompressor = new PayloadDecompressor();
     /** The largest payload restored: the log's configured maximum is not known here, but it fits in a segment. */
     private static final int MAX_RESTORED = 1 << 30;
 
@@ -124,32 +123,36 @@ public final class LogInspector {
         long logId = cp != null ? cp.logId() : 0;
         Walk walk = new Walk(segmentSize, starts.get(0) + SegmentHeaderDescriptor.LENGTH);
         walk.problem = controlProblem;
-        for (int i = 0; i < starts.size() && !walk.stopped; i++) {
-            long start = starts.get(i);
-            Path file = SegmentFiles.path(dir, start);
-            visitor.onSegment(start, file, i, starts.size());
-            if (i > 0 && start != starts.get(i - 1) + segmentSize) {
-                walk.fail("segment " + SegmentFiles.name(starts.get(i - 1) + segmentSize) + " is missing", starts.get(i - 1) + segmentSize);
-                break;
-            }
-            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-                if (ch.size() != segmentSize) {
-                    walk.fail("segment " + file.getFileName() + " is " + ch.size() + " bytes long, expected " + segmentSize, start);
+        try {
+            for (int i = 0; i < starts.size() && !walk.stopped; i++) {
+                long start = starts.get(i);
+                Path file = SegmentFiles.path(dir, start);
+                visitor.onSegment(start, file, i, starts.size());
+                if (i > 0 && start != starts.get(i - 1) + segmentSize) {
+                    walk.fail("segment " + SegmentFiles.name(starts.get(i - 1) + segmentSize) + " is missing", starts.get(i - 1) + segmentSize);
                     break;
                 }
-                MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_ONLY, 0, segmentSize);
-                ByteBuffer view = map.order(ByteOrder.LITTLE_ENDIAN);
-                String headerProblem = SegmentHeaderDescriptor.validate(view.duplicate().order(ByteOrder.LITTLE_ENDIAN)
-                        .limit(SegmentHeaderDescriptor.LENGTH), segmentSize, start, logId);
-                if (headerProblem != null) {
-                    walk.fail("segment " + file.getFileName() + ": " + headerProblem, start);
-                    break;
+                try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+                    if (ch.size() != segmentSize) {
+                        walk.fail("segment " + file.getFileName() + " is " + ch.size() + " bytes long, expected " + segmentSize, start);
+                        break;
+                    }
+                    MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_ONLY, 0, segmentSize);
+                    ByteBuffer view = map.order(ByteOrder.LITTLE_ENDIAN);
+                    String headerProblem = SegmentHeaderDescriptor.validate(view.duplicate().order(ByteOrder.LITTLE_ENDIAN)
+                            .limit(SegmentHeaderDescriptor.LENGTH), segmentSize, start, logId);
+                    if (headerProblem != null) {
+                        walk.fail("segment " + file.getFileName() + ": " + headerProblem, start);
+                        break;
+                    }
+                    if (logId == 0) {
+                        logId = view.getLong(SegmentHeaderDescriptor.LOG_ID_OFFSET);
+                    }
+                    walk.segment(view, start, visitor);
                 }
-                if (logId == 0) {
-                    logId = view.getLong(SegmentHeaderDescriptor.LOG_ID_OFFSET);
-                }
-                walk.segment(view, start, visitor);
             }
+        } finally {
+            walk.decompressor.close();
         }
         if (cp != null && walk.problemLsn != Lsn.INVALID && walk.problem != null && walk.problemLsn < cp.flushedLsn()) {
             walk.problem += "; this lies below " + Lsn.format(cp.flushedLsn()) + ", recorded as flushed: CORRUPTION "
@@ -181,6 +184,8 @@ public final class LogInspector {
         /** The zstd dictionaries of the segment walked, met so far: a record may use only these (docs/format.md). */
         final Map<Long, ZstdDictionary> dictionaries = new HashMap<>();
         final RecordCursor cursor = new RecordCursor();
+        /** Closed at the walk's end (native contexts). */
+        final PayloadDecompressor decompressor = new PayloadDecompressor();
 
         Walk(long segmentSize, long first) {
             this.segmentSize = segmentSize;
