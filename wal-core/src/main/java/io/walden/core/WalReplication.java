@@ -7,7 +7,6 @@ import io.walden.core.commit.Position;
 import io.walden.core.commit.ReadNotifier;
 import io.walden.core.commit.RemoteWaits;
 import io.walden.core.record.ControlRecord;
-import io.walden.core.record.RecordCursor;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.recovery.Checkpointer;
 import io.walden.core.replication.ReplicatedLog;
@@ -57,6 +56,8 @@ final class WalReplication implements ReplicatedLog {
     private final boolean shutDownCleanly;
     /** Told after a rewind, with the LSN the log now ends at (the archiver forgets what it archived from there). */
     private final java.util.function.LongConsumer rewound;
+    /** What senders read: chunks of whole records below the shippable end. */
+    private final ShippingReads shipping;
     /** What truncation must keep: replication slots hold back the LSN their replicas still need. */
     private volatile java.util.function.LongSupplier retentionFloor = () -> Long.MAX_VALUE;
     /** When set, local appends are refused with this reason (a replica names its primary). */
@@ -92,6 +93,7 @@ final class WalReplication implements ReplicatedLog {
         this.written = p.written();
         this.flushed = p.flushed();
         this.readLimit = p.readLimit();
+        this.shipping = new ShippingReads(parts, registry, written, flushed, readLimit, tail, config.segmentSize());
         this.history = p.history();
         this.shutDownCleanly = p.shutDownCleanly();
         this.rewound = p.rewound();
@@ -362,63 +364,17 @@ final class WalReplication implements ReplicatedLog {
 
     @Override
     public ReplicationChunk readFlushed(long fromLsn, int maxBytes) {
-        return readForReplica(fromLsn, maxBytes, false);
+        return shipping.read(fromLsn, maxBytes, false);
     }
 
     @Override
     public ReplicationChunk readWritten(long fromLsn, int maxBytes) {
-        return readForReplica(fromLsn, maxBytes, true);
+        return shipping.read(fromLsn, maxBytes, true);
     }
 
     @Override
     public long shippableLsn(boolean unflushed) {
-        return Math.min(unflushed ? written.get() : flushed.get(), readLimit.get());
-    }
-
-    private ReplicationChunk readForReplica(long fromLsn, int maxBytes, boolean unflushed) {
-        parts.writes.ensureOpen();
-        long limit = shippableLsn(unflushed);
-        long from = fromLsn;
-        if (from > limit) {
-            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the " + (unflushed ? "written" : "flushed")
-                    + " end " + Lsn.format(limit));
-        }
-        from = ReadStart.pastHeader(from, config.segmentSize()); // a segment's start: its first record follows the header
-        if (from >= limit) {
-            return null;
-        }
-        if (from < parts.oldestLsn()) {
-            throw new LsnRemovedException(from, parts.oldestLsn());
-        }
-        ReadStart.expectedPrev(registry, from, written.get(), tail.get(), parts.oldestLsn()); // refuses a non-boundary
-        Segment seg = registry.get(from);
-        if (seg == null || !seg.tryEnter()) {
-            throw new LsnRemovedException(from, parts.oldestLsn());
-        }
-        try {
-            long offset = from - seg.startLsn();
-            long end = offset;
-            long max = Math.min(limit, seg.endLsn()) - seg.startLsn();
-            ByteBuffer view = seg.newView();
-            RecordCursor records = new RecordCursor().start(view, seg.startLsn(), offset, -1);
-            while (end < max) {
-                long next = records.at(end).nextPublished();
-                if (next < 0 || (next - offset > maxBytes && end > offset)) {
-                    break;
-                }
-                end = next;
-            }
-            if (end == offset) {
-                throw new IllegalLsnException("no record starts at " + Lsn.format(from) + " (below the shippable end "
-                        + Lsn.format(limit) + "): not a record boundary of this log");
-            }
-            byte[] bytes = new byte[(int) (end - offset)];
-            view.position((int) offset).limit((int) end);
-            view.get(bytes);
-            return new ReplicationChunk(from, ByteBuffer.wrap(bytes).asReadOnlyBuffer());
-        } finally {
-            seg.exit();
-        }
+        return shipping.shippableLsn(unflushed);
     }
 
     @Override

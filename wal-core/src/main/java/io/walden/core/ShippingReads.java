@@ -1,0 +1,88 @@
+package io.walden.core;
+
+import io.walden.core.commit.Position;
+import io.walden.core.record.RecordCursor;
+import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentRegistry;
+
+import java.nio.ByteBuffer;
+
+/**
+ * What replication senders read (ReplicatedLog.readFlushed and readWritten): a chunk of whole records from a proven
+ * record boundary, below the shippable end (the flushed or written position, and a replica's read limit), copied out
+ * of the segment so that truncation may remove it while the chunk is on its way (docs/replication-protocol.md, Data
+ * frames). A chunk never spans segments and holds at least one record when one is shippable.
+ *
+ * <p>Thread-safety: any number of senders at once; each read holds its segment against truncation while it copies.
+ */
+final class ShippingReads {
+    private final WalParts parts;
+    private final SegmentRegistry registry;
+    private final Position written;
+    private final Position flushed;
+    private final Position readLimit;
+    private final Position tail;
+    private final long segmentSize;
+
+    ShippingReads(WalParts parts, SegmentRegistry registry, Position written, Position flushed, Position readLimit,
+                  Position tail, long segmentSize) {
+        this.parts = parts;
+        this.registry = registry;
+        this.written = written;
+        this.flushed = flushed;
+        this.readLimit = readLimit;
+        this.tail = tail;
+        this.segmentSize = segmentSize;
+    }
+
+    /** See ReplicatedLog.shippableLsn. */
+    long shippableLsn(boolean unflushed) {
+        return Math.min(unflushed ? written.get() : flushed.get(), readLimit.get());
+    }
+
+    ReplicationChunk read(long fromLsn, int maxBytes, boolean unflushed) {
+        parts.writes.ensureOpen();
+        long limit = shippableLsn(unflushed);
+        long from = fromLsn;
+        if (from > limit) {
+            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the " + (unflushed ? "written" : "flushed")
+                    + " end " + Lsn.format(limit));
+        }
+        from = ReadStart.pastHeader(from, segmentSize); // a segment's start: its first record follows the header
+        if (from >= limit) {
+            return null;
+        }
+        if (from < parts.oldestLsn()) {
+            throw new LsnRemovedException(from, parts.oldestLsn());
+        }
+        ReadStart.expectedPrev(registry, from, written.get(), tail.get(), parts.oldestLsn()); // refuses a non-boundary
+        Segment seg = registry.get(from);
+        if (seg == null || !seg.tryEnter()) {
+            throw new LsnRemovedException(from, parts.oldestLsn());
+        }
+        try {
+            long offset = from - seg.startLsn();
+            long end = offset;
+            long max = Math.min(limit, seg.endLsn()) - seg.startLsn();
+            ByteBuffer view = seg.newView();
+            RecordCursor records = new RecordCursor().start(view, seg.startLsn(), offset, -1);
+            while (end < max) {
+                long next = records.at(end).nextPublished();
+                if (next < 0 || (next - offset > maxBytes && end > offset)) {
+                    break;
+                }
+                end = next;
+            }
+            if (end == offset) {
+                throw new IllegalLsnException("no record starts at " + Lsn.format(from) + " (below the shippable end "
+                        + Lsn.format(limit) + "): not a record boundary of this log");
+            }
+            byte[] bytes = new byte[(int) (end - offset)];
+            view.position((int) offset).limit((int) end);
+            view.get(bytes);
+            return new ReplicationChunk(from, ByteBuffer.wrap(bytes).asReadOnlyBuffer());
+        } finally {
+            seg.exit();
+        }
+    }
+}
