@@ -8,6 +8,7 @@ import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
 import io.walden.replication.tls.ReplicationTls;
+import io.walden.replication.transport.EventLoops;
 import io.walden.server.config.ServerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,7 +21,11 @@ import java.net.InetSocketAddress;
  * promotion from one to the other. Applies the safety rule: replicas are accepted on a non-loopback address only
  * with TLS and authentication, or an explicit, logged opt-out.
  *
- * <p>Thread-safety: every method may be called from any thread; role changes are serialised.
+ * <p>Threads: the endpoint and the receiver run on the event loops given (the server's, shared: closing this never
+ * shuts them down, so the server shuts them down after {@link #close()}), or each on a NIO group of its own when
+ * none is. Once closed, a role change that would start either is refused: nothing starts on a group about to go.
+ *
+ * <p>Thread-safety: every method may be called from any thread but those event loops; role changes are serialised.
  */
 public final class ReplicationRole implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationRole.class);
@@ -28,13 +33,18 @@ public final class ReplicationRole implements AutoCloseable {
     private final Wal wal;
     private final ServerConfig config;
     private final MeterRegistry registry;
+    /** Where the endpoint and the receiver run; null: each on a NIO group of its own. */
+    private final EventLoops loops;
     private volatile ReplicationServer server;
     private volatile ReplicaClient replica;
+    /** Set by close(), under the lock: no endpoint or receiver starts after it. */
+    private boolean closed;
 
-    private ReplicationRole(Wal wal, ServerConfig config, MeterRegistry registry) {
+    private ReplicationRole(Wal wal, ServerConfig config, MeterRegistry registry, EventLoops loops) {
         this.wal = wal;
         this.config = config;
         this.registry = registry;
+        this.loops = loops;
     }
 
     /**
@@ -77,13 +87,22 @@ public final class ReplicationRole implements AutoCloseable {
                 + "who can reach it can read the whole log", config.replicationListen(), tls ? "" : "out", authenticated ? "" : "out");
     }
 
-    /** Starts the role the configuration asks for: a replica of replicate-from, else a primary. */
+    /** Starts the role the configuration asks for: a replica of replicate-from, else a primary (own event loops). */
     static ReplicationRole start(Wal wal, ServerConfig config, MeterRegistry registry) throws InterruptedException {
-        ReplicationRole role = new ReplicationRole(wal, config, registry);
+        return start(wal, config, registry, null);
+    }
+
+    /**
+     * Starts the role the configuration asks for, on {@code loops} (shared, e.g. the server's workers; null: groups of
+     * their own).
+     */
+    static ReplicationRole start(Wal wal, ServerConfig config, MeterRegistry registry, EventLoops loops)
+            throws InterruptedException {
+        ReplicationRole role = new ReplicationRole(wal, config, registry, loops);
         try {
             if (config.replicateFrom() != null) {
                 role.replica = ReplicaClient.builder(wal, config.replicateFrom(), config.name())
-                        .secret(config.replicationSecret()).tls(clientTls(config))
+                        .secret(config.replicationSecret()).tls(clientTls(config)).eventLoops(loops)
                         .restoreFrom(config.restoreFrom() == null ? null
                                 : io.walden.core.archive.ArchiveTargets.open(config.restoreFrom(), config.archiveEndpoint()))
                         .start();
@@ -108,24 +127,32 @@ public final class ReplicationRole implements AutoCloseable {
      * appends; {@link io.walden.server.group.FailoverController} then calls {@link #follow} or {@link #becomePrimary}.
      */
     public static ReplicationRole standby(Wal wal, ServerConfig config, MeterRegistry registry) {
+        return standby(wal, config, registry, null);
+    }
+
+    /** As {@link #standby(Wal, ServerConfig, MeterRegistry)}, its later roles on {@code loops} (null: their own). */
+    public static ReplicationRole standby(Wal wal, ServerConfig config, MeterRegistry registry, EventLoops loops) {
         wal.replication().refuseAppends("this member of a replica group is neither primary nor following one yet; "
                 + "see /admin/status for the group's primary");
-        return new ReplicationRole(wal, config, registry);
+        return new ReplicationRole(wal, config, registry, loops);
     }
 
     /**
      * Follows the primary at {@code primary} (a replica group's member, told by its coordinator): stops serving
      * replicas if it did (a demoted primary), and switches from another primary if it followed one. The receiver's
      * handshake rewinds any tail the new primary's history does not hold (docs/replication.md).
+     *
+     * @throws IllegalStateException once closed
      */
     public synchronized void follow(InetSocketAddress primary) {
         if (replica != null && replica.primary().equals(primary)) {
             return;
         }
+        refuseOnceClosed();
         closeServer();
         closeReplica();
         replica = ReplicaClient.builder(wal, primary, config.name())
-                .secret(config.replicationSecret()).tls(clientTls(config)).start();
+                .secret(config.replicationSecret()).tls(clientTls(config)).eventLoops(loops).start();
     }
 
     /** Stops following (the primary is gone): the log keeps refusing appends and receives nothing more. */
@@ -199,10 +226,20 @@ public final class ReplicationRole implements AutoCloseable {
         return fetchIdentity(config, config.replicateFrom());
     }
 
-    /** What a new replica needs from the primary at {@code primary} before its log can be created. */
+    /** As {@link #fetchIdentity(ServerConfig, InetSocketAddress, EventLoops)}, on an own NIO group. */
     public static io.walden.replication.replica.PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary)
             throws InterruptedException {
-        return io.walden.replication.replica.PrimaryIdentity.fetch(primary, config.name(), clientTls(config), config.replicationSecret(), 30_000);
+        return fetchIdentity(config, primary, null);
+    }
+
+    /**
+     * What a new replica needs from the primary at {@code primary} before its log can be created, asked on
+     * {@code loops} (shared, left running; null: a NIO group of its own, shut down after).
+     */
+    public static io.walden.replication.replica.PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary,
+                                                                              EventLoops loops) throws InterruptedException {
+        return io.walden.replication.replica.PrimaryIdentity.fetch(primary, config.name(), clientTls(config),
+                config.replicationSecret(), 30_000, loops == null ? EventLoops.ownNio() : loops);
     }
 
     /** TLS to the primary when a CA or a certificate of its own is configured (never a secret in the clear then). */
@@ -212,11 +249,13 @@ public final class ReplicationRole implements AutoCloseable {
     }
 
     private void startServer() throws InterruptedException {
+        refuseOnceClosed();
         SslContext tls = config.replicationTlsCert() == null ? null
                 : ReplicationTls.server(config.replicationTlsCert(), config.replicationTlsKey(), config.replicationTlsCa());
         ReplicationServer s = ReplicationServer.builder(wal).listen(config.replicationListen()).keepaliveMillis(10_000)
                 .shipFlushedOnly(config.shipFlushedOnly())
-                .maxSlotRetainedBytes(config.maxSlotRetainedBytes()).maxReplicas(config.maxReplicas()).secret(config.replicationSecret()).tls(tls).start();
+                .maxSlotRetainedBytes(config.maxSlotRetainedBytes()).maxReplicas(config.maxReplicas()).secret(config.replicationSecret()).tls(tls)
+                .eventLoops(loops).start();
         s.meterBinder().bindTo(registry);
         server = s;
     }
@@ -279,9 +318,18 @@ public final class ReplicationRole implements AutoCloseable {
         return new Promotion(epoch);
     }
 
+    /** Closes the receiver and the endpoint (the server shuts their shared event loops down after this). */
     @Override
     public synchronized void close() {
+        closed = true;
         closeReplica();
         closeServer();
+    }
+
+    /** A role started after close() would run on event loops the server is about to shut down, and never be closed. */
+    private void refuseOnceClosed() {
+        if (closed) {
+            throw new IllegalStateException("replication is closed: the server is stopping");
+        }
     }
 }

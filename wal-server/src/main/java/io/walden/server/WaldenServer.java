@@ -49,7 +49,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Threads: Netty event loops run appends and admin calls, and never wait: an append that needs a segment not
  * prepared yet moves to {@code walden-segment-wait}; a bounded pool ({@code walden-reader-*}) runs reads, which may
- * long-poll.
+ * long-poll. Replication (the endpoint, the receiver, a --replicate-from replica's identity probe) shares one event
+ * loop group of its own, on the same transport, shut down after replication is closed: not the HTTP workers, which
+ * may wait for a force (flush-on-event-loop), where a replica's acknowledgement would wait behind it.
  */
 public final class WaldenServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WaldenServer.class);
@@ -63,6 +65,8 @@ public final class WaldenServer implements AutoCloseable {
     private io.walden.core.archive.ArchiveConfig archive;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
+    /** Replication's event loops: one group for all of it ({@link Transports#eventLoops}). */
+    private EventLoopGroup replicationGroup;
     private ThreadPoolExecutor readers;
     private ExecutorService admin;
     /** Appends that must wait for the next segment at a roll: never on an event loop. */
@@ -110,6 +114,12 @@ public final class WaldenServer implements AutoCloseable {
                     + config.tlsKey() + "): " + e.getMessage(), e);
         }
         ReplicationRole.checkSafety(config);
+        // The event loops first: replication runs on its group from a new replica's identity probe on.
+        transport = Transports.choose(config.transport());
+        boss = transport.group(1);
+        workers = transport.group(config.eventLoops());
+        replicationGroup = transport.group(1);
+        io.walden.replication.transport.EventLoops replicationLoops = transport.eventLoops(replicationGroup);
         if (config.coordinator() != null) {
             group = io.walden.server.group.FailoverController.join(config);
             archive = config.archiveConfig();
@@ -122,7 +132,8 @@ public final class WaldenServer implements AutoCloseable {
             }
         } else if (config.replicateFrom() != null && !config.hasLog()) {
             // A new replica: its log must be a copy of the primary's (same id, same segment size).
-            io.walden.replication.replica.PrimaryIdentity id = ReplicationRole.fetchIdentity(config);
+            io.walden.replication.replica.PrimaryIdentity id = ReplicationRole.fetchIdentity(config, config.replicateFrom(),
+                    replicationLoops);
             archive = config.archiveConfig();
             wal = id.openReplicaLog(config.walConfigBuilder().archive(archive));
         } else {
@@ -139,10 +150,10 @@ public final class WaldenServer implements AutoCloseable {
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
         wal.meterBinder().bindTo(registry);
         if (group != null) {
-            replication = ReplicationRole.standby(wal, config, registry);
+            replication = ReplicationRole.standby(wal, config, registry, replicationLoops);
             group.start(wal, replication, registry);
         } else {
-            replication = ReplicationRole.start(wal, config, registry);
+            replication = ReplicationRole.start(wal, config, registry, replicationLoops);
         }
 
         // No queue: the read beyond max-readers is refused at once (503), never parked behind long polls and streams.
@@ -152,14 +163,11 @@ public final class WaldenServer implements AutoCloseable {
         data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords(), config.streamWriteTimeoutMillis(),
                 segmentWaits, config.flushOnEventLoop());
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
-        transport = Transports.choose(config.transport());
         router = new HttpRouter(data, new io.walden.server.http.CursorApi(wal, readers), new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name()),
                 wal.directory());
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
         String token = config.authToken();
         ConnectionLimit connections = new ConnectionLimit(config.maxConnections());
-        boss = transport.group(1);
-        workers = transport.group(config.eventLoops());
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(transport.serverChannel())
@@ -226,10 +234,14 @@ public final class WaldenServer implements AutoCloseable {
             if (replication != null) {
                 replication.close();
             }
-            if (wal != null && !wal.isClosed()) {
-                wal.close(); // started the log but never bound the port
+            try {
+                if (wal != null && !wal.isClosed()) {
+                    wal.close(); // started the log but never bound the port
+                }
+            } finally {
+                shutDownEventLoops(); // after replication, which ran on its group
+                closeArchive();
             }
-            closeArchive();
             return;
         }
         accepting = false;
@@ -246,17 +258,32 @@ public final class WaldenServer implements AutoCloseable {
             group.close(); // fences first if primary, then leaves: another member is elected
         }
         if (replication != null) {
-            replication.close();
+            replication.close(); // before the group it runs on is shut down
         }
         try {
             wal.close(); // flushes; appends still racing now fail cleanly with 503
         } finally {
-            workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
-            boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            shutDownEventLoops();
             readers.shutdownNow();
             closeArchive();
             serverChannel = null;
             LOG.info("Walden server stopped; log closed at {}", Lsn.format(wal.flushedLsn()));
+        }
+    }
+
+    /** The HTTP and replication event loops; replication must be closed first (it never shuts its group down itself). */
+    private void shutDownEventLoops() {
+        if (replicationGroup != null) {
+            replicationGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            replicationGroup = null;
+        }
+        if (workers != null) {
+            workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            workers = null;
+        }
+        if (boss != null) {
+            boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            boss = null;
         }
     }
 

@@ -1,15 +1,7 @@
 package io.walden.replication.primary;
 
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Lsn;
@@ -20,6 +12,7 @@ import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.protocol.FrameEncoder;
 import io.walden.replication.protocol.ProtocolErrorHandler;
+import io.walden.replication.transport.EventLoops;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import io.netty.handler.ssl.SslContext;
@@ -37,13 +30,15 @@ import java.util.concurrent.TimeUnit;
  * move its slot ({@link SlotStore}), its meters ({@link ReplicaMeters}) and the synchronous policy's confirmed
  * positions, which release remote-level commits ({@link SyncReleaser}).
  *
- * <p>Thread-safety: {@link #policy(SyncPolicy)} and {@link #close()} from any thread.
+ * <p>Threads: its event loops ({@link Builder#eventLoops}: by default a NIO group of one thread of its own) and a
+ * sender per replica. Thread-safety: {@link #policy(SyncPolicy)} and {@link #close()} from any thread but one of
+ * those event loops.
  */
 public final class ReplicationServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationServer.class);
 
     private final Wal wal;
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final ReplicaChannels channels;
     private final Map<String, ReplicaState> replicas = new ConcurrentHashMap<>();
     private final FrameEncoder encoder = new FrameEncoder();
     private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
@@ -52,7 +47,6 @@ public final class ReplicationServer implements AutoCloseable {
     private final int maxReplicas;
     /** The shared secret a hello must carry, or null when none is required. */
     private final byte[] secret;
-    private final Channel channel;
     private final ReplicaMeters meters = new ReplicaMeters();
     private final SlotStore slots;
     private final SyncReleaser releaser;
@@ -76,6 +70,7 @@ public final class ReplicationServer implements AutoCloseable {
         private byte[] secret;
         private SslContext tls;
         private boolean shipFlushedOnly;
+        private EventLoops loops;
 
         private Builder(Wal wal) {
             this.wal = wal;
@@ -154,6 +149,16 @@ public final class ReplicationServer implements AutoCloseable {
         }
 
         /**
+         * The event loops to run on, e.g. {@link EventLoops#shared} with a process's one group; a shared group is
+         * never shut down by {@link ReplicationServer#close()}, which closes only this endpoint's channels. Default
+         * (null): a NIO group of one thread of its own, shut down by close.
+         */
+        public Builder eventLoops(EventLoops loops) {
+            this.loops = loops;
+            return this;
+        }
+
+        /**
          * Binds and starts accepting replicas.
          *
          * @throws IllegalStateException when shipping before the flush and the log, opened after a crash, began no new
@@ -183,35 +188,29 @@ public final class ReplicationServer implements AutoCloseable {
         this.slots = new SlotStore(wal, b.maxSlotRetainedBytes);
         this.releaser = new SyncReleaser(wal.replication().remoteWaits());
         wal.replication().retentionFloor(slots::retentionFloor); // before accepting: a truncation meanwhile respects the slots
-        Channel bound;
+        this.channels = new ReplicaChannels(b.loops == null ? EventLoops.ownNio() : b.loops);
         try {
-            bound = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
-                    .childHandler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            if (tls != null) {
-                                ch.pipeline().addLast(tls.newHandler(ch.alloc()));
-                            }
-                            ch.pipeline().addLast(new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS),
-                                    new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH), encoder,
-                                    new Connection(handshakeTimeoutMillis), errors);
-                        }
-                    }).bind(b.listen).sync().channel();
-        } catch (RuntimeException | InterruptedException e) {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            channels.bind(b.listen, ch -> {
+                if (tls != null) {
+                    ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                }
+                ch.pipeline().addLast(new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS),
+                        new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH), encoder,
+                        new Connection(handshakeTimeoutMillis), errors);
+            }); // on failure it shut an own group down
+        } catch (Exception e) { // a failed bind's BindException too, which sync() rethrows unchecked
             releaser.close();
             slots.abandon();
             wal.replication().retentionFloor(null);
             throw e;
         }
-        this.channel = bound;
-        slotSaver = group.scheduleAtFixedRate(slots::saveSoon, 1, 1, TimeUnit.SECONDS);
+        slotSaver = channels.group().scheduleAtFixedRate(slots::saveSoon, 1, 1, TimeUnit.SECONDS);
         LOG.info("Accepting replicas on {} ({}{})", address(), tls == null ? "plaintext" : "TLS",
                 secret == null ? ", no secret" : ", shared secret required");
     }
 
     public InetSocketAddress address() {
-        return (InetSocketAddress) channel.localAddress();
+        return channels.address();
     }
 
     /** Sets (or with null clears) the synchronous policy, live; clearing releases every waiting commit. */
@@ -381,7 +380,8 @@ public final class ReplicationServer implements AutoCloseable {
     }
 
     /**
-     * Stops accepting and streaming and saves the slots. Commits waiting for the replicas fail with
+     * Stops accepting and streaming and saves the slots; shuts an own event-loop group down, closes only its channels
+     * on a shared one ({@link Builder#eventLoops}). Commits waiting for the replicas fail with
      * {@link io.walden.core.RemoteCommitUnconfirmedException} (durable locally, not confirmed), as do later ones
      * at a remote level while the policy stands: no replica can confirm them now. Close it before the log.
      */
@@ -390,9 +390,8 @@ public final class ReplicationServer implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        channel.close().awaitUninterruptibly();
         slotSaver.cancel(false);
-        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+        channels.close(); // the listener, then every connection, seen closed by its handler; an own group shut down
         slots.close(); // the last positions, after every status was taken
         wal.replication().retentionFloor(null);
         releaser.close(); // the policy stands; waiting commits fail as unconfirmed, never released as LOCAL

@@ -102,9 +102,13 @@ final class SlotStore {
         return Map.copyOf(slots);
     }
 
-    /** Saves the slots, if they changed, on the writer thread. */
+    /** Saves the slots, if they changed, on the writer thread; nothing once closed (the close saved them). */
     void saveSoon() {
-        writer.execute(this::save);
+        try {
+            writer.execute(this::save);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // A tick already running on a shared event loop when the endpoint closed: close() saved the last positions.
+        }
     }
 
     private void save() {

@@ -3,10 +3,9 @@ package io.walden.replication.replica;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslContext;
+import io.walden.replication.transport.EventLoops;
 
 import java.net.InetSocketAddress;
 import java.util.function.Supplier;
@@ -16,9 +15,12 @@ final class PrimaryConnections {
     private PrimaryConnections() {
     }
 
-    /** A bootstrap whose channels get TLS (when {@code tls} is set), then fresh {@code handlers}. */
-    static Bootstrap to(EventLoopGroup group, InetSocketAddress primary, SslContext tls, Supplier<ChannelHandler[]> handlers) {
-        return new Bootstrap().group(group).channel(NioSocketChannel.class).handler(new ChannelInitializer<SocketChannel>() {
+    /**
+     * A bootstrap on {@code loops} (with its channel class) whose channels get TLS (when {@code tls} is set), then fresh
+     * {@code handlers}.
+     */
+    static Bootstrap to(EventLoops loops, InetSocketAddress primary, SslContext tls, Supplier<ChannelHandler[]> handlers) {
+        return loops.bootstrap().handler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
                 if (tls != null) {

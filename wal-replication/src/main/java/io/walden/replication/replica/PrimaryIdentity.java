@@ -1,10 +1,8 @@
 package io.walden.replication.replica;
 
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.handler.ssl.SslContext;
 import io.walden.core.EpochHistory;
 import io.walden.core.Wal;
@@ -14,6 +12,7 @@ import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.protocol.FrameEncoder;
+import io.walden.replication.transport.EventLoops;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -66,11 +65,23 @@ public record PrimaryIdentity(long logId, long segmentSize, long oldestLsn, Epoc
      */
     public static PrimaryIdentity fetch(InetSocketAddress primary, String name, SslContext tls, String secret,
                                         long timeoutMillis) throws InterruptedException {
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        return fetch(primary, name, tls, secret, timeoutMillis, EventLoops.ownNio());
+    }
+
+    /**
+     * As {@link #fetch(InetSocketAddress, String, SslContext, String, long)}, on {@code loops}: its one connection is
+     * closed before this returns or throws, and the group is shut down only if {@code loops} owns it (a shared group
+     * keeps running).
+     *
+     * @param loops the event loops to connect on, e.g. {@link EventLoops#shared}; not one of them calling this
+     */
+    public static PrimaryIdentity fetch(InetSocketAddress primary, String name, SslContext tls, String secret,
+                                        long timeoutMillis, EventLoops loops) throws InterruptedException {
         CompletableFuture<PrimaryIdentity> answer = new CompletableFuture<>();
         byte[] secretBytes = secret == null ? new byte[0] : secret.getBytes(StandardCharsets.UTF_8);
+        ChannelFuture connecting = null;
         try {
-            PrimaryConnections.to(group, primary, tls, () -> new io.netty.channel.ChannelHandler[] {
+            connecting = PrimaryConnections.to(loops, primary, tls, () -> new io.netty.channel.ChannelHandler[] {
                             new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH), new FrameEncoder(),
                             new SimpleChannelInboundHandler<Frame>() {
                                 @Override
@@ -114,7 +125,10 @@ public record PrimaryIdentity(long logId, long segmentSize, long oldestLsn, Epoc
         } catch (TimeoutException e) {
             throw new IllegalStateException("the primary at " + primary + " did not answer within " + timeoutMillis + " ms");
         } finally {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            if (connecting != null) {
+                connecting.channel().close(); // on a shared group nothing else would, e.g. after a timeout
+            }
+            loops.shutdownIfOwned(1);
         }
     }
 }

@@ -1,9 +1,6 @@
 package io.walden.replication.replica;
 
 import io.netty.channel.Channel;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Epoch;
@@ -13,11 +10,15 @@ import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.protocol.FrameEncoder;
 import io.walden.replication.protocol.ProtocolErrorHandler;
+import io.walden.replication.transport.EventLoops;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -30,8 +31,9 @@ import java.util.concurrent.TimeUnit;
  * whenever asked. Reconnects with backoff and resumes exactly at its end. While it runs, local appends are refused
  * with an error that names the primary; {@link #promote()} ends that.
  *
- * <p>Threads: a Netty event loop for the connection, one receiver thread ({@code walden-receiver}) that writes,
- * flushes and applies, in order. Thread-safety: {@link #close()} and {@link #promote()} from any thread.
+ * <p>Threads: a Netty event loop for the connection ({@link Builder#eventLoops}: by default a NIO group of one thread
+ * of its own), one receiver thread ({@code walden-receiver}) that writes, flushes and applies, in order.
+ * Thread-safety: {@link #close()} and {@link #promote()} from any thread but that event loop.
  */
 public final class ReplicaClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaClient.class);
@@ -45,7 +47,12 @@ public final class ReplicaClient implements AutoCloseable {
     /** What the connections share; the receiver thread works on it. */
     private final ReplicaSession session;
     private final long statusIntervalMillis;
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final EventLoops loops;
+    /**
+     * Every connection made and not yet closed, the current one and one still connecting: stop() closes them, as
+     * nothing else would on a shared group. Added to, and read for closing, under its own lock (see connect()).
+     */
+    private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
     private volatile Thread receiverThread;
     private final ExecutorService receiver = Executors.newSingleThreadExecutor(r -> {
         Thread t = io.walden.core.thread.WaldenThreads.daemon(r, "walden-receiver");
@@ -64,12 +71,13 @@ public final class ReplicaClient implements AutoCloseable {
         this.primary = b.primary;
         this.tls = b.tls;
         this.statusIntervalMillis = b.statusIntervalMillis;
+        this.loops = b.loops == null ? EventLoops.ownNio() : b.loops;
         this.applier = new ApplierDriver(wal, b.applier, b.applyFrom);
         this.session = new ReplicaSession(wal, primary, b.name, b.secret == null ? new byte[0] : b.secret, applier,
                 b.archive, receiver, () -> backoffMillis = 50, this::retryLater);
         wal.replication().refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
                 + "; write to the primary");
-        this.statusTask = group.scheduleAtFixedRate(() -> {
+        this.statusTask = loops.group().scheduleAtFixedRate(() -> {
             Channel c = session.channel;
             if (c != null && c.isActive()) {
                 receiver.execute(() -> session.status(c));
@@ -94,6 +102,7 @@ public final class ReplicaClient implements AutoCloseable {
         private long applyFrom;
         private long statusIntervalMillis = 10_000;
         private io.walden.core.archive.ArchiveTarget archive;
+        private EventLoops loops;
 
         private Builder(Wal wal, InetSocketAddress primary, String name) {
             this.wal = wal;
@@ -140,6 +149,16 @@ public final class ReplicaClient implements AutoCloseable {
                 throw new IllegalArgumentException("the status interval must be positive");
             }
             this.statusIntervalMillis = millis;
+            return this;
+        }
+
+        /**
+         * The event loops to connect on, e.g. {@link EventLoops#shared} with a process's one group; a shared group is
+         * never shut down by {@link ReplicaClient#close()} or {@link ReplicaClient#promote()}, which close only this
+         * replica's connections. Default (null): a NIO group of one thread of its own, shut down by either.
+         */
+        public Builder eventLoops(EventLoops loops) {
+            this.loops = loops;
             return this;
         }
 
@@ -195,20 +214,28 @@ public final class ReplicaClient implements AutoCloseable {
     }
 
     private void connect() {
-        if (!running) {
-            return;
+        io.netty.channel.ChannelFuture connecting;
+        // Under the lock, with running checked inside: stop() clears running, then lists the connections under it, so
+        // a connection is either listed (and closed) or never made.
+        synchronized (connections) {
+            if (!running) {
+                return;
+            }
+            connecting = PrimaryConnections.to(loops, primary, tls, () -> {
+                FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised once welcomed
+                return new io.netty.channel.ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
+                        decoder, encoder, new ReceiverHandler(session, decoder), new ProtocolErrorHandler()};
+            }).connect(primary);
+            Channel c = connecting.channel();
+            connections.add(c);
+            c.closeFuture().addListener(f -> connections.remove(c));
         }
-        PrimaryConnections.to(group, primary, tls, () -> {
-            FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised once welcomed
-            return new io.netty.channel.ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0), decoder,
-                    encoder, new ReceiverHandler(session, decoder), new ProtocolErrorHandler()};
-        })
-                .connect(primary).addListener(f -> {
-                    if (!f.isSuccess()) {
-                        session.lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
-                        retryLater();
-                    }
-                });
+        connecting.addListener(f -> {
+            if (!f.isSuccess()) {
+                session.lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
+                retryLater();
+            }
+        });
     }
 
     private void retryLater() {
@@ -217,7 +244,7 @@ public final class ReplicaClient implements AutoCloseable {
         }
         long delay = backoffMillis;
         backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
-        group.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
+        loops.group().schedule(this::connect, delay, TimeUnit.MILLISECONDS);
     }
 
     /** Bytes this replica fetched from the archive since it started (what its primary no longer kept). */
@@ -281,8 +308,15 @@ public final class ReplicaClient implements AutoCloseable {
         running = false;
         session.dropping = dropQueued;
         statusTask.cancel(false);
-        Channel c = session.channel;
-        if (c != null) {
+        List<Channel> open;
+        synchronized (connections) {
+            open = List.copyOf(connections);
+        }
+        Channel current = session.channel;
+        if (current != null) {
+            current.close().awaitUninterruptibly();
+        }
+        for (Channel c : open) { // one still connecting: on a shared group, nothing else would close it
             c.close().awaitUninterruptibly();
         }
         receiver.shutdown();
@@ -296,7 +330,7 @@ public final class ReplicaClient implements AutoCloseable {
         if (!stopped) {
             LOG.error("The replica's receiver did not stop within 60 s (an applier or a flush is stuck)");
         }
-        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+        loops.shutdownIfOwned(2).awaitUninterruptibly(); // a shared group keeps running: its creator shuts it down
         if (stopped) {
             applier.close();
         }

@@ -7,11 +7,15 @@ import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
+import io.walden.replication.transport.EventLoops;
 
 import java.util.Locale;
 
@@ -119,6 +123,21 @@ public final class Transports {
                 b.childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE), idleSeconds)
                         .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL), intervalSeconds)
                         .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT), probes);
+        }
+    }
+
+    /**
+     * {@code group} (made by {@link #group(int)}) with this transport's channel classes, for replication to run on
+     * (shared: replication never shuts it down; the server does, after closing replication).
+     */
+    public EventLoops eventLoops(EventLoopGroup group) {
+        switch (kind) {
+            case EPOLL:
+                return EventLoops.shared(group, EpollServerSocketChannel.class, EpollSocketChannel.class);
+            case IO_URING:
+                return EventLoops.shared(group, IoUringServerSocketChannel.class, IoUringSocketChannel.class);
+            default:
+                return EventLoops.shared(group, NioServerSocketChannel.class, NioSocketChannel.class);
         }
     }
 
