@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -38,16 +37,9 @@ import java.util.concurrent.locks.LockSupport;
  *       and so does every later durable append, until the log is reopened.</li>
  * </ul>
  *
- * <p>Batching is adaptive and needs no setting. Closed-loop committers otherwise settle into two groups
- * that alternate between flushes (those released by one flush come back just after the next one started),
- * halving the commits per flush. So before sampling its target the leader waits, boundedly, for the
- * commits it can expect: as many as the peak number of outstanding commits (blocked committers plus
- * pending futures) in the recent cycles, decayed so that the estimate follows a falling load. The wait
- * ends as soon as that many commits have asked for a flush, and never lasts longer than half the recent
- * flush time, so a lone committer (expecting one commit: its own) never waits, and a wrong estimate costs
- * at most half a flush. Then the leader waits, briefly, for records already reserved by other appenders to
- * be published (PostgreSQL's WaitXLogInsertionsToFinish). {@code commitDelay}/{@code commitSiblings} add
- * PostgreSQL's explicit delay on top, off by default.
+ * <p>Batching is adaptive and needs no setting: before sampling its target the leader waits, boundedly, for the
+ * commits the recent load says are coming ({@link CommitBatching}), then, briefly, for records already reserved by
+ * other appenders to be published (PostgreSQL's WaitXLogInsertionsToFinish).
  *
  * <p>Thread-safety: every public method may be called from any thread.
  */
@@ -70,12 +62,8 @@ public final class GroupCommit {
     /** Held by whoever writes the WAL buffers into the files (one writer at a time: see LogWriter). */
     private final AtomicInteger writeLock = new AtomicInteger();
     private final AtomicInteger committers = new AtomicInteger();
-    /** Highest number of outstanding commits seen since the last flush; written racily (an estimate). */
-    private volatile int peakOutstanding;
-    /** Leader-owned estimates: commits to expect per flush (x16, fixed point) and the mean flush time. */
-    private int expectedX16 = 16;
-    private long flushNanosEwma = TimeUnit.MICROSECONDS.toNanos(200);
-    private final LongAdder flushRequests = new LongAdder();
+    /** How long a leader waits for the commits it can expect (the adaptive gather and commit_delay). */
+    private final CommitBatching batching;
     private final Waiter.Stack waiters = new Waiter.Stack();
     private final ThreadLocal<Waiter> waiterOfThread = ThreadLocal.withInitial(() -> new Waiter(Thread.currentThread()));
     /** Asynchronous waits for the flushed position, told by whoever moves it (see OrderedCompletions). */
@@ -90,8 +78,6 @@ public final class GroupCommit {
             return failure;
         }
     };
-    private final long commitDelayNanos;
-    private final int commitSiblings;
     private volatile FlushObserver observer = FlushObserver.NONE;
     private volatile WalFailedException failure;
     /** Written by the leader only. */
@@ -110,8 +96,7 @@ public final class GroupCommit {
         this.registry = registry;
         this.sync = sync;
         this.notifier = notifier;
-        this.commitDelayNanos = commitDelayNanos;
-        this.commitSiblings = commitSiblings;
+        this.batching = new CommitBatching(commitDelayNanos, commitSiblings);
         appender.bind(this);
     }
 
@@ -154,7 +139,7 @@ public final class GroupCommit {
             return;
         }
         if (commit) {
-            notePeak(committers.incrementAndGet() + async.outstanding());
+            batching.notePeak(committers.incrementAndGet() + async.outstanding());
         }
         Waiter w = null;
         try {
@@ -203,7 +188,7 @@ public final class GroupCommit {
 
     /** {@link #awaitFlushed} for a durable append: also counted as a commit for the commits-per-flush figure. */
     public void awaitCommit(long lsn) {
-        flushRequests.increment();
+        batching.commitRequested();
         awaitFlushed(lsn);
     }
 
@@ -220,9 +205,9 @@ public final class GroupCommit {
      * background writer).
      */
     public void awaitFlushedAsync(Completion completion, long lsn) {
-        flushRequests.increment();
+        batching.commitRequested();
         async.add(completion, lsn);
-        notePeak(committers.get() + async.outstanding());
+        batching.notePeak(committers.get() + async.outstanding());
         async.drain();
     }
 
@@ -287,15 +272,12 @@ public final class GroupCommit {
     private void lead(boolean gather) {
         long from = flushed.get();
         try {
-            if (gather && commitDelayNanos > 0 && committers.get() - 1 >= commitSiblings) {
-                LockSupport.parkNanos(this, commitDelayNanos);
-            }
             if (gather) {
-                awaitExpectedCommits();
+                batching.awaitExpectedCommits(committers.get() - 1);
             }
             long target = gather();
             if (target > from && failure == null) {
-                long commits = flushRequests.sumThenReset();
+                long commits = batching.takeRequests();
                 long start = System.nanoTime();
                 write(target);
                 force(from, target);
@@ -304,7 +286,7 @@ public final class GroupCommit {
                 if (failure == null) {
                     flushed.set(target); // volatile store: publishes the new durable point to every waiter
                     flushCount++;
-                    learn(nanos);
+                    batching.learn(nanos, committers.get() + async.outstanding());
                     observer.onFlush(nanos, target - from, commits);
                 }
             }
@@ -434,37 +416,6 @@ public final class GroupCommit {
         return writeLock.get() == 0 && writeLock.compareAndSet(0, 1);
     }
 
-    private void notePeak(int outstanding) {
-        if (outstanding > peakOutstanding) {
-            peakOutstanding = outstanding; // racy max: a lost update only makes the estimate a little low
-        }
-    }
-
-    /** Leader only: waits until the expected number of commits asked for a flush, or half a flush time passed. */
-    private void awaitExpectedCommits() {
-        int expected = expectedX16 >> 4;
-        if (expected <= 1) {
-            return;
-        }
-        long deadline = System.nanoTime() + flushNanosEwma / 2;
-        for (int spins = 0; flushRequests.sum() < expected && System.nanoTime() < deadline; spins++) {
-            if (spins < 50) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield(); // the committers we wait for need the CPU to get here
-            }
-        }
-    }
-
-    /** Leader only: updates the estimates after a flush. */
-    private void learn(long flushNanos) {
-        flushNanosEwma += (flushNanos - flushNanosEwma) >> 3;
-        int peak = peakOutstanding;
-        peakOutstanding = committers.get() + async.outstanding();
-        // Rise at once to a new peak, decay by 1/8 per flush when the load falls.
-        expectedX16 = Math.max(peak << 4, expectedX16 - (expectedX16 >> 3));
-    }
-
     /** The flush target: the published position after waiting (boundedly) for records reserved before now. */
     private long gather() {
         long w = appender.advancePublished();
@@ -494,42 +445,13 @@ public final class GroupCommit {
         }
     }
 
-    /**
-     * Pops the waiters: satisfied ones are unparked and dropped, unsatisfied ones pushed back, and one of
-     * them unparked so that it can lead the next flush. A node whose owner stopped waiting is dropped; if
-     * the owner started waiting again in the meantime, it is unparked so that it pushes itself anew.
-     */
+    /** Unparks the waiters this flush satisfied (all, if the log failed), and one more to lead the next flush. */
     private void wake() {
-        long f = flushed.get();
-        boolean failed = failure != null;
-        boolean leaderWoken = false;
-        for (Waiter w = waiters.popAll(); w != null; ) {
-            Waiter next = w.next;
-            w.next = null;
-            if (w.waiting && !failed && w.target >= f) {
-                waiters.push(w);
-                if (!leaderWoken) {
-                    leaderWoken = true;
-                    LockSupport.unpark(w.thread);
-                }
-            } else {
-                w.inStack = false;
-                if (w.waiting) {
-                    LockSupport.unpark(w.thread);
-                }
-            }
-            w = next;
-        }
+        waiters.wake(flushed.get(), failure != null, true);
     }
 
     private void wakeAll() {
-        for (Waiter w = waiters.popAll(); w != null; ) {
-            Waiter next = w.next;
-            w.next = null;
-            w.inStack = false;
-            LockSupport.unpark(w.thread);
-            w = next;
-        }
+        waiters.wakeAll();
     }
 
     private static void backoff(int spins) {

@@ -256,32 +256,12 @@ public final class RemoteWaits {
     }
 
     private void wakeAll(int i) {
-        for (Waiter w = waiters[i].popAll(); w != null; ) {
-            Waiter next = w.next;
-            w.next = null;
-            w.inStack = false;
-            LockSupport.unpark(w.thread);
-            w = next;
-        }
+        waiters[i].wakeAll();
     }
 
-    /** Pops the level's waiters: satisfied (or released) ones are unparked, the others pushed back. */
+    /** The level's waiters: satisfied (or released) ones are unparked, the others pushed back. */
     private void wake(int i) {
-        long c = confirmed[i].get();
-        boolean released = !active;
-        for (Waiter w = waiters[i].popAll(); w != null; ) {
-            Waiter next = w.next;
-            w.next = null;
-            if (w.waiting && !released && w.target >= c) {
-                waiters[i].push(w);
-            } else {
-                w.inStack = false;
-                if (w.waiting) {
-                    LockSupport.unpark(w.thread);
-                }
-            }
-            w = next;
-        }
+        waiters[i].wake(confirmed[i].get(), !active, false);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.walden.core.commit;
 
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A blocked committer, one per thread and reused, so that waiting allocates nothing.
@@ -35,6 +36,44 @@ final class Waiter {
 
         Waiter popAll() {
             return head.getAndSet(null);
+        }
+
+        /**
+         * Pops the waiters: those whose target {@code position} passed, or all when {@code releaseAll}, are unparked and
+         * dropped, the others pushed back, and with {@code wakeOneMore} one of those unparked too (to lead the next
+         * flush). A node whose owner stopped waiting is dropped; if the owner started waiting again in the meantime,
+         * it is unparked so that it pushes itself anew. For whoever moved {@code position} (one thread at a time).
+         */
+        void wake(long position, boolean releaseAll, boolean wakeOneMore) {
+            boolean oneWoken = !wakeOneMore;
+            for (Waiter w = popAll(); w != null; ) {
+                Waiter next = w.next;
+                w.next = null;
+                if (w.waiting && !releaseAll && w.target >= position) {
+                    push(w);
+                    if (!oneWoken) {
+                        oneWoken = true;
+                        LockSupport.unpark(w.thread);
+                    }
+                } else {
+                    w.inStack = false;
+                    if (w.waiting) {
+                        LockSupport.unpark(w.thread);
+                    }
+                }
+                w = next;
+            }
+        }
+
+        /** Unparks and drops every waiter (the log failed, or the waits were released). */
+        void wakeAll() {
+            for (Waiter w = popAll(); w != null; ) {
+                Waiter next = w.next;
+                w.next = null;
+                w.inStack = false;
+                LockSupport.unpark(w.thread);
+                w = next;
+            }
         }
     }
 }
