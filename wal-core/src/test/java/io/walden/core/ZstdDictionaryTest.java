@@ -81,7 +81,7 @@ class ZstdDictionaryTest {
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).zstdDictionary(false).build())) {
             append(wal, 0, 500);
             assertThat(wal.parts().dictionaries.active()).isNull();
-            assertThat(controlRecords(wal)).isZero();
+            assertThat(controlRecords(wal)).isEmpty();
         }
     }
 
@@ -93,7 +93,7 @@ class ZstdDictionaryTest {
             append(wal, n, 6000);
             long segments = (wal.insertLsn() - before) / TestLogs.SMALL_SEGMENT;
             assertThat(segments).as("segments written with the dictionary").isGreaterThan(5);
-            assertThat(controlRecords(wal)).as("copies of the dictionary").isGreaterThanOrEqualTo(segments);
+            assertThat(controlRecords(wal)).as("copies of the dictionary").hasSizeGreaterThanOrEqualTo((int) segments);
             wal.flush();
         }
         // The inspector allows a record only the dictionaries met earlier in the same segment.
@@ -189,9 +189,7 @@ class ZstdDictionaryTest {
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
             int n = appendUntilTrained(wal, 0);
             wal.append(CompressionTest.jsonEvent(n), Durability.OFF); // after a copy of the dictionary in this segment
-            wal.flush();
-            long copy = lastControlRecord(work);
-            assertThat(copy).isPositive();
+            long copy = lastControlRecord(wal);
             // As a primary that lost an election: it becomes a replica, rewinds (here to the copy, which goes with the
             // rest), and is promoted again later.
             wal.replication().refuseAppends("test: a replica for a while");
@@ -215,38 +213,35 @@ class ZstdDictionaryTest {
 
     @Test
     void aRecordWhoseSegmentLacksItsDictionaryIsReportedAsCorruptionAndNeverReturned() throws IOException {
-        long copy;
-        long victim;
-        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
-            int n = appendUntilTrained(wal, 0);
-            append(wal, n, 3000); // copies in several segments: the reader meets the dictionary before the damaged one
-            wal.flush();
-            copy = lastControlRecord(work);
-            assertThat(controlRecords(wal)).isGreaterThan(2);
-            victim = wal.append(CompressionTest.jsonEvent(1), Durability.LOCAL); // after the copy, in its segment
-            assertThat(victim / TestLogs.SMALL_SEGMENT).isEqualTo(copy / TestLogs.SMALL_SEGMENT);
-        }
+        long[] copyAndVictim = logWithCopiesInSeveralSegments();
         // The copy stays a valid record (its CRC is made to match) but no longer holds a dictionary.
-        CompressionTest.forgeStoredPayload(work, copy, stored -> stored[0] = 9);
-        assertRefusedAfter(copy, victim, "dictionary");
+        CompressionTest.forgeStoredPayload(work, copyAndVictim[0], stored -> stored[0] = 9);
+        assertRefusedAfter(copyAndVictim[0], copyAndVictim[1], "dictionary");
     }
 
     @Test
     void aCopyWhoseDictionaryZstdRefusesIsNoDictionaryAndItsRecordsAreReportedAsCorruption() throws IOException {
-        long copy;
-        long victim;
+        long[] copyAndVictim = logWithCopiesInSeveralSegments();
+        // Its kind, id and the dictionary's magic and id stay; what follows (the entropy tables, the content) is garbage.
+        CompressionTest.forgeStoredPayload(work, copyAndVictim[0], stored -> java.util.Arrays.fill(stored, 16, stored.length, (byte) 0xFF));
+        assertRefusedAfter(copyAndVictim[0], copyAndVictim[1], "cannot be restored");
+    }
+
+    /**
+     * A log with copies of its dictionary in several segments (so a reader from the start meets the dictionary before
+     * the last copy), and one record compressed with it after the last copy, in its segment: their LSNs.
+     */
+    private long[] logWithCopiesInSeveralSegments() {
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
             int n = appendUntilTrained(wal, 0);
-            append(wal, n, 3000); // copies in several segments: the reader meets the dictionary before the damaged one
-            wal.flush();
-            copy = lastControlRecord(work);
-            assertThat(controlRecords(wal)).isGreaterThan(2);
-            victim = wal.append(CompressionTest.jsonEvent(1), Durability.LOCAL);
+            append(wal, n, 3000);
+            List<Long> copies = controlRecords(wal);
+            assertThat(copies).hasSizeGreaterThan(2);
+            long copy = copies.get(copies.size() - 1);
+            long victim = wal.append(CompressionTest.jsonEvent(1), Durability.LOCAL);
             assertThat(victim / TestLogs.SMALL_SEGMENT).isEqualTo(copy / TestLogs.SMALL_SEGMENT);
+            return new long[] {copy, victim};
         }
-        // Its kind, id and the dictionary's magic and id stay; what follows (the entropy tables, the content) is garbage.
-        CompressionTest.forgeStoredPayload(work, copy, stored -> java.util.Arrays.fill(stored, 16, stored.length, (byte) 0xFF));
-        assertRefusedAfter(copy, victim, "cannot be restored");
     }
 
     /**
@@ -329,15 +324,16 @@ class ZstdDictionaryTest {
         }
     }
 
-    private static long controlRecords(Wal wal) {
+    /** The LSNs of the log's control records (here: the copies of its dictionary), in order; flushes first. */
+    private static List<Long> controlRecords(Wal wal) {
         wal.flush();
-        long[] count = new long[1];
+        List<Long> lsns = new ArrayList<>();
         try {
             new LogInspector(wal.directory()).inspect(new LogInspector.Visitor() {
                 @Override
                 public boolean onRecord(LogInspector.RecordInfo r) {
                     if (r.control()) {
-                        count[0]++;
+                        lsns.add(r.lsn());
                     }
                     return true;
                 }
@@ -345,20 +341,12 @@ class ZstdDictionaryTest {
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-        return count[0];
+        return lsns;
     }
 
-    private static long lastControlRecord(Path dir) throws IOException {
-        long[] last = {-1};
-        new LogInspector(dir).inspect(new LogInspector.Visitor() {
-            @Override
-            public boolean onRecord(LogInspector.RecordInfo r) {
-                if (r.control()) {
-                    last[0] = r.lsn();
-                }
-                return true;
-            }
-        });
-        return last[0];
+    private static long lastControlRecord(Wal wal) {
+        List<Long> lsns = controlRecords(wal);
+        assertThat(lsns).isNotEmpty();
+        return lsns.get(lsns.size() - 1);
     }
 }
