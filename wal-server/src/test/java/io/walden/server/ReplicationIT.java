@@ -305,4 +305,76 @@ class ReplicationIT {
                     .as("the promoted replica takes the consumer's next commit").isEqualTo(200);
         }
     }
+
+    /**
+     * zstd dictionaries across processes (docs/format.md, "zstd dictionaries"): a primary trains its dictionary and
+     * ships records compressed with it and the copies that precede them; the replica reads them back byte for byte,
+     * and once promoted goes on compressing with the same dictionary (the newest copy it holds).
+     */
+    @Test
+    void shouldReplicateDictionaryCompressedRecordsAndCompressWithTheDictionaryOncePromoted() throws Exception {
+        int replicationPort = ServerProcess.freePort();
+        String[] log = {"--compression", "zstd", "--segment-size", "1048576"};
+        try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
+                concat(log, "--replication-listen", "127.0.0.1:" + replicationPort));
+             ServerProcess replica = ServerProcess.start(work, work.resolve("replica"), ServerProcess.freePort(),
+                     concat(log, "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1"))) {
+            int events = 0;
+            long lastBatchStart = 0;
+            for (int batch = 0; batch < 10; batch++, events += 2000) {
+                lastBatchStart = Lsn.parse(JSON.readTree(primary.get("/admin/status").body()).get("insert_lsn").asText());
+                java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+                java.io.DataOutputStream out = new java.io.DataOutputStream(body);
+                for (int i = events; i < events + 2000; i++) {
+                    byte[] e = orderEvent(i);
+                    out.writeInt(e.length);
+                    out.write(e);
+                }
+                HttpResponse<String> appended = primary.post("/v1/records/batch?durability=local", body.toByteArray());
+                assertThat(appended.statusCode()).as(appended.body()).isEqualTo(200);
+                Thread.sleep(100); // the dictionary trains in the background once the first MiB of samples is in
+            }
+            String insert = JSON.readTree(primary.get("/admin/status").body()).get("insert_lsn").asText();
+            long alone = 24 + 4 + com.github.luben.zstd.Zstd.compress(orderEvent(events - 1), 3).length;
+            assertThat((Lsn.parse(insert) - lastBatchStart) / 2000).as("bytes per record of the primary's last batch; "
+                    + "compressed alone: %d", alone).isLessThan(alone * 6 / 10);
+            waitUntil(() -> JSON.readTree(replica.get("/admin/status").body()).get("flushed_lsn").asText().equals(insert));
+            Map<Long, String> shipped = primary.records();
+            assertThat(shipped).hasSize(events);
+            waitUntil(() -> replica.records().equals(shipped));
+            primary.kill();
+
+            assertThat(replica.post("/admin/promote", new byte[0]).statusCode()).isEqualTo(200);
+            long before = Lsn.parse(JSON.readTree(replica.get("/admin/status").body()).get("insert_lsn").asText());
+            replica.post("/v1/records?durability=local", orderEvent(events)); // a copy of the dictionary, if one is due
+            long start = Lsn.parse(JSON.readTree(replica.get("/admin/status").body()).get("insert_lsn").asText());
+            for (int i = events + 1; i <= events + 100; i++) {
+                assertThat(replica.post("/v1/records?durability=local", orderEvent(i)).statusCode()).isEqualTo(200);
+            }
+            long end = Lsn.parse(JSON.readTree(replica.get("/admin/status").body()).get("insert_lsn").asText());
+            assertThat((end - start) / 100).as("bytes per record on the promoted replica; compressed alone: %d (from %s)",
+                    alone, Lsn.format(before)).isLessThan(alone * 6 / 10);
+            Map<Long, String> after = replica.records();
+            assertThat(after).hasSize(events + 101);
+            assertThat(after.values()).contains(new String(orderEvent(events + 100), StandardCharsets.UTF_8));
+        }
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /** An order event of about 400 bytes, different for every {@code i}: what the dictionary learns the shape of. */
+    private static byte[] orderEvent(int i) {
+        StringBuilder b = new StringBuilder("{\"event\":\"order-placed\",\"sequence\":").append(i).append(",\"lines\":[");
+        for (int line = 0; line < 4; line++) {
+            b.append(line == 0 ? "" : ",").append("{\"sku\":\"SKU-").append(1000 + (i * 31 + line * 7) % 500)
+                    .append("\",\"quantity\":").append(1 + (i + line) % 3).append(",\"currency\":\"EUR\",\"unit_price\":")
+                    .append((i * 17 + line) % 10_000 / 100.0).append('}');
+        }
+        return b.append("],\"customer\":").append(100_000 + i * 7919 % 900_000).append('}').toString()
+                .getBytes(StandardCharsets.UTF_8);
+    }
 }
