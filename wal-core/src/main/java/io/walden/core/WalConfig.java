@@ -287,7 +287,6 @@ public final class WalConfig {
             return this;
         }
 
-        /** Level used by {@link Wal#append(byte[])}; default {@link Durability#ON}. */
         /**
          * The log's default compression (PostgreSQL's {@code wal_compression}): used by every append that does not
          * choose one. A payload is stored compressed only when that saves space (see {@link Compression}); logs
@@ -312,10 +311,6 @@ public final class WalConfig {
         }
 
         /**
-         * The most log a cursor may hold back from truncation: a cursor lagging further lets truncation pass it and is
-         * then lost (its reader fails; logged and counted), so a forgotten consumer never fills the disk. Default 4 GiB.
-         */
-        /**
          * Archives every sealed segment to {@code archive}'s target, and never truncates one before it is archived
          * (docs/operations.md, "Backup and restore"). Default: no archiving. The log does not close the target.
          */
@@ -324,6 +319,10 @@ public final class WalConfig {
             return this;
         }
 
+        /**
+         * The most log a cursor may hold back from truncation: a cursor lagging further lets truncation pass it and is
+         * then lost (its reader fails; logged and counted), so a forgotten consumer never fills the disk. Default 4 GiB.
+         */
         public Builder maxCursorRetainedBytes(long bytes) {
             if (bytes < 0) {
                 throw new IllegalArgumentException("maxCursorRetainedBytes must be >= 0, got " + bytes);
@@ -332,6 +331,7 @@ public final class WalConfig {
             return this;
         }
 
+        /** Level used by {@link Wal#append(byte[])} and the appends that name none; default {@link Durability#ON}. */
         public Builder durability(Durability level) {
             this.durability = Objects.requireNonNull(level, "durability");
             return this;
