@@ -125,7 +125,7 @@ final class WalParts {
         this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
         this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.segmentSize(), config.maxPayloadSize(),
-                dir.toString());
+                dir.toString(), this::newestDictionaryInLog);
         this.appender = new Appender(registry, preparer, ring, tail, published, written, notifier, firstPrev,
                 scan.lastRecordLsn(), stats, dictionaries);
         this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
@@ -168,24 +168,18 @@ final class WalParts {
     }
 
     /**
-     * The writer takes up the newest zstd dictionary the segment of the log's end holds, so that a log reopened (or a
-     * replica promoted) goes on compressing with it instead of sampling and training again (docs/format.md, "zstd
-     * dictionaries"). Only that segment is walked: a log whose end segment holds no copy trains a new one.
+     * The newest zstd dictionary the segment of the log's written end holds, or null (DictionaryTrainer looks here, in
+     * the background, before its first training: a log reopened, or a replica promoted, goes on with the dictionary it
+     * carries). Only that segment is walked, and only its written records.
      */
-    void adoptNewestDictionary() {
-        if (!config.zstdDictionary() || dictionaries.active() != null) {
-            return;
-        }
-        long end = tail.get();
+    private ZstdDictionary newestDictionaryInLog() {
+        long end = written.get();
         Segment seg = registry.get(end);
         if (seg == null || !seg.tryEnter()) {
-            return;
+            return null;
         }
         try {
-            ZstdDictionary newest = SegmentDictionaries.newestIn(seg.newView(), seg.startLsn(), end - seg.startLsn());
-            if (newest != null) {
-                dictionaries.adopt(newest);
-            }
+            return SegmentDictionaries.newestIn(seg.newView(), seg.startLsn(), end - seg.startLsn());
         } finally {
             seg.exit();
         }
@@ -205,7 +199,6 @@ final class WalParts {
         } catch (IOException e) {
             throw new WalException("could not read the cursor files in " + dir + ": " + e.getMessage(), e);
         }
-        adoptNewestDictionary();
         preparer.start();
         preparer.request(registry.segmentStart(tail.get()) + config.segmentSize());
         writer.start();

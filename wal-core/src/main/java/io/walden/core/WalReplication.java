@@ -225,7 +225,7 @@ final class WalReplication implements ReplicatedLog {
                 epochBegunSinceOpen = true;
                 readLimit.set(Long.MAX_VALUE); // a primary's readers see all it has: its bytes are the new epoch's prefix
                 cursors.promoted(); // its cursors: everything it holds, kept live from now on
-                parts.adoptNewestDictionary(); // the primary's, as it reached this replica
+                parts.dictionaries.lookInLogAgain(); // the primary's, as it reached this replica, before training one
                 appendsRefused = null;
                 LOG.info("Promoted the log in {}: epoch {} begins at {} (history {})", dir, next.current().number(),
                         Lsn.format(end), next);

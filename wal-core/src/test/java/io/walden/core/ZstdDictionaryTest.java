@@ -51,9 +51,9 @@ class ZstdDictionaryTest {
             id = wal.parts().dictionaries.active().id();
         }
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
-            assertThat(wal.parts().dictionaries.active()).as("no sampling, no training").isNotNull();
-            assertThat(wal.parts().dictionaries.active().id()).isEqualTo(id);
-            long first = wal.append(CompressionTest.jsonEvent(n + 10), Durability.LOCAL);
+            long first = wal.append(CompressionTest.jsonEvent(n + 10), Durability.LOCAL); // looks in the log, in the background
+            awaitDictionary(wal);
+            assertThat(wal.parts().dictionaries.active().id()).as("the one the log carries, not a new one").isEqualTo(id);
             try (WalReader r = wal.reader(first)) {
                 assertThat(r.next().payload()).isEqualTo(CompressionTest.jsonEvent(n + 10));
             }
@@ -72,7 +72,11 @@ class ZstdDictionaryTest {
             Replicas.catchUp(primary, replica);
             assertThat(replica.parts().dictionaries.active()).as("a replica compresses nothing").isNull();
             replica.replication().promote();
-            assertThat(replica.parts().dictionaries.active().id()).isEqualTo(primary.parts().dictionaries.active().id());
+            byte[] event = CompressionTest.jsonEvent(n + 10);
+            replica.append(0, event, 0, event.length, Durability.OFF, Compression.ZSTD); // looks in the log, in the background
+            awaitDictionary(replica);
+            assertThat(replica.parts().dictionaries.active().id()).as("the primary's, not a new one")
+                    .isEqualTo(primary.parts().dictionaries.active().id());
         }
     }
 
@@ -272,6 +276,15 @@ class ZstdDictionaryTest {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** Waits (up to 10 s) until the log has a dictionary to compress with. */
+    private static void awaitDictionary(Wal wal) {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (wal.parts().dictionaries.active() == null) {
+            assertThat(System.nanoTime()).as("a dictionary within 10 s").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
+    }
 
     /** Appends events from {@code from} until the log has trained its dictionary; returns the next event's number. */
     static int appendUntilTrained(Wal wal, int from) {

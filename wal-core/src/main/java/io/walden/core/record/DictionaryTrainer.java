@@ -9,7 +9,9 @@ import io.walden.core.Compression;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -47,6 +49,10 @@ public final class DictionaryTrainer {
     private final ReentrantLock sampleLock = new ReentrantLock();
     private volatile boolean sampling;
     private volatile boolean closed;
+    /** The newest dictionary the log already carries (its end segment), or null; looked up off the append path. */
+    private final Supplier<ZstdDictionary> inLog;
+    /** Whether the log was searched since open (or since it was promoted): once per lifetime of its content. */
+    private final AtomicBoolean lookedInLog = new AtomicBoolean();
     /** Guarded by sampleLock. */
     private ByteBuffer samples;
     private int[] sampleSizes;
@@ -57,8 +63,11 @@ public final class DictionaryTrainer {
      * @param segmentSize    the log's segment size
      * @param maxPayloadSize the log's largest payload: a dictionary's control record must fit in one
      * @param logName        for log lines
+     * @param inLog          the newest dictionary the log carries, or null: taken up instead of training one
      */
-    public DictionaryTrainer(boolean enabled, long segmentSize, int maxPayloadSize, String logName) {
+    public DictionaryTrainer(boolean enabled, long segmentSize, int maxPayloadSize, String logName,
+                             Supplier<ZstdDictionary> inLog) {
+        this.inLog = inLog;
         this.dictionarySize = (int) Math.min(MAX_DICTIONARY, segmentSize / 16);
         this.samplesBytes = (int) Math.min(MAX_SAMPLES_BYTES, segmentSize / 2);
         this.maxPayload = (int) Math.min(Math.min(MAX_DICTIONARY_PAYLOAD, segmentSize / 8), maxPayloadSize);
@@ -82,7 +91,7 @@ public final class DictionaryTrainer {
      * Takes up a dictionary the log already holds (its newest copy, at open or at a promotion) instead of training one;
      * a training under way is then wasted. Ignored once a dictionary is active, and for one this log could not carry.
      */
-    public void adopt(ZstdDictionary dictionary) {
+    void adopt(ZstdDictionary dictionary) {
         if (!enabled || closed || dictionary.size() > dictionarySize) {
             return; // a dictionary made for larger segments or payloads: this log trains its own
         }
@@ -112,7 +121,20 @@ public final class DictionaryTrainer {
      * waits here); at the budget's end, starts training.
      */
     public void offer(byte[] src, int offset, int length) {
-        if (!sampling || length > maxPayload || !sampleLock.tryLock()) {
+        if (!sampling || length > maxPayload) {
+            return;
+        }
+        if (!lookedInLog.get() && lookedInLog.compareAndSet(false, true)) {
+            // The first zstd payload since open: a log that carries a dictionary goes on with it. Looked up on a thread
+            // of its own (it walks a segment), while this and the next payloads are sampled in case it finds none.
+            WaldenThreads.daemon(() -> {
+                ZstdDictionary d = inLog.get();
+                if (d != null) {
+                    adopt(d);
+                }
+            }, "walden-dictionary-trainer").start();
+        }
+        if (!sampleLock.tryLock()) {
             return;
         }
         ByteBuffer full = null;
@@ -142,6 +164,14 @@ public final class DictionaryTrainer {
         ByteBuffer trainOn = full;
         int[] trainSizes = sizes;
         WaldenThreads.daemon(() -> train(trainOn, trainSizes), "walden-dictionary-trainer").start();
+    }
+
+    /**
+     * The log's content changed hands (a replica promoted): if it has no dictionary yet, the next zstd payload looks
+     * for one in the log again (the primary's) before a training can finish.
+     */
+    public void lookInLogAgain() {
+        lookedInLog.set(false);
     }
 
     /** The log is closing: a training still under way publishes nothing. */
