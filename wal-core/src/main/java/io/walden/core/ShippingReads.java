@@ -74,6 +74,10 @@ final class ShippingReads {
                 end = next;
             }
             if (end == offset) {
+                if (seg.readIntAcquire(offset) != 0) { // a length word no record could have: damage, at a proven boundary
+                    throw new WalCorruptedException("record at " + Lsn.format(from) + " in " + seg.path()
+                            + " has an impossible length word; it cannot be shipped", from, seg.path());
+                }
                 throw new IllegalLsnException("no record starts at " + Lsn.format(from) + " (below the shippable end "
                         + Lsn.format(limit) + "): not a record boundary of this log");
             }

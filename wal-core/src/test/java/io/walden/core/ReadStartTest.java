@@ -34,6 +34,17 @@ class ReadStartTest {
     }
 
     @Test
+    void shouldReportADamagedLengthWordAtAProvenBoundaryAsCorruptionWhenShipping() {
+        try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
+            long first = wal.append(bytes("first"), Durability.LOCAL); // a segment's first record: a boundary by construction
+            io.walden.core.segment.Segment seg = wal.parts().registry.get(first);
+            seg.writeInt(first - seg.startLsn(), 5); // no record is 5 bytes long
+            assertThatThrownBy(() -> wal.replication().readFlushed(first, 1 << 20)).isInstanceOf(WalCorruptedException.class)
+                    .hasMessageContaining(Lsn.format(first)).hasMessageContaining("impossible length word");
+        }
+    }
+
+    @Test
     void shouldRefuseEveryOffsetInsideARecordAndAcceptEveryRecordStartAcrossManyPages() {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             List<Long> lsns = new ArrayList<>();

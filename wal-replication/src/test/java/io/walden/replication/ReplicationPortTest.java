@@ -118,4 +118,20 @@ class ReplicationPortTest {
                     && registry.find("walden.replica.lag").tag("replica", "r1").meters().isEmpty());
         }
     }
+
+    @Test
+    void shouldRefuseToStartOnAPortInUseWithAnErrorNamingItAndLeaveTheLogServable() throws Exception {
+        try (Wal primary = Wal.open(config(work.resolve("p")).build());
+             java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            java.net.InetSocketAddress address = new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(),
+                    taken.getLocalPort());
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> ReplicationServer.builder(primary).listen(address).start())
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot listen for replicas on")
+                    .hasMessageContaining(String.valueOf(taken.getLocalPort()));
+            primary.append("still taking appends".getBytes(), Durability.LOCAL);
+            try (ReplicationServer replication = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT).start()) {
+                assertThat(replication.address().getPort()).as("a second try on a free port").isPositive();
+            }
+        }
+    }
 }

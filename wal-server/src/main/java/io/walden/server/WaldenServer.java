@@ -228,13 +228,13 @@ public final class WaldenServer implements AutoCloseable {
     @Override
     public synchronized void close() {
         if (serverChannel == null) {
-            if (group != null) {
-                group.close();
-            }
-            if (replication != null) {
-                replication.close();
-            }
             try {
+                if (group != null) {
+                    group.close();
+                }
+                if (replication != null) {
+                    replication.close();
+                }
                 if (wal != null && !wal.isClosed()) {
                     wal.close(); // started the log but never bound the port
                 }

@@ -95,7 +95,7 @@ public final class RecordCursor {
      * or -1 when no published record that fits the segment starts here (its length word not written yet, or damage).
      */
     public long nextPublished() {
-        if (offset + Integer.BYTES > view.capacity()) {
+        if (offset + Integer.BYTES > view.limit()) { // the VarHandle checks against the limit
             return -1;
         }
         int word = (int) INT.getAcquire(view, (int) offset);

@@ -58,9 +58,14 @@ final class ReplicaChannels {
                     pipeline.accept(ch);
                 }
             }).bind(address).sync().channel();
-        } catch (Exception e) { // sync() rethrows a failed bind's checked BindException as it is
+        } catch (Exception e) {
             loops.shutdownIfOwned(1);
-            throw e;
+            if (e instanceof RuntimeException || e instanceof InterruptedException) {
+                throw e;
+            }
+            // sync() rethrows a failed bind's checked BindException (or epoll's) as it is: callers that catch runtime
+            // exceptions to clean up would let it pass. Named here, unchecked.
+            throw new IllegalStateException("cannot listen for replicas on " + address + ": " + e, e);
         }
     }
 

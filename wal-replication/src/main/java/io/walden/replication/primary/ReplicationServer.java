@@ -198,7 +198,7 @@ public final class ReplicationServer implements AutoCloseable {
                         new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH), encoder,
                         new Connection(handshakeTimeoutMillis), errors);
             }); // on failure it shut an own group down
-        } catch (Exception e) { // a failed bind's BindException too, which sync() rethrows unchecked
+        } catch (Exception e) { // a failed bind: IllegalStateException (ReplicaChannels.bind)
             releaser.close();
             slots.abandon();
             wal.replication().retentionFloor(null);

@@ -1,0 +1,47 @@
+package io.walden.server;
+
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import io.walden.server.config.ServerConfig;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A server that cannot start says why and leaves nothing behind: the log closed, the event loops shut down. */
+@Timeout(60)
+class ServerStartFailureTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldRefuseToStartOnATakenReplicationPortNamingItAndReleaseTheLogAndItsThreads() throws Exception {
+        long loopsBefore = eventLoopThreads();
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            WaldenServer server = new WaldenServer(ServerConfig.load(null, Map.of("data-dir", dir.toString(),
+                    "http", "127.0.0.1:0", "replication-listen", "127.0.0.1:" + taken.getLocalPort())));
+            assertThatThrownBy(server::start).hasMessageContaining("cannot listen for replicas")
+                    .hasMessageContaining(String.valueOf(taken.getLocalPort()));
+        }
+        try (Wal wal = Wal.open(WalConfig.builder(dir).build())) {
+            assertThat(wal.isClosed()).as("the failed server closed the log (its lock is free)").isFalse();
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (eventLoopThreads() > loopsBefore && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(eventLoopThreads()).as("event loop threads left running").isLessThanOrEqualTo(loopsBefore);
+    }
+
+    private static long eventLoopThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().startsWith("multiThreadIoEventLoopGroup")).count();
+    }
+}
