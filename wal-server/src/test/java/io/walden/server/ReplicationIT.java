@@ -326,7 +326,7 @@ class ReplicationIT {
                 java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
                 java.io.DataOutputStream out = new java.io.DataOutputStream(body);
                 for (int i = events; i < events + 2000; i++) {
-                    byte[] e = orderEvent(i);
+                    byte[] e = OrderEvents.event(i);
                     out.writeInt(e.length);
                     out.write(e);
                 }
@@ -335,7 +335,7 @@ class ReplicationIT {
                 Thread.sleep(100); // the dictionary trains in the background once the first MiB of samples is in
             }
             String insert = JSON.readTree(primary.get("/admin/status").body()).get("insert_lsn").asText();
-            long alone = 24 + 4 + com.github.luben.zstd.Zstd.compress(orderEvent(events - 1), 3).length;
+            long alone = 24 + 4 + com.github.luben.zstd.Zstd.compress(OrderEvents.event(events - 1), 3).length;
             assertThat((Lsn.parse(insert) - lastBatchStart) / 2000).as("bytes per record of the primary's last batch; "
                     + "compressed alone: %d", alone).isLessThan(alone * 6 / 10);
             waitUntil(() -> JSON.readTree(replica.get("/admin/status").body()).get("flushed_lsn").asText().equals(insert));
@@ -348,19 +348,19 @@ class ReplicationIT {
             long before = Lsn.parse(JSON.readTree(replica.get("/admin/status").body()).get("insert_lsn").asText());
             // The first zstd payload makes the log look for the dictionary it carries (in the background); the next
             // one writes a copy of it into the current segment; the rest are measured.
-            replica.post("/v1/records?durability=local", orderEvent(events));
+            replica.post("/v1/records?durability=local", OrderEvents.event(events));
             Thread.sleep(1000);
-            replica.post("/v1/records?durability=local", orderEvent(events + 1));
+            replica.post("/v1/records?durability=local", OrderEvents.event(events + 1));
             long start = Lsn.parse(JSON.readTree(replica.get("/admin/status").body()).get("insert_lsn").asText());
             for (int i = events + 2; i <= events + 101; i++) {
-                assertThat(replica.post("/v1/records?durability=local", orderEvent(i)).statusCode()).isEqualTo(200);
+                assertThat(replica.post("/v1/records?durability=local", OrderEvents.event(i)).statusCode()).isEqualTo(200);
             }
             long end = Lsn.parse(JSON.readTree(replica.get("/admin/status").body()).get("insert_lsn").asText());
             assertThat((end - start) / 100).as("bytes per record on the promoted replica; compressed alone: %d (from %s)",
                     alone, Lsn.format(before)).isLessThan(alone * 6 / 10);
             Map<Long, String> after = replica.records();
             assertThat(after).hasSize(events + 102);
-            assertThat(after.values()).contains(new String(orderEvent(events + 101), StandardCharsets.UTF_8));
+            assertThat(after.values()).contains(new String(OrderEvents.event(events + 101), StandardCharsets.UTF_8));
         }
     }
 
@@ -368,17 +368,5 @@ class ReplicationIT {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
-    }
-
-    /** An order event of about 400 bytes, different for every {@code i}: what the dictionary learns the shape of. */
-    private static byte[] orderEvent(int i) {
-        StringBuilder b = new StringBuilder("{\"event\":\"order-placed\",\"sequence\":").append(i).append(",\"lines\":[");
-        for (int line = 0; line < 4; line++) {
-            b.append(line == 0 ? "" : ",").append("{\"sku\":\"SKU-").append(1000 + (i * 31 + line * 7) % 500)
-                    .append("\",\"quantity\":").append(1 + (i + line) % 3).append(",\"currency\":\"EUR\",\"unit_price\":")
-                    .append((i * 17 + line) % 10_000 / 100.0).append('}');
-        }
-        return b.append("],\"customer\":").append(100_000 + i * 7919 % 900_000).append('}').toString()
-                .getBytes(StandardCharsets.UTF_8);
     }
 }

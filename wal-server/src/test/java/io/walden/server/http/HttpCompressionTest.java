@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Compression;
 import io.walden.core.Lsn;
 import io.walden.core.recovery.LogInspector;
+import io.walden.server.OrderEvents;
 import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
 import org.junit.jupiter.api.AfterEach;
@@ -115,36 +116,24 @@ class HttpCompressionTest {
         while (controlRecords() == 0) { // the dictionary's first copy comes with the first append after the training
             assertThat(System.nanoTime()).as("a dictionary within 40 s").isLessThan(deadline);
             for (int n = 0; n < 200; n++, i++) {
-                assertThat(post("/v1/records", event(i)).statusCode()).isEqualTo(200);
+                assertThat(post("/v1/records", OrderEvents.event(i)).statusCode()).isEqualTo(200);
             }
         }
-        String first = JSON.readTree(post("/v1/records", event(i)).body()).get("lsn").asText();
+        String first = JSON.readTree(post("/v1/records", OrderEvents.event(i)).body()).get("lsn").asText();
         long before = server.wal().insertLsn();
         for (int n = 1; n < 100; n++) {
-            assertThat(post("/v1/records", event(i + n)).statusCode()).isEqualTo(200);
+            assertThat(post("/v1/records", OrderEvents.event(i + n)).statusCode()).isEqualTo(200);
         }
         long perRecord = (server.wal().insertLsn() - before) / 99;
-        long alone = 24 + 4 + com.github.luben.zstd.Zstd.compress(event(i), 3).length; // header, prefix, the frame
+        long alone = 24 + 4 + com.github.luben.zstd.Zstd.compress(OrderEvents.event(i), 3).length; // header, prefix, the frame
         assertThat(perRecord).as("bytes per record with the dictionary; compressed alone: %d", alone)
                 .isLessThan(alone * 6 / 10);
         JsonNode page = JSON.readTree(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
                 + server.boundAddress().getPort() + "/v1/records?from=" + first + "&limit=100")).build(),
                 HttpResponse.BodyHandlers.ofString()).body());
         for (int n = 0; n < 100; n++) {
-            assertThat(Base64.getDecoder().decode(page.get("records").get(n).get("data").asText())).isEqualTo(event(i + n));
+            assertThat(Base64.getDecoder().decode(page.get("records").get(n).get("data").asText())).isEqualTo(OrderEvents.event(i + n));
         }
-    }
-
-    /** An order event of about 400 bytes, different for every {@code i}. */
-    private static byte[] event(int i) {
-        StringBuilder b = new StringBuilder("{\"event\":\"order-placed\",\"sequence\":").append(i).append(",\"lines\":[");
-        for (int line = 0; line < 4; line++) {
-            b.append(line == 0 ? "" : ",").append("{\"sku\":\"SKU-").append(1000 + (i * 31 + line * 7) % 500)
-                    .append("\",\"quantity\":").append(1 + (i + line) % 3).append(",\"currency\":\"EUR\",\"unit_price\":")
-                    .append((i * 17 + line) % 10_000 / 100.0).append('}');
-        }
-        return b.append("],\"customer\":").append(100_000 + i * 7919 % 900_000).append('}').toString()
-                .getBytes(StandardCharsets.UTF_8);
     }
 
     private long controlRecords() throws Exception {
