@@ -93,7 +93,7 @@ public final class ReplicationRole implements AutoCloseable {
     }
 
     /**
-     * Starts the role the configuration asks for, on {@code loops} (shared: the server's replication group; null: groups of
+     * Starts the role the configuration asks for, on {@code loops} (shared by the caller; null: groups of
      * their own).
      */
     static ReplicationRole start(Wal wal, ServerConfig config, MeterRegistry registry, EventLoops loops)

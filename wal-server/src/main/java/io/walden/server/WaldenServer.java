@@ -49,9 +49,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Threads: Netty event loops run appends and admin calls, and never wait: an append that needs a segment not
  * prepared yet moves to {@code walden-segment-wait}; a bounded pool ({@code walden-reader-*}) runs reads, which may
- * long-poll. Replication (the endpoint, the receiver, a --replicate-from replica's identity probe) shares one event
- * loop group of its own, on the same transport, shut down after replication is closed: not the HTTP workers, which
- * may wait for a force (flush-on-event-loop), where a replica's acknowledgement would wait behind it.
+ * long-poll. Replication (the endpoint, the receiver, a --replicate-from replica's identity probe) runs on event
+ * loops of its own (NIO), as the failover tests were measured with: not the HTTP workers, which may wait for a force
+ * (flush-on-event-loop), where a replica's acknowledgement would wait behind it.
  */
 public final class WaldenServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WaldenServer.class);
@@ -65,8 +65,6 @@ public final class WaldenServer implements AutoCloseable {
     private io.walden.core.archive.ArchiveConfig archive;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
-    /** Replication's event loops: one group for all of it ({@link Transports#eventLoops}). */
-    private EventLoopGroup replicationGroup;
     private ThreadPoolExecutor readers;
     private ExecutorService admin;
     /** Appends that must wait for the next segment at a roll: never on an event loop. */
@@ -114,12 +112,13 @@ public final class WaldenServer implements AutoCloseable {
                     + config.tlsKey() + "): " + e.getMessage(), e);
         }
         ReplicationRole.checkSafety(config);
-        // The event loops first: replication runs on its group from a new replica's identity probe on.
         transport = Transports.choose(config.transport());
         boss = transport.group(1);
         workers = transport.group(config.eventLoops());
-        replicationGroup = transport.group(1);
-        io.walden.replication.transport.EventLoops replicationLoops = transport.eventLoops(replicationGroup);
+        // Replication's components keep event loops of their own (null): a shared group on the HTTP transport failed
+        // one failover run in four (GroupFailoverIT's partition case); it stays an option of the library until that is
+        // understood (docs/replication.md, "Event loops").
+        io.walden.replication.transport.EventLoops replicationLoops = null;
         if (config.coordinator() != null) {
             group = io.walden.server.group.FailoverController.join(config);
             archive = config.archiveConfig();
@@ -239,7 +238,7 @@ public final class WaldenServer implements AutoCloseable {
                     wal.close(); // started the log but never bound the port
                 }
             } finally {
-                shutDownEventLoops(); // after replication, which ran on its group
+                shutDownEventLoops();
                 closeArchive();
             }
             return;
@@ -258,7 +257,7 @@ public final class WaldenServer implements AutoCloseable {
             group.close(); // fences first if primary, then leaves: another member is elected
         }
         if (replication != null) {
-            replication.close(); // before the group it runs on is shut down
+            replication.close();
         }
         try {
             wal.close(); // flushes; appends still racing now fail cleanly with 503
@@ -271,12 +270,8 @@ public final class WaldenServer implements AutoCloseable {
         }
     }
 
-    /** The HTTP and replication event loops; replication must be closed first (it never shuts its group down itself). */
+    /** The HTTP event loops. */
     private void shutDownEventLoops() {
-        if (replicationGroup != null) {
-            replicationGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
-            replicationGroup = null;
-        }
         if (workers != null) {
             workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             workers = null;
