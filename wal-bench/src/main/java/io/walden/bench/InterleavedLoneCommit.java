@@ -38,23 +38,12 @@ final class InterleavedLoneCommit {
              Wal wal = Wal.open(WalConfig.builder(d.resolve("log")).syncMethod(method).build())) {
             ByteBuffer record = ByteBuffer.allocateDirect(payload + 24);
             byte[] bytes = new byte[payload];
-            long position = 0;
+            long[] position = {0};
             long slice = sliceMillis * 1_000_000L;
             for (int round = 0; round < rounds; round++) {
-                long n = 0;
-                long t0 = System.nanoTime();
-                while (System.nanoTime() - t0 < slice) {
-                    position = RawForceLoop.writeAndForce(raw, record, position, RAW_FILE_SIZE);
-                    n++;
-                }
-                double rawRate = n / ((System.nanoTime() - t0) / 1e9);
-                n = 0;
-                t0 = System.nanoTime();
-                while (System.nanoTime() - t0 < slice) {
-                    wal.append(bytes, Durability.LOCAL);
-                    n++;
-                }
-                double waldenRate = n / ((System.nanoTime() - t0) / 1e9);
+                double rawRate = LoadMeasurement.sliceRate(slice,
+                        () -> position[0] = RawForceLoop.writeAndForce(raw, record, position[0], RAW_FILE_SIZE));
+                double waldenRate = LoadMeasurement.sliceRate(slice, () -> wal.append(bytes, Durability.LOCAL));
                 if (round >= warmup) {
                     ratios.add(waldenRate / rawRate);
                     rawSum += rawRate;

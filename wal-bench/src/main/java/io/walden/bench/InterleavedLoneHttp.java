@@ -45,21 +45,11 @@ final class InterleavedLoneHttp {
             byte[] bytes = new byte[payload];
             long slice = TimeUnit.MILLISECONDS.toNanos(sliceMillis);
             for (int round = 0; round < rounds; round++) {
-                long n = 0;
-                long t0 = System.nanoTime();
-                while (System.nanoTime() - t0 < slice) {
+                double httpRate = LoadMeasurement.sliceRate(slice, () -> {
                     out.write(request);
                     HttpMessages.readAnswer(in, buffer);
-                    n++;
-                }
-                double httpRate = n / ((System.nanoTime() - t0) / 1e9);
-                n = 0;
-                t0 = System.nanoTime();
-                while (System.nanoTime() - t0 < slice) {
-                    wal.append(bytes, Durability.LOCAL);
-                    n++;
-                }
-                double embeddedRate = n / ((System.nanoTime() - t0) / 1e9);
+                });
+                double embeddedRate = LoadMeasurement.sliceRate(slice, () -> wal.append(bytes, Durability.LOCAL));
                 if (round >= warmup) {
                     ratios.add(httpRate / embeddedRate);
                     httpSum += httpRate;

@@ -120,14 +120,7 @@ final class InterleavedLoneReplicated {
         return r;
     }
 
-    private static double rate(Wal wal, Durability level, byte[] bytes, long sliceMillis) {
-        long slice = TimeUnit.MILLISECONDS.toNanos(sliceMillis);
-        long n = 0;
-        long t0 = System.nanoTime();
-        while (System.nanoTime() - t0 < slice) {
-            wal.append(bytes, level);
-            n++;
-        }
-        return n / ((System.nanoTime() - t0) / 1e9);
+    private static double rate(Wal wal, Durability level, byte[] bytes, long sliceMillis) throws Exception {
+        return LoadMeasurement.sliceRate(TimeUnit.MILLISECONDS.toNanos(sliceMillis), () -> wal.append(bytes, level));
     }
 }

@@ -182,4 +182,24 @@ final class LoadMeasurement {
         return 0;
     }
 
+
+    /** One operation of an interleaved measurement (a commit, a request and its answer, a raw write and force). */
+    @FunctionalInterface
+    interface Operation {
+        void run() throws Exception;
+    }
+
+    /**
+     * Runs {@code op} back to back for one slice of {@code sliceNanos}; returns its rate per second. Interleaved
+     * measurements alternate slices of two operations, because this machine's disk drifts within minutes.
+     */
+    static double sliceRate(long sliceNanos, Operation op) throws Exception {
+        long n = 0;
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < sliceNanos) {
+            op.run();
+            n++;
+        }
+        return n / ((System.nanoTime() - t0) / 1e9);
+    }
 }
