@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import static io.walden.server.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The sidecar through the real jar in child processes, over real HTTP on loopback. */
@@ -67,6 +68,12 @@ class ServerIT {
             for (Thread t : clients) {
                 t.join();
             }
+            // OFF returns with the record in the WAL buffers (process memory): it survives a kill -9 once the
+            // background writer wrote it into the file, which it does by itself within offWriteDelay
+            // (docs/durability.md). Wait for that, without asking for it; every other level survives at once.
+            String insert = JSON.readTree(server.get("/admin/status").body()).get("insert_lsn").asText();
+            waitUntil(() -> Lsn.parse(JSON.readTree(server.get("/admin/status").body()).get("written_lsn").asText())
+                    >= Lsn.parse(insert));
             server.kill();
         }
         assertThat(errors).isEmpty();
