@@ -8,6 +8,7 @@ import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -49,11 +51,26 @@ class GroupFailoverIT {
     }
 
     @AfterEach
-    void stopAll() throws Exception {
+    void stopAll(TestInfo test) throws Exception {
         for (Member m : members.values()) {
             m.kill();
         }
         zk.close();
+        keepMemberLogs(test);
+    }
+
+    /**
+     * The members' logs outlive the temporary directory, in {@code target/group-failover-logs/TEST/}: a failure that
+     * depends on timing is understood from them or not at all.
+     */
+    private void keepMemberLogs(TestInfo test) throws IOException {
+        Path kept = Path.of("target", "group-failover-logs", test.getTestMethod().map(m -> m.getName()).orElse("test"));
+        Files.createDirectories(kept);
+        for (Member m : members.values()) {
+            for (int i = 0; i < m.logs.size(); i++) {
+                Files.copy(m.logs.get(i), kept.resolve(m.name + "-" + i + ".log"), StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
     }
 
     @Test
@@ -369,6 +386,7 @@ class GroupFailoverIT {
         final int replication;
         final String coordinator;
         volatile ServerProcess process;
+        final List<Path> logs = new ArrayList<>();
 
         Member(String name, String connect) throws IOException {
             this.name = name;
@@ -382,6 +400,7 @@ class GroupFailoverIT {
             process = ServerProcess.start(work, dir, http, "--coordinator", coordinator, "--name", name,
                     "--replication-listen", "127.0.0.1:" + replication, "--coordinator-session-timeout-ms",
                     Integer.toString(SESSION_MS), "--sync-replicas", "ANY 1 (a, b, c)", "--segment-size", "1048576");
+            logs.add(process.log);
         }
 
         void kill() throws InterruptedException {
