@@ -12,8 +12,8 @@ import java.util.TreeMap;
 
 /**
  * Where the cursors are kept (docs/format.md, "Control records" and "Cursor files"): the log's control records, read
- * by {@link #scanInto}, and the cursor files that spare reading them all. {@link Cursors} decides what to read and
- * when; this class only reads and writes.
+ * by {@link #scanInto}, and the cursor files that spare reading them all. {@link CursorReplay} and
+ * {@link CursorRetention} decide what to read and when; this class only reads and writes.
  *
  * <p>Thread-safety: called under the {@link Cursors} lock, or by the log's truncation (serialised by the log).
  */

@@ -1,19 +1,10 @@
 package io.walden.core;
 
-import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.record.ControlRecord;
-import io.walden.core.recovery.CursorFile;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
 
 /**
  * Named consumer cursors (PostgreSQL's logical replication slots, Kafka's committed offsets): a name and an LSN that
@@ -37,8 +28,6 @@ import java.util.TreeMap;
  * not).
  */
 public final class Cursors {
-    private static final Logger LOG = LoggerFactory.getLogger(Cursors.class);
-
     /**
      * One cursor.
      *
@@ -49,37 +38,29 @@ public final class Cursors {
     public record Cursor(String name, long lsn, long lagBytes, double lagSeconds, boolean lost) {
     }
 
-    /** When the log's end passed which LSN: the cursors' lag in time. */
-    private final EndClock clock = new EndClock();
-    /** The run of control records this log appended last, [start, end): a cursor committed to the log's end lags 0. */
-    private long trailingControlStart = -1;
-    private long trailingControlEnd = -1;
-
     private final Wal wal;
-    private final Path dir;
-    /** The cursor files and the log's control records: where the cursors are read from and kept. */
-    private final CursorRecords files;
-    /** name -> LSN: on a primary every change appended so far; on a replica as of {@link #stateAsOf}. */
-    private final Map<String, Long> state = new TreeMap<>();
     /**
-     * A copy of {@link #state} taken after every change on a primary, read without the lock: an event loop resolving
-     * {@code ?cursor=} never waits behind a change's append or a file's force.
+     * What the cursors are. One lock guards it: this object's monitor, which the API below takes and so do the entry
+     * points the log calls on the parts below (each is given this object as its {@code lock}), so that a change, a
+     * rebuild, a truncation's floor and a gauge's read exclude each other as when they were all methods of this class.
      */
-    private volatile Map<String, Long> published = Map.of();
+    private final CursorState state = new CursorState();
+    /** The cursors' lag in bytes and time, and their meters. */
+    final CursorLag lag;
+    /** The cursors kept in step with the log and the cursor files: open, following, promotion, rewind, checkpoint. */
+    final CursorReplay replay;
+    /** The cursors' part in truncation, and the cursors it lost. */
+    final CursorRetention retention;
     /** The last control record this log appended: a change that changes nothing still waits for it. */
     private long lastControlLsn = -1;
-    /** A replica's state reflects the control records below this; Long.MAX_VALUE on a primary (kept live). */
-    private volatile long stateAsOf = Long.MAX_VALUE;
-    /** Whether any cursor was ever created in this log (the base file exists): else nothing to read or write. */
-    private volatile boolean used;
-    private final Set<String> knownLost = new HashSet<>();
-    private final CursorMeters meters = new CursorMeters(this::lagBytes, this::lagSeconds);
 
     /** Calls nothing on {@code wal} until {@link #open()}: the log is still being put together. */
     Cursors(Wal wal, java.nio.file.Path dir) {
         this.wal = wal;
-        this.dir = dir;
-        this.files = new CursorRecords(wal, dir);
+        CursorRecords files = new CursorRecords(wal, dir);
+        this.lag = new CursorLag(wal, this, state);
+        this.replay = new CursorReplay(wal, dir, this, files, state, lag.meters);
+        this.retention = new CursorRetention(wal, this, files, state, replay, lag.meters);
     }
 
     // ------------------------------------------------------------------ the application's calls
@@ -121,12 +102,12 @@ public final class Cursors {
     /** The LSN of cursor {@code name}. @throws UnknownCursorException when there is none */
     public long position(String name) {
         Long lsn;
-        if (stateAsOf == Long.MAX_VALUE) {
-            lsn = published.get(name); // a primary's: no lock
+        if (state.live()) {
+            lsn = state.published(name); // a primary's: no lock
         } else {
             synchronized (this) {
-                catchUp();
-                lsn = state.get(name);
+                replay.catchUp();
+                lsn = state.lsns.get(name);
             }
         }
         if (lsn == null) {
@@ -135,19 +116,15 @@ public final class Cursors {
         return lsn;
     }
 
-    private void publish() {
-        published = Map.copyOf(state);
-    }
-
     /** Every cursor, by name. */
     public synchronized List<Cursor> list() {
-        catchUp();
+        replay.catchUp();
         long end = wal.insertLsn();
         long oldest = wal.oldestLsn();
-        List<Cursor> out = new ArrayList<>(state.size());
-        state.forEach((name, lsn) -> {
-            long seen = endFor(lsn, end);
-            out.add(new Cursor(name, lsn, Math.max(0, seen - lsn), lagSeconds(clock, lsn, seen), lsn < oldest));
+        List<Cursor> out = new ArrayList<>(state.lsns.size());
+        state.lsns.forEach((name, lsn) -> {
+            long seen = lag.endFor(lsn, end);
+            out.add(new Cursor(name, lsn, Math.max(0, seen - lsn), lag.seconds(lsn, seen), lsn < oldest));
         });
         return out;
     }
@@ -161,14 +138,14 @@ public final class Cursors {
         long recordLsn;
         synchronized (this) {
             ensureChangeable(name);
-            if (!state.containsKey(name)) {
+            if (!state.lsns.containsKey(name)) {
                 return false;
             }
             recordLsn = appendChange(ControlRecord.CURSOR_DELETED, name, 0);
-            state.remove(name);
-            publish();
-            knownLost.remove(name);
-            meters.remove(name);
+            state.lsns.remove(name);
+            state.publish();
+            retention.deleted(name);
+            lag.meters.remove(name);
         }
         wal.awaitDurable(recordLsn, level());
         return true;
@@ -186,7 +163,7 @@ public final class Cursors {
         long recordLsn;
         synchronized (this) {
             ensureChangeable(name);
-            Long current = state.get(name);
+            Long current = state.lsns.get(name);
             if (Boolean.TRUE.equals(create) && current != null) {
                 throw new IllegalArgumentException("cursor '" + name + "' already exists (at " + Lsn.format(current) + ")");
             }
@@ -215,18 +192,13 @@ public final class Cursors {
 
     /** Appends the change and applies it (under the lock); returns its control record's LSN. */
     private long applyChange(String name, long lsn, Long current) {
-        if (!used) {
-            files.writeBase(wal.oldestLsn(), Map.of()); // before the first control record: from now on, read them at open
-            used = true;
-        }
+        replay.markUsed(); // before the first control record: from now on, read them at open
         long recordLsn = appendChange(ControlRecord.CURSOR_SET, name, lsn);
-        state.put(name, lsn);
-        publish();
-        if (lsn >= wal.oldestLsn()) {
-            knownLost.remove(name);
-        }
+        state.lsns.put(name, lsn);
+        state.publish();
+        retention.committed(name, lsn);
         if (current == null) {
-            meters.add(name);
+            lag.meters.add(name);
         }
         return recordLsn;
     }
@@ -235,24 +207,10 @@ public final class Cursors {
     private long appendChange(int kind, String name, long lsn) {
         byte[] record = ControlRecord.encode(kind, name, lsn);
         long recordLsn = wal.appendControl(record);
-        trailing(recordLsn, record.length);
-        recent.changed(recordLsn, name, state.get(name));
+        lastControlLsn = recordLsn;
+        lag.trailing(recordLsn, record.length);
+        state.recent.changed(recordLsn, name, state.lsns.get(name));
         return recordLsn;
-    }
-
-    /** Extends (or starts) the run of trailing control records with the one at {@code lsn}. */
-    private void trailing(long lsn, int payloadLength) {
-        lastControlLsn = lsn;
-        if (lsn != trailingControlEnd) {
-            trailingControlStart = lsn; // something else came between: a new run
-        }
-        trailingControlEnd = lsn + io.walden.core.record.RecordDescriptor.aligned(
-                io.walden.core.record.RecordDescriptor.recordLength(payloadLength));
-    }
-
-    /** The log's end as a cursor at {@code lsn} sees it: only the cursors' own records after it do not count. */
-    private long endFor(long lsn, long end) {
-        return end == trailingControlEnd && lsn >= trailingControlStart ? Math.min(lsn, end) : end;
     }
 
     private void ensureChangeable(String name) {
@@ -263,17 +221,8 @@ public final class Cursors {
         if (refused != null) {
             throw new AppendsRefusedException(refused);
         }
-        if (stateAsOf != Long.MAX_VALUE) {
+        if (!state.live()) {
             throw new AppendsRefusedException("this log is becoming a primary; retry the cursor change");
-        }
-    }
-
-    /** This replica was promoted: everything it holds is its own now, and its cursors are kept live. */
-    synchronized void promoted() {
-        if (stateAsOf != Long.MAX_VALUE) {
-            catchUpTo(wal.insertLsn());
-            stateAsOf = Long.MAX_VALUE;
-            publish();
         }
     }
 
@@ -283,269 +232,18 @@ public final class Cursors {
         return d == Durability.OFF ? Durability.LOCAL : d;
     }
 
-    // ------------------------------------------------------------------ the log's calls
+    // ------------------------------------------------------------------ the log's calls that span the parts
+    // (the others go to the part whose job they are: replay for the replication's, retention for truncation's)
 
-    /** At open, after recovery and before any append: the cursors as of the log's end. */
+    /** At open, after recovery and before any append: the cursors as of the log's end, and those already lost. */
     synchronized void open() throws IOException {
-        CursorFile.Snapshot base = files.read(CursorFile.BASE);
-        CursorFile.Snapshot checkpoint = files.read(CursorFile.CHECKPOINT);
-        if (base == null && checkpoint == null && !files.damaged()) {
-            return; // never used: no control record anywhere
-        }
-        used = true;
-        if (base == null) {
-            files.writeBase(wal.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
-        }
-        long end = wal.insertLsn();
-        if (checkpoint != null && !files.usable(checkpoint, end)) {
-            files.deleteCheckpoint(); // past the recovered end (or truncated past): never trusted again
-            checkpoint = null;
-        }
-        rebuild(checkpoint, end);
-        state.keySet().forEach(meters::add);
-        knownLost.clear();
-        for (Map.Entry<String, Long> e : state.entrySet()) {
-            if (e.getValue() < wal.oldestLsn()) {
-                knownLost.add(e.getKey());
-            }
-        }
+        replay.open();
+        retention.opened();
     }
-
-    /** The changes not yet in a checkpoint file, and writing it. */
-    private final RecentChanges recent = new RecentChanges();
-
-    /**
-     * This log now follows a primary: from here its cursors are what it has applied and its primary flushed (its read
-     * limit, kept across restarts), like its readers.
-     */
-    synchronized void following() {
-        recent.clear();
-        if (stateAsOf == Long.MAX_VALUE) {
-            long end = wal.insertLsn();
-            long limit = Math.min(end, wal.readLimit());
-            if (used && limit < end) {
-                Set<String> before = new HashSet<>(state.keySet());
-                rebuild(usableCheckpoint(limit), limit);
-                before.stream().filter(n -> !state.containsKey(n)).forEach(meters::remove);
-                state.keySet().stream().filter(n -> !before.contains(n)).forEach(meters::add);
-            }
-            stateAsOf = limit;
-        }
-    }
-
-    /** The checkpoint file when it may serve a rebuild as of {@code lsn}, else null. */
-    private CursorFile.Snapshot usableCheckpoint(long lsn) {
-        CursorFile.Snapshot checkpoint = files.read(CursorFile.CHECKPOINT);
-        return files.usable(checkpoint, lsn) ? checkpoint : null;
-    }
-
-    /**
-     * The cursors as of {@code lsn}: from {@code checkpoint} when given, else the base file, and the control records up to
-     * {@code lsn}. A checkpoint the log cannot be read from (its LSN not a record boundary any more) gives way to the base.
-     */
-    private void rebuild(CursorFile.Snapshot checkpoint, long lsn) {
-        if (checkpoint != null) {
-            try {
-                state.clear();
-                state.putAll(checkpoint.cursors());
-                scan(checkpoint.asOf(), lsn);
-                publish();
-                return;
-            } catch (IllegalLsnException | WalCorruptedException e) {
-                LOG.warn("Cannot read the log from the cursor checkpoint's {} ({}): reading it from the base file's",
-                        Lsn.format(checkpoint.asOf()), e.getMessage());
-            }
-        }
-        CursorFile.Snapshot base = files.read(CursorFile.BASE);
-        if (base == null) {
-            base = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
-        }
-        state.clear();
-        state.putAll(base.cursors());
-        scan(base.asOf(), lsn);
-        publish();
-    }
-
-    /** A replica's log was rewound to {@code lsn}: cursor changes at or beyond it are undone. */
-    synchronized void rewound(long lsn) throws IOException {
-        if (!used) {
-            return;
-        }
-        CursorFile.Snapshot checkpoint = files.read(CursorFile.CHECKPOINT);
-        if (checkpoint != null && checkpoint.asOf() > lsn) {
-            files.deleteCheckpoint();
-            checkpoint = null;
-        }
-        if (stateAsOf != Long.MAX_VALUE && stateAsOf <= lsn) {
-            return; // nothing beyond the rewind point was reflected
-        }
-        Set<String> before = new HashSet<>(state.keySet());
-        rebuild(files.usable(checkpoint, lsn) ? checkpoint : null, lsn);
-        stateAsOf = lsn;
-        before.stream().filter(n -> !state.containsKey(n)).forEach(meters::remove);
-        state.keySet().stream().filter(n -> !before.contains(n)).forEach(meters::add);
-    }
-
-    /** What truncation must keep: the lowest cursor within {@code maxCursorRetainedBytes} of the end. */
-    synchronized long retentionFloor() {
-        catchUp();
-        long end = wal.insertLsn();
-        long cap = wal.config().maxCursorRetainedBytes();
-        long floor = Long.MAX_VALUE;
-        for (long lsn : state.values()) {
-            if (end - lsn <= cap) {
-                floor = Math.min(floor, lsn);
-            }
-        }
-        // A change not yet flushed may not survive a crash: until it is, the LSN it replaced still holds the log.
-        for (long lsn : recent.previousOfUnflushed(wal.flushedLsn())) {
-            if (end - lsn <= cap) {
-                floor = Math.min(floor, lsn);
-            }
-        }
-        return floor;
-    }
-
-    /**
-     * Before segments below {@code keepFrom} are removed: the base file takes over the control records they hold.
-     * Read from the log (not the live state), so that it says exactly what lies below {@code keepFrom}.
-     */
-    void beforeTruncation(long keepFrom) throws IOException {
-        // Not under this object's lock: the scan may read much of the log, and the background writer's tick takes the
-        // lock. Truncations are serialised by the log (its admin lock), and the base file is theirs alone once used.
-        if (!used) {
-            return;
-        }
-        CursorFile.Snapshot base = files.read(CursorFile.BASE);
-        long from = base == null ? wal.oldestLsn() : base.asOf();
-        if (keepFrom <= from) {
-            return;
-        }
-        Map<String, Long> below = new TreeMap<>(base == null ? Map.of() : base.cursors());
-        files.scanInto(below, from, keepFrom);
-        files.writeBase(keepFrom, below);
-    }
-
-    /** After a truncation: a cursor whose LSN was removed is lost; said once, counted once. */
-    synchronized void afterTruncation() {
-        long oldest = wal.oldestLsn();
-        state.forEach((name, lsn) -> {
-            if (lsn < oldest && knownLost.add(name)) {
-                LOG.warn("Cursor '{}' at {} is lost: the log was truncated to {} past it (it lagged more than "
-                        + "maxCursorRetainedBytes = {}); its reader now fails until it is committed to a kept LSN",
-                        name, Lsn.format(lsn), Lsn.format(oldest), wal.config().maxCursorRetainedBytes());
-                meters.lost();
-            }
-        });
-    }
-
-    /** At a clean close, everything flushed: the checkpoint file spares the next open reading the log. */
-    synchronized void close() throws IOException {
-        if (!used) {
-            return;
-        }
-        // The log is closing (nothing can be read any more): a replica's state as of what it reflected, a primary's
-        // as of what it flushed (all of it, unless the close could not flush).
-        files.writeCheckpoint(stateAsOf == Long.MAX_VALUE ? recent.asOf(state, wal.flushedLsn())
-                : new CursorFile.Snapshot(stateAsOf, new TreeMap<>(state)));
-    }
-
-    /** A replica received a control record: from now on the cursor files exist, so the next open reads them. */
-    synchronized void received() {
-        if (!used) {
-            files.writeBase(wal.oldestLsn(), Map.of());
-            used = true;
-        }
-    }
-
-    // ------------------------------------------------------------------ reading control records
-
-    /** A replica: reflect what its readers may see now. */
-    private void catchUp() {
-        if (stateAsOf != Long.MAX_VALUE) {
-            catchUpTo(Math.max(stateAsOf, wal.visibleLsn(WalReader.Visibility.FLUSHED)));
-        }
-    }
-
-    private void catchUpTo(long limit) {
-        if (stateAsOf != Long.MAX_VALUE && limit > stateAsOf) {
-            Set<String> before = new HashSet<>(state.keySet());
-            scan(stateAsOf, limit);
-            stateAsOf = limit;
-            recent.scanned();
-            before.stream().filter(n -> !state.containsKey(n)).forEach(meters::remove);
-            state.keySet().stream().filter(n -> !before.contains(n)).forEach(meters::add);
-        }
-    }
-
-    private void scan(long from, long until) {
-        files.scanInto(state, from, until);
-    }
-
-    // ------------------------------------------------------------------ lag in time
 
     /** The background writer's periodic call: samples the log's end, and keeps the checkpoint file recent. */
     void tick() {
-        sample();
-        try {
-            checkpointIfChanged();
-        } catch (IOException | RuntimeException e) {
-            // Only a shortcut for the next open: a failure here costs a longer read of the log then, nothing else.
-            LOG.warn("Could not write {}: {}", dir.resolve(CursorFile.CHECKPOINT), e.toString());
-        }
-    }
-
-    /**
-     * Writes the checkpoint file when the cursors changed, so that opening after a crash reads only the control records
-     * of the last second or so, not the log since the last truncation.
-     */
-    void checkpointIfChanged() throws IOException {
-        CursorFile.Snapshot snapshot;
-        synchronized (this) {
-            if (!used) {
-                return;
-            }
-            snapshot = recent.snapshot(state, stateAsOf == Long.MAX_VALUE ? wal.flushedLsn() : stateAsOf,
-                    stateAsOf == Long.MAX_VALUE);
-        }
-        if (snapshot != null) {
-            files.writeCheckpoint(snapshot); // outside the lock: only the background writer writes it while the log is open
-        }
-    }
-
-    private void sample() {
-        clock.sample(wal.insertLsn(), System.nanoTime());
-    }
-
-    private static double lagSeconds(EndClock clock, long lsn, long end) {
-        return lsn >= end ? 0 : clock.secondsSincePassed(lsn, System.nanoTime());
-    }
-
-    // ------------------------------------------------------------------ meters
-
-    /** {@code walden.cursor.lag.bytes} and {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}), {@code walden.cursor.lost}. */
-    MeterBinder meterBinder() {
-        return registry -> {
-            synchronized (this) { // no cursor comes or goes while the registry gets its gauges
-                meters.bindTo(registry, state.keySet());
-            }
-        };
-    }
-
-    private double lagSeconds(String name) {
-        Long lsn;
-        long end;
-        synchronized (this) {
-            lsn = state.get(name);
-            end = lsn == null ? 0 : endFor(lsn, wal.insertLsn());
-        }
-        return lsn == null ? 0 : lagSeconds(clock, lsn, end);
-    }
-
-    private double lagBytes(String name) {
-        synchronized (this) {
-            Long lsn = state.get(name);
-            return lsn == null ? 0 : Math.max(0, endFor(lsn, wal.insertLsn()) - lsn);
-        }
+        lag.sample();
+        replay.tick();
     }
 }

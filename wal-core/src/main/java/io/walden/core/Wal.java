@@ -326,7 +326,7 @@ public final class Wal implements AutoCloseable {
     public MeterBinder meterBinder() {
         return registry -> {
             parts.metrics.bindTo(registry);
-            parts.cursors.meterBinder().bindTo(registry);
+            parts.cursors.lag.meterBinder().bindTo(registry);
         };
     }
 

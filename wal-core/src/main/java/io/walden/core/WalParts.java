@@ -135,8 +135,8 @@ final class WalParts {
                 readLimit::get);
         this.cursors = new Cursors(wal, dir); // before the writer, whose periodic task samples for them
         this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
-                checkpointer, appender, preparer, registry, notifier, cursors, remote, tail, written, flushed, readLimit,
-                opened.history(), opened.shutDownCleanly(), this::rewound));
+                checkpointer, appender, preparer, registry, notifier, cursors.replay, remote, tail, written, flushed,
+                readLimit, opened.history(), opened.shutDownCleanly(), this::rewound));
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
                 () -> {
@@ -221,7 +221,7 @@ final class WalParts {
             } catch (IOException e) {
                 throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
             }
-            long keep = Math.min(Math.min(Math.min(lsn, flushed.get()), replication.retentionFloor()), cursors.retentionFloor());
+            long keep = Math.min(Math.min(Math.min(lsn, flushed.get()), replication.retentionFloor()), cursors.retention.floor());
             if (archiver != null) {
                 keep = Math.min(keep, archiver.retentionFloor()); // never a segment the archive does not hold yet
             }
@@ -229,7 +229,7 @@ final class WalParts {
             Segment oldestSegment = registry.oldest();
             if (oldestSegment != null && oldestSegment.endLsn() <= limit) {
                 try {
-                    cursors.beforeTruncation(limit); // the control records about to go: into the base cursor file
+                    cursors.retention.beforeTruncation(limit); // the control records about to go: into the base cursor file
                 } catch (IOException e) {
                     throw new WalException("could not write the cursor file before truncating: " + e.getMessage(), e);
                 }
@@ -250,7 +250,7 @@ final class WalParts {
                 preparer.dispose(s, removedFile);
                 LOG.debug("Truncated segment {}", s.path().getFileName());
             }
-            cursors.afterTruncation();
+            cursors.retention.afterTruncation();
         }
     }
 
@@ -281,7 +281,7 @@ final class WalParts {
             try {
                 if (commit.failure() == null) {
                     commit.flushAll();
-                    cursors.close();
+                    cursors.replay.close();
                     if (quiescent && flushed.get() >= tail.get()) {
                         checkpointer.writeShutdown(); // everything appended is flushed: no replica can hold more
                     } else {

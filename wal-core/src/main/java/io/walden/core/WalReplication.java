@@ -46,7 +46,8 @@ final class WalReplication implements ReplicatedLog {
     private final SegmentPreparer preparer;
     private final SegmentRegistry registry;
     private final ReadNotifier notifier;
-    private final Cursors cursors;
+    /** The cursors' side of following, promotion, rewinds and received control records. */
+    private final CursorReplay cursors;
     private final RemoteWaits remote;
     private final Position tail;
     private final Position written;
@@ -70,7 +71,7 @@ final class WalReplication implements ReplicatedLog {
     /** The parts of a {@link Wal} this side works on (WalParts wires them). */
     record Parts(WalConfig config, Path dir, Object adminLock, Activity activity, GroupCommit commit,
                  Checkpointer checkpointer, Appender appender, SegmentPreparer preparer, SegmentRegistry registry,
-                 ReadNotifier notifier, Cursors cursors, RemoteWaits remote, Position tail, Position written,
+                 ReadNotifier notifier, CursorReplay cursors, RemoteWaits remote, Position tail, Position written,
                  Position flushed, Position readLimit, EpochHistory history, boolean shutDownCleanly,
                  java.util.function.LongConsumer rewound) {
     }

@@ -1,0 +1,84 @@
+package io.walden.core;
+
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.walden.core.record.RecordDescriptor;
+
+/**
+ * How far behind the log's end each cursor is, in bytes and in time, for {@link Cursors#list()} and the meters
+ * ({@link CursorMeters}, whose gauges it answers). A cursor committed to the log's end lags 0, even though its own
+ * control record moved the end past it.
+ *
+ * <p>Thread-safety: the gauges and {@link #meterBinder()} take the {@link Cursors} lock (the {@code lock} given, that
+ * object's monitor), as they are called from the meter registries' threads; {@link #trailing} and {@link #endFor} are
+ * called under it; {@link #sample} and {@link #seconds} need no lock (the clock serialises itself).
+ */
+final class CursorLag {
+    /** When the log's end passed which LSN: the cursors' lag in time. */
+    private final EndClock clock = new EndClock();
+    /** The run of control records this log appended last, [start, end): a cursor committed to the log's end lags 0. */
+    private long trailingControlStart = -1;
+    private long trailingControlEnd = -1;
+
+    private final Wal wal;
+    /** The {@link Cursors} object: its monitor guards {@link #state} and the trailing run. */
+    private final Object lock;
+    private final CursorState state;
+    /** The gauges per cursor, added and removed with the cursors by their keepers, and the lost counter. */
+    final CursorMeters meters = new CursorMeters(this::lagBytes, this::lagSeconds);
+
+    /** Calls nothing on {@code wal} yet: the log is still being put together. */
+    CursorLag(Wal wal, Object lock, CursorState state) {
+        this.wal = wal;
+        this.lock = lock;
+        this.state = state;
+    }
+
+    /** Extends (or starts) the run of trailing control records with the one at {@code lsn} (under the lock). */
+    void trailing(long lsn, int payloadLength) {
+        if (lsn != trailingControlEnd) {
+            trailingControlStart = lsn; // something else came between: a new run
+        }
+        trailingControlEnd = lsn + RecordDescriptor.aligned(RecordDescriptor.recordLength(payloadLength));
+    }
+
+    /** The log's end as a cursor at {@code lsn} sees it: only the cursors' own records after it do not count. */
+    long endFor(long lsn, long end) {
+        return end == trailingControlEnd && lsn >= trailingControlStart ? Math.min(lsn, end) : end;
+    }
+
+    /** The background writer's periodic sample of the log's end. */
+    void sample() {
+        clock.sample(wal.insertLsn(), System.nanoTime());
+    }
+
+    /** How long ago {@code end} (as {@link #endFor} gave it) passed {@code lsn}. */
+    double seconds(long lsn, long end) {
+        return lsn >= end ? 0 : clock.secondsSincePassed(lsn, System.nanoTime());
+    }
+
+    /** {@code walden.cursor.lag.bytes} and {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}), {@code walden.cursor.lost}. */
+    MeterBinder meterBinder() {
+        return registry -> {
+            synchronized (lock) { // no cursor comes or goes while the registry gets its gauges
+                meters.bindTo(registry, state.lsns.keySet());
+            }
+        };
+    }
+
+    private double lagSeconds(String name) {
+        Long lsn;
+        long end;
+        synchronized (lock) {
+            lsn = state.lsns.get(name);
+            end = lsn == null ? 0 : endFor(lsn, wal.insertLsn());
+        }
+        return lsn == null ? 0 : seconds(lsn, end);
+    }
+
+    private double lagBytes(String name) {
+        synchronized (lock) {
+            Long lsn = state.lsns.get(name);
+            return lsn == null ? 0 : Math.max(0, endFor(lsn, wal.insertLsn()) - lsn);
+        }
+    }
+}
