@@ -22,7 +22,7 @@ import java.util.zip.CRC32C;
  * with acquire semantics after the records were published (readers, the replica's write stage). Walks over length
  * words alone, up to a position that may be moving (which offsets are record boundaries, a sender's chunk), step
  * with {@link #nextPublished()} instead: an acquire load of the length word, no check. The one walk not done here is
- * the appender's over the WAL buffers (Appender.advancePublished), a ring rather than a segment.
+ * the appender's over the WAL buffers (Publication.advancePublished), a ring rather than a segment.
  *
  * <p>Thread-safety: none; one walk per thread. Allocates nothing but {@link #payload()}'s slice.
  */
