@@ -1,12 +1,9 @@
 package io.walden.core.archive;
 
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
-import io.walden.core.Lsn;
 import io.walden.core.SegmentInfo;
-import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.thread.WaldenThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,7 +11,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -35,41 +31,26 @@ import java.util.concurrent.locks.LockSupport;
  *       the segments from the new epoch's start are archived again, replacing the old primary's objects.</li>
  * </ul>
  *
+ * <p>This class is the public face and the thread; each turn of that thread runs the parts, which have one job each:
+ * {@link ArchiveUploader} (one upload, and the retry policy), {@link ArchiveProgress} (what the getters and meters
+ * show) and {@link PendingBytesCap} (the cap on pending bytes).
+ *
  * <p>Thread-safety: one thread ({@code walden-archiver}) does all uploading and marking; the getters and
  * {@link #retentionFloor()} may be called from any thread.
  */
 public final class Archiver implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Archiver.class);
     static final long POLL_MILLIS = 100;
-    private static final long HEADER = SegmentHeaderDescriptor.LENGTH;
 
     private final ArchivedLog log;
     private final ArchiveConfig config;
     private final ArchiveTarget target;
     private final ArchiveStatus status;
     private final Thread thread;
-    private final AtomicLong archivedSegments = new AtomicLong();
-    private final AtomicLong partialUploads = new AtomicLong();
-    private final AtomicLong failures = new AtomicLong();
-    private final AtomicLong dropped = new AtomicLong();
+    private final ArchiveProgress progress;
+    private final ArchiveUploader uploader;
+    private final PendingBytesCap cap;
     private volatile boolean closed;
-    private volatile long archivedLsn;
-    private volatile long lagBytes;
-    private volatile int pendingSegments;
-    private volatile String lastError;
-
-    // Owned by the archiver's thread.
-    private boolean seenReplica;
-    /** The start of the epoch the last primary turn saw; -1 before the first. */
-    private long knownEpochStart = -1;
-    private volatile boolean blocked; // written by the archiver, read by blocking()
-    private long partialStart = -1;
-    private long partialEnd;
-    private long tailPendingSince;
-    private long backoffNanos;
-    private int failuresInARow;
-    private long nextAttemptNanos;
-    private long knownOldest = -1;
 
     /**
      * Reads the archive status of {@code log}; {@link #start()} begins archiving.
@@ -81,9 +62,11 @@ public final class Archiver implements AutoCloseable {
         this.config = config;
         this.target = config.target();
         this.status = new ArchiveStatus(log.directory());
-        this.thread = io.walden.core.thread.WaldenThreads.daemon(this::run, "walden-archiver");
-        this.seenReplica = !log.acceptsAppends(); // a replica's log (its read limit is set from the control file)
-        refresh(log.segments(), log.flushedLsn());
+        this.thread = WaldenThreads.daemon(this::run, "walden-archiver");
+        this.progress = new ArchiveProgress(status);
+        this.uploader = new ArchiveUploader(log, config, status, progress);
+        this.cap = new PendingBytesCap(log, config, status, progress);
+        progress.refresh(log.segments(), log.flushedLsn());
     }
 
     public void start() {
@@ -104,35 +87,35 @@ public final class Archiver implements AutoCloseable {
      * given up under {@link ArchiveConfig.WhenFull#DROP_ARCHIVE} ({@link #droppedSegments()}).
      */
     public long archivedLsn() {
-        return archivedLsn;
+        return progress.archivedLsn();
     }
 
     /** Flushed bytes not archived yet. */
     public long lagBytes() {
-        return lagBytes;
+        return progress.lagBytes();
     }
 
     /** Sealed segments waiting for their upload. */
     public int pendingSegments() {
-        return pendingSegments;
+        return progress.pendingSegments();
     }
 
     /** The last failure, or null once an upload succeeded after it. */
     public String lastError() {
-        return lastError;
+        return progress.lastError();
     }
 
     public long archivedSegments() {
-        return archivedSegments.get();
+        return progress.archivedSegments();
     }
 
     public long failures() {
-        return failures.get();
+        return progress.failures();
     }
 
     /** Segments given up under {@link ArchiveConfig.WhenFull#DROP_ARCHIVE} since the log was opened. */
     public long droppedSegments() {
-        return dropped.get();
+        return progress.droppedSegments();
     }
 
     /**
@@ -150,7 +133,7 @@ public final class Archiver implements AutoCloseable {
 
     /** True while appends are refused because the archive is too far behind. */
     public boolean blocking() {
-        return blocked;
+        return cap.blocking();
     }
 
     /**
@@ -172,7 +155,7 @@ public final class Archiver implements AutoCloseable {
     /** Waits until every record below {@code lsn} is archived; false on timeout. */
     public boolean awaitArchived(long lsn, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        while (archivedLsn < lsn) {
+        while (progress.archivedLsn() < lsn) {
             if (System.nanoTime() - deadline >= 0) {
                 return false;
             }
@@ -183,19 +166,7 @@ public final class Archiver implements AutoCloseable {
 
     /** Registers {@code walden.archive.*} meters. */
     public void bindTo(MeterRegistry registry, Tags tags) {
-        FunctionCounter.builder("walden.archive.segments", archivedSegments, AtomicLong::get)
-                .description("Sealed segments uploaded to the archive and verified").tags(tags).register(registry);
-        FunctionCounter.builder("walden.archive.failures", failures, AtomicLong::get)
-                .description("Failed archive uploads (each retried with backoff)").tags(tags).register(registry);
-        FunctionCounter.builder("walden.archive.partials", partialUploads, AtomicLong::get)
-                .description("Uploads of the current segment's head after the archive timeout").tags(tags).register(registry);
-        FunctionCounter.builder("walden.archive.dropped", this, Archiver::droppedSegments)
-                .description("Segments given up because the archive fell too far behind (drop-archive)").tags(tags)
-                .register(registry);
-        Gauge.builder("walden.archive.lag.bytes", this, Archiver::lagBytes).baseUnit("bytes")
-                .description("Flushed bytes not yet in the archive").tags(tags).register(registry);
-        Gauge.builder("walden.archive.pending.segments", this, Archiver::pendingSegments)
-                .description("Sealed segments waiting to be archived").tags(tags).register(registry);
+        progress.bindTo(registry, tags);
     }
 
     // ------------------------------------------------------------------ the archiver's thread
@@ -204,214 +175,22 @@ public final class Archiver implements AutoCloseable {
         while (!closed) {
             boolean more = false;
             try {
-                if (System.nanoTime() - nextAttemptNanos >= 0) {
-                    more = attempt();
+                if (uploader.due()) {
+                    more = uploader.attempt();
                 }
                 List<SegmentInfo> segments = log.segments();
-                refresh(segments, log.flushedLsn());
-                admit(segments);
+                progress.refresh(segments, log.flushedLsn());
+                cap.admit(segments);
             } catch (IOException | RuntimeException e) {
                 LOG.error("The archiver's bookkeeping failed in {}: {}", log.directory(), e.toString(), e);
             } catch (Error e) {
-                lastError = "the archiver stopped: " + e; // shown in the status; truncation stays held back
+                progress.stopped(e); // shown in the status; truncation stays held back
                 LOG.error("The archiver of {} stopped: {}", log.directory(), e.toString(), e);
                 throw e;
             }
             if (!more) {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS));
             }
-        }
-    }
-
-    /** One upload, if one is due; true when there may be more. A failure backs off before the next attempt. */
-    private boolean attempt() {
-        try {
-            boolean uploaded = uploadNext();
-            if (uploaded) {
-                backoffNanos = 0;
-                failuresInARow = 0;
-                lastError = null;
-            }
-            return uploaded;
-        } catch (IOException | RuntimeException e) {
-            failures.incrementAndGet();
-            failuresInARow++;
-            lastError = e.getMessage() == null ? e.toString() : e.getMessage();
-            backoffNanos = backoffNanos == 0 ? config.retryMin().toNanos()
-                    : Math.min(config.retryMax().toNanos(), backoffNanos * 2);
-            nextAttemptNanos = System.nanoTime() + backoffNanos;
-            LOG.warn("Archiving to {} failed ({} in a row; retrying in {} ms): {}", target.uri(), failuresInARow,
-                    TimeUnit.NANOSECONDS.toMillis(backoffNanos), lastError);
-            return false;
-        }
-    }
-
-    /** Uploads the oldest segment that needs it; true when it did (there may be more). */
-    private boolean uploadNext() throws IOException {
-        if (!log.acceptsAppends()) {
-            seenReplica = true;
-            return false;
-        }
-        long epochStart = log.epochStartLsn();
-        if (epochStart != knownEpochStart) {
-            // A new epoch since the last turn (a promotion, however quick), or the first turn of a log that was a
-            // replica: the archive may hold another history from the epoch's start on.
-            if (knownEpochStart >= 0 || seenReplica) {
-                adoptArchiveAfterPromotion();
-            }
-            knownEpochStart = epochStart;
-        }
-        long flushed = log.flushedLsn();
-        for (SegmentInfo s : log.segments()) {
-            long start = s.startLsn();
-            if (status.isSettled(start)) {
-                continue;
-            }
-            if (flushed >= s.endLsn()) { // sealed: every byte of it is durable and nothing writes it again
-                target.put(ArchiveNames.segment(start), s.path(), s.size());
-                status.markDone(start);
-                archivedSegments.incrementAndGet();
-                LOG.debug("Archived segment {}", ArchiveNames.segment(start));
-                if (partialStart == start) {
-                    partialStart = -1;
-                }
-                deleteQuietly(ArchiveNames.partial(start));
-                return true;
-            }
-            return uploadTail(s, flushed);
-        }
-        return false;
-    }
-
-    /**
-     * This log was a replica and is a primary now. Below its epoch's start its segments are byte for byte the old
-     * primary's, which archived them: an object of the same name and size is taken as this segment's (so a failover
-     * does not re-upload, nor count as pending, everything the replica kept). From the segment holding the epoch's
-     * start on, the archive may hold the old primary's bytes, which this epoch replaces: those objects are deleted
-     * and the segments archived again as they seal.
-     */
-    private void adoptArchiveAfterPromotion() throws IOException {
-        long from = log.epochStartLsn() / log.segmentSize() * log.segmentSize();
-        status.forgetFrom(from);
-        partialStart = -1;
-        java.util.Map<String, Long> stored = new java.util.HashMap<>();
-        for (ArchiveTarget.StoredObject o : target.list()) {
-            long start = ArchiveNames.startOf(o.name());
-            if (start >= from) {
-                target.delete(o.name()); // the old primary's history past this epoch's start
-            } else if (start >= 0) {
-                stored.put(o.name(), o.size());
-            }
-        }
-        int adopted = 0;
-        for (SegmentInfo s : log.segments()) {
-            if (s.startLsn() < from && !status.isSettled(s.startLsn())
-                    && Long.valueOf(s.size()).equals(stored.get(ArchiveNames.segment(s.startLsn())))) {
-                status.markDone(s.startLsn());
-                adopted++;
-            }
-        }
-        LOG.info("Promoted: {} segments below {} were archived by the old primary; segments from {} on are archived "
-                + "again (the old primary's objects there were deleted)", adopted, Lsn.format(from), ArchiveNames.segment(from));
-    }
-
-    /** The current segment: its flushed head goes up once records have waited the archive timeout; true when it did. */
-    private boolean uploadTail(SegmentInfo s, long flushed) throws IOException {
-        long timeout = config.timeout().toNanos();
-        long start = s.startLsn();
-        long archivedEnd = partialStart == start ? partialEnd : start + HEADER;
-        if (timeout == 0 || flushed <= archivedEnd) {
-            tailPendingSince = 0;
-            return false;
-        }
-        long now = System.nanoTime();
-        if (tailPendingSince == 0) {
-            tailPendingSince = now;
-        }
-        if (now - tailPendingSince < timeout) {
-            return false;
-        }
-        target.put(ArchiveNames.partial(start), s.path(), flushed - start);
-        partialStart = start;
-        partialEnd = flushed;
-        tailPendingSince = 0;
-        partialUploads.incrementAndGet();
-        LOG.debug("Archived the head of segment {} up to {}", ArchiveNames.segment(start), Lsn.format(flushed));
-        return true;
-    }
-
-    private void deleteQuietly(String name) {
-        try {
-            target.delete(name);
-        } catch (IOException e) {
-            LOG.debug("Could not delete {} from the archive (the sealed segment replaces it anyway): {}", name, e.getMessage());
-        }
-    }
-
-    /** Recomputes what the getters show. */
-    private void refresh(List<SegmentInfo> segments, long flushed) throws IOException {
-        if (segments.isEmpty()) {
-            return;
-        }
-        long oldest = segments.get(0).startLsn();
-        if (oldest != knownOldest) {
-            status.forgetBelow(oldest); // truncated segments' markers
-            knownOldest = oldest;
-        }
-        long archived = -1;
-        int pending = 0;
-        for (SegmentInfo s : segments) {
-            if (status.isSettled(s.startLsn())) {
-                continue;
-            }
-            if (archived < 0) {
-                archived = Math.max(s.startLsn() + HEADER, partialStart == s.startLsn() ? partialEnd : 0);
-            }
-            if (flushed >= s.endLsn()) {
-                pending++;
-            }
-        }
-        archived = archived < 0 ? flushed : Math.min(archived, flushed);
-        this.archivedLsn = archived;
-        this.lagBytes = Math.max(0, flushed - archived);
-        this.pendingSegments = pending;
-    }
-
-    /** Applies the cap on pending bytes. */
-    private void admit(List<SegmentInfo> segments) throws IOException {
-        long lag = lagBytes;
-        long cap = config.maxPendingBytes();
-        if (lag > cap && log.acceptsAppends()) {
-            if (config.whenFull() == ArchiveConfig.WhenFull.BLOCK) {
-                if (!blocked) {
-                    blocked = true;
-                    String reason = "the archive " + target.uri() + " is " + lag + " bytes behind, more than the "
-                            + cap + " allowed (archive-max-pending-bytes); appends resume when it catches up"
-                            + (lastError == null ? "" : "; last error: " + lastError);
-                    log.blockAppends(reason);
-                    LOG.error("Refusing appends to {}: {}", log.directory(), reason);
-                }
-                return;
-            }
-            long flushed = log.flushedLsn();
-            for (SegmentInfo s : segments) {
-                if (lagBytes <= cap || flushed < s.endLsn()) {
-                    break;
-                }
-                if (!status.isSettled(s.startLsn())) {
-                    status.markDropped(s.startLsn());
-                    dropped.incrementAndGet();
-                    LOG.error("Gave up archiving segment {} of {}: the archive is {} bytes behind, more than the {} "
-                                    + "allowed, and the policy is drop-archive; the archive now has a gap there",
-                            ArchiveNames.segment(s.startLsn()), log.directory(), lagBytes, cap);
-                    refresh(segments, flushed);
-                }
-            }
-        } else if (blocked) {
-            blocked = false;
-            log.blockAppends(null);
-            LOG.info("Accepting appends to {} again: the archive caught up to {} ({} bytes behind)", log.directory(),
-                    Lsn.format(archivedLsn), lag);
         }
     }
 
