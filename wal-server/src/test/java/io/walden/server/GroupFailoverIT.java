@@ -307,7 +307,12 @@ class GroupFailoverIT {
         if (m.process == null || !m.process.isAlive()) {
             throw new IOException(name + " is not running");
         }
-        return JSON.readTree(m.process.get("/admin/status").body()).get("group");
+        HttpResponse<String> status = m.process.get("/admin/status");
+        JsonNode group = JSON.readTree(status.body()).get("group");
+        if (status.statusCode() != 200 || group == null) {
+            throw new AssertionError(name + " answered its status with " + status.statusCode() + ": " + status.body());
+        }
+        return group;
     }
 
     /** The member that says it is the primary, or null. */

@@ -16,6 +16,8 @@ import java.util.concurrent.CompletionException;
 
 /** Maps Walden's exceptions to HTTP answers, one place for every endpoint (docs/http-api.md lists them). */
 final class ApiErrors {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ApiErrors.class);
+
     private ApiErrors() {
     }
 
@@ -60,6 +62,8 @@ final class ApiErrors {
         } else if (e instanceof WalException) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "unavailable", e.getMessage());
         } else {
+            // Not one of the log's answers: a defect of the server, which the log must show with where it happened.
+            LOG.warn("Answered 500 internal: {}", e.toString(), e);
             ex.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal", String.valueOf(e));
         }
     }

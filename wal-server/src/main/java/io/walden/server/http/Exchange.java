@@ -14,6 +14,8 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.walden.core.AppendCompletion;
 import io.walden.core.Durability;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -35,6 +37,7 @@ import java.util.Map;
  */
 public final class Exchange extends AppendCompletion implements Runnable {
     static final ObjectMapper JSON = new ObjectMapper();
+    private static final Logger LOG = LoggerFactory.getLogger(Exchange.class);
 
     /** What {@link #run} does on the event loop: carry an off-loop outcome in. */
     private enum Handoff { NONE, DURABLE, FAILED, ANSWER }
@@ -160,6 +163,8 @@ public final class Exchange extends AppendCompletion implements Runnable {
         try {
             bytes = JSON.writeValueAsBytes(body);
         } catch (Exception e) {
+            // A body that cannot be written is the server's defect, never the client's: say so in the log, with where.
+            LOG.warn("Could not write the {} answer to {} {}: {}", status.code(), request.method(), request.uri(), e.toString(), e);
             bytes = ("{\"error\":\"internal\",\"detail\":\"" + e.getClass().getSimpleName() + "\"}").getBytes(StandardCharsets.UTF_8);
             status = HttpResponseStatus.INTERNAL_SERVER_ERROR;
         }
