@@ -4,6 +4,7 @@ import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
+import io.walden.core.record.PayloadCompressor;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,7 +22,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Record compression on realistic payloads: JSON events of 200 B to 4 KiB generated with a fixed seed (an order
- * service's events: ids, timestamps, customers, line items). For {@code NONE}, {@code LZ4} and {@code ZSTD}, in one
+ * service's events: ids, timestamps, customers, line items). For {@code NONE}, {@code LZ4} and {@code ZSTD} (at the
+ * default level, and at level 1 beside it), in one
  * run: the bytes the log stores for the same events, and the durable {@code LOCAL} append rate with 16 committers.
  * The rates alternate in short slices, one log per codec, because this machine's disk drifts 2-3x within minutes:
  * the median of the per-round ratios to {@code NONE} is what counts.
@@ -31,7 +33,21 @@ import java.util.concurrent.atomic.LongAdder;
 public final class CompressionLoad {
     private static final int EVENTS = 10_000;
     private static final int COMMITTERS = 16;
-    private static final Compression[] CODECS = Compression.values();
+
+    /** A log's compression: its codec, and for zstd its level. */
+    private record Variant(String label, Compression codec, int zstdLevel) {
+        WalConfig.Builder config(Path dir) {
+            return WalConfig.builder(dir).compression(codec).zstdLevel(zstdLevel);
+        }
+    }
+
+    private static final Variant NONE = new Variant("none", Compression.NONE, PayloadCompressor.DEFAULT_ZSTD_LEVEL);
+    /** The log's default zstd level: the codec's figure. */
+    private static final Variant ZSTD = new Variant("zstd", Compression.ZSTD, PayloadCompressor.DEFAULT_ZSTD_LEVEL);
+    /** Level 1 beside it, in the same slices: whether the faster level pays on the append path. */
+    private static final Variant ZSTD_1 = new Variant("zstd level 1", Compression.ZSTD, 1);
+    private static final List<Variant> VARIANTS = List.of(NONE, new Variant("lz4", Compression.LZ4,
+            PayloadCompressor.DEFAULT_ZSTD_LEVEL), ZSTD, ZSTD_1);
 
     private CompressionLoad() {
     }
@@ -44,36 +60,34 @@ public final class CompressionLoad {
         LoadMeasurement measurement = new LoadMeasurement(a.full());
         long rawBytes = events.stream().mapToLong(e -> e.length).sum();
         List<byte[]> earlier = events(new Random(7), EVENTS); // the same service's events of an earlier hour
-        Map<Compression, Long> stored = new LinkedHashMap<>();
-        for (Compression codec : CODECS) {
-            stored.put(codec, storedBytes(WalConfig.builder(BenchFiles.newDir("compression-size")).compression(codec), earlier, events));
+        Map<Variant, Long> stored = new LinkedHashMap<>();
+        for (Variant v : VARIANTS) {
+            stored.put(v, storedBytes(v.config(BenchFiles.newDir("compression-size")), earlier, events));
         }
-        long zstdAlone = storedBytes(WalConfig.builder(BenchFiles.newDir("compression-size")).compression(Compression.ZSTD)
-                .zstdDictionary(false), earlier, events);
-        long zstdCold = storedBytes(WalConfig.builder(BenchFiles.newDir("compression-size")).compression(Compression.ZSTD),
-                List.of(), events);
-        Map<Compression, List<Double>> ratios = new LinkedHashMap<>();
-        Map<Compression, Double> rateSums = new LinkedHashMap<>();
+        long zstdAlone = storedBytes(ZSTD.config(BenchFiles.newDir("compression-size")).zstdDictionary(false), earlier, events);
+        long zstdCold = storedBytes(ZSTD.config(BenchFiles.newDir("compression-size")), List.of(), events);
+        Map<Variant, List<Double>> ratios = new LinkedHashMap<>();
+        Map<Variant, Double> rateSums = new LinkedHashMap<>();
         int rounds = a.full() ? 30 : 12;
         int warmup = 2;
         long sliceMillis = 1000;
         Path d = BenchFiles.newDir("compression");
-        Map<Compression, Wal> logs = new LinkedHashMap<>();
+        Map<Variant, Wal> logs = new LinkedHashMap<>();
         try {
-            for (Compression codec : CODECS) {
-                logs.put(codec, Wal.open(WalConfig.builder(d.resolve(codec.configName())).compression(codec).build()));
-                ratios.put(codec, new ArrayList<>());
-                rateSums.put(codec, 0.0);
+            for (Variant v : VARIANTS) {
+                logs.put(v, Wal.open(v.config(d.resolve(v.label().replace(' ', '-'))).build()));
+                ratios.put(v, new ArrayList<>());
+                rateSums.put(v, 0.0);
             }
             for (int round = 0; round < rounds; round++) {
-                Map<Compression, Double> rates = new LinkedHashMap<>();
-                for (Compression codec : CODECS) {
-                    rates.put(codec, rate(logs.get(codec), events, sliceMillis));
+                Map<Variant, Double> rates = new LinkedHashMap<>();
+                for (Variant v : VARIANTS) {
+                    rates.put(v, rate(logs.get(v), events, sliceMillis));
                 }
                 if (round >= warmup) {
-                    for (Compression codec : CODECS) {
-                        ratios.get(codec).add(rates.get(codec) / rates.get(Compression.NONE));
-                        rateSums.merge(codec, rates.get(codec), Double::sum);
+                    for (Variant v : VARIANTS) {
+                        ratios.get(v).add(rates.get(v) / rates.get(NONE));
+                        rateSums.merge(v, rates.get(v), Double::sum);
                     }
                 }
             }
@@ -82,23 +96,26 @@ public final class CompressionLoad {
             BenchFiles.delete(d);
         }
         int n = rounds - warmup;
-        for (Compression codec : CODECS) {
-            List<Double> r = ratios.get(codec);
+        for (Variant v : VARIANTS) {
+            List<Double> r = ratios.get(v);
             Collections.sort(r);
             Map<String, Object> result = new LinkedHashMap<>();
-            result.put("name", "walden local " + codec.configName() + " json events");
+            result.put("name", "walden local " + v.label() + " json events");
             result.put("kind", "compression");
-            result.put("compression", codec.configName());
+            result.put("compression", v.label());
+            if (v.codec() == Compression.ZSTD) {
+                result.put("zstdLevel", v.zstdLevel());
+            }
             result.put("committers", COMMITTERS);
             result.put("events", EVENTS);
             result.put("rawBytes", rawBytes);
-            result.put("storedBytes", stored.get(codec));
-            result.put("storedRatio", LoadMeasurement.round2((double) stored.get(codec) / stored.get(Compression.NONE)));
-            if (codec == Compression.ZSTD) {
+            result.put("storedBytes", stored.get(v));
+            result.put("storedRatio", LoadMeasurement.round2((double) stored.get(v) / stored.get(NONE)));
+            if (v == ZSTD) {
                 result.put("storedBytesWithoutDictionary", zstdAlone);
                 result.put("storedBytesFreshLog", zstdCold);
             }
-            result.put("commitsPerSecond", Math.round(rateSums.get(codec) / n));
+            result.put("commitsPerSecond", Math.round(rateSums.get(v) / n));
             result.put("rounds", n);
             result.put("medianRateRatio", LoadMeasurement.round2(r.get(n / 2)));
             result.put("p25RateRatio", LoadMeasurement.round2(r.get(n / 4)));
@@ -106,7 +123,7 @@ public final class CompressionLoad {
             measurement.results().add(result);
             System.out.printf(Locale.ROOT, "%-36s stored %,d B for %,d B of JSON (%.2f x NONE); LOCAL x16 %,d commits/s, "
                             + "median ratio to NONE %.2f (p25 %.2f, p75 %.2f) over %d rounds%n", result.get("name"),
-                    stored.get(codec), rawBytes, result.get("storedRatio"), result.get("commitsPerSecond"),
+                    stored.get(v), rawBytes, result.get("storedRatio"), result.get("commitsPerSecond"),
                     result.get("medianRateRatio"), result.get("p25RateRatio"), result.get("p75RateRatio"), n);
         }
         for (int level : new int[] {1, 3, 19}) {

@@ -26,6 +26,11 @@ final class WalConfigValidation {
         checkCommitDelay(s.commitDelay);
         requireNonNegative(s.remoteCommitTimeout, "remoteCommitTimeout");
         requireNonNegative(s.commitSiblings, "commitSiblings");
+        if (s.zstdLevel == 0 || s.zstdLevel < com.github.luben.zstd.Zstd.minCompressionLevel()
+                || s.zstdLevel > com.github.luben.zstd.Zstd.maxCompressionLevel()) {
+            throw new IllegalArgumentException("zstdLevel must be between " + com.github.luben.zstd.Zstd.minCompressionLevel()
+                    + " and " + com.github.luben.zstd.Zstd.maxCompressionLevel() + ", and not 0, got " + s.zstdLevel);
+        }
     }
 
     /**

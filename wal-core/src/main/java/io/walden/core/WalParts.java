@@ -124,7 +124,7 @@ final class WalParts {
         firstPrev.put(after.scanStart(), after.scanStartPrev());
         this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
-        this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.segmentSize(), config.maxPayloadSize(),
+        this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.zstdLevel(), config.segmentSize(), config.maxPayloadSize(),
                 dir.toString(), this::newestDictionaryInLog);
         this.appender = new Appender(registry, preparer, ring, tail, published, written, notifier, firstPrev,
                 scan.lastRecordLsn(), stats, dictionaries);

@@ -36,6 +36,16 @@ class WalConfigTest {
     }
 
     @Test
+    void shouldRefuseZstdLevelsZstdDoesNotHave() {
+        for (int bad : new int[] {0, 23, Integer.MIN_VALUE}) {
+            assertThatThrownBy(() -> WalConfig.builder(dir).zstdLevel(bad).build())
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zstdLevel");
+        }
+        assertThat(WalConfig.builder(dir).build().zstdLevel()).isEqualTo(3);
+        assertThat(WalConfig.builder(dir).zstdLevel(-5).build().zstdLevel()).isEqualTo(-5);
+    }
+
+    @Test
     void shouldRefuseAMaximumPayloadThatASegmentCannotHold() {
         assertThatThrownBy(() -> WalConfig.builder(dir).segmentSize(64 << 10).maxPayloadSize(64 << 10).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxPayloadSize");

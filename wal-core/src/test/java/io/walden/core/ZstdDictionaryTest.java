@@ -42,6 +42,21 @@ class ZstdDictionaryTest {
     }
 
     @Test
+    void aLogReopenedAtAnotherZstdLevelReadsWhatItWroteAndGoesOnWithItsDictionary() throws IOException {
+        int n;
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).zstdLevel(1).build())) {
+            n = appendUntilTrained(wal, 0);
+            append(wal, n, 50);
+        }
+        try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).zstdLevel(19).build())) {
+            append(wal, n + 50, 50); // compressed at 19 with the dictionary trained for level 1
+            assertReadBack(wal, n, 100);
+        }
+        assertThat(new LogInspector(work).inspect(new LogInspector.Visitor() {
+        }).problem()).isNull();
+    }
+
+    @Test
     void aReopenedLogGoesOnCompressingWithTheDictionaryItsLastSegmentHolds() throws IOException {
         long id;
         int n;

@@ -45,11 +45,7 @@ final class CompressedAppends {
     private final long segmentMask;
     /** Every thread's compressor, to free their native contexts when the log closes. */
     private final Queue<PayloadCompressor> all = new ConcurrentLinkedQueue<>();
-    private final ThreadLocal<PayloadCompressor> compressors = ThreadLocal.withInitial(() -> {
-        PayloadCompressor c = new PayloadCompressor();
-        all.add(c);
-        return c;
-    });
+    private final ThreadLocal<PayloadCompressor> compressors;
     /** Held by the one appender writing a copy of the dictionary. */
     private final AtomicBoolean writingCopy = new AtomicBoolean();
     /** A copy of a dictionary in the log: which one, and its LSN. */
@@ -67,6 +63,12 @@ final class CompressedAppends {
         this.appender = appender;
         this.dictionaries = dictionaries;
         this.segmentMask = -segmentSize;
+        int level = dictionaries.zstdLevel();
+        this.compressors = ThreadLocal.withInitial(() -> {
+            PayloadCompressor c = new PayloadCompressor(level);
+            all.add(c);
+            return c;
+        });
     }
 
     long append(int type, byte[] src, int offset, int length, Compression codec, Durability durability, boolean mayWait) {

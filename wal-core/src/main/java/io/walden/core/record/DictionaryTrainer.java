@@ -41,6 +41,8 @@ public final class DictionaryTrainer {
     private final int samplesBytes;
     private final int maxPayload;
     private final String logName;
+    /** The level the log compresses zstd payloads at: dictionaries are trained and digested for it. */
+    private final int zstdLevel;
     /** Whether this log uses dictionaries: enabled, and its segments and maximum payload are large enough. */
     private final boolean enabled;
     /** Set once, from null, by the training or by {@link #adopt}: whichever comes first is the log's dictionary. */
@@ -60,14 +62,16 @@ public final class DictionaryTrainer {
 
     /**
      * @param enabled        whether the log uses dictionaries at all (WalConfig.Builder.zstdDictionary)
+     * @param zstdLevel      the level the log compresses zstd payloads at (WalConfig.Builder.zstdLevel)
      * @param segmentSize    the log's segment size
      * @param maxPayloadSize the log's largest payload: a dictionary's control record must fit in one
      * @param logName        for log lines
      * @param inLog          the newest dictionary the log carries, or null: taken up instead of training one
      */
-    public DictionaryTrainer(boolean enabled, long segmentSize, int maxPayloadSize, String logName,
+    public DictionaryTrainer(boolean enabled, int zstdLevel, long segmentSize, int maxPayloadSize, String logName,
                              Supplier<ZstdDictionary> inLog) {
         this.inLog = inLog;
+        this.zstdLevel = zstdLevel;
         this.dictionarySize = (int) Math.min(MAX_DICTIONARY, segmentSize / 16);
         this.samplesBytes = (int) Math.min(MAX_SAMPLES_BYTES, segmentSize / 2);
         this.maxPayload = (int) Math.min(Math.min(MAX_DICTIONARY_PAYLOAD, segmentSize / 8), maxPayloadSize);
@@ -80,6 +84,11 @@ public final class DictionaryTrainer {
     /** The dictionary to compress with, or null while there is none (sampling, training, disabled, failed). */
     public ZstdDictionary active() {
         return active.get();
+    }
+
+    /** The level the log compresses zstd payloads at, with or without a dictionary. */
+    public int zstdLevel() {
+        return zstdLevel;
     }
 
     /** The largest payload compressed with the dictionary. */
@@ -96,7 +105,7 @@ public final class DictionaryTrainer {
             return; // a dictionary made for larger segments or payloads: this log trains its own
         }
         try {
-            dictionary.forCompression();
+            dictionary.forCompression(zstdLevel);
         } catch (RuntimeException e) {
             LOG.warn("Log {}: not compressing with dictionary {} found in the log: zstd refuses it ({})", logName,
                     dictionary.id(), e.toString());
@@ -182,7 +191,7 @@ public final class DictionaryTrainer {
     private void train(ByteBuffer samples, int[] sizes) {
         ByteBuffer dictionary = ByteBuffer.allocateDirect(dictionarySize);
         long t0 = System.nanoTime();
-        long result = Zstd.trainFromBufferDirect(samples, sizes, dictionary, false, PayloadCompressor.ZSTD_LEVEL);
+        long result = Zstd.trainFromBufferDirect(samples, sizes, dictionary, false, zstdLevel);
         if (Zstd.isError(result)) {
             LOG.info("Log {}: no zstd dictionary: training on {} samples failed ({}); zstd payloads are compressed alone",
                     logName, sizes.length, Zstd.getErrorName(result));

@@ -18,8 +18,8 @@ import java.nio.ByteOrder;
  * free them on garbage collection).
  */
 public final class PayloadCompressor implements AutoCloseable {
-    /** zstd's default level: the ratio of level 19 is not worth its CPU on the append path. */
-    static final int ZSTD_LEVEL = 3;
+    /** zstd's own default: the ratio of level 19 is not worth its CPU on the append path. */
+    public static final int DEFAULT_ZSTD_LEVEL = 3;
     private static final LZ4Compressor LZ4 = LZ4Factory.fastestInstance().fastCompressor();
 
     private byte[] in = new byte[0];
@@ -31,6 +31,17 @@ public final class PayloadCompressor implements AutoCloseable {
     private ZstdDictionary loaded;
     private int storedLength;
     private boolean usedDictionary;
+    private final int zstdLevel;
+
+    /** A compressor at zstd's default level. */
+    public PayloadCompressor() {
+        this(DEFAULT_ZSTD_LEVEL);
+    }
+
+    /** @param zstdLevel the level of zstd frames (WalConfig.Builder.zstdLevel) */
+    public PayloadCompressor(int zstdLevel) {
+        this.zstdLevel = zstdLevel;
+    }
 
     /**
      * Compresses {@code length} bytes of {@code src} from {@code offset} with {@code codec}.
@@ -78,15 +89,15 @@ public final class PayloadCompressor implements AutoCloseable {
     private ZstdCompressCtx zstdFor(ZstdDictionary dictionary) {
         if (dictionary == null) {
             if (zstd == null) {
-                zstd = new ZstdCompressCtx().setLevel(ZSTD_LEVEL);
+                zstd = new ZstdCompressCtx().setLevel(zstdLevel);
             }
             return zstd;
         }
         if (zstdWithDictionary == null) {
-            zstdWithDictionary = new ZstdCompressCtx().setLevel(ZSTD_LEVEL);
+            zstdWithDictionary = new ZstdCompressCtx().setLevel(zstdLevel);
         }
         if (loaded != dictionary) {
-            zstdWithDictionary.loadDict(dictionary.forCompression()); // by reference: nothing copied
+            zstdWithDictionary.loadDict(dictionary.forCompression(zstdLevel)); // by reference: nothing copied
             loaded = dictionary;
         }
         return zstdWithDictionary;

@@ -17,8 +17,8 @@ public final class ZstdDictionary {
     private final byte[] bytes;
     private final byte[] controlPayload;
     private final ZstdDictDecompress decompress;
-    /** Built at the first compression: only a writer needs it. */
-    private volatile ZstdDictCompress compress;
+    /** Built at the first compression (only a writer needs it), at the level of the log that writes. */
+    private volatile Digested compress;
 
     private ZstdDictionary(long id, byte[] bytes) {
         this.id = id;
@@ -58,18 +58,22 @@ public final class ZstdDictionary {
         return controlPayload.length - ControlRecord.DICTIONARY_HEADER;
     }
 
-    /** The form zstd compresses with, built on first use; throws when zstd refuses the bytes (see {@link DictionaryTrainer#adopt}). */
-    ZstdDictCompress forCompression() {
-        ZstdDictCompress c = compress;
-        if (c == null) {
+    /** The form zstd compresses with at {@code level}, built on first use; throws when zstd refuses the bytes (see {@link DictionaryTrainer#adopt}). */
+    ZstdDictCompress forCompression(int level) {
+        Digested d = compress;
+        if (d == null || d.level != level) {
             synchronized (this) {
-                c = compress;
-                if (c == null) {
-                    compress = c = new ZstdDictCompress(bytes, PayloadCompressor.ZSTD_LEVEL);
+                d = compress;
+                if (d == null || d.level != level) { // one log writes at one level: built once in practice
+                    compress = d = new Digested(level, new ZstdDictCompress(bytes, level));
                 }
             }
         }
-        return c;
+        return d.dictionary;
+    }
+
+    /** zstd's digested form bakes a level in: it is kept with it. */
+    private record Digested(int level, ZstdDictCompress dictionary) {
     }
 
     ZstdDictDecompress forDecompression() {

@@ -51,7 +51,7 @@ class RollFailureTest {
         Position tail = new Position(64);
         Position published = new Position(64);
         Appender appender = new Appender(registry, preparer, ring, tail, published, new Position(64), new ReadNotifier(), firstPrev, 0,
-                new WalStats(), new io.walden.core.record.DictionaryTrainer(false, SEGMENT, 1 << 10, "test", () -> null));
+                new WalStats(), new io.walden.core.record.DictionaryTrainer(false, io.walden.core.record.PayloadCompressor.DEFAULT_ZSTD_LEVEL, SEGMENT, 1 << 10, "test", () -> null));
         while (tail.get() + 2 * 1024 < SEGMENT) {
             appender.append(0, new byte[1000], 0, 1000, Durability.OFF);
         }

@@ -44,6 +44,10 @@ final class ServeCommand implements Callable<Integer> {
             + "that needs it (default: true).")
     String zstdDictionary;
 
+    @Option(names = "--zstd-level", description = "The zstd level of zstd payloads, from zstd's negative fast levels to 22 "
+            + "(default: 3, zstd's own); readers need no setting.")
+    String zstdLevel;
+
     @Option(names = "--max-cursor-retained-bytes", description = "Most log a consumer cursor may hold back from "
             + "truncation; beyond it the cursor is lost (default: 4294967296).")
     String maxCursorRetainedBytes;
@@ -194,6 +198,7 @@ final class ServeCommand implements Callable<Integer> {
         flags.put("durability", durability);
         flags.put("compression", compression);
         flags.put("zstd-dictionary", zstdDictionary);
+        flags.put("zstd-level", zstdLevel);
         flags.put("max-cursor-retained-bytes", maxCursorRetainedBytes);
         flags.put("sync-method", syncMethod);
         flags.put("archive-to", archiveTo);

@@ -31,6 +31,7 @@ final class ConfigDefaults {
         v.put("flush-on-event-loop", "true");
         v.put("ship-flushed-only", "false");
         v.put("zstd-dictionary", "true");
+        v.put("zstd-level", Integer.toString(io.walden.core.record.PayloadCompressor.DEFAULT_ZSTD_LEVEL));
         v.put("writer-delay-ms", "200");
         v.put("compression", "none");
         v.put("event-loops", Integer.toString(Runtime.getRuntime().availableProcessors()));

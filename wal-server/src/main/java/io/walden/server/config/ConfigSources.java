@@ -19,7 +19,7 @@ import java.util.TreeSet;
  * <p>Thread-safety: stateless; runs once, on the thread that starts the server.
  */
 final class ConfigSources {
-    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms", "compression", "zstd-dictionary",
+    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms", "compression", "zstd-dictionary", "zstd-level",
             "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
             "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "max-cursor-retained-bytes", "replication-secret",
             "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure",

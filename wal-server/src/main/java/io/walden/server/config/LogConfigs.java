@@ -18,6 +18,15 @@ final class LogConfigs {
     private LogConfigs() {
     }
 
+    private static int zstdLevel(Settings s) {
+        try {
+            return Integer.parseInt(s.get("zstd-level").trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("zstd-level is a zstd level (1 to 22, or negative for faster), not '"
+                    + s.get("zstd-level") + "'");
+        }
+    }
+
     /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */
     static WalConfig.Builder walConfigBuilder(ServerConfig c, Settings s) {
         WalConfig.Builder b = WalConfig.builder(c.dataDir())
@@ -29,6 +38,7 @@ final class LogConfigs {
                 .durability(c.durability())
                 .compression(c.compression())
                 .zstdDictionary(s.bool("zstd-dictionary"))
+                .zstdLevel(zstdLevel(s))
                 .maxCursorRetainedBytes(s.positive("max-cursor-retained-bytes"))
                 .syncMethod(c.syncMethod())
                 .remoteCommitTimeout(Duration.ofMillis(Long.parseLong(s.get("remote-commit-timeout-ms"))))
