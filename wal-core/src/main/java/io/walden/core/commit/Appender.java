@@ -76,9 +76,10 @@ public final class Appender {
         reservations.linkSuccessor(bootstrapLsn, Math.max(io.walden.core.Lsn.INVALID, lastRecordLsn));
     }
 
-    void bind(GroupCommit commit) {
-        reservations.bind(commit);
-        publication.bind(commit);
+    /** Wiring, from GroupCommit's constructor (before any append): what the steps need of the commit side. */
+    void bind(LogFailure failure, WalWriteLock writes) {
+        reservations.bind(writes, failure);
+        publication.bind(failure);
     }
 
     /** The log is closing and no appender is inside (WalParts.close): frees what compressed appends hold. */

@@ -1,6 +1,7 @@
 package io.walden.core.commit;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
@@ -15,8 +16,9 @@ import java.util.concurrent.locks.LockSupport;
  * flush, and lasts at most half the recent flush time, so a lone committer never waits and a wrong estimate costs at
  * most half a flush.
  *
- * <p>Thread-safety: {@link #notePeak} and {@link #commitRequested} from any committer (the peak is a racy maximum:
- * a lost update only makes the estimate a little low); the rest from the flush leader only (one at a time).
+ * <p>Thread-safety: {@link #notePeak}, {@link #commitRequested} and the committer count ({@link #committerBlocks},
+ * {@link #committerReturns}, {@link #committers}) from any thread (the peak is a racy maximum: a lost update only makes
+ * the estimate a little low); the rest from the flush leader only (one at a time).
  */
 final class CommitBatching {
     private final long commitDelayNanos;
@@ -27,10 +29,26 @@ final class CommitBatching {
     private int expectedX16 = 16;
     private long flushNanosEwma = TimeUnit.MICROSECONDS.toNanos(200);
     private final LongAdder flushRequests = new LongAdder();
+    /** Committers blocked for a commit of their own (the other outstanding commits are pending futures). */
+    private final AtomicInteger committers = new AtomicInteger();
 
     CommitBatching(long commitDelayNanos, int commitSiblings) {
         this.commitDelayNanos = commitDelayNanos;
         this.commitSiblings = commitSiblings;
+    }
+
+    /** A committer blocks until its commit is flushed; returns how many do now. */
+    int committerBlocks() {
+        return committers.incrementAndGet();
+    }
+
+    /** A committer that {@link #committerBlocks blocked} returns (flushed, or failed). */
+    void committerReturns() {
+        committers.decrementAndGet();
+    }
+
+    int committers() {
+        return committers.get();
     }
 
     /** A commit is outstanding: {@code outstanding} of them now. */

@@ -15,7 +15,7 @@ import java.nio.channels.FileChannel;
  * stop at that position, so no one reads a word of a file while a write may still be copying it; appenders reuse
  * ring memory only below it ({@link WalBuffers}).
  *
- * <p>Threading: one writer at a time, the holder of {@link GroupCommit}'s write lock (the flush leader before its
+ * <p>Threading: one writer at a time, the holder of the {@link WalWriteLock} (the flush leader before its
  * force, the background writer for records nobody waits for, or an appender that needs room in the ring). The
  * written position is published with a volatile store after the writes returned and the memory was zeroed.
  */

@@ -40,7 +40,7 @@ final class Publication {
     private final Position written;
     private final long segmentSize;
     /** Knows whether the log failed (a predecessor that never links). Set once, before use. */
-    private GroupCommit commit;
+    private LogFailure failure;
 
     /** Per-thread CRC state, the thread's view of the ring, and the thread's counters. */
     static final class Scratch {
@@ -65,8 +65,8 @@ final class Publication {
         this.segmentSize = segmentSize;
     }
 
-    void bind(GroupCommit commit) {
-        this.commit = commit;
+    void bind(LogFailure failure) {
+        this.failure = failure;
     }
 
     /** {@link Appender#publish}. */
@@ -104,7 +104,7 @@ final class Publication {
             } else {
                 // The predecessor was descheduled between its CAS and its link store, or waits for room in the ring;
                 // if the log failed meanwhile, it never links: give up with the log.
-                commit.checkNotFailed();
+                failure.check();
                 LockSupport.parkNanos(1_000);
             }
         }

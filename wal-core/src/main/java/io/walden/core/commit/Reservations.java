@@ -49,7 +49,7 @@ final class Reservations {
     private final SegmentPreparer preparer;
     private final SegmentRoll rolls;
     /** Writes the ring into the files when an appender needs room. Set once, before use. */
-    private GroupCommit commit;
+    private WalWriteLock writes;
 
     Reservations(Appender appender, SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position tail,
                  Position written, Map<Long, Long> firstPrevBySegment, WalStats stats) {
@@ -62,9 +62,9 @@ final class Reservations {
         this.rolls = new SegmentRoll(appender, this, ring, preparer, firstPrevBySegment, stats, segmentSize);
     }
 
-    void bind(GroupCommit commit) {
-        this.commit = commit;
-        rolls.bind(commit);
+    void bind(WalWriteLock writes, LogFailure failure) {
+        this.writes = writes;
+        rolls.bind(failure);
     }
 
     /**
@@ -114,7 +114,7 @@ final class Reservations {
     /** Returns once the ring admits bytes up to {@code end}, writing the oldest published records if need be. */
     void awaitRoom(long end) {
         if (!ring.admits(end, written.get())) {
-            commit.makeRoom(end - ring.capacity());
+            writes.makeRoom(end - ring.capacity());
         }
     }
 

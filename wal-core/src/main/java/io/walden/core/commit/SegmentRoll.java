@@ -35,7 +35,7 @@ final class SegmentRoll {
     private final WalStats stats;
     private final long segmentSize;
     /** Fails the log when a roll cannot complete. Set once, before use. */
-    private GroupCommit commit;
+    private LogFailure failure;
 
     SegmentRoll(Appender appender, Reservations reservations, WalBuffers ring, SegmentPreparer preparer,
                 Map<Long, Long> firstPrevBySegment, WalStats stats, long segmentSize) {
@@ -48,8 +48,8 @@ final class SegmentRoll {
         this.segmentSize = segmentSize;
     }
 
-    void bind(GroupCommit commit) {
-        this.commit = commit;
+    void bind(LogFailure failure) {
+        this.failure = failure;
     }
 
     /**
@@ -85,7 +85,7 @@ final class SegmentRoll {
                 appender.publish(firstLsn, (int) aligned, RecordDescriptor.FLAG_PADDING, null);
             }
         } catch (Throwable e) {
-            commit.fail("a segment roll at " + io.walden.core.Lsn.format(segmentEnd) + " could not complete: " + e, e);
+            failure.fail("a segment roll at " + io.walden.core.Lsn.format(segmentEnd) + " could not complete: " + e, e);
             throw e;
         }
         if (bookkeeping instanceof RuntimeException) {

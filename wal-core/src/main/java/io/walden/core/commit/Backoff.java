@@ -1,0 +1,26 @@
+package io.walden.core.commit;
+
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * How a thread waits for another to finish a short step (a record still being copied, a write in progress, a flush
+ * leader to step down): it spins first, since such a step usually ends within microseconds, then yields, then sleeps
+ * a microsecond at a time, so that a waiter never takes the CPU from the thread it waits for for long.
+ *
+ * <p>Thread-safety: stateless; any thread.
+ */
+final class Backoff {
+    private Backoff() {
+    }
+
+    /** One pause of a wait that has looked {@code spins} times already. */
+    static void pause(int spins) {
+        if (spins < 100) {
+            Thread.onSpinWait();
+        } else if (spins < 200) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(1_000);
+        }
+    }
+}
