@@ -10,14 +10,18 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Thread-safety: stateless; any thread.
  */
 final class Backoff {
+    private static final int SPINS = 100;
+    /** From this many looks on, each pause sleeps: a waiter that must notice a failed log checks it from here. */
+    static final int SLEEPS_FROM = 200;
+
     private Backoff() {
     }
 
     /** One pause of a wait that has looked {@code spins} times already. */
     static void pause(int spins) {
-        if (spins < 100) {
+        if (spins < SPINS) {
             Thread.onSpinWait();
-        } else if (spins < 200) {
+        } else if (spins < SLEEPS_FROM) {
             Thread.yield();
         } else {
             LockSupport.parkNanos(1_000);

@@ -7,7 +7,6 @@ import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.SegmentHeaderDescriptor;
 
 import java.nio.ByteBuffer;
-import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
 
 /**
@@ -97,16 +96,12 @@ final class Publication {
         }
         long at = offset + RecordDescriptor.PREV_OFFSET;
         for (int spins = 0; ring.readLongAcquire(at) == 0; spins++) {
-            if (spins < 200) {
-                Thread.onSpinWait();
-            } else if (spins < 300) {
-                Thread.yield();
-            } else {
+            if (spins >= Backoff.SLEEPS_FROM) {
                 // The predecessor was descheduled between its CAS and its link store, or waits for room in the ring;
                 // if the log failed meanwhile, it never links: give up with the log.
                 failure.check();
-                LockSupport.parkNanos(1_000);
             }
+            Backoff.pause(spins);
         }
     }
 
