@@ -13,7 +13,7 @@ public enum Compression {
     NONE,
     /** LZ4 (lz4-java): cheap, about half the size of typical JSON. */
     LZ4,
-    /** Zstandard level 3 (zstd-jni): smaller than LZ4, at more CPU per record. */
+    /** Zstandard (zstd-jni), at the log's level (WalConfig.Builder.zstdLevel, default 1): smaller than LZ4, at more CPU per record. */
     ZSTD;
 
     /** Payloads shorter than this are never compressed: the 4-byte length prefix and the codec's framing eat the gain. */

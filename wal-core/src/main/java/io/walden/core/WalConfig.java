@@ -107,7 +107,7 @@ public final class WalConfig {
         return settings.zstdDictionary;
     }
 
-    /** The zstd level of {@link Compression#ZSTD} payloads (default 3, zstd's own). */
+    /** The zstd level of {@link Compression#ZSTD} payloads (default 1). */
     public int zstdLevel() {
         return settings.zstdLevel;
     }
@@ -253,9 +253,10 @@ public final class WalConfig {
 
         /**
          * The zstd level {@link Compression#ZSTD} payloads are compressed at (Kafka's {@code compression.zstd.level}):
-         * from zstd's fastest negative levels to 22; default 3, zstd's own. On small JSON events level 1 stores about
-         * as few bytes as 3 in less time, and levels past 9 cost many times the CPU for a few percent
-         * (docs/benchmarks.md). Readers need no setting: a frame decompresses the same at any level.
+         * from zstd's fastest negative levels to 22; default 1. On small JSON events level 1 stores within 2 % of
+         * zstd's own default, 3, in less time, which the committers pay on the append path; levels past 9 cost many
+         * times the CPU for a percent or two (docs/benchmarks.md). Readers need no setting: a frame decompresses the
+         * same at any level, and a log may be reopened at another.
          */
         public Builder zstdLevel(int level) {
             settings.zstdLevel = level;

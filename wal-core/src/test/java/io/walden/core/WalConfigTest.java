@@ -41,7 +41,7 @@ class WalConfigTest {
             assertThatThrownBy(() -> WalConfig.builder(dir).zstdLevel(bad).build())
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("zstdLevel");
         }
-        assertThat(WalConfig.builder(dir).build().zstdLevel()).isEqualTo(3);
+        assertThat(WalConfig.builder(dir).build().zstdLevel()).isEqualTo(1);
         assertThat(WalConfig.builder(dir).zstdLevel(-5).build().zstdLevel()).isEqualTo(-5);
     }
 

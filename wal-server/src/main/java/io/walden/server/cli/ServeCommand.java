@@ -45,7 +45,7 @@ final class ServeCommand implements Callable<Integer> {
     String zstdDictionary;
 
     @Option(names = "--zstd-level", description = "The zstd level of zstd payloads, from zstd's negative fast levels to 22 "
-            + "(default: 3, zstd's own); readers need no setting.")
+            + "(default: 1); readers need no setting.")
     String zstdLevel;
 
     @Option(names = "--max-cursor-retained-bytes", description = "Most log a consumer cursor may hold back from "
