@@ -9,6 +9,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestWatcher;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -42,6 +45,18 @@ class GroupFailoverIT {
 
     @TempDir
     Path work;
+    /**
+     * On a failure, the kept member logs are copied where a clean clone's removal does not reach (the system's
+     * temporary directory) and their last lines printed: a failure that depends on timing is understood from them or
+     * not at all.
+     */
+    @RegisterExtension
+    final TestWatcher reportFailure = new TestWatcher() {
+        @Override
+        public void testFailed(ExtensionContext context, Throwable cause) {
+            reportMemberLogs(context.getRequiredTestMethod().getName());
+        }
+    };
     private TestingServer zk;
     private final Map<String, Member> members = new LinkedHashMap<>();
 
@@ -59,17 +74,39 @@ class GroupFailoverIT {
         keepMemberLogs(test);
     }
 
-    /**
-     * The members' logs outlive the temporary directory, in {@code target/group-failover-logs/TEST/}: a failure that
-     * depends on timing is understood from them or not at all.
-     */
+    /** The members' logs outlive the temporary directory, in {@code target/group-failover-logs/TEST/}. */
     private void keepMemberLogs(TestInfo test) throws IOException {
-        Path kept = Path.of("target", "group-failover-logs", test.getTestMethod().map(m -> m.getName()).orElse("test"));
+        Path kept = keptLogs(test.getTestMethod().map(m -> m.getName()).orElse("test"));
         Files.createDirectories(kept);
+        try (var old = Files.list(kept)) {
+            for (Path log : old.toList()) {
+                Files.delete(log); // an earlier run's
+            }
+        }
         for (Member m : members.values()) {
             for (int i = 0; i < m.logs.size(); i++) {
                 Files.copy(m.logs.get(i), kept.resolve(m.name + "-" + i + ".log"), StandardCopyOption.REPLACE_EXISTING);
             }
+        }
+    }
+
+    private static Path keptLogs(String test) {
+        return Path.of("target", "group-failover-logs", test);
+    }
+
+    private static void reportMemberLogs(String test) {
+        try (var logs = Files.list(keptLogs(test))) {
+            Path copy = Path.of(System.getProperty("java.io.tmpdir"), "walden-group-failover-failures",
+                    java.time.Instant.now().toString().replace(':', '-') + "-" + test);
+            Files.createDirectories(copy);
+            for (Path log : logs.sorted().toList()) {
+                Files.copy(log, copy.resolve(log.getFileName()));
+                List<String> lines = Files.readAllLines(log);
+                System.out.println("GroupFailoverIT " + test + ": last lines of " + log.getFileName() + " (all in " + copy + ")");
+                lines.subList(Math.max(0, lines.size() - 40), lines.size()).forEach(l -> System.out.println("  " + l));
+            }
+        } catch (IOException e) {
+            System.out.println("GroupFailoverIT " + test + ": could not report the members' logs: " + e);
         }
     }
 
@@ -428,6 +465,9 @@ class GroupFailoverIT {
         private final List<Ack> acks = new ArrayList<>();
         private final Thread thread;
         private volatile boolean running = true;
+        /** What the loader is doing or last failed at: the state a timed-out wait reports. */
+        private volatile String doing = "starting";
+        private volatile String lastRefusal = "none";
 
         Loader() {
             this(null);
@@ -450,6 +490,9 @@ class GroupFailoverIT {
             String target = only;
             while (running) {
                 if (target == null) {
+                    if (!doing.startsWith("looking")) {
+                        doing = "looking for the primary since " + java.time.Instant.now();
+                    }
                     target = primary();
                     if (target == null) {
                         sleep(20);
@@ -459,7 +502,12 @@ class GroupFailoverIT {
                 String payload = (only == null ? "p" : only) + "-" + durability + "-" + seq++;
                 try {
                     ServerProcess p = members.get(target).process;
+                    doing = "posting " + payload + " to " + target + " since " + java.time.Instant.now();
                     HttpResponse<String> r = p.post("/v1/records?durability=" + durability, payload.getBytes(StandardCharsets.UTF_8));
+                    doing = "between requests";
+                    if (r.statusCode() != 200) {
+                        lastRefusal = target + " answered " + r.statusCode() + " " + r.body() + " at " + java.time.Instant.now();
+                    }
                     if (r.statusCode() == 200) {
                         synchronized (acks) {
                             acks.add(new Ack(target, JSON.readTree(r.body()).get("lsn").asText(), payload, System.nanoTime()));
@@ -468,6 +516,7 @@ class GroupFailoverIT {
                     }
                 } catch (IOException | RuntimeException e) {
                     // gone or refusing: find the primary again
+                    lastRefusal = target + " failed: " + e + " at " + java.time.Instant.now();
                 } catch (InterruptedException e) {
                     return;
                 }
@@ -504,7 +553,12 @@ class GroupFailoverIT {
 
         /** Waits for an acknowledgement by another member than {@code old}; returns when it came. */
         long awaitFirstAckNotFrom(String old, int seconds) throws Exception {
-            waitUntil(seconds, () -> acks().stream().anyMatch(a -> !a.member().equals(old)));
+            try {
+                waitUntil(seconds, () -> acks().stream().anyMatch(a -> !a.member().equals(old)));
+            } catch (AssertionError e) {
+                throw new AssertionError("no acknowledgement from another member than " + old + " in " + seconds
+                        + " s; the loader is " + doing + "; its last refusal: " + lastRefusal, e);
+            }
             return acks().stream().filter(a -> !a.member().equals(old)).findFirst().orElseThrow().nanos();
         }
 
