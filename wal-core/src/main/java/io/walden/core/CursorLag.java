@@ -19,16 +19,17 @@ final class CursorLag {
     private long trailingControlStart = -1;
     private long trailingControlEnd = -1;
 
-    private final Wal wal;
+    /** The log's positions and settings (not the facade: a part never reaches back up to Wal). */
+    private final WalParts parts;
     /** The {@link Cursors} object: its monitor guards {@link #state} and the trailing run. */
     private final Object lock;
     private final CursorState state;
     /** The gauges per cursor, added and removed with the cursors by their keepers, and the lost counter. */
     final CursorMeters meters = new CursorMeters(this::lagBytes, this::lagSeconds);
 
-    /** Calls nothing on {@code wal} yet: the log is still being put together. */
-    CursorLag(Wal wal, Object lock, CursorState state) {
-        this.wal = wal;
+    /** Calls nothing on {@code parts} yet: the log is still being put together. */
+    CursorLag(WalParts parts, Object lock, CursorState state) {
+        this.parts = parts;
         this.lock = lock;
         this.state = state;
     }
@@ -48,7 +49,7 @@ final class CursorLag {
 
     /** The background writer's periodic sample of the log's end. */
     void sample() {
-        clock.sample(wal.insertLsn(), System.nanoTime());
+        clock.sample(parts.tail.get(), System.nanoTime());
     }
 
     /** How long ago {@code end} (as {@link #endFor} gave it) passed {@code lsn}. */
@@ -70,7 +71,7 @@ final class CursorLag {
         long end;
         synchronized (lock) {
             lsn = state.lsns.get(name);
-            end = lsn == null ? 0 : endFor(lsn, wal.insertLsn());
+            end = lsn == null ? 0 : endFor(lsn, parts.tail.get());
         }
         return lsn == null ? 0 : seconds(lsn, end);
     }
@@ -78,7 +79,7 @@ final class CursorLag {
     private double lagBytes(String name) {
         synchronized (lock) {
             Long lsn = state.lsns.get(name);
-            return lsn == null ? 0 : Math.max(0, endFor(lsn, wal.insertLsn()) - lsn);
+            return lsn == null ? 0 : Math.max(0, endFor(lsn, parts.tail.get()) - lsn);
         }
     }
 }

@@ -26,7 +26,8 @@ final class CursorReplay {
     /** The cursors' messages, wherever the code is that logs them. */
     private static final Logger LOG = LoggerFactory.getLogger(Cursors.class);
 
-    private final Wal wal;
+    /** The log's positions and settings (not the facade: a part never reaches back up to Wal). */
+    private final WalParts parts;
     private final Path dir;
     /** The {@link Cursors} object: its monitor guards {@link #state}. */
     private final Object lock;
@@ -35,9 +36,9 @@ final class CursorReplay {
     private final CursorState state;
     private final CursorMeters meters;
 
-    /** Calls nothing on {@code wal} yet: the log is still being put together. */
-    CursorReplay(Wal wal, Path dir, Object lock, CursorRecords files, CursorState state, CursorMeters meters) {
-        this.wal = wal;
+    /** Calls nothing on {@code parts} yet: the log is still being put together. */
+    CursorReplay(WalParts parts, Path dir, Object lock, CursorRecords files, CursorState state, CursorMeters meters) {
+        this.parts = parts;
         this.dir = dir;
         this.lock = lock;
         this.files = files;
@@ -54,9 +55,9 @@ final class CursorReplay {
         }
         state.used = true;
         if (base == null) {
-            files.writeBase(wal.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
+            files.writeBase(parts.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
         }
-        long end = wal.insertLsn();
+        long end = parts.tail.get();
         if (checkpoint != null && !files.usable(checkpoint, end)) {
             files.deleteCheckpoint(); // past the recovered end (or truncated past): never trusted again
             checkpoint = null;
@@ -73,8 +74,8 @@ final class CursorReplay {
         synchronized (lock) {
             state.recent.clear();
             if (state.live()) {
-                long end = wal.insertLsn();
-                long limit = Math.min(end, wal.readLimit());
+                long end = parts.tail.get();
+                long limit = Math.min(end, parts.readLimit.get());
                 if (state.used && limit < end) {
                     Set<String> before = new HashSet<>(state.lsns.keySet());
                     rebuild(usableCheckpoint(limit), limit);
@@ -89,7 +90,7 @@ final class CursorReplay {
     void promoted() {
         synchronized (lock) {
             if (!state.live()) {
-                catchUpTo(wal.insertLsn());
+                catchUpTo(parts.tail.get());
                 state.asOf = Long.MAX_VALUE;
                 state.publish();
             }
@@ -127,7 +128,7 @@ final class CursorReplay {
     /** Before this log's first control record (under the lock): from now on, the next open reads the cursor files. */
     void markUsed() {
         if (!state.used) {
-            files.writeBase(wal.oldestLsn(), Map.of());
+            files.writeBase(parts.oldestLsn(), Map.of());
             state.used = true;
         }
     }
@@ -140,7 +141,7 @@ final class CursorReplay {
             }
             // The log is closing (nothing can be read any more): a replica's state as of what it reflected, a primary's
             // as of what it flushed (all of it, unless the close could not flush).
-            files.writeCheckpoint(state.live() ? state.recent.asOf(state.lsns, wal.flushedLsn())
+            files.writeCheckpoint(state.live() ? state.recent.asOf(state.lsns, parts.flushed.get())
                     : new CursorFile.Snapshot(state.asOf, new TreeMap<>(state.lsns)));
         }
     }
@@ -165,7 +166,7 @@ final class CursorReplay {
             if (!state.used) {
                 return;
             }
-            snapshot = state.recent.snapshot(state.lsns, state.live() ? wal.flushedLsn() : state.asOf, state.live());
+            snapshot = state.recent.snapshot(state.lsns, state.live() ? parts.flushed.get() : state.asOf, state.live());
         }
         if (snapshot != null) {
             files.writeCheckpoint(snapshot); // outside the lock: only the background writer writes it while the log is open
@@ -197,7 +198,7 @@ final class CursorReplay {
         }
         CursorFile.Snapshot base = files.read(CursorFile.BASE);
         if (base == null) {
-            base = new CursorFile.Snapshot(wal.oldestLsn(), Map.of());
+            base = new CursorFile.Snapshot(parts.oldestLsn(), Map.of());
         }
         state.lsns.clear();
         state.lsns.putAll(base.cursors());
@@ -208,7 +209,7 @@ final class CursorReplay {
     /** A replica: reflect what its readers may see now (under the lock). */
     void catchUp() {
         if (!state.live()) {
-            catchUpTo(Math.max(state.asOf, wal.visibleLsn(WalReader.Visibility.FLUSHED)));
+            catchUpTo(Math.max(state.asOf, parts.reads.visibleLsn(WalReader.Visibility.FLUSHED)));
         }
     }
 

@@ -24,7 +24,8 @@ final class CursorRetention {
     /** The cursors' messages, wherever the code is that logs them. */
     private static final Logger LOG = LoggerFactory.getLogger(Cursors.class);
 
-    private final Wal wal;
+    /** The log's positions and settings (not the facade: a part never reaches back up to Wal). */
+    private final WalParts parts;
     /** The {@link Cursors} object: its monitor guards {@link #state} and {@link #knownLost}. */
     private final Object lock;
     private final CursorRecords files;
@@ -35,9 +36,9 @@ final class CursorRetention {
     /** The cursors already said to be lost: said once, counted once. */
     private final Set<String> knownLost = new HashSet<>();
 
-    /** Calls nothing on {@code wal} yet: the log is still being put together. */
-    CursorRetention(Wal wal, Object lock, CursorRecords files, CursorState state, CursorReplay replay, CursorMeters meters) {
-        this.wal = wal;
+    /** Calls nothing on {@code parts} yet: the log is still being put together. */
+    CursorRetention(WalParts parts, Object lock, CursorRecords files, CursorState state, CursorReplay replay, CursorMeters meters) {
+        this.parts = parts;
         this.lock = lock;
         this.files = files;
         this.state = state;
@@ -49,7 +50,7 @@ final class CursorRetention {
     void opened() {
         knownLost.clear();
         for (Map.Entry<String, Long> e : state.lsns.entrySet()) {
-            if (e.getValue() < wal.oldestLsn()) {
+            if (e.getValue() < parts.oldestLsn()) {
                 knownLost.add(e.getKey());
             }
         }
@@ -57,7 +58,7 @@ final class CursorRetention {
 
     /** Cursor {@code name} was committed to {@code lsn}: at a kept LSN it is whole again. */
     void committed(String name, long lsn) {
-        if (lsn >= wal.oldestLsn()) {
+        if (lsn >= parts.oldestLsn()) {
             knownLost.remove(name);
         }
     }
@@ -71,8 +72,8 @@ final class CursorRetention {
     long floor() {
         synchronized (lock) {
             replay.catchUp();
-            long end = wal.insertLsn();
-            long cap = wal.config().maxCursorRetainedBytes();
+            long end = parts.tail.get();
+            long cap = parts.config.maxCursorRetainedBytes();
             long floor = Long.MAX_VALUE;
             for (long lsn : state.lsns.values()) {
                 if (end - lsn <= cap) {
@@ -80,7 +81,7 @@ final class CursorRetention {
                 }
             }
             // A change not yet flushed may not survive a crash: until it is, the LSN it replaced still holds the log.
-            for (long lsn : state.recent.previousOfUnflushed(wal.flushedLsn())) {
+            for (long lsn : state.recent.previousOfUnflushed(parts.flushed.get())) {
                 if (end - lsn <= cap) {
                     floor = Math.min(floor, lsn);
                 }
@@ -100,7 +101,7 @@ final class CursorRetention {
             return;
         }
         CursorFile.Snapshot base = files.read(CursorFile.BASE);
-        long from = base == null ? wal.oldestLsn() : base.asOf();
+        long from = base == null ? parts.oldestLsn() : base.asOf();
         if (keepFrom <= from) {
             return;
         }
@@ -112,12 +113,12 @@ final class CursorRetention {
     /** After a truncation: a cursor whose LSN was removed is lost; said once, counted once. */
     void afterTruncation() {
         synchronized (lock) {
-            long oldest = wal.oldestLsn();
+            long oldest = parts.oldestLsn();
             state.lsns.forEach((name, lsn) -> {
                 if (lsn < oldest && knownLost.add(name)) {
                     LOG.warn("Cursor '{}' at {} is lost: the log was truncated to {} past it (it lagged more than "
                             + "maxCursorRetainedBytes = {}); its reader now fails until it is committed to a kept LSN",
-                            name, Lsn.format(lsn), Lsn.format(oldest), wal.config().maxCursorRetainedBytes());
+                            name, Lsn.format(lsn), Lsn.format(oldest), parts.config.maxCursorRetainedBytes());
                     meters.lost();
                 }
             });

@@ -55,12 +55,12 @@ public final class Cursors {
     private long lastControlLsn = -1;
 
     /** Calls nothing on {@code wal} until {@link #open()}: the log is still being put together. */
-    Cursors(Wal wal, java.nio.file.Path dir) {
+    Cursors(Wal wal, WalParts parts, java.nio.file.Path dir) {
         this.wal = wal;
         CursorRecords files = new CursorRecords(wal, dir);
-        this.lag = new CursorLag(wal, this, state);
-        this.replay = new CursorReplay(wal, dir, this, files, state, lag.meters);
-        this.retention = new CursorRetention(wal, this, files, state, replay, lag.meters);
+        this.lag = new CursorLag(parts, this, state);
+        this.replay = new CursorReplay(parts, dir, this, files, state, lag.meters);
+        this.retention = new CursorRetention(parts, this, files, state, replay, lag.meters);
     }
 
     // ------------------------------------------------------------------ the application's calls

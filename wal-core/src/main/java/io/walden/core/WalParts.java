@@ -133,7 +133,7 @@ final class WalParts {
         this.readLimit = new Position(after.readLimit());
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable(),
                 readLimit::get);
-        this.cursors = new Cursors(wal, dir); // before the writer, whose periodic task samples for them
+        this.cursors = new Cursors(wal, this, dir); // before the writer, whose periodic task samples for them
         this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
                 checkpointer, appender, preparer, registry, notifier, cursors.replay, remote, tail, written, flushed,
                 readLimit, opened.history(), opened.shutDownCleanly(), this::rewound));
