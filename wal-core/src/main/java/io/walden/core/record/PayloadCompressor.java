@@ -36,11 +36,6 @@ public final class PayloadCompressor implements AutoCloseable {
     private boolean usedDictionary;
     private final int zstdLevel;
 
-    /** A compressor at zstd's default level. */
-    public PayloadCompressor() {
-        this(DEFAULT_ZSTD_LEVEL);
-    }
-
     /** @param zstdLevel the level of zstd frames (WalConfig.Builder.zstdLevel) */
     public PayloadCompressor(int zstdLevel) {
         this.zstdLevel = zstdLevel;
