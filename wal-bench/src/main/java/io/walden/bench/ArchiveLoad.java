@@ -58,7 +58,7 @@ public final class ArchiveLoad {
                     archivedSum += r;
                 }
             }
-            archivedSegments = archived.archiver().orElseThrow().archivedSegments();
+            archivedSegments = archived.status().archiver().orElseThrow().archivedSegments();
         } finally {
             BenchFiles.delete(d);
         }

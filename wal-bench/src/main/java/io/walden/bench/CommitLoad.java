@@ -141,7 +141,7 @@ public final class CommitLoad {
             byte[] bytes = new byte[payload];
             int sampling = level == Durability.OFF ? FAST_OP_SAMPLING : 1;
             measurement.measure(name, "threads", method, payload, threads, sampling, () -> wal.append(bytes, level),
-                    wal::flushCount);
+                    wal.status()::flushCount);
         } finally {
             BenchFiles.delete(d);
         }
@@ -173,7 +173,7 @@ public final class CommitLoad {
                 }
             }, "async-producer");
             producer.start();
-            LoadMeasurement.Window w = measurement.window(recorder, counting, wal::flushCount);
+            LoadMeasurement.Window w = measurement.window(recorder, counting, wal.status()::flushCount);
             stop.set(true);
             window.release(inFlight);
             producer.join();

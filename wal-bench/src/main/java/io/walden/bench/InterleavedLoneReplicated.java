@@ -37,7 +37,7 @@ final class InterleavedLoneReplicated {
             Wal primary = Wal.open(WalConfig.builder(dir.resolve("primary")).segmentSize(SEGMENT).syncMethod(method)
                     .newEpochAfterCrash(true).build());
             Wal replica = Wal.open(WalConfig.builder(dir.resolve("replica")).segmentSize(SEGMENT).syncMethod(method)
-                    .logId(primary.logId()).build());
+                    .logId(primary.status().logId()).build());
             ReplicationServer server = ReplicationServer.builder(primary).shipFlushedOnly(flushedOnly)
                     .listen(new InetSocketAddress("127.0.0.1", 0)).start();
             ReplicaClient client = ReplicaClient.builder(replica, server.address(), "r1").start();

@@ -89,7 +89,7 @@ public final class ReplicationLoad {
         Path d = BenchFiles.newDir("replication");
         WalConfig.Builder primaryConfig = WalConfig.builder(d.resolve("primary")).segmentSize(SEGMENT).newEpochAfterCrash(true);
         try (Wal primary = Wal.open(primaryConfig.build());
-             Wal replica = Wal.open(WalConfig.builder(d.resolve("replica")).segmentSize(SEGMENT).logId(primary.logId()).build());
+             Wal replica = Wal.open(WalConfig.builder(d.resolve("replica")).segmentSize(SEGMENT).logId(primary.status().logId()).build());
              ReplicationServer server = ReplicationServer.builder(primary).shipFlushedOnly(flushedOnly)
                      .listen(new InetSocketAddress("127.0.0.1", 0)).start();
              TcpProxy link = TcpProxy.start(server.address(), TimeUnit.MILLISECONDS.toMicros(rttMillis) / 2);
@@ -98,7 +98,7 @@ public final class ReplicationLoad {
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
             byte[] bytes = new byte[PAYLOAD];
             Map<String, Object> r = measurement.measure(name, "replicated",
-                    SyncMethod.FDATASYNC, PAYLOAD, threads, () -> primary.append(bytes, level), primary::flushCount);
+                    SyncMethod.FDATASYNC, PAYLOAD, threads, () -> primary.append(bytes, level), primary.status()::flushCount);
             r.put("level", level.configName());
             r.put("rttMs", rttMillis);
             r.put("shipping", flushedOnly ? "flushed" : "written");

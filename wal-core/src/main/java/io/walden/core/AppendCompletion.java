@@ -5,7 +5,7 @@ import io.walden.core.commit.RemoteWaits;
 
 /**
  * What an asynchronous append without a future tells: {@link #durable} once the append's durability level holds, or
- * {@link #failed} once it cannot ({@link Wal#tryAppend(int, java.nio.ByteBuffer, Durability, AppendCompletion)}).
+ * {@link #failed} once it cannot ({@link NonWaitingAppends#tryAppend(int, java.nio.ByteBuffer, Durability, AppendCompletion)}).
  * Made for servers that append on an event loop: one instance per request in flight, reused from one append to the
  * next, so that appending and being told allocate nothing.
  *

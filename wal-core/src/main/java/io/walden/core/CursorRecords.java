@@ -20,13 +20,13 @@ import java.util.TreeMap;
 final class CursorRecords {
     private static final Logger LOG = LoggerFactory.getLogger(CursorRecords.class);
 
-    private final Wal wal;
+    private final WalParts parts;
     private final Path dir;
     /** Set when a cursor file could not be read: the log is read for control records from its oldest one instead. */
     private volatile boolean damaged;
 
-    CursorRecords(Wal wal, java.nio.file.Path dir) {
-        this.wal = wal;
+    CursorRecords(WalParts parts, java.nio.file.Path dir) {
+        this.parts = parts;
         this.dir = dir;
     }
 
@@ -55,7 +55,7 @@ final class CursorRecords {
 
     /** A checkpoint serves when it lies within what the log holds (a rewind below it deletes it). */
     boolean usable(CursorFile.Snapshot checkpoint, long end) {
-        return checkpoint != null && checkpoint.asOf() >= wal.oldestLsn() && checkpoint.asOf() <= end;
+        return checkpoint != null && checkpoint.asOf() >= parts.oldestLsn() && checkpoint.asOf() <= end;
     }
 
     void writeBase(long asOf, Map<String, Long> cursors) {
@@ -76,7 +76,7 @@ final class CursorRecords {
 
     /** Applies the control records from {@code from} to {@code until} to {@code into}, in LSN order. */
     void scanInto(Map<String, Long> into, long from, long until) {
-        try (WalReader r = wal.controlScanner(from, until, (lsn, payload) -> {
+        try (WalReader r = parts.reads.controlScanner(from, until, (lsn, payload) -> {
             ControlRecord.Cursor c = ControlRecord.decode(payload);
             if (c == null && ControlRecord.isDictionary(payload)) {
                 return; // a zstd dictionary (docs/format.md, "zstd dictionaries"): nothing for cursors

@@ -38,7 +38,8 @@ public final class Cursors {
     public record Cursor(String name, long lsn, long lagBytes, double lagSeconds, boolean lost) {
     }
 
-    private final Wal wal;
+    /** The log's parts: its positions, its write path (the control records) and its readers. */
+    private final WalParts parts;
     /**
      * What the cursors are. One lock guards it: this object's monitor, which the API below takes and so do the entry
      * points the log calls on the parts below (each is given this object as its {@code lock}), so that a change, a
@@ -54,10 +55,10 @@ public final class Cursors {
     /** The last control record this log appended: a change that changes nothing still waits for it. */
     private long lastControlLsn = -1;
 
-    /** Calls nothing on {@code wal} until {@link #open()}: the log is still being put together. */
-    Cursors(Wal wal, WalParts parts, java.nio.file.Path dir) {
-        this.wal = wal;
-        CursorRecords files = new CursorRecords(wal, dir);
+    /** Calls nothing on {@code parts} until {@link #open()}: the log is still being put together. */
+    Cursors(WalParts parts, java.nio.file.Path dir) {
+        this.parts = parts;
+        CursorRecords files = new CursorRecords(parts, dir);
         this.lag = new CursorLag(parts, this, state);
         this.replay = new CursorReplay(parts, dir, this, files, state, lag.meters);
         this.retention = new CursorRetention(parts, this, files, state, replay, lag.meters);
@@ -119,8 +120,8 @@ public final class Cursors {
     /** Every cursor, by name. */
     public synchronized List<Cursor> list() {
         replay.catchUp();
-        long end = wal.insertLsn();
-        long oldest = wal.oldestLsn();
+        long end = parts.tail.get();
+        long oldest = parts.oldestLsn();
         List<Cursor> out = new ArrayList<>(state.lsns.size());
         state.lsns.forEach((name, lsn) -> {
             long seen = lag.endFor(lsn, end);
@@ -147,13 +148,13 @@ public final class Cursors {
             retention.deleted(name);
             lag.meters.remove(name);
         }
-        wal.awaitDurable(recordLsn, level());
+        parts.writes.awaitDurable(recordLsn, level());
         return true;
     }
 
     /** A reader (flushed records) starting at cursor {@code name}. @throws LsnRemovedException when the cursor is lost */
     public WalReader reader(String name) {
-        return wal.reader(position(name));
+        return parts.reads.reader(position(name), WalReader.Visibility.FLUSHED);
     }
 
     // ------------------------------------------------------------------ changes
@@ -170,10 +171,10 @@ public final class Cursors {
             if (Boolean.FALSE.equals(create) && current == null) {
                 throw new UnknownCursorException(name);
             }
-            if (lsn != wal.insertLsn() && lsn >= wal.writtenLsn()) {
-                wal.flush(); // in the WAL buffers still: written, a record boundary can be proven (or refused)
+            if (lsn != parts.tail.get() && lsn >= parts.written.get()) {
+                parts.writes.flush(); // in the WAL buffers still: written, a record boundary can be proven (or refused)
             }
-            try (WalReader proof = wal.reader(lsn, WalReader.Visibility.WRITTEN)) {
+            try (WalReader proof = parts.reads.reader(lsn, WalReader.Visibility.WRITTEN)) {
                 lsn = proof.position(); // proved kept, not beyond the end, a record boundary; a header's LSN moves past it
             }
             if (current != null && lsn < current) {
@@ -186,7 +187,7 @@ public final class Cursors {
             }
         }
         if (recordLsn >= 0) {
-            wal.awaitDurable(recordLsn, level());
+            parts.writes.awaitDurable(recordLsn, level());
         }
     }
 
@@ -206,7 +207,7 @@ public final class Cursors {
     /** Appends a change's control record (under the lock, before the state changes) and notes it; returns its LSN. */
     private long appendChange(int kind, String name, long lsn) {
         byte[] record = ControlRecord.encode(kind, name, lsn);
-        long recordLsn = wal.appendControl(record);
+        long recordLsn = parts.writes.appendControl(record);
         lastControlLsn = recordLsn;
         lag.trailing(recordLsn, record.length);
         state.recent.changed(recordLsn, name, state.lsns.get(name));
@@ -217,7 +218,7 @@ public final class Cursors {
         if (!ControlRecord.isValidName(name)) {
             throw new IllegalArgumentException("a cursor's name is 1 to 64 letters, digits, '.', '_' or '-', not '" + name + "'");
         }
-        String refused = wal.appendsRefusedReason();
+        String refused = parts.replication.refusal();
         if (refused != null) {
             throw new AppendsRefusedException(refused);
         }
@@ -228,7 +229,7 @@ public final class Cursors {
 
     /** The log's default durability, at least LOCAL: a committed cursor must survive a crash. */
     private Durability level() {
-        Durability d = wal.config().durability();
+        Durability d = parts.config.durability();
         return d == Durability.OFF ? Durability.LOCAL : d;
     }
 

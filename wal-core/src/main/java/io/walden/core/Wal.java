@@ -1,6 +1,5 @@
 package io.walden.core;
 
-import io.walden.core.archive.Archiver;
 import io.walden.core.metrics.WalMetrics;
 import io.walden.core.recovery.LogOpener;
 import io.walden.core.replication.ReplicatedLog;
@@ -10,8 +9,6 @@ import net.openhft.chronicle.bytes.BytesStore;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -30,7 +27,7 @@ import java.util.concurrent.CompletableFuture;
  * <p>Thread-safety: every method may be called from any number of threads at once. Appends never take a
  * lock; administrative calls ({@link #truncateBefore}, {@link #close}) serialise among themselves.
  *
- * <p>Opening a log runs recovery ({@link #recoveryReport()}); a second open of the same directory, from
+ * <p>Opening a log runs recovery ({@link WalStatus#recoveryReport()}); a second open of the same directory, from
  * this process or another, is refused with {@link WalLockedException}.
  */
 public final class Wal implements AutoCloseable {
@@ -41,9 +38,13 @@ public final class Wal implements AutoCloseable {
 
     /** The log's parts and their lifetimes; this class is the facade over them. */
     private final WalParts parts;
+    private final WalStatus status;
+    private final NonWaitingAppends nonWaiting;
 
     private Wal(WalConfig config, LogOpener.OpenedLog opened) {
-        this.parts = new WalParts(this, config, opened);
+        this.parts = new WalParts(config, opened);
+        this.status = new WalStatus(parts);
+        this.nonWaiting = new NonWaitingAppends(parts.writes, config.compression());
     }
 
     // ------------------------------------------------------------------ open
@@ -137,60 +138,6 @@ public final class Wal implements AutoCloseable {
     }
 
     /**
-     * {@link #appendAsync(int, ByteBuffer, Durability)} for a thread that must never wait (an event loop): returns
-     * null, with nothing appended, when the record needs the next segment and the segment preparer has not made it
-     * ready yet (at a roll, while a new segment is zero-filled), or room in WAL buffers full of records not yet
-     * written. Append from a thread that may wait then.
-     */
-    public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability) {
-        return tryAppendAsync(type, payload, durability, parts.config.compression());
-    }
-
-    /** {@link #tryAppendAsync(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
-    public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return parts.writes.tryAppendAsync(type, payload, durability, compression);
-    }
-
-    /**
-     * Appends without waiting and without allocating, for an event loop: {@code completion} is told once the record
-     * reaches {@code durability} (see {@link AppendCompletion}; for {@code OFF}, and for a record some flush already
-     * covered, before this returns). Returns false, with nothing appended and nothing told, when the record would have
-     * to wait for the next segment or for room in the WAL buffers (as {@link #tryAppendAsync} returns null).
-     *
-     * <p>Nothing is flushed because of this call alone, so that a batch of appends costs one flush: follow it with
-     * {@link #flushIfIdle()} (this thread flushes now unless a flush is in progress) or {@link #requestFlush()} (the
-     * background writer flushes; no thread waits).
-     *
-     * @throws WalClosedException, WalFailedException, AppendsRefusedException, PayloadTooLargeException as appends do
-     */
-    public boolean tryAppend(int type, ByteBuffer payload, Durability durability, AppendCompletion completion) {
-        return tryAppend(type, payload, durability, parts.config.compression(), completion);
-    }
-
-    /** {@link #tryAppend(int, ByteBuffer, Durability, AppendCompletion)}, stored with {@code compression} when that saves space. */
-    public boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
-                             AppendCompletion completion) {
-        return parts.writes.tryAppend(type, payload, durability, compression, completion);
-    }
-
-    /**
-     * Flushes now, on this thread, unless a flush is in progress, and tells the asynchronous appends it covered (their
-     * completions run on this thread). When another thread is flushing, asks the background writer for the flush after
-     * it instead and returns at once. For a thread that appended a batch with {@link #tryAppend} and has nothing better
-     * to do than wait for the disk: a lone request's commit then costs no thread hand-off.
-     *
-     * @return true when this thread flushed (or nothing needed flushing)
-     */
-    public boolean flushIfIdle() {
-        return parts.writes.flushIfIdle();
-    }
-
-    /** Asks the background writer to flush what is published (for {@link #tryAppend}): no thread waits. */
-    public void requestFlush() {
-        parts.writes.requestFlush();
-    }
-
-    /**
      * Reserves a record of {@code length} payload bytes for zero-copy writing through {@code claim}.
      * The claim must be committed or aborted promptly (see {@link WalClaim}).
      */
@@ -228,11 +175,6 @@ public final class Wal implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------ positions
-
-    /** What readers at {@code visibility} may see now (see ReadPath). */
-    long visibleLsn(WalReader.Visibility visibility) {
-        return parts.reads.visibleLsn(visibility);
-    }
 
     /**
      * On a replica: everything below this was flushed by its primary, so it cannot be rewound, and readers see nothing
@@ -281,42 +223,21 @@ public final class Wal implements AutoCloseable {
         return parts.dir;
     }
 
-    /** The random 64-bit identifier chosen when the log was created; every segment carries it. */
-    public long logId() {
-        return parts.logId;
+    /** Identity, recovery, segments, failure, role and epoch, archiving: what operators read (see {@link WalStatus}). */
+    public WalStatus status() {
+        return status;
     }
 
-    public RecoveryReport recoveryReport() {
-        return parts.report;
-    }
-
-    public int segmentCount() {
-        return parts.registry.size();
-    }
-
-    /** The live segment files, oldest first (a snapshot; truncation may remove some at any time). */
-    public List<SegmentInfo> segments() {
-        return parts.segments();
-    }
-
-    /** Bytes of log kept, from the oldest record to the insert position. */
-    public long retainedBytes() {
-        return parts.tail.get() - oldestLsn();
+    /**
+     * Appends for a thread that must never wait (an event loop): they return at once when an append would wait, and
+     * flush a batch once (see {@link NonWaitingAppends}).
+     */
+    public NonWaitingAppends nonWaiting() {
+        return nonWaiting;
     }
 
     public boolean isClosed() {
         return parts.writes.isClosed();
-    }
-
-    /** True once a force failed; appends are refused until the log is reopened. */
-    public boolean isFailed() {
-        return parts.commit.failure() != null;
-    }
-
-    /** Why the log failed (the failed call and its error, e.g. the force's IOException), or null while it has not. */
-    public String failureReason() {
-        WalFailedException f = parts.commit.failure();
-        return f == null ? null : f.getMessage();
     }
 
     /**
@@ -330,39 +251,9 @@ public final class Wal implements AutoCloseable {
         };
     }
 
-    /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
-    public Optional<Archiver> archiver() {
-        return Optional.ofNullable(parts.archiver);
-    }
-
     /** The log's named consumer cursors: durable, replicated, holding back truncation (see {@link Cursors}). */
     public Cursors cursors() {
         return parts.cursors;
-    }
-
-    /** A control record (a cursor change) at OFF: the caller waits for the durability it needs. */
-    long appendControl(byte[] payload) {
-        return parts.writes.appendControl(payload);
-    }
-
-    /** The log's own reader of control records (see ReadPath). */
-    WalReader controlScanner(long from, long until, WalReader.ControlSink sink) {
-        return parts.reads.controlScanner(from, until, sink);
-    }
-
-    /** Why local appends are refused (this log is a replica), or null when they are accepted. */
-    public String appendsRefusedReason() {
-        return parts.replication.refusal();
-    }
-
-    /** The epoch this log's appends are written in now (PostgreSQL's timeline): 1 until a promotion. */
-    public int epoch() {
-        return parts.replication.history().current().number();
-    }
-
-    /** The epochs this log went through, oldest first (docs/format.md, "Epoch history file"). */
-    public EpochHistory history() {
-        return parts.replication.history();
     }
 
     /**
@@ -371,11 +262,6 @@ public final class Wal implements AutoCloseable {
      */
     public ReplicatedLog replication() {
         return parts.replication;
-    }
-
-    /** Total forces since open. */
-    public long flushCount() {
-        return parts.commit.flushCount();
     }
 
     /** Forces every written record now (as a durable append would). */

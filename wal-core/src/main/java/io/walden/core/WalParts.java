@@ -100,7 +100,7 @@ final class WalParts {
      */
     final Position readLimit;
 
-    WalParts(Wal wal, WalConfig config, LogOpener.OpenedLog opened) {
+    WalParts(WalConfig config, LogOpener.OpenedLog opened) {
         this.config = config;
         this.dir = opened.dir();
         this.lockChannel = opened.lockChannel();
@@ -133,7 +133,7 @@ final class WalParts {
         this.readLimit = new Position(after.readLimit());
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable(),
                 readLimit::get);
-        this.cursors = new Cursors(wal, this, dir); // before the writer, whose periodic task samples for them
+        this.cursors = new Cursors(this, dir); // before the writer, whose periodic task samples for them
         this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
                 checkpointer, appender, preparer, registry, notifier, cursors.replay, remote, tail, written, flushed,
                 readLimit, opened.history(), opened.shutDownCleanly(), this::rewound));
@@ -330,7 +330,7 @@ final class WalParts {
         }
     }
 
-    /** The live segment files, oldest first (see {@link Wal#segments()}). */
+    /** The live segment files, oldest first (see {@link WalStatus#segments()}). */
     List<SegmentInfo> segments() {
         List<SegmentInfo> out = new ArrayList<>();
         for (Segment s : registry.snapshot()) {

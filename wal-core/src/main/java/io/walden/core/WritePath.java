@@ -172,7 +172,7 @@ final class WritePath {
         return appendAsync(type, payload, durability, compression, false);
     }
 
-    /** With {@code mayWait} false: null, with nothing appended, when the record would wait (see Wal#tryAppendAsync). */
+    /** With {@code mayWait} false: null, with nothing appended, when the record would wait (see NonWaitingAppends#tryAppendAsync). */
     private CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression,
                                                 boolean mayWait) {
         checkRecord(type, payload.remaining());

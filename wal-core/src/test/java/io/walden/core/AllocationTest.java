@@ -123,15 +123,15 @@ class AllocationTest {
             java.nio.ByteBuffer payload = java.nio.ByteBuffer.wrap(new byte[64]);
             Reused completion = new Reused();
             for (int i = 0; i < 2_000; i++) {
-                wal.tryAppend(0, payload, Durability.LOCAL, completion);
-                wal.flushIfIdle();
+                wal.nonWaiting().tryAppend(0, payload, Durability.LOCAL, completion);
+                wal.nonWaiting().flushIfIdle();
                 awaitTold(completion, i + 1);
             }
             long before = allocatedByThisThread();
             int appended = 0;
             for (int i = 0; i < 4_000; i++) {
-                appended += wal.tryAppend(0, payload, Durability.LOCAL, completion) ? 1 : 0;
-                wal.flushIfIdle(); // leads the flush on this thread: the completion is told here, before it returns...
+                appended += wal.nonWaiting().tryAppend(0, payload, Durability.LOCAL, completion) ? 1 : 0;
+                wal.nonWaiting().flushIfIdle(); // leads the flush on this thread: the completion is told here, before it returns...
                 awaitTold(completion, 2_001 + i); // ...unless the background writer was flushing then: it tells it after
             }
             double perOp = (allocatedByThisThread() - before) / 4_000.0;

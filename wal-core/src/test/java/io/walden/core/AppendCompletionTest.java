@@ -58,7 +58,7 @@ class AppendCompletionTest {
     void shouldTellAnOffAppendBeforeTryAppendReturns() {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             Recording c = new Recording(1);
-            assertThat(wal.tryAppend(0, payload("off"), Durability.OFF, c)).isTrue();
+            assertThat(wal.nonWaiting().tryAppend(0, payload("off"), Durability.OFF, c)).isTrue();
             assertThat(c.durable).hasSize(1);
             assertThat(c.toldOn).isSameAs(Thread.currentThread());
         }
@@ -68,9 +68,9 @@ class AppendCompletionTest {
     void shouldLeadTheFlushOnTheCallingThreadWhenNoFlushIsInProgress() {
         try (Wal wal = Wal.open(TestLogs.small(dir).writerDelay(Duration.ofHours(1)).build())) {
             Recording c = new Recording(1);
-            wal.tryAppend(0, payload("lone"), Durability.LOCAL, c);
+            wal.nonWaiting().tryAppend(0, payload("lone"), Durability.LOCAL, c);
             assertThat(c.durable).as("nothing flushes because of tryAppend alone").isEmpty();
-            assertThat(wal.flushIfIdle()).isTrue();
+            assertThat(wal.nonWaiting().flushIfIdle()).isTrue();
             assertThat(c.durable).as("told before flushIfIdle returned").hasSize(1);
             assertThat(c.toldOn).isSameAs(Thread.currentThread());
             assertThat(wal.flushedLsn()).isGreaterThan(c.durable.get(0));
@@ -93,15 +93,15 @@ class AppendCompletionTest {
                     }
                 };
                 singles.add(one);
-                while (!wal.tryAppend(0, payload("r" + i), i % 2 == 0 ? Durability.LOCAL : Durability.ON, one)) {
-                    wal.requestFlush(); // the next segment is not prepared yet, or the WAL buffers wait to be written
+                while (!wal.nonWaiting().tryAppend(0, payload("r" + i), i % 2 == 0 ? Durability.LOCAL : Durability.ON, one)) {
+                    wal.nonWaiting().requestFlush(); // the next segment is not prepared yet, or the WAL buffers wait to be written
                     Thread.sleep(1);
                 }
                 if (i % 100 == 99) {
-                    wal.requestFlush();
+                    wal.nonWaiting().requestFlush();
                 }
             }
-            wal.requestFlush();
+            wal.nonWaiting().requestFlush();
             for (Recording one : singles) {
                 assertThat(one.told.await(10, TimeUnit.SECONDS)).isTrue();
                 assertThat(one.durable).hasSize(1);
@@ -116,8 +116,8 @@ class AppendCompletionTest {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             wal.replication().remoteWaits().activate(); // a policy stands: ON waits for its confirmation after the local flush
             Recording c = new Recording(1);
-            wal.tryAppend(0, payload("replicated"), Durability.ON, c);
-            wal.flushIfIdle();
+            wal.nonWaiting().tryAppend(0, payload("replicated"), Durability.ON, c);
+            wal.nonWaiting().flushIfIdle();
             Thread.sleep(100);
             assertThat(c.durable).as("flushed locally, not confirmed yet").isEmpty();
             long lsn = wal.insertLsn();
@@ -134,12 +134,12 @@ class AppendCompletionTest {
         try (Wal wal = Wal.open(TestLogs.small(dir).syncStrategy(sync).writerDelay(Duration.ofHours(1)).build())) {
             sync.failing = true;
             Recording c = new Recording(1);
-            wal.tryAppend(0, payload("doomed"), Durability.LOCAL, c);
-            wal.flushIfIdle();
+            wal.nonWaiting().tryAppend(0, payload("doomed"), Durability.LOCAL, c);
+            wal.nonWaiting().flushIfIdle();
             assertThat(c.told.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(c.durable).isEmpty();
             assertThat(c.failed).singleElement().isInstanceOf(WalFailedException.class);
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> wal.tryAppend(0, payload("later"), Durability.LOCAL, new Recording(1)))
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> wal.nonWaiting().tryAppend(0, payload("later"), Durability.LOCAL, new Recording(1)))
                     .isInstanceOf(WalFailedException.class);
         }
     }
@@ -158,9 +158,9 @@ class AppendCompletionTest {
                 }
             };
             Recording after = new Recording(1);
-            wal.tryAppend(0, payload("first"), Durability.LOCAL, throwing);
-            wal.tryAppend(0, payload("second"), Durability.LOCAL, after);
-            wal.requestFlush();
+            wal.nonWaiting().tryAppend(0, payload("first"), Durability.LOCAL, throwing);
+            wal.nonWaiting().tryAppend(0, payload("second"), Durability.LOCAL, after);
+            wal.nonWaiting().requestFlush();
             assertThat(after.told.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(after.durable).hasSize(1);
         }

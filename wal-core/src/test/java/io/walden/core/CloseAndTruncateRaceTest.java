@@ -92,7 +92,7 @@ class CloseAndTruncateRaceTest {
         assertThat(errors).isEmpty();
         assertThat(acknowledged).isNotEmpty();
         try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
-            assertThat(reopened.recoveryReport().bytesCutOff()).as("close() flushed everything: a clean end").isZero();
+            assertThat(reopened.status().recoveryReport().bytesCutOff()).as("close() flushed everything: a clean end").isZero();
             long oldest = reopened.oldestLsn();
             try (WalReader r = reopened.reader(oldest)) {
                 int found = 0;

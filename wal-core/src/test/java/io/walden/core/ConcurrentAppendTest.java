@@ -114,7 +114,7 @@ class ConcurrentAppendTest {
             monitor.join();
             assertThat(errors).isEmpty();
             assertThat(appended).hasSize(WRITERS * PER_WRITER);
-            assertThat(wal.segmentCount()).as("the test crossed many segments").isGreaterThan(20);
+            assertThat(wal.status().segmentCount()).as("the test crossed many segments").isGreaterThan(20);
             for (TailingReader r : readers) {
                 assertThat(r.seen).as(r.visibility + " reader saw every record").isEqualTo(appended.size());
             }

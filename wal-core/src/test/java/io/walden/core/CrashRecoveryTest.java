@@ -109,7 +109,7 @@ class CrashRecoveryTest {
                     }
                 }
             }
-            assertThat(found).as("every acknowledged record is there (recovery: %s)", wal.recoveryReport())
+            assertThat(found).as("every acknowledged record is there (recovery: %s)", wal.status().recoveryReport())
                     .isEqualTo(acknowledged.size());
         }
     }

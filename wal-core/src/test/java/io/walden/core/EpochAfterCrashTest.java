@@ -39,8 +39,8 @@ class EpochAfterCrashTest {
             wal.append(TestLogs.bytes("one"), Durability.LOCAL);
         }
         try (Wal wal = Wal.open(TestLogs.small(log).newEpochAfterCrash(true).build())) {
-            assertThat(wal.recoveryReport().shutDownCleanly()).isTrue();
-            assertThat(wal.epoch()).as("no crash, no new epoch").isEqualTo(1);
+            assertThat(wal.status().recoveryReport().shutDownCleanly()).isTrue();
+            assertThat(wal.status().epoch()).as("no crash, no new epoch").isEqualTo(1);
             assertThat(wal.replication().mayShipUnflushed()).isTrue();
         }
     }
@@ -51,10 +51,10 @@ class EpochAfterCrashTest {
         crash(log);
         long end;
         try (Wal wal = Wal.open(TestLogs.small(log).newEpochAfterCrash(true).build())) {
-            assertThat(wal.recoveryReport().shutDownCleanly()).isFalse();
+            assertThat(wal.status().recoveryReport().shutDownCleanly()).isFalse();
             end = wal.insertLsn();
-            assertThat(wal.epoch()).isEqualTo(2);
-            assertThat(wal.history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, end));
+            assertThat(wal.status().epoch()).isEqualTo(2);
+            assertThat(wal.status().history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, end));
             assertThat(wal.replication().mayShipUnflushed()).isTrue();
             assertThat(wal.append(TestLogs.bytes("after the crash"), Durability.LOCAL)).isEqualTo(end);
         }
@@ -66,12 +66,12 @@ class EpochAfterCrashTest {
         Path log = work.resolve("log");
         crash(log);
         try (Wal wal = Wal.open(TestLogs.small(log).build())) {
-            assertThat(wal.recoveryReport().shutDownCleanly()).isFalse();
-            assertThat(wal.epoch()).isEqualTo(1);
+            assertThat(wal.status().recoveryReport().shutDownCleanly()).isFalse();
+            assertThat(wal.status().epoch()).isEqualTo(1);
             assertThat(wal.replication().mayShipUnflushed()).as("a replica may hold records this log lost").isFalse();
         }
         try (Wal wal = Wal.open(TestLogs.small(log).build())) {
-            assertThat(wal.recoveryReport().shutDownCleanly()).as("the clean close above counts").isTrue();
+            assertThat(wal.status().recoveryReport().shutDownCleanly()).as("the clean close above counts").isTrue();
         }
     }
 
@@ -84,7 +84,7 @@ class EpochAfterCrashTest {
             }
         }
         try (Wal wal = Wal.open(TestLogs.small(log).build())) {
-            assertThat(wal.recoveryReport().shutDownCleanly()).as("close flushes OFF records first").isTrue();
+            assertThat(wal.status().recoveryReport().shutDownCleanly()).as("close flushes OFF records first").isTrue();
             int n = 0;
             try (WalReader r = wal.reader(wal.oldestLsn())) {
                 while (r.next() != null) {

@@ -45,7 +45,7 @@ class FailedForceTest {
                     .hasMessageContaining("Input/output error");
         }
         assertThatThrownBy(() -> async.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(WalFailedException.class);
-        assertThat(wal.isFailed()).isTrue();
+        assertThat(wal.status().isFailed()).isTrue();
         assertThat(wal.flushedLsn()).isGreaterThan(before);
 
         sync.failing = false; // the disk "recovers": the log must still not pretend the lost force happened
@@ -70,10 +70,10 @@ class FailedForceTest {
             sync.failing = true;
             wal.append(bytes("off"), Durability.OFF);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!wal.isFailed() && System.nanoTime() < deadline) {
+            while (!wal.status().isFailed() && System.nanoTime() < deadline) {
                 Thread.onSpinWait();
             }
-            assertThat(wal.isFailed()).as("the background writer's failed force put the log in the failed state").isTrue();
+            assertThat(wal.status().isFailed()).as("the background writer's failed force put the log in the failed state").isTrue();
         }
     }
 
@@ -86,7 +86,7 @@ class FailedForceTest {
             CompletableFuture<Long> async = wal.appendAsync(bytes("async"), Durability.LOCAL);
             assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS)).as("the future fails, it does not hang")
                     .hasCauseInstanceOf(WalFailedException.class).hasMessageContaining("unsafe memory access");
-            assertThat(wal.isFailed()).isTrue();
+            assertThat(wal.status().isFailed()).isTrue();
             sync.error = null;
             assertThatThrownBy(() -> wal.append(bytes("later"), Durability.LOCAL)).isInstanceOf(WalFailedException.class);
         }
@@ -98,7 +98,7 @@ class FailedForceTest {
         try (Wal wal = Wal.open(TestLogs.small(dir).syncStrategy(sync).writerDelay(Duration.ofHours(1)).build())) {
             sync.error = new InternalError("injected");
             assertThatThrownBy(() -> wal.append(bytes("x"), Durability.LOCAL)).isInstanceOf(WalFailedException.class);
-            assertThat(wal.isFailed()).isTrue();
+            assertThat(wal.status().isFailed()).isTrue();
         }
     }
 
@@ -117,7 +117,7 @@ class FailedForceTest {
             }
             wal.parts().registry.get(second).channel().close();
             assertThatThrownBy(wal::flush).isInstanceOf(WalFailedException.class);
-            assertThat(wal.isFailed()).isTrue();
+            assertThat(wal.status().isFailed()).isTrue();
             assertThat(wal.flushedLsn()).as("a failed write never becomes durable").isEqualTo(before);
             assertThatThrownBy(wal::flush).isInstanceOf(WalFailedException.class);
             assertThat(wal.flushedLsn()).as("nor does anything after it").isEqualTo(before);

@@ -60,7 +60,7 @@ class FullDiskTest {
             }
             assertThat(refused).as("the disk filled up").isNotNull();
             assertThat(refused).hasMessageContaining("No space left on device").hasMessageContaining("nothing was written");
-            assertThat(wal.isFailed()).as("a full disk is not a failed force").isFalse();
+            assertThat(wal.status().isFailed()).as("a full disk is not a failed force").isFalse();
             long end = wal.insertLsn();
             try (WalReader r = wal.reader(acknowledged.get(0))) {
                 int n = 0;

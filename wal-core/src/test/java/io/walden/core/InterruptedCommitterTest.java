@@ -27,7 +27,7 @@ class InterruptedCommitterTest {
                 assertThat(Thread.interrupted()).as("the interrupt is the application's: kept").isTrue();
             }
             assertThat(wal.flushedLsn()).isGreaterThan(lsn);
-            assertThat(wal.isFailed()).isFalse();
+            assertThat(wal.status().isFailed()).isFalse();
             long next = wal.append("and the next one, on a healthy log".getBytes(), Durability.LOCAL);
             assertThat(wal.flushedLsn()).isGreaterThan(next);
         }
@@ -46,7 +46,7 @@ class InterruptedCommitterTest {
             } finally {
                 Thread.interrupted();
             }
-            assertThat(wal.isFailed()).isFalse();
+            assertThat(wal.status().isFailed()).isFalse();
             long lsn = wal.append("after".getBytes(), Durability.LOCAL);
             assertThat(wal.flushedLsn()).isGreaterThan(lsn);
         }

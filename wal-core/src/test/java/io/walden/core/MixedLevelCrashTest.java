@@ -87,7 +87,7 @@ class MixedLevelCrashTest {
                     }
                 }
             }
-            assertThat(found).as("every record that must survive is there (recovery: %s)", wal.recoveryReport())
+            assertThat(found).as("every record that must survive is there (recovery: %s)", wal.status().recoveryReport())
                     .isEqualTo(mustSurvive.size());
         }
     }

@@ -25,18 +25,18 @@ class NonWaitingAppendTest {
             waitUntil(() -> wal.parts().registry.get(segment) != null); // prepared one ahead at open
             CompletableFuture<Long> last;
             synchronized (wal.parts().preparer) { // the preparer cannot get past its next step: nothing more is prepared
-                while ((last = wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF)) != null) {
+                while ((last = wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF)) != null) {
                     assertThat(last.get()).isLessThan(2 * segment);
                 }
                 long insert = wal.insertLsn();
                 long t0 = System.nanoTime();
-                assertThat(wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL)).isNull();
+                assertThat(wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL)).isNull();
                 assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as("returned without waiting").isLessThan(1000);
                 assertThat(wal.insertLsn()).as("nothing was reserved").isEqualTo(insert);
                 assertThat(insert).isBetween(2 * segment - 1100, 2 * segment);
             }
             waitUntil(() -> wal.parts().registry.get(2 * segment) != null);
-            CompletableFuture<Long> appended = wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
+            CompletableFuture<Long> appended = wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
             assertThat(appended).isNotNull();
             assertThat(appended.get(10, TimeUnit.SECONDS)).isGreaterThan(2 * segment);
         }
@@ -50,14 +50,14 @@ class NonWaitingAppendTest {
                 .offWriteDelay(Duration.ofSeconds(10)).build();
         try (Wal wal = Wal.open(config)) {
             for (int attempt = 1; ; attempt++) {
-                while (wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF) != null) {
+                while (wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF) != null) {
                     assertThat(wal.insertLsn() - wal.writtenLsn()).as("never more than the ring holds unwritten")
                             .isLessThanOrEqualTo(64 << 10);
                 }
                 long insert = wal.insertLsn();
                 long written = wal.writtenLsn();
                 assertThat(insert - written).isGreaterThan((64 << 10) - 2 * 1024);
-                CompletableFuture<Long> refused = wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
+                CompletableFuture<Long> refused = wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
                 if (refused != null && wal.writtenLsn() > written) {
                     // The background writer's idle check raced with the first appends (it looks for unwritten records
                     // twice before it parks, and writes them when the second look finds some): it made room between

@@ -30,8 +30,8 @@ class PromotionTest {
     @Test
     void aNewLogIsInEpochOneFromTheStart() {
         try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
-            assertThat(wal.epoch()).isEqualTo(1);
-            assertThat(wal.history().epochs()).containsExactly(new Epoch(1, 0));
+            assertThat(wal.status().epoch()).isEqualTo(1);
+            assertThat(wal.status().history().epochs()).containsExactly(new Epoch(1, 0));
         }
     }
 
@@ -46,7 +46,7 @@ class PromotionTest {
             assertThat(wal.replication().promote(2).number()).as("never below the next number").isEqualTo(6);
         }
         try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
-            assertThat(reopened.history().epochs()).extracting(Epoch::number).containsExactly(1, 5, 6);
+            assertThat(reopened.status().history().epochs()).extracting(Epoch::number).containsExactly(1, 5, 6);
         }
     }
 
@@ -122,13 +122,13 @@ class PromotionTest {
                 assertThat(end).isEqualTo(primary.insertLsn());
                 Epoch epoch = replica.replication().promote();
                 assertThat(epoch).isEqualTo(new Epoch(2, end));
-                assertThat(replica.epoch()).isEqualTo(2);
+                assertThat(replica.status().epoch()).isEqualTo(2);
                 long lsn = replica.append("new 0".getBytes(), Durability.LOCAL);
                 assertThat(lsn).isEqualTo(end);
             }
         }
         try (Wal reopened = Wal.open(TestLogs.small(replicaDir).build())) {
-            assertThat(reopened.history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, end));
+            assertThat(reopened.status().history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, end));
             try (WalReader r = reopened.reader(reopened.oldestLsn())) {
                 for (int i = 0; i < 2000; i++) {
                     assertThat(new String(r.next().payload())).isEqualTo("old " + i);
@@ -146,11 +146,11 @@ class PromotionTest {
             try (Wal replica = replicaOf(primary, work.resolve("replica"))) {
                 primary.append("only the old primary has this".getBytes(), Durability.LOCAL);
                 replica.replication().promote();
-                String why = replica.history().divergence(primary.history().at(primary.insertLsn()), primary.insertLsn());
+                String why = replica.status().history().divergence(primary.status().history().at(primary.insertLsn()), primary.insertLsn());
                 assertThat(why).contains("holds records this log never had");
-                assertThatThrownBy(() -> primary.replication().adoptHistory(replica.history()))
+                assertThatThrownBy(() -> primary.replication().adoptHistory(replica.status().history()))
                         .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot follow");
-                assertThat(primary.epoch()).isEqualTo(1);
+                assertThat(primary.status().epoch()).isEqualTo(1);
             }
         }
     }
@@ -162,8 +162,8 @@ class PromotionTest {
             primary.append("both have this".getBytes(), Durability.LOCAL);
             try (Wal replica = replicaOf(primary, work.resolve("replica"))) {
                 replica.replication().promote();
-                primary.replication().adoptHistory(replica.history());
-                assertThat(primary.epoch()).isEqualTo(2);
+                primary.replication().adoptHistory(replica.status().history());
+                assertThat(primary.status().epoch()).isEqualTo(2);
             }
         }
         assertThat(HistoryFile.read(primaryDir).epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, 0x40 + 40));
@@ -172,11 +172,11 @@ class PromotionTest {
     @Test
     void aLogThatKnowsOfANewerEpochRefusesToFollowAStalePrimaryEvenBeforeReachingThatEpoch() throws Exception {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
-             Wal replica = Wal.open(TestLogs.small(work.resolve("replica")).logId(primary.logId()).build())) {
+             Wal replica = Wal.open(TestLogs.small(work.resolve("replica")).logId(primary.status().logId()).build())) {
             replica.replication().adoptHistory(EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x9000)))); // learnt, not reached
-            assertThatThrownBy(() -> replica.replication().adoptHistory(primary.history()))
+            assertThatThrownBy(() -> replica.replication().adoptHistory(primary.status().history()))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("stale");
-            assertThat(replica.epoch()).isEqualTo(2);
+            assertThat(replica.status().epoch()).isEqualTo(2);
         }
     }
 

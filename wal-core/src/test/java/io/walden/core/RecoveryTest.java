@@ -70,7 +70,7 @@ class RecoveryTest {
         files().write(end, garbage);
 
         try (Wal wal = Wal.open(config().build())) {
-            RecoveryReport report = wal.recoveryReport();
+            RecoveryReport report = wal.status().recoveryReport();
             assertThat(report.endLsn()).isEqualTo(end);
             assertThat(report.bytesCutOff()).isGreaterThan(900);
             assertThat(report.firstBadLsn()).isEqualTo(end);
@@ -79,7 +79,7 @@ class RecoveryTest {
             lsns.add(end);
         }
         try (Wal wal = Wal.open(config().build())) {
-            assertThat(wal.recoveryReport().repaired()).as("the repair was durable: the second open is clean").isFalse();
+            assertThat(wal.status().recoveryReport().repaired()).as("the repair was durable: the second open is clean").isFalse();
             assertRecords(wal, lsns, 101);
         }
     }
@@ -91,8 +91,8 @@ class RecoveryTest {
         files().zero(lsns.get(97), (int) (lsns.get(99) - lsns.get(97)) + 48);
 
         try (Wal wal = Wal.open(config().build())) {
-            assertThat(wal.recoveryReport().endLsn()).isEqualTo(lsns.get(97));
-            assertThat(wal.recoveryReport().reason()).isEqualTo("clean end");
+            assertThat(wal.status().recoveryReport().endLsn()).isEqualTo(lsns.get(97));
+            assertThat(wal.status().recoveryReport().reason()).isEqualTo("clean end");
             assertRecords(wal, lsns, 97);
         }
     }
@@ -103,7 +103,7 @@ class RecoveryTest {
         files().zero(lsns.get(99), 4);
 
         try (Wal wal = Wal.open(config().build())) {
-            RecoveryReport report = wal.recoveryReport();
+            RecoveryReport report = wal.status().recoveryReport();
             assertThat(report.endLsn()).isEqualTo(lsns.get(99));
             assertThat(report.reason()).contains("torn record");
             assertThat(report.bytesCutOff()).isGreaterThan(0);
@@ -117,7 +117,7 @@ class RecoveryTest {
         files().flipBit(lsns.get(98) + 26, 3);
 
         try (Wal wal = Wal.open(config().build())) {
-            RecoveryReport report = wal.recoveryReport();
+            RecoveryReport report = wal.status().recoveryReport();
             assertThat(report.endLsn()).isEqualTo(lsns.get(98));
             assertThat(report.reason()).contains("CRC-32C mismatch");
             assertRecords(wal, lsns, 98);
@@ -146,13 +146,13 @@ class RecoveryTest {
         files().flipBit(lsns.get(50) + 25, 0);
 
         try (Wal wal = Wal.open(config().truncateAtCorruption(true).build())) {
-            RecoveryReport report = wal.recoveryReport();
+            RecoveryReport report = wal.status().recoveryReport();
             assertThat(report.truncatedCorruption()).isTrue();
             assertThat(report.endLsn()).isEqualTo(lsns.get(50));
             assertRecords(wal, lsns, 50);
         }
         try (Wal wal = Wal.open(config().build())) {
-            assertThat(wal.recoveryReport().repaired()).isFalse();
+            assertThat(wal.status().recoveryReport().repaired()).isFalse();
         }
     }
 
@@ -177,7 +177,7 @@ class RecoveryTest {
         files().write(end, stale);
 
         try (Wal wal = Wal.open(config().build())) {
-            RecoveryReport report = wal.recoveryReport();
+            RecoveryReport report = wal.status().recoveryReport();
             assertThat(report.endLsn()).isEqualTo(end);
             assertThat(report.reason()).contains("previous-record link");
             try (WalReader r = wal.reader(lsns.get(2990))) {
@@ -257,8 +257,8 @@ class RecoveryTest {
         files().write(at, rec.array());
 
         try (Wal wal = Wal.open(config().build())) {
-            assertThat(wal.recoveryReport().endLsn()).isEqualTo(at);
-            assertThat(wal.recoveryReport().reason()).contains("impossible length");
+            assertThat(wal.status().recoveryReport().endLsn()).isEqualTo(at);
+            assertThat(wal.status().recoveryReport().reason()).contains("impossible length");
             wal.append(bytes("after"), Durability.LOCAL);
         }
     }
@@ -269,8 +269,8 @@ class RecoveryTest {
         files().deleteControl();
 
         try (Wal wal = Wal.open(config().build())) {
-            assertThat(wal.recoveryReport().rebuiltControlFile()).isTrue();
-            assertThat(wal.recoveryReport().endLsn()).isEqualTo(lsns.get(2999) + 32);
+            assertThat(wal.status().recoveryReport().rebuiltControlFile()).isTrue();
+            assertThat(wal.status().recoveryReport().endLsn()).isEqualTo(lsns.get(2999) + 32);
             assertRecords(wal, lsns, 3000);
         }
         assertThat(dir.resolve(ControlFile.NAME)).exists();
@@ -288,7 +288,7 @@ class RecoveryTest {
         java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
         System.setErr(new java.io.PrintStream(captured, true));
         try (Wal wal = Wal.open(config().build())) {
-            assertThat(wal.recoveryReport().segmentsScanned()).isGreaterThanOrEqualTo(32);
+            assertThat(wal.status().recoveryReport().segmentsScanned()).isGreaterThanOrEqualTo(32);
         } finally {
             System.setErr(err);
         }
@@ -321,7 +321,7 @@ class RecoveryTest {
     @Test
     void shouldStartTheFirstRecordOfANewLogAfterTheSegmentHeader() {
         try (Wal wal = Wal.open(config().build())) {
-            assertThat(wal.recoveryReport().createdNewLog()).isTrue();
+            assertThat(wal.status().recoveryReport().createdNewLog()).isTrue();
             assertThat(wal.append(bytes("first"))).isEqualTo(SegmentHeaderDescriptor.LENGTH);
             assertThat(wal.oldestLsn()).isEqualTo(SegmentHeaderDescriptor.LENGTH);
         }

@@ -153,7 +153,7 @@ class RemoteDurabilityTest {
         assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RemoteCommitUnconfirmedException.class);
         pool.shutdownNow();
         try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
-            assertThat(reopened.recoveryReport().endLsn()).as("both records were durable locally").isGreaterThan(64 + 2 * 24);
+            assertThat(reopened.status().recoveryReport().endLsn()).as("both records were durable locally").isGreaterThan(64 + 2 * 24);
         }
     }
 

@@ -11,7 +11,7 @@ final class Replicas {
 
     /** Opens a replica's log (new or existing) of {@code primary}'s log id in {@code dir}. */
     static Wal open(Wal primary, Path dir) {
-        Wal replica = Wal.open(TestLogs.small(dir).logId(primary.logId()).build());
+        Wal replica = Wal.open(TestLogs.small(dir).logId(primary.status().logId()).build());
         replica.replication().refuseAppends(REFUSAL);
         return replica;
     }

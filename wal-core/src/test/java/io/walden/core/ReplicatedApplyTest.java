@@ -62,7 +62,7 @@ class ReplicatedApplyTest {
         long logId;
         Random random = new Random(7);
         try (Wal primary = Wal.open(TestLogs.small(primaryDir).build())) {
-            logId = primary.logId();
+            logId = primary.status().logId();
             for (int i = 0; i < 3000; i++) {
                 byte[] p = new byte[random.nextInt(700)];
                 random.nextBytes(p);
@@ -103,7 +103,7 @@ class ReplicatedApplyTest {
         long logId;
         Random random = new Random(11);
         try (Wal primary = Wal.open(TestLogs.small(primaryDir).build())) {
-            logId = primary.logId();
+            logId = primary.status().logId();
             for (int i = 0; i < 3000; i++) {
                 byte[] p = new byte[random.nextInt(700)];
                 random.nextBytes(p);
@@ -143,7 +143,7 @@ class ReplicatedApplyTest {
         Path primaryDir = work.resolve("live-primary");
         Path replicaDir = work.resolve("live-replica");
         try (Wal primary = Wal.open(TestLogs.small(primaryDir).writerDelay(java.time.Duration.ofMillis(5)).build());
-             Wal replica = Wal.open(TestLogs.small(replicaDir).logId(primary.logId()).build())) {
+             Wal replica = Wal.open(TestLogs.small(replicaDir).logId(primary.status().logId()).build())) {
             java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
             List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
             Thread sender = new Thread(() -> { // what a primary's sender does, minus the network
@@ -189,7 +189,7 @@ class ReplicatedApplyTest {
         Path primaryDir = work.resolve("primary");
         long logId;
         try (Wal primary = Wal.open(TestLogs.small(primaryDir).build())) {
-            logId = primary.logId();
+            logId = primary.status().logId();
             for (int i = 0; i < 50; i++) {
                 primary.append(("record " + i).getBytes(), Durability.OFF);
             }

@@ -63,11 +63,11 @@ class RewindTest {
             behind.flush();
 
             long end = ahead.insertLsn();
-            assertThat(behind.history().rewindPoint(ahead.history().at(end), end)).isEqualTo(switchPoint);
+            assertThat(behind.status().history().rewindPoint(ahead.status().history().at(end), end)).isEqualTo(switchPoint);
             assertThat(ahead.replication().rewindTo(switchPoint)).isEqualTo(end - switchPoint);
             assertThat(ahead.insertLsn()).isEqualTo(switchPoint);
             assertThat(ahead.flushedLsn()).isEqualTo(switchPoint);
-            ahead.replication().adoptHistory(behind.history());
+            ahead.replication().adoptHistory(behind.status().history());
             Replicas.catchUp(behind, ahead);
             assertThat(payloads(ahead)).isEqualTo(payloads(behind)).hasSize(1500).noneMatch(p -> p.startsWith("lost"));
         }
@@ -108,7 +108,7 @@ class RewindTest {
             child.kill();
         }
         try (Wal reopened = Wal.open(TestLogs.small(dir).build())) {
-            assertThat(reopened.recoveryReport().shutDownCleanly()).isFalse();
+            assertThat(reopened.status().recoveryReport().shutDownCleanly()).isFalse();
             assertThat(reopened.insertLsn()).isEqualTo(point);
             List<String> left = payloads(reopened);
             assertThat(left).hasSize(700).endsWith("record 699");
@@ -136,7 +136,7 @@ class RewindTest {
             long end = replica.insertLsn();
             assertThatThrownBy(() -> replica.replication().rewindTo(first + 8)).isInstanceOf(IllegalStateException.class);
             assertThat(replica.insertLsn()).isEqualTo(end);
-            assertThat(replica.isFailed()).isFalse();
+            assertThat(replica.status().isFailed()).isFalse();
             assertThat(payloads(replica)).containsExactly("one", "two");
         }
     }

@@ -27,7 +27,7 @@ public final class SegmentPreparation {
         synchronized (wal.parts().preparer) {
             long size = wal.config().segmentSize();
             while (true) {
-                if (wal.tryAppendAsync(0, ByteBuffer.wrap(new byte[filler]), Durability.OFF) != null) {
+                if (wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[filler]), Durability.OFF) != null) {
                     continue; // fill until an append would need the segment that cannot be prepared now
                 }
                 long insert = wal.insertLsn();

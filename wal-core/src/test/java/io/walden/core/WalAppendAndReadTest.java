@@ -62,9 +62,9 @@ class WalAppendAndReadTest {
             }
         }
         try (Wal wal = Wal.open(config)) {
-            assertThat(wal.recoveryReport().endLsn()).isEqualTo(wal.insertLsn());
-            assertThat(wal.recoveryReport().bytesCutOff()).isZero();
-            assertThat(wal.segmentCount()).isGreaterThan(1);
+            assertThat(wal.status().recoveryReport().endLsn()).isEqualTo(wal.insertLsn());
+            assertThat(wal.status().recoveryReport().bytesCutOff()).isZero();
+            assertThat(wal.status().segmentCount()).isGreaterThan(1);
             try (WalReader r = wal.reader(wal.oldestLsn())) {
                 for (int i = 0; i < 3000; i++) {
                     WalRecord rec = r.next();

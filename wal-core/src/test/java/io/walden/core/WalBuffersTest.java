@@ -35,14 +35,14 @@ class WalBuffersTest {
     void shouldWriteTheRingOutItselfWhenAnAppenderNeedsRoomWithoutForcing() {
         try (Wal wal = Wal.open(idleWriter(1 << 20).build())) {
             long start = wal.insertLsn();
-            long forcesBefore = wal.flushCount();
+            long forcesBefore = wal.status().flushCount();
             List<Long> lsns = new ArrayList<>();
             for (int i = 0; i < 4000; i++) { // about 2 MB: thirty laps of the ring
                 lsns.add(wal.append(0, payload(i, 1000), Durability.OFF));
                 assertThat(wal.insertLsn() - wal.writtenLsn()).as("unwritten bytes never exceed the ring").isLessThanOrEqualTo(RING);
             }
             assertThat(wal.writtenLsn()).as("the appenders wrote the ring out").isGreaterThan(start + (1 << 20));
-            assertThat(wal.flushCount()).as("room in the ring costs a write, never a force").isEqualTo(forcesBefore);
+            assertThat(wal.status().flushCount()).as("room in the ring costs a write, never a force").isEqualTo(forcesBefore);
             wal.flush();
             assertReadsBack(wal, start, lsns, 1000);
         }
@@ -63,7 +63,7 @@ class WalBuffersTest {
             assertReadsBack(wal, start, lsns, 16 << 10);
         }
         try (Wal wal = Wal.open(config)) {
-            assertThat(wal.recoveryReport().repaired()).as("recovery found every record valid").isFalse();
+            assertThat(wal.status().recoveryReport().repaired()).as("recovery found every record valid").isFalse();
             assertReadsBack(wal, start, lsns, 16 << 10);
         }
     }

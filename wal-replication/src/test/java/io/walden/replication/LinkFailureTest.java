@@ -31,7 +31,7 @@ class LinkFailureTest {
     @Test
     void aPartitionMakesRemoteCommitsTimeOutAsConfiguredAndTrafficResumesWhenItHeals() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(500)).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicationServer server = serve(primary); // 1 s sender timeout: a silent replica is dropped after 2 s
              TcpProxy link = TcpProxy.start(server.address(), 0);
              ReplicaClient client = ReplicaClient.builder(replica, link.address(), "r1").statusIntervalMillis(200).start()) {
@@ -58,7 +58,7 @@ class LinkFailureTest {
     @Test
     void aLongLinkDelaysEveryRemoteCommitByAtLeastItsRoundTripButNotLocalOnes() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicationServer server = serve(primary);
              TcpProxy link = TcpProxy.start(server.address(), 25_000); // 50 ms round trip
              ReplicaClient client = ReplicaClient.builder(replica, link.address(), "r1").start()) {

@@ -35,7 +35,7 @@ class PromotionReplicationTest {
     @Test
     void aPromotedReplicaAcceptsAppendsInANewEpochAndTheOldPrimaryThatWentOnRewindsItsTailAndFollows() throws Exception {
         Wal primary = Wal.open(config(work.resolve("p")).build());
-        try (Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build())) {
+        try (Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build())) {
             long lastShared;
             try (ReplicationServer server = serve(primary)) {
                 ReplicaClient client = follow(replica, server, "r1");
@@ -61,7 +61,7 @@ class PromotionReplicationTest {
                  ReplicaClient rejoin = follow(oldPrimary, promoted, "old")) {
                 // Its record after the switch point was never the new primary's: it is removed, and the old primary
                 // follows from the switch point, in the new epoch.
-                waitUntil(() -> oldPrimary.epoch() == 2 && oldPrimary.flushedLsn() >= replica.flushedLsn());
+                waitUntil(() -> oldPrimary.status().epoch() == 2 && oldPrimary.flushedLsn() >= replica.flushedLsn());
                 assertThat(rejoin.fatalError()).isNull();
                 long next = replica.append("after the rejoin".getBytes(), Durability.LOCAL);
                 // Readers on a replica see what its primary reported flushed: a keepalive may bring that after the bytes.
@@ -70,7 +70,7 @@ class PromotionReplicationTest {
                     assertThat(new String(r.next().payload())).isEqualTo("new primary");
                     assertThat(new String(r.next().payload())).isEqualTo("after the rejoin");
                 }
-                assertThat(oldPrimary.history()).isEqualTo(replica.history());
+                assertThat(oldPrimary.status().history()).isEqualTo(replica.status().history());
             }
         }
         assertSameSegments(work.resolve("r1"), work.resolve("p"));
@@ -79,10 +79,10 @@ class PromotionReplicationTest {
     @Test
     void aReplicaPromotedThatTookNoAppendFollowsARivalPromotedInALaterEpochAndDropsItsUnlivedEpoch() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
-             Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.logId()).build())) {
+             Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
+             Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.status().logId()).build())) {
             bothHoldThenFirstPromoted(primary, r1, r2); // r1 is elected, then lost before anyone follows it
-            assertThat(r1.epoch()).isEqualTo(2);
+            assertThat(r1.status().epoch()).isEqualTo(2);
             // r2 is elected in its place; its coordinator knows epoch 2 was taken, so it numbers its own 3.
             r2.replication().refuseAppends("electing");
             Epoch three = r2.replication().promote(3);
@@ -90,10 +90,10 @@ class PromotionReplicationTest {
             long lsn = r2.append("epoch three".getBytes(), Durability.LOCAL);
             try (ReplicationServer server = serve(r2);
                  ReplicaClient back = follow(r1, server, "r1")) {
-                waitUntil(() -> r1.epoch() == 3 && r1.flushedLsn() > lsn);
+                waitUntil(() -> r1.status().epoch() == 3 && r1.flushedLsn() > lsn);
                 assertThat(back.fatalError()).isNull();
-                assertThat(r1.history()).isEqualTo(r2.history());
-                assertThat(r1.history().epochs()).extracting(Epoch::number).containsExactly(1, 3);
+                assertThat(r1.status().history()).isEqualTo(r2.status().history());
+                assertThat(r1.status().history().epochs()).extracting(Epoch::number).containsExactly(1, 3);
             }
         }
         assertSameSegments(work.resolve("r1"), work.resolve("r2"));
@@ -103,8 +103,8 @@ class PromotionReplicationTest {
     void aReplicaPromotedThatTookAppendsAloneRewindsThemToFollowARivalPromotedInALaterEpoch() throws Exception {
         long shared;
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
-             Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.logId()).build())) {
+             Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
+             Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.status().logId()).build())) {
             shared = bothHoldThenFirstPromoted(primary, r1, r2);
             long lone = r1.append("only r1, never acknowledged by a replica".getBytes(), Durability.LOCAL);
             r2.replication().refuseAppends("electing");
@@ -113,10 +113,10 @@ class PromotionReplicationTest {
             assertThat(lsn).isEqualTo(lone); // the same place in the log, two different records
             try (ReplicationServer server = serve(r2);
                  ReplicaClient back = follow(r1, server, "r1")) {
-                waitUntil(() -> r1.epoch() == 3 && r1.flushedLsn() > lsn && r1.readLimit() > lsn);
+                waitUntil(() -> r1.status().epoch() == 3 && r1.flushedLsn() > lsn && r1.readLimit() > lsn);
                 assertThat(back.fatalError()).isNull();
                 assertThat(back.rewinds()).isEqualTo(1);
-                assertThat(r1.history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(3, shared));
+                assertThat(r1.status().history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(3, shared));
                 try (WalReader r = r1.reader(lsn)) {
                     assertThat(new String(r.next().payload())).isEqualTo("epoch three");
                 }
@@ -148,17 +148,17 @@ class PromotionReplicationTest {
     @Test
     void aReplicaThatStoppedAtTheSwitchPointFollowsThePromotedPrimaryAndAdoptsItsHistory() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
-             Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.logId()).build())) {
+             Wal r1 = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
+             Wal r2 = Wal.open(config(work.resolve("r2")).logId(primary.status().logId()).build())) {
             bothHoldThenFirstPromoted(primary, r1, r2);
             assertThat(r2.flushedLsn()).isEqualTo(r1.insertLsn());
             try (ReplicationServer server = serve(r1);
                  ReplicaClient c2 = follow(r2, server, "r2")) {
                 server.policy(SyncPolicy.parse("FIRST 1 (r2)"));
-                waitUntil(() -> r2.epoch() == 2);
+                waitUntil(() -> r2.status().epoch() == 2);
                 long lsn = r1.append("epoch two".getBytes(), Durability.ON);
                 assertThat(r2.flushedLsn()).isGreaterThan(lsn);
-                assertThat(r2.history()).isEqualTo(r1.history());
+                assertThat(r2.status().history()).isEqualTo(r1.status().history());
                 assertThat(c2.fatalError()).isNull();
             }
         }
@@ -168,8 +168,8 @@ class PromotionReplicationTest {
     @Test
     void aCascadingReplicaStreamsFromAReplicaAndReportsItsOwnPositions() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal middle = Wal.open(config(work.resolve("middle")).logId(primary.logId()).build());
-             Wal leaf = Wal.open(config(work.resolve("leaf")).logId(primary.logId()).build());
+             Wal middle = Wal.open(config(work.resolve("middle")).logId(primary.status().logId()).build());
+             Wal leaf = Wal.open(config(work.resolve("leaf")).logId(primary.status().logId()).build());
              ReplicationServer server = serve(primary);
              ReplicaClient upstream = follow(middle, server, "middle");
              ReplicationServer relay = serve(middle);
@@ -187,7 +187,7 @@ class PromotionReplicationTest {
                 }
             }
             upstream.promote(); // the middle becomes a primary: the leaf must learn the new epoch
-            waitUntil(() -> leaf.epoch() == 2);
+            waitUntil(() -> leaf.status().epoch() == 2);
             long lsn = middle.append("after promotion".getBytes(), Durability.LOCAL);
             waitUntil(() -> leaf.flushedLsn() > lsn);
         }
@@ -199,7 +199,7 @@ class PromotionReplicationTest {
         List<String> applied = new CopyOnWriteArrayList<>();
         AtomicInteger failuresLeft = new AtomicInteger(2);
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicationServer server = serve(primary);
              ReplicaClient client = ReplicaClient.builder(replica, server.address(), "r1").statusIntervalMillis(100)
                      .applier(record -> apply(record, applied, failuresLeft), replica.insertLsn()).start()) {
@@ -229,7 +229,7 @@ class PromotionReplicationTest {
     @Test
     void aPromotedLogPointedBackAtTheStalePrimaryIsToldSoAndKeepsItsNewerEpoch() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicationServer server = serve(primary)) {
             try (ReplicaClient client = follow(replica, server, "r1")) {
                 server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
@@ -242,7 +242,7 @@ class PromotionReplicationTest {
                 waitUntil(() -> back.lastError() != null);
                 assertThat(back.lastError()).contains("stale").doesNotContain("rebuild");
                 assertThat(back.fatalError()).as("not final: the operator points it elsewhere").isNull();
-                assertThat(replica.epoch()).isEqualTo(2);
+                assertThat(replica.status().epoch()).isEqualTo(2);
                 assertThat(server.replicaStatus()).isEmpty();
             }
         }
@@ -251,7 +251,7 @@ class PromotionReplicationTest {
     @Test
     void promotingTwiceOrAfterCloseIsRefused() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicationServer server = serve(primary)) {
             try (ReplicaClient client = follow(replica, server, "r1")) {
                 client.promote();

@@ -62,7 +62,7 @@ class ReplicationPortTest {
         try (Wal primary = Wal.open(config(work.resolve("p")).segmentSize(segment).maxPayloadSize(big).build());
              ReplicationServer server = serve(primary);
              Wal replica = Wal.open(config(work.resolve("r1")).segmentSize(segment).maxPayloadSize(big)
-                     .logId(primary.logId()).build());
+                     .logId(primary.status().logId()).build());
              ReplicaClient client = follow(replica, server, "r1")) {
             byte[] payload = new byte[big];
             java.util.Arrays.fill(payload, (byte) 7);
@@ -82,14 +82,14 @@ class ReplicationPortTest {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT).maxReplicas(2).start()) {
             for (String name : new String[] {"r1", "r2"}) {
-                try (Wal replica = Wal.open(config(work.resolve(name)).logId(primary.logId()).build());
+                try (Wal replica = Wal.open(config(work.resolve(name)).logId(primary.status().logId()).build());
                      ReplicaClient client = follow(replica, server, name)) {
                     waitUntil(() -> server.replica(name).isPresent());
                 }
                 waitUntil(() -> server.replica(name).isEmpty());
             }
             assertThat(server.slots()).containsOnlyKeys("r1", "r2");
-            try (Wal replica = Wal.open(config(work.resolve("r3")).logId(primary.logId()).build());
+            try (Wal replica = Wal.open(config(work.resolve("r3")).logId(primary.status().logId()).build());
                  ReplicaClient client = follow(replica, server, "r3")) {
                 waitUntil(() -> client.lastError() != null);
                 assertThat(client.lastError()).contains("at most 2 replicas");
@@ -107,7 +107,7 @@ class ReplicationPortTest {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              ReplicationServer server = serve(primary)) {
             server.meterBinder().bindTo(registry);
-            try (Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+            try (Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
                  ReplicaClient client = follow(replica, server, "r1")) {
                 waitUntil(() -> server.replica("r1").isPresent());
                 primary.append("x".getBytes(), Durability.LOCAL);

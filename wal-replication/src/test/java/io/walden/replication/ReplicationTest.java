@@ -36,7 +36,7 @@ class ReplicationTest {
     void shouldReleaseEachLevelOnlyOnceTheSynchronousReplicaReachedIt() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              ReplicationServer server = serve(primary);
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicaClient client = follow(replica, server, "r1")) {
             waitUntil(() -> server.replica("r1").isPresent());
             server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
@@ -93,11 +93,11 @@ class ReplicationTest {
             System.arraycopy(forged, 0, payload, 16, forged.length);
             primary.append(payload, Durability.LOCAL);
             Path replicaDir = work.resolve("r1");
-            try (Wal own = Wal.open(config(replicaDir).logId(primary.logId()).build())) {
+            try (Wal own = Wal.open(config(replicaDir).logId(primary.status().logId()).build())) {
                 own.append(new byte[16], Durability.LOCAL); // the replica's own log ends at 0/68: inside that payload
                 assertThat(own.insertLsn()).isEqualTo(0x68);
             }
-            try (Wal replica = Wal.open(config(replicaDir).logId(primary.logId()).build());
+            try (Wal replica = Wal.open(config(replicaDir).logId(primary.status().logId()).build());
                  ReplicaClient client = follow(replica, server, "r1")) {
                 waitUntil(() -> client.fatalError() != null);
                 assertThat(client.fatalError()).contains("not a record boundary");
@@ -113,9 +113,9 @@ class ReplicationTest {
             long start = primary.insertLsn();
             server.policy(SyncPolicy.parse("FIRST 1 (liar)"));
             try (RawReplica liar = new RawReplica(server.address())) {
-                io.walden.core.Epoch epoch = primary.history().current();
+                io.walden.core.Epoch epoch = primary.status().history().current();
                 liar.send(new io.walden.replication.protocol.Frame.Hello(io.walden.replication.protocol.FrameDescriptor.PROTOCOL_VERSION,
-                        primary.logId(), epoch.number(), epoch.startLsn(), start, "liar", new byte[0]));
+                        primary.status().logId(), epoch.number(), epoch.startLsn(), start, "liar", new byte[0]));
                 assertThat(liar.receive(io.walden.replication.protocol.Frame.Welcome.class, 5000)).isNotNull();
                 long huge = 1L << 62;
                 liar.send(new io.walden.replication.protocol.Frame.Status(huge, huge, huge, 0, false));
@@ -141,7 +141,7 @@ class ReplicationTest {
             assertThat(primary.oldestLsn()).as("the primary no longer has its start").isGreaterThan(3 * Replicas.SEGMENT);
             PrimaryIdentity identity = PrimaryIdentity.fetch(server.address(), "r1", null, null, 10_000);
             assertThat(identity.oldestLsn()).isEqualTo(primary.oldestLsn());
-            assertThat(identity.history()).isEqualTo(primary.history());
+            assertThat(identity.history()).isEqualTo(primary.status().history());
             try (Wal replica = identity.openReplicaLog(config(work.resolve("r1")));
                  ReplicaClient client = follow(replica, server, "r1")) {
                 assertThat(replica.oldestLsn()).isEqualTo(primary.oldestLsn());
@@ -161,7 +161,7 @@ class ReplicationTest {
                  ReplicaClient client = follow(reopened, server, "r1")) {
                 long more = primary.append("after the replica restarted".getBytes(), Durability.LOCAL);
                 waitUntil(() -> reopened.flushedLsn() > more);
-                assertThat(reopened.recoveryReport().bytesCutOff()).isZero();
+                assertThat(reopened.status().recoveryReport().bytesCutOff()).isZero();
             }
         }
         assertSameSegments(work.resolve("p"), work.resolve("r1"));
@@ -171,7 +171,7 @@ class ReplicationTest {
     void shouldWaitWhileTooFewReplicasAreConnectedAndResumeWithoutAGap() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(300)).build());
              ReplicationServer server = serve(primary);
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build())) {
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build())) {
             server.policy(SyncPolicy.parse("ANY 1 (r1, r2)"));
             assertThatThrownBy(() -> primary.append("nobody listens".getBytes(), Durability.ON))
                     .isInstanceOf(RemoteCommitTimeoutException.class).hasMessageContaining("durable locally");
@@ -198,7 +198,7 @@ class ReplicationTest {
     void shouldHoldBackTruncationForAnAbsentReplicaUpToTheSlotCap() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT).keepaliveMillis(1000).maxSlotRetainedBytes(512 << 10).start();
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build())) {
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build())) {
             for (int i = 0; i < 100; i++) {
                 primary.append(new byte[1000], Durability.OFF);
             }
@@ -267,14 +267,14 @@ class ReplicationTest {
     /** Creates the primary's log (closed again) and answers its id, so that a replica can be made a copy of it. */
     private long logIdOfNewPrimary() {
         try (Wal primary = Wal.open(config(work.resolve("p")).build())) {
-            return primary.logId();
+            return primary.status().logId();
         }
     }
 
     @Test
     void aReplicaFlushesAndReportsBytesItAppliedButNeverFlushedOnceItIsConnected() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId())
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId())
                      .writerDelay(Duration.ofHours(1)).build())) { // no background force: only the receiver flushes
             primary.append("applied by an earlier connection, never flushed".getBytes(), Durability.LOCAL);
             io.walden.core.ReplicationChunk chunk = primary.replication().readFlushed(replica.insertLsn(), 1 << 20);

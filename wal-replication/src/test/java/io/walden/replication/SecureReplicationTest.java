@@ -60,7 +60,7 @@ class SecureReplicationTest {
     @Test
     void aPrimaryWithASecretRefusesAReplicaWithoutItOrWithAnotherForGoodAndAcceptsTheRightOne() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT).secret("s3cret").start()) {
             try (ReplicaClient none = ReplicaClient.builder(replica, server.address(), "r1").start()) {
                 waitUntil(() -> none.fatalError() != null);
@@ -80,7 +80,7 @@ class SecureReplicationTest {
     @Test
     void aReplicaStreamsOverTlsWhenItTrustsThePrimarysCertificate() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT).secret("s3cret")
                      .tls(ReplicationTls.server(crt("primary"), key("primary"), null)).start();
              ReplicaClient client = ReplicaClient.builder(replica, server.address(), "r1").secret("s3cret")
@@ -92,7 +92,7 @@ class SecureReplicationTest {
     @Test
     void aReplicaRefusesAPrimaryWhoseCertificateItDoesNotTrustAndAPlaintextReplicaIsNotServed() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT)
                      .tls(ReplicationTls.server(crt("primary"), key("primary"), null)).start()) {
             try (ReplicaClient client = ReplicaClient.builder(replica, server.address(), "r1")
@@ -109,7 +109,7 @@ class SecureReplicationTest {
     @Test
     void withMutualTlsOnlyAReplicaPresentingATrustedCertificateIsServed() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+             Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
              ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT)
                      .tls(ReplicationTls.server(crt("primary"), key("primary"), crt("replica"))).start()) {
             try (ReplicaClient anonymous = ReplicaClient.builder(replica, server.address(), "r1")

@@ -41,7 +41,7 @@ class ShipBeforeFlushTest {
     }
 
     private Wal replica(Wal primary) {
-        return Wal.open(config(work.resolve("r1")).logId(primary.logId()).build());
+        return Wal.open(config(work.resolve("r1")).logId(primary.status().logId()).build());
     }
 
     private static ReplicaClient follow(Wal replica, ReplicationServer server, RecordApplier applier) {

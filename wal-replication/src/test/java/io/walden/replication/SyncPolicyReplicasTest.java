@@ -35,7 +35,7 @@ class SyncPolicyReplicasTest {
     private void open(Duration remoteTimeout) {
         primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(remoteTimeout).build());
         for (int i = 0; i < 3; i++) {
-            replicas[i] = Wal.open(config(work.resolve("r" + (i + 1))).logId(primary.logId()).build());
+            replicas[i] = Wal.open(config(work.resolve("r" + (i + 1))).logId(primary.status().logId()).build());
         }
     }
 
@@ -139,7 +139,7 @@ class SyncPolicyReplicasTest {
         };
         try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(500)).build());
              Wal replica = Wal.open(WalConfig.builder(work.resolve("r1")).segmentSize(Replicas.SEGMENT)
-                     .logId(primary.logId()).syncStrategy(gated).build());
+                     .logId(primary.status().logId()).syncStrategy(gated).build());
              ReplicationServer server = serve(primary);
              ReplicaClient client = follow(replica, server, "r1")) {
             waitUntil(() -> streaming(server, "r1"));

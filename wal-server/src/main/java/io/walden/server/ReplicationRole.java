@@ -292,7 +292,7 @@ public final class ReplicationRole implements AutoCloseable {
     public synchronized Promotion promote() throws InterruptedException {
         ReplicaClient r = replica;
         if (r == null) {
-            throw new IllegalStateException("this server is already a primary (epoch " + wal.epoch() + ")");
+            throw new IllegalStateException("this server is already a primary (epoch " + wal.status().epoch() + ")");
         }
         if (server == null) {
             try {

@@ -41,7 +41,7 @@ class ArchiveRestoreTest {
                 appended.add(new Object[]{wal.append(p, Durability.LOCAL), p});
             }
             long target = timeout.isZero() ? wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT : wal.flushedLsn();
-            assertThat(wal.archiver().orElseThrow().awaitArchived(target, WAIT)).isTrue();
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(target, WAIT)).isTrue();
         }
         return appended;
     }
@@ -138,7 +138,7 @@ class ArchiveRestoreTest {
             committed = wal.insertLsn();
             wal.cursors().commit("billing", committed);
             wal.append(TestLogs.bytes("after the commit"), Durability.LOCAL);
-            assertThat(wal.archiver().orElseThrow().awaitArchived(wal.flushedLsn(), WAIT)).isTrue();
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(wal.flushedLsn(), WAIT)).isTrue();
         }
         ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
         try (Wal wal = Wal.open(TestLogs.small(restored).build())) {

@@ -71,8 +71,8 @@ class ArchiveS3Test {
                 payloads.add(p);
                 wal.append(p, Durability.LOCAL);
             }
-            assertThat(wal.archiver().orElseThrow().awaitArchived(wal.flushedLsn(), Duration.ofSeconds(30))).isTrue();
-            assertThat(wal.archiver().orElseThrow().archivedSegments()).isGreaterThanOrEqualTo(wal.flushedLsn() / SMALL_SEGMENT);
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(wal.flushedLsn(), Duration.ofSeconds(30))).isTrue();
+            assertThat(wal.status().archiver().orElseThrow().archivedSegments()).isGreaterThanOrEqualTo(wal.flushedLsn() / SMALL_SEGMENT);
         }
         try (ArchiveTarget from = ArchiveTargets.open(uri, s3.endpoint())) {
             assertThat(from.list()).extracting(ArchiveTarget.StoredObject::name).contains(SegmentFiles.name(0));

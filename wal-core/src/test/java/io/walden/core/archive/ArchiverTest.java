@@ -55,10 +55,10 @@ class ArchiverTest {
     void archivesEverySealedSegmentByteForByteAndMarksItDone() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             fill(wal, 300, 1000);
-            Archiver archiver = wal.archiver().orElseThrow();
+            Archiver archiver = wal.status().archiver().orElseThrow();
             long sealedEnd = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
             assertThat(archiver.awaitArchived(sealedEnd, WAIT)).isTrue();
-            for (SegmentInfo s : wal.segments()) {
+            for (SegmentInfo s : wal.status().segments()) {
                 if (s.endLsn() <= wal.flushedLsn()) {
                     Path object = archiveDir.resolve(s.path().getFileName().toString());
                     assertThat(Files.readAllBytes(object)).as(object.toString()).isEqualTo(Files.readAllBytes(s.path()));
@@ -79,16 +79,16 @@ class ArchiverTest {
             wal.truncateBefore(wal.flushedLsn());
             assertThat(wal.oldestLsn()).as("nothing archived, nothing removed").isEqualTo(64);
             Thread.sleep(300);
-            assertThat(wal.archiver().orElseThrow().lastError()).isNotNull();
-            assertThat(wal.archiver().orElseThrow().failures()).isPositive();
+            assertThat(wal.status().archiver().orElseThrow().lastError()).isNotNull();
+            assertThat(wal.status().archiver().orElseThrow().failures()).isPositive();
 
             Files.delete(archiveDir);
             Files.createDirectories(archiveDir); // the store is back
             long sealedEnd = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
-            assertThat(wal.archiver().orElseThrow().awaitArchived(sealedEnd, WAIT)).isTrue();
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(sealedEnd, WAIT)).isTrue();
             wal.truncateBefore(wal.flushedLsn());
             assertThat(wal.oldestLsn()).isGreaterThan(64);
-            assertThat(wal.archiver().orElseThrow().lastError()).isNull();
+            assertThat(wal.status().archiver().orElseThrow().lastError()).isNull();
         }
     }
 
@@ -98,14 +98,14 @@ class ArchiverTest {
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             fill(wal, 300, 1000);
             archived = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
-            assertThat(wal.archiver().orElseThrow().awaitArchived(archived, WAIT)).isTrue();
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(archived, WAIT)).isTrue();
         }
         long modifiedBefore = Files.getLastModifiedTime(archiveDir.resolve(SegmentFiles.name(0))).toMillis();
         Thread.sleep(20);
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
-            assertThat(wal.archiver().orElseThrow().archivedLsn()).isGreaterThanOrEqualTo(archived);
+            assertThat(wal.status().archiver().orElseThrow().archivedLsn()).isGreaterThanOrEqualTo(archived);
             Thread.sleep(300);
-            assertThat(wal.archiver().orElseThrow().archivedSegments()).as("uploads in this run").isZero();
+            assertThat(wal.status().archiver().orElseThrow().archivedSegments()).as("uploads in this run").isZero();
         }
         assertThat(Files.getLastModifiedTime(archiveDir.resolve(SegmentFiles.name(0))).toMillis()).isEqualTo(modifiedBefore);
     }
@@ -115,13 +115,13 @@ class ArchiverTest {
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             fill(wal, 300, 1000);
             long sealedEnd = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
-            assertThat(wal.archiver().orElseThrow().awaitArchived(sealedEnd, WAIT)).isTrue();
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(sealedEnd, WAIT)).isTrue();
         }
         // A crash after the upload but before the marker reached the disk: the marker is gone, the object is there.
         Files.delete(dir.resolve(ArchiveStatus.DIR).resolve(SegmentFiles.name(SMALL_SEGMENT) + ".done"));
         Files.writeString(archiveDir.resolve(SegmentFiles.name(SMALL_SEGMENT)), "a half-written object");
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
-            Archiver archiver = wal.archiver().orElseThrow();
+            Archiver archiver = wal.status().archiver().orElseThrow();
             long deadline = System.nanoTime() + WAIT.toNanos();
             while (archiver.archivedSegments() == 0 && System.nanoTime() < deadline) {
                 Thread.sleep(10);
@@ -141,7 +141,7 @@ class ArchiverTest {
                 lsns.add(wal.append(new byte[1000], Durability.OFF));
             }
             wal.flush();
-            assertThat(wal.archiver().orElseThrow().awaitArchived(5 * SMALL_SEGMENT, WAIT)).isTrue();
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(5 * SMALL_SEGMENT, WAIT)).isTrue();
             long rewindPoint = lsns.stream().filter(l -> l > SMALL_SEGMENT + 5000).findFirst().orElseThrow();
             Path marker2 = dir.resolve(ArchiveStatus.DIR).resolve(SegmentFiles.name(2 * SMALL_SEGMENT) + ".done");
             assertThat(marker2).exists();
@@ -161,7 +161,7 @@ class ArchiverTest {
 
             fill(wal, 200, 1000); // the new epoch seals segment 1 again, and more
             long sealed = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
-            assertThat(wal.archiver().orElseThrow().awaitArchived(sealed, WAIT)).isTrue();
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(sealed, WAIT)).isTrue();
             for (long start = SMALL_SEGMENT; start < sealed; start += SMALL_SEGMENT) {
                 assertThat(Files.readAllBytes(archiveDir.resolve(SegmentFiles.name(start))))
                         .as(SegmentFiles.name(start)).isEqualTo(Files.readAllBytes(dir.resolve(SegmentFiles.name(start))));
@@ -173,7 +173,7 @@ class ArchiverTest {
     void aQuietSegmentReachesTheArchiveAfterTheTimeout() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory().timeout(Duration.ofMillis(200))).build())) {
             long lsn = wal.append(TestLogs.bytes("lonely record"), Durability.LOCAL);
-            Archiver archiver = wal.archiver().orElseThrow();
+            Archiver archiver = wal.status().archiver().orElseThrow();
             assertThat(archiver.awaitArchived(wal.flushedLsn(), WAIT)).isTrue();
             Path partial = archiveDir.resolve(SegmentFiles.name(0) + ".partial");
             assertThat(partial).exists();
@@ -212,7 +212,7 @@ class ArchiverTest {
             assertThat(refused).isNotNull();
             assertThat(refused.getMessage()).contains("archive").contains("behind").contains(archiveDir.toUri().toString());
             assertThat(appended * 1000).isGreaterThan(3 * SMALL_SEGMENT - SMALL_SEGMENT);
-            assertThat(wal.archiver().orElseThrow().blocking()).isTrue();
+            assertThat(wal.status().archiver().orElseThrow().blocking()).isTrue();
 
             Files.delete(archiveDir);
             Files.createDirectories(archiveDir);
@@ -227,7 +227,7 @@ class ArchiverTest {
                 }
             }
             assertThat(accepted).as("appends resume once the archive caught up").isTrue();
-            assertThat(wal.archiver().orElseThrow().blocking()).isFalse();
+            assertThat(wal.status().archiver().orElseThrow().blocking()).isFalse();
         }
     }
 
@@ -242,7 +242,7 @@ class ArchiverTest {
                 fill(wal, 60, 1000);
                 Thread.sleep(Archiver.POLL_MILLIS * 2);
             }
-            Archiver archiver = wal.archiver().orElseThrow();
+            Archiver archiver = wal.status().archiver().orElseThrow();
             long deadline = System.nanoTime() + WAIT.toNanos();
             while (archiver.lagBytes() > 2 * SMALL_SEGMENT && System.nanoTime() < deadline) {
                 Thread.sleep(10); // the cap is applied on the archiver's next turn
@@ -258,7 +258,7 @@ class ArchiverTest {
     void aReplicasLogIsNotArchivedNorHeldBack() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             wal.replication().refuseAppends("a replica of primary p");
-            assertThat(wal.archiver().orElseThrow().retentionFloor()).isEqualTo(Long.MAX_VALUE);
+            assertThat(wal.status().archiver().orElseThrow().retentionFloor()).isEqualTo(Long.MAX_VALUE);
         }
     }
 

@@ -304,9 +304,9 @@ public final class ReplicationServer implements AutoCloseable {
                 refuse(ctx, Frame.Error.MALFORMED, "a second hello on one connection");
                 return;
             }
-            EpochHistory history = wal.history();
-            HandshakeCheck.Answer answer = HandshakeCheck.answer(hello, new HandshakeCheck.Primary(history, wal.logId(),
-                    wal.oldestLsn(), wal.replication().shippableLsn(!shipFlushedOnly), wal.appendsRefusedReason() != null,
+            EpochHistory history = wal.status().history();
+            HandshakeCheck.Answer answer = HandshakeCheck.answer(hello, new HandshakeCheck.Primary(history, wal.status().logId(),
+                    wal.oldestLsn(), wal.replication().shippableLsn(!shipFlushedOnly), wal.status().appendsRefusedReason() != null,
                     secret, slots.has(hello.name()), slots.size(), replicas.size(), maxReplicas));
             if (answer instanceof HandshakeCheck.Refuse r) {
                 refuse(ctx, r.code(), r.message());
@@ -331,7 +331,7 @@ public final class ReplicationServer implements AutoCloseable {
 
         private Frame.Welcome welcome(EpochHistory history) {
             long oldest = wal.oldestLsn(); // before the flushed position: it never passes a flushed position read after it
-            return new Frame.Welcome(FrameDescriptor.PROTOCOL_VERSION, wal.logId(), wal.config().segmentSize(),
+            return new Frame.Welcome(FrameDescriptor.PROTOCOL_VERSION, wal.status().logId(), wal.config().segmentSize(),
                     history.current().number(), wal.flushedLsn(), oldest, history);
         }
 

@@ -57,10 +57,10 @@ final class Sender implements Runnable {
 
     /** A promotion or an adopted history (cascading): the replica must reconnect and check the new one. */
     private boolean historyChanged() {
-        if (wal.history() == history) {
+        if (wal.status().history() == history) {
             return false;
         }
-        LOG.info("The log's epoch history is now {}; ending the stream to {} so that it learns it", wal.history(),
+        LOG.info("The log's epoch history is now {}; ending the stream to {} so that it learns it", wal.status().history(),
                 channel.remoteAddress());
         channel.close();
         return true;

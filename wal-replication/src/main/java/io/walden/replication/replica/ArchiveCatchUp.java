@@ -83,7 +83,7 @@ final class ArchiveCatchUp {
             ch.read(header, 0);
             header.flip();
             String problem = size < SegmentHeaderDescriptor.LENGTH ? "shorter than a segment header"
-                    : SegmentHeaderDescriptor.validate(header, segmentSize, start, wal.logId());
+                    : SegmentHeaderDescriptor.validate(header, segmentSize, start, wal.status().logId());
             if (problem != null) {
                 throw new IOException("archived " + name + " in " + archive.uri() + " cannot continue this log: " + problem);
             }

@@ -62,8 +62,8 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
         // On the receiver: after what an earlier connection left queued, so the start is this log's real end.
         session.receiver.execute(() -> {
             long end = session.wal.insertLsn();
-            Epoch epoch = session.wal.history().at(end);
-            ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, session.wal.logId(), epoch.number(),
+            Epoch epoch = session.wal.status().history().at(end);
+            ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, session.wal.status().logId(), epoch.number(),
                     epoch.startLsn(), end, session.name, session.secret));
         });
     }
@@ -79,9 +79,9 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
         if (frame instanceof Frame.Welcome welcome) {
-            if (welcome.logId() != session.wal.logId() || welcome.segmentSize() != session.wal.config().segmentSize()) {
+            if (welcome.logId() != session.wal.status().logId() || welcome.segmentSize() != session.wal.config().segmentSize()) {
                 refuseToFollow(ctx, "the primary's log " + Long.toHexString(welcome.logId()) + " (segments of "
-                        + welcome.segmentSize() + " bytes) is not this replica's " + Long.toHexString(session.wal.logId()));
+                        + welcome.segmentSize() + " bytes) is not this replica's " + Long.toHexString(session.wal.status().logId()));
                 return;
             }
             session.welcomed.run();
@@ -163,9 +163,9 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
      */
     private void rewindIfNeeded(io.walden.core.EpochHistory primaryHistory) {
         long end = session.wal.insertLsn();
-        Epoch own = session.wal.history().at(end);
+        Epoch own = session.wal.status().history().at(end);
         long to = primaryHistory.find(own.number()) == null
-                ? primaryHistory.rewindPointPastUnknownEpochs(session.wal.history(), end) // a lost rival's epoch
+                ? primaryHistory.rewindPointPastUnknownEpochs(session.wal.status().history(), end) // a lost rival's epoch
                 : primaryHistory.rewindPoint(own, end);
         if (to < 0) {
             return;

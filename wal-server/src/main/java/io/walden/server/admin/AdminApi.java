@@ -70,8 +70,8 @@ public final class AdminApi {
     }
 
     public void ready(Exchange ex) {
-        if (wal.isFailed()) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", ex.redact(wal.failureReason())
+        if (wal.status().isFailed()) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", ex.redact(wal.status().failureReason())
                     + "; restart the server to recover");
         } else if (!accepting.getAsBoolean() || wal.isClosed()) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
@@ -106,27 +106,27 @@ public final class AdminApi {
         s.put("written_lsn", Lsn.format(wal.writtenLsn()));
         s.put("flushed_lsn", Lsn.format(wal.flushedLsn()));
         s.put("oldest_lsn", Lsn.format(wal.oldestLsn()));
-        s.put("segments", wal.segmentCount());
-        s.put("bytes", wal.retainedBytes());
+        s.put("segments", wal.status().segmentCount());
+        s.put("bytes", wal.status().retainedBytes());
         s.put("durability", wal.config().durability().configName());
         s.put("sync_method", wal.config().syncMethod().name().toLowerCase(Locale.ROOT));
         s.put("transport", transport);
-        s.put("epoch", wal.epoch());
+        s.put("epoch", wal.status().epoch());
         List<Map<String, Object>> history = new ArrayList<>();
-        for (io.walden.core.Epoch e : wal.history().epochs()) {
+        for (io.walden.core.Epoch e : wal.status().history().epochs()) {
             history.add(Map.of("epoch", e.number(), "start_lsn", Lsn.format(e.startLsn())));
         }
         s.put("history", history);
-        s.put("failed", wal.isFailed());
-        s.put("failure", wal.failureReason() == null ? null : ex.redact(wal.failureReason()));
-        s.put("log_id", String.format("%016x", wal.logId()));
+        s.put("failed", wal.status().isFailed());
+        s.put("failure", wal.status().failureReason() == null ? null : ex.redact(wal.status().failureReason()));
+        s.put("log_id", String.format("%016x", wal.status().logId()));
         long appends = 0;
         for (io.walden.core.Durability d : io.walden.core.Durability.values()) {
             appends += (long) registry.get("walden.appends").tag("durability", d.configName()).functionCounter().count();
         }
         s.put("appends_total", appends);
-        s.put("flushes_total", wal.flushCount());
-        RecoveryReport r = wal.recoveryReport();
+        s.put("flushes_total", wal.status().flushCount());
+        RecoveryReport r = wal.status().recoveryReport();
         Map<String, Object> rec = new LinkedHashMap<>();
         rec.put("created_new_log", r.createdNewLog());
         rec.put("records_scanned", r.recordsScanned());
@@ -145,7 +145,7 @@ public final class AdminApi {
             cursors.add(io.walden.server.http.CursorApi.json(c));
         }
         s.put("cursors", cursors);
-        s.put("archive", wal.archiver().map(AdminApi::archive).orElse(null));
+        s.put("archive", wal.status().archiver().map(AdminApi::archive).orElse(null));
         List<Map<String, Object>> slots = new ArrayList<>();
         if (replication != null) {
             replication.slots().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
@@ -214,7 +214,7 @@ public final class AdminApi {
             return;
         }
         if (role.replica() == null) {
-            ex.error(HttpResponseStatus.CONFLICT, "not_a_replica", "this server is already a primary (epoch " + wal.epoch() + ")");
+            ex.error(HttpResponseStatus.CONFLICT, "not_a_replica", "this server is already a primary (epoch " + wal.status().epoch() + ")");
             return;
         }
         try {
@@ -310,7 +310,7 @@ public final class AdminApi {
 
     public void segments(Exchange ex) {
         List<Map<String, Object>> out = new ArrayList<>();
-        for (SegmentInfo info : wal.segments()) {
+        for (SegmentInfo info : wal.status().segments()) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("name", info.path().getFileName().toString());
             m.put("start_lsn", Lsn.format(info.startLsn()));

@@ -41,7 +41,7 @@ final class DemoCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Durability level = Durability.parse(durability);
         try (Wal wal = Wal.open(WalConfig.builder(dataDir).build())) {
-            System.out.printf("Opened %s: %s%n", wal.directory(), wal.recoveryReport());
+            System.out.printf("Opened %s: %s%n", wal.directory(), wal.status().recoveryReport());
             long first = wal.insertLsn();
             AtomicLong appended = new AtomicLong();
             CountDownLatch done = new CountDownLatch(threads);
@@ -63,7 +63,7 @@ final class DemoCommand implements Callable<Integer> {
             System.out.printf("Appended %,d records at durability %s from %d threads in %.2f s: %,.0f commits/s%n",
                     records, level.configName(), threads, seconds, records / seconds);
             System.out.printf("Positions: insert %s, written %s, flushed %s; %d segment(s)%n",
-                    Lsn.format(wal.insertLsn()), Lsn.format(wal.writtenLsn()), Lsn.format(wal.flushedLsn()), wal.segmentCount());
+                    Lsn.format(wal.insertLsn()), Lsn.format(wal.writtenLsn()), Lsn.format(wal.flushedLsn()), wal.status().segmentCount());
             int read = 0;
             WalRecord last = null;
             try (WalReader reader = wal.reader(first)) {

@@ -161,9 +161,9 @@ public final class FailoverController implements AutoCloseable {
     }
 
     private void step() throws Exception {
-        if (wal.isFailed() || wal.isClosed()) {
+        if (wal.status().isFailed() || wal.isClosed()) {
             // Another member can lead, and nobody waits for this one: its node goes with its session.
-            leave("its log failed: " + wal.failureReason());
+            leave("its log failed: " + wal.status().failureReason());
             return;
         }
         if (!coordinator.isConnected()) {
@@ -273,7 +273,7 @@ public final class FailoverController implements AutoCloseable {
         role.stopFollowing();
         long end = wal.insertLsn();
         // Past every number the group used: a member elected that died before anyone followed it took one.
-        int next = Math.max(wal.history().current().number(), epoch == null ? 0 : epoch.epoch()) + 1;
+        int next = Math.max(wal.status().history().current().number(), epoch == null ? 0 : epoch.epoch()) + 1;
         EpochRecord written;
         try {
             written = coordinator.writeEpoch(new EpochRecord(next, name, end, null, 0, -1), epoch);
@@ -354,7 +354,7 @@ public final class FailoverController implements AutoCloseable {
 
     private void publish() {
         long flushed = wal.flushedLsn();
-        Member now = self(wal.history().at(flushed).number(), flushed);
+        Member now = self(wal.status().history().at(flushed).number(), flushed);
         if (!now.equals(published) && coordinator.publish(now)) {
             published = now;
         }

@@ -45,7 +45,7 @@ final class AppendApi {
         ByteBuffer payload = body.nioBuffer(body.readerIndex(), length);
         Compression compression = params.compression(ex);
         ex.appending(level);
-        if (!wal.tryAppend(type, payload, level, compression, ex)) {
+        if (!wal.nonWaiting().tryAppend(type, payload, level, compression, ex)) {
             // The next segment is not prepared yet, or the WAL buffers are full of records not yet written: never wait
             // on the event loop. The append runs where waiting is allowed; the body is held until it is copied (the
             // connection holds at most MAX_IN_FLIGHT such requests).

@@ -74,7 +74,7 @@ final class BatchApi {
             ByteBuffer payload = body.nioBuffer(at + 4, length);
             try {
                 CompletableFuture<Long> f = mayWait ? wal.appendAsync(type, payload, recordLevel, compression)
-                        : wal.tryAppendAsync(type, payload, recordLevel, compression);
+                        : wal.nonWaiting().tryAppendAsync(type, payload, recordLevel, compression);
                 if (f == null) {
                     int index = i;
                     int position = at;

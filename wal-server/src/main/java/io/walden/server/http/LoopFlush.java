@@ -43,7 +43,7 @@ final class LoopFlush {
                 ex.ctx().executor().execute(flush);
             } catch (RejectedExecutionException e) {
                 flush.scheduled = false; // the event loop is shutting down: the writer flushes what is waiting
-                wal.requestFlush();
+                wal.nonWaiting().requestFlush();
             }
         }
     }
@@ -56,13 +56,13 @@ final class LoopFlush {
             scheduled = false;
             try {
                 if (flushOnEventLoop) {
-                    wal.flushIfIdle();
+                    wal.nonWaiting().flushIfIdle();
                 } else {
-                    wal.requestFlush();
+                    wal.nonWaiting().requestFlush();
                 }
             } catch (WalException e) {
                 // closed or failed: the appends' completions are told so by the log; the writer flushes what it can
-                wal.requestFlush();
+                wal.nonWaiting().requestFlush();
             }
         }
     }

@@ -51,7 +51,7 @@ final class ReaderPool {
      * cursors' lock while the receiver applies control records, so the reader thread opens it instead.
      */
     void open(Exchange ex, Supplier<WalReader> opener, ReaderWork work) {
-        if (ex.param("cursor") != null && wal.appendsRefusedReason() != null) {
+        if (ex.param("cursor") != null && wal.status().appendsRefusedReason() != null) {
             submit(ex, null, () -> {
                 WalReader reader = opener.get();
                 work.run(reader);

@@ -93,7 +93,7 @@ class HttpConnectionTest {
         for (int i = 0; i < 40; i++) {
             requests.append(append("record " + i, "local"));
         }
-        long flushes = server.wal().flushCount();
+        long flushes = server.wal().status().flushCount();
         List<JsonNode> answers = pipeline(requests.toString(), 40);
         long last = -1;
         for (JsonNode a : answers) {
@@ -103,7 +103,7 @@ class HttpConnectionTest {
             last = lsn;
         }
         assertThat(server.wal().flushedLsn()).isGreaterThan(last);
-        assertThat(server.wal().flushCount() - flushes).as("forty commits, far fewer flushes").isLessThan(20);
+        assertThat(server.wal().status().flushCount() - flushes).as("forty commits, far fewer flushes").isLessThan(20);
     }
 
     @Test
@@ -167,7 +167,7 @@ class HttpConnectionTest {
                 assertThat(new String(rec.payload(), StandardCharsets.UTF_8)).as("record %d", i).isEqualTo(payloads.get(i));
             }
         }
-        assertThat(server.wal().segmentCount()).as("the burst crossed many segments").isGreaterThan(15);
+        assertThat(server.wal().status().segmentCount()).as("the burst crossed many segments").isGreaterThan(15);
     }
 
     @Test

@@ -1,0 +1,76 @@
+package io.walden.core;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Appends for a thread that must never wait, such as an event loop: {@link Wal#nonWaiting()}. Where {@link Wal}'s
+ * appends wait (for the next segment at a roll, for room in WAL buffers full of records not yet written, for
+ * durability), these return at once and say so, so that the caller can take the request to a thread that may wait.
+ *
+ * <p>The protocol, in one place: append a batch with {@link #tryAppend} (or {@link #tryAppendAsync}), which flushes
+ * nothing by itself, then either {@link #flushIfIdle()} (this thread forces now unless a flush is in progress: a lone
+ * request's commit costs no thread hand-off) or {@link #requestFlush()} (the background writer forces; no thread
+ * waits). The batch then costs one force. Completions run on the thread that advanced the position they waited for.
+ *
+ * <p>Thread-safety: every method may be called from any number of threads at once, as {@link Wal}'s appends.
+ * Allocation: {@link #tryAppend} allocates nothing (AllocationTest); the futures of {@link #tryAppendAsync} do.
+ */
+public final class NonWaitingAppends {
+    private final WritePath writes;
+    private final Compression defaultCompression;
+
+    NonWaitingAppends(WritePath writes, Compression defaultCompression) {
+        this.writes = writes;
+        this.defaultCompression = defaultCompression;
+    }
+
+    /**
+     * {@link Wal#appendAsync(int, ByteBuffer, Durability)} that never waits: returns null, with nothing appended, when
+     * the record needs the next segment and the segment preparer has not made it ready yet (at a roll, while a new
+     * segment is zero-filled), or room in WAL buffers full of records not yet written. Append from a thread that may
+     * wait then.
+     */
+    public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability) {
+        return tryAppendAsync(type, payload, durability, defaultCompression);
+    }
+
+    /** {@link #tryAppendAsync(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
+    public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
+        return writes.tryAppendAsync(type, payload, durability, compression);
+    }
+
+    /**
+     * Appends without waiting and without allocating: {@code completion} is told once the record reaches
+     * {@code durability} (see {@link AppendCompletion}; for {@code OFF}, and for a record some flush already covered,
+     * before this returns). Returns false, with nothing appended and nothing told, when the record would have to wait
+     * for the next segment or for room in the WAL buffers (as {@link #tryAppendAsync} returns null).
+     *
+     * @throws WalClosedException, WalFailedException, AppendsRefusedException, PayloadTooLargeException as appends do
+     */
+    public boolean tryAppend(int type, ByteBuffer payload, Durability durability, AppendCompletion completion) {
+        return tryAppend(type, payload, durability, defaultCompression, completion);
+    }
+
+    /** {@link #tryAppend(int, ByteBuffer, Durability, AppendCompletion)}, stored with {@code compression} when that saves space. */
+    public boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
+                             AppendCompletion completion) {
+        return writes.tryAppend(type, payload, durability, compression, completion);
+    }
+
+    /**
+     * Forces now, on this thread, unless a flush is in progress, and tells the appends it covered (their completions
+     * run on this thread). When another thread is flushing, asks the background writer for the flush after it instead
+     * and returns at once.
+     *
+     * @return true when this thread flushed (or nothing needed flushing)
+     */
+    public boolean flushIfIdle() {
+        return writes.flushIfIdle();
+    }
+
+    /** Asks the background writer to force what is published: no thread waits. */
+    public void requestFlush() {
+        writes.requestFlush();
+    }
+}

@@ -1,0 +1,81 @@
+package io.walden.core;
+
+import io.walden.core.archive.Archiver;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What an operator, a health check or an admin endpoint reads about a log beyond its positions: its identity, what
+ * recovery found, its segments, whether it failed, its role and epoch, its archiving. {@link Wal#status()}.
+ *
+ * <p>A live view, not a snapshot: each call reads the log as it is now, so two calls may see different moments.
+ * Thread-safety: every method may be called from any thread, during appends and after close.
+ */
+public final class WalStatus {
+    private final WalParts parts;
+
+    WalStatus(WalParts parts) {
+        this.parts = parts;
+    }
+
+    /** The random 64-bit identifier chosen when the log was created; every segment carries it. */
+    public long logId() {
+        return parts.logId;
+    }
+
+    /** What recovery found and did when this log was opened. */
+    public RecoveryReport recoveryReport() {
+        return parts.report;
+    }
+
+    public int segmentCount() {
+        return parts.registry.size();
+    }
+
+    /** The live segment files, oldest first (a snapshot; truncation may remove some at any time). */
+    public List<SegmentInfo> segments() {
+        return parts.segments();
+    }
+
+    /** Bytes of log kept, from the oldest record to the insert position. */
+    public long retainedBytes() {
+        return parts.tail.get() - parts.oldestLsn();
+    }
+
+    /** True once a force failed; appends are refused until the log is reopened. */
+    public boolean isFailed() {
+        return parts.commit.failure() != null;
+    }
+
+    /** Why the log failed (the failed call and its error, e.g. the force's IOException), or null while it has not. */
+    public String failureReason() {
+        WalFailedException f = parts.commit.failure();
+        return f == null ? null : f.getMessage();
+    }
+
+    /** Total forces since open. */
+    public long flushCount() {
+        return parts.commit.flushCount();
+    }
+
+    /** Why local appends are refused (this log is a replica), or null when they are accepted. */
+    public String appendsRefusedReason() {
+        return parts.replication.refusal();
+    }
+
+    /** The epoch this log's appends are written in now (PostgreSQL's timeline): 1 until a promotion. */
+    public int epoch() {
+        return parts.replication.history().current().number();
+    }
+
+    /** The epochs this log went through, oldest first (docs/format.md, "Epoch history file"). */
+    public EpochHistory history() {
+        return parts.replication.history();
+    }
+
+    /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
+    public Optional<Archiver> archiver() {
+        return Optional.ofNullable(parts.archiver);
+    }
+}
