@@ -45,8 +45,9 @@ final class ShippingReads {
         long limit = shippableLsn(unflushed);
         long from = fromLsn;
         if (from > limit) {
-            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the " + (unflushed ? "written" : "flushed")
-                    + " end " + Lsn.format(limit));
+            long end = unflushed ? written.get() : flushed.get();
+            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the shippable end " + Lsn.format(limit)
+                    + (limit < end ? " (the read limit; " : " (") + (unflushed ? "written " : "flushed ") + Lsn.format(end) + ")");
         }
         from = ReadStart.pastHeader(from, segmentSize); // a segment's start: its first record follows the header
         if (from >= limit) {

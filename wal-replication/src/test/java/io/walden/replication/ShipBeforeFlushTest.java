@@ -101,6 +101,29 @@ class ShipBeforeFlushTest {
     }
 
     @Test
+    void aPrimaryThatStopsTakingAppendsAfterShippingUnflushedBytesTellsItsReplicaToRetryNotThatItDiverged() throws Exception {
+        try (Wal primary = primary();
+             ReplicationServer server = serve(primary, false);
+             Wal replica = replica(primary);
+             ReplicaClient client = follow(replica, server, null)) {
+            try {
+                waitUntil(() -> Replicas.streaming(server, "r1"));
+                gate.close();
+                primary.appendAsync("shipped before its flush".getBytes(), Durability.ON);
+                waitUntil(() -> replica.writtenLsn() == primary.writtenLsn() && primary.writtenLsn() > primary.flushedLsn());
+                // As a group member fenced by a lost coordinator session: its readers and senders now stop at its flushed
+                // end, behind what the replica already holds. A replica told it diverged would leave the elections.
+                primary.replication().refuseAppends("fenced: another member may be the primary now");
+                waitUntil(() -> client.fatalError() != null || client.lastError() != null && client.lastError().contains("retry later"));
+                assertThat(client.fatalError()).as("the replica may follow the next primary").isNull();
+                assertThat(client.lastError()).contains("retry later");
+            } finally {
+                gate.open();
+            }
+        }
+    }
+
+    @Test
     void aReplicasReadersAndApplierSeeNoRecordItsPrimaryHasNotFlushed() throws Exception {
         List<String> applied = new CopyOnWriteArrayList<>();
         try (Wal primary = primary();

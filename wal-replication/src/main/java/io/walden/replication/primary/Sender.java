@@ -135,6 +135,19 @@ final class Sender implements Runnable {
         } catch (WalClosedException e) {
             channel.close();
         } catch (WalException e) {
+            long shippable = wal.replication().shippableLsn(unflushed);
+            if (!(e instanceof io.walden.core.LsnRemovedException) && position > shippable) {
+                // What was shipped before its flush is no longer shippable: this log stopped being a primary (fenced or
+                // stepped down, it refuses appends and ships only what it flushed). The replica did not diverge, and
+                // telling it so would take it out of the elections that must now choose a successor. Retry later:
+                // its next handshake, here or with the next primary, decides whether it rewinds.
+                LOG.info("Ending the stream to {}: this log ships only up to {} now, behind the {} already sent",
+                        channel.remoteAddress(), io.walden.core.Lsn.format(shippable), io.walden.core.Lsn.format(position));
+                channel.writeAndFlush(new Frame.Error(Frame.Error.NOT_A_PRIMARY, "this log serves only up to "
+                        + io.walden.core.Lsn.format(shippable) + " now, behind the replica's " + io.walden.core.Lsn.format(position)
+                        + " (it stopped being a primary); retry later")).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+                return;
+            }
             LOG.warn("Stopping the stream to {}: {}", channel.remoteAddress(), e.getMessage());
             channel.writeAndFlush(new Frame.Error(e instanceof io.walden.core.LsnRemovedException ? Frame.Error.LSN_REMOVED
                     : Frame.Error.EPOCH_DIVERGED, e.getMessage()))
