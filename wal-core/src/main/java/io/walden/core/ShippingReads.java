@@ -85,7 +85,8 @@ final class ShippingReads {
             byte[] bytes = new byte[(int) (end - offset)];
             view.position((int) offset).limit((int) end);
             view.get(bytes);
-            return new ReplicationChunk(from, ByteBuffer.wrap(bytes).asReadOnlyBuffer());
+            return new ReplicationChunk(from, ByteBuffer.wrap(bytes).asReadOnlyBuffer(),
+                    ReadStart.pastHeader(from + bytes.length, segmentSize));
         } finally {
             seg.exit();
         }

@@ -82,6 +82,30 @@ class ReadStartTest {
         }
     }
 
+
+    @Test
+    void shouldContinueAReplicationReadPastTheNextSegmentsHeaderWhenAChunkEndsItsSegment() {
+        try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
+            while (wal.insertLsn() < 2 * TestLogs.SMALL_SEGMENT) {
+                wal.append(new byte[1000], Durability.OFF);
+            }
+            wal.flush();
+            long from = wal.oldestLsn();
+            ReplicationChunk chunk;
+            int chunks = 0;
+            do { // 1 KiB at a time: the first segment takes several chunks, each continuing where the last one said
+                chunk = wal.replication().readFlushed(from, 1 << 10);
+                assertThat(chunk.startLsn()).isEqualTo(ReadStart.pastHeader(from, TestLogs.SMALL_SEGMENT));
+                from = chunk.nextLsn();
+                chunks++;
+            } while (chunk.endLsn() < TestLogs.SMALL_SEGMENT);
+            assertThat(chunks).isGreaterThan(1);
+            assertThat(chunk.endLsn()).as("a chunk never spans segments").isEqualTo(TestLogs.SMALL_SEGMENT);
+            assertThat(chunk.nextLsn()).as("the next segment's first record, past its header")
+                    .isEqualTo(TestLogs.SMALL_SEGMENT + 64);
+            assertThat(wal.replication().readFlushed(chunk.nextLsn(), 1 << 10).startLsn()).isEqualTo(chunk.nextLsn());
+        }
+    }
     private static int length(int i) {
         return (i * 37) % 300;
     }

@@ -96,11 +96,7 @@ final class Sender implements Runnable {
                 }
                 if (chunk != null) {
                     long now = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
-                    position = chunk.endLsn();
-                    if ((position & (wal.config().segmentSize() - 1)) == 0) {
-                        // a closing record: the next record follows the next segment's header (wait for that, not this)
-                        position += io.walden.core.segment.SegmentHeaderDescriptor.LENGTH;
-                    }
+                    position = chunk.nextLsn(); // past the next segment's header after a closing record
                     // Before the write: the replica's status about these bytes may arrive before writeAndFlush returns,
                     // and reports beyond what was sent are clamped.
                     onSent.sent(position, System.nanoTime());
