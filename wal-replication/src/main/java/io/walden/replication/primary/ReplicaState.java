@@ -45,6 +45,30 @@ final class ReplicaState {
         }
     }
 
+    /**
+     * Takes a status report. Each position only rises, and never past what was sent on this connection: a replica
+     * cannot hold more than that (plus what it had), so a report beyond it is a lie or a bug, and taken as it came it
+     * would release ON commits after a local flush only and let its slot stop protecting the real replica. Clamp,
+     * never trust. The lags are measured from when each position was sent. On the connection's event loop only.
+     *
+     * @return true for the report that caught the replica up: it counts for the synchronous policy from now on
+     */
+    boolean report(long writtenLsn, long flushedLsn, long appliedLsn, long now) {
+        long sent = sentLsn;
+        written = Math.max(written, Math.min(writtenLsn, sent));
+        flushed = Math.max(flushed, Math.min(flushedLsn, sent));
+        applied = Math.max(applied, Math.min(appliedLsn, sent));
+        writeLagMillis = lagFor(written, now);
+        flushLagMillis = lagFor(flushed, now);
+        applyLagMillis = lagFor(applied, now);
+        trim(Math.min(written, Math.min(flushed, applied)));
+        if (!streaming && flushed >= catchUpTarget) {
+            streaming = true;
+            return true;
+        }
+        return false;
+    }
+
     /** The lag of the newest sent position at or below {@code lsn}, in ms, or -1 if none is known. */
     long lagFor(long lsn, long now) {
         synchronized (sent) {

@@ -1,13 +1,8 @@
 package io.walden.replication.primary;
 
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
-import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.replication.policy.SyncPolicy;
-import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.protocol.FrameEncoder;
@@ -16,7 +11,6 @@ import io.walden.replication.transport.EventLoops;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import io.netty.handler.ssl.SslContext;
-import io.walden.core.EpochHistory;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -25,10 +19,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A primary's replication endpoint (docs/replication-protocol.md), optionally over TLS: each connection answers the
- * hello ({@link HandshakeCheck}), then a {@link Sender} thread streams log bytes while the replica's status frames
- * move its slot ({@link SlotStore}), its meters ({@link ReplicaMeters}) and the synchronous policy's confirmed
- * positions, which release remote-level commits ({@link SyncReleaser}).
+ * A primary's replication endpoint (docs/replication-protocol.md), optionally over TLS: it owns the listening
+ * channel ({@link ReplicaChannels}), the replicas connected now, their slots ({@link SlotStore}), meters
+ * ({@link ReplicaMeters}) and the synchronous policy ({@link SyncReleaser}). Each connection is a
+ * {@link ReplicaConnection}: the hello, then the replica's status frames, while a {@link Sender} streams log bytes.
  *
  * <p>Threads: its event loops ({@link Builder#eventLoops}: by default a NIO group of one thread of its own) and a
  * sender per replica. Thread-safety: {@link #policy(SyncPolicy)} and {@link #close()} from any thread but one of
@@ -42,11 +36,6 @@ public final class ReplicationServer implements AutoCloseable {
     private final Map<String, ReplicaState> replicas = new ConcurrentHashMap<>();
     private final FrameEncoder encoder = new FrameEncoder();
     private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
-    private final long keepaliveNanos;
-    private final boolean shipFlushedOnly;
-    private final int maxReplicas;
-    /** The shared secret a hello must carry, or null when none is required. */
-    private final byte[] secret;
     private final ReplicaMeters meters = new ReplicaMeters();
     private final SlotStore slots;
     private final SyncReleaser releaser;
@@ -178,17 +167,15 @@ public final class ReplicationServer implements AutoCloseable {
 
     private ReplicationServer(Builder b) throws InterruptedException {
         this.wal = b.wal;
-        this.maxReplicas = b.maxReplicas;
-        this.keepaliveNanos = TimeUnit.MILLISECONDS.toNanos(b.keepaliveMillis);
-        this.shipFlushedOnly = b.shipFlushedOnly;
-        this.secret = b.secret;
         SslContext tls = b.tls;
         long idleMillis = b.keepaliveMillis * 2;
-        long handshakeTimeoutMillis = b.handshakeTimeoutMillis;
         this.slots = new SlotStore(wal, b.maxSlotRetainedBytes);
         this.releaser = new SyncReleaser(wal.replication().remoteWaits());
         wal.replication().retentionFloor(slots::retentionFloor); // before accepting: a truncation meanwhile respects the slots
         this.channels = new ReplicaChannels(b.loops == null ? EventLoops.ownNio() : b.loops);
+        ReplicaConnection.Endpoint endpoint = new ReplicaConnection.Endpoint(wal, replicas, slots, meters, releaser,
+                TimeUnit.MILLISECONDS.toNanos(b.keepaliveMillis), b.shipFlushedOnly, b.secret, b.maxReplicas,
+                b.handshakeTimeoutMillis);
         try {
             channels.bind(b.listen, ch -> {
                 if (tls != null) {
@@ -196,7 +183,7 @@ public final class ReplicationServer implements AutoCloseable {
                 }
                 ch.pipeline().addLast(new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS),
                         new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH), encoder,
-                        new Connection(handshakeTimeoutMillis), errors);
+                        new ReplicaConnection(endpoint), errors);
             }); // on failure it shut an own group down
         } catch (Exception e) { // a failed bind: IllegalStateException (ReplicaChannels.bind)
             releaser.close();
@@ -206,7 +193,7 @@ public final class ReplicationServer implements AutoCloseable {
         }
         slotSaver = channels.group().scheduleAtFixedRate(slots::saveSoon, 1, 1, TimeUnit.SECONDS);
         LOG.info("Accepting replicas on {} ({}{})", address(), tls == null ? "plaintext" : "TLS",
-                secret == null ? ", no secret" : ", shared secret required");
+                b.secret == null ? ", no secret" : ", shared secret required");
     }
 
     public InetSocketAddress address() {
@@ -247,118 +234,6 @@ public final class ReplicationServer implements AutoCloseable {
      */
     public java.util.List<ReplicaStatus> replicaStatus() {
         return ReplicaStatus.of(replicas, releaser.policy());
-    }
-
-    /** One replica connection: the handshake, then status frames; a Sender streams the data. */
-    private final class Connection extends SimpleChannelInboundHandler<Frame> {
-        private final long handshakeTimeoutMillis;
-        private ReplicaState state;
-        private Sender sender;
-
-        Connection(long handshakeTimeoutMillis) {
-            this.handshakeTimeoutMillis = handshakeTimeoutMillis;
-        }
-
-        @Override
-        public void channelActive(ChannelHandlerContext ctx) {
-            // A peer that connects and says nothing (or stalls its TLS handshake) does not hold a connection for good.
-            ctx.executor().schedule(() -> {
-                if (state == null && ctx.channel().isActive()) {
-                    refuse(ctx, Frame.Error.MALFORMED, "no hello within " + handshakeTimeoutMillis + " ms");
-                }
-            }, handshakeTimeoutMillis, TimeUnit.MILLISECONDS);
-            ctx.fireChannelActive();
-        }
-
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, Frame frame) {
-            if (frame instanceof Frame.Hello hello) {
-                onHello(ctx, hello);
-            } else if (frame instanceof Frame.Status status && state != null) {
-                // A replica cannot hold more than was sent to it on this connection (plus what it had): a report
-                // beyond that is a lie or a bug, and taken as it came it would release ON commits after a local
-                // flush only and let its slot stop protecting the real replica. Clamp, never trust.
-                long sent = state.sentLsn;
-                state.written = Math.max(state.written, Math.min(status.writtenLsn(), sent));
-                state.flushed = Math.max(state.flushed, Math.min(status.flushedLsn(), sent));
-                state.applied = Math.max(state.applied, Math.min(status.appliedLsn(), sent));
-                long now = System.nanoTime();
-                state.writeLagMillis = state.lagFor(state.written, now);
-                state.flushLagMillis = state.lagFor(state.flushed, now);
-                state.applyLagMillis = state.lagFor(state.applied, now);
-                state.trim(Math.min(state.written, Math.min(state.flushed, state.applied)));
-                meters.reported(state);
-                slots.confirmed(state.name, state.flushed);
-                if (!state.streaming && state.flushed >= state.catchUpTarget) {
-                    state.streaming = true;
-                    LOG.info("Replica '{}' caught up at {}", state.name, Lsn.format(state.flushed));
-                }
-                releaser.release(replicas); // blocked commits are unparked from here; asynchronous ones complete on the releaser
-            } else {
-                refuse(ctx, Frame.Error.MALFORMED, "unexpected " + frame.getClass().getSimpleName() + " frame");
-            }
-        }
-
-        private void onHello(ChannelHandlerContext ctx, Frame.Hello hello) {
-            if (state != null) {
-                refuse(ctx, Frame.Error.MALFORMED, "a second hello on one connection");
-                return;
-            }
-            EpochHistory history = wal.status().history();
-            HandshakeCheck.Answer answer = HandshakeCheck.answer(hello, new HandshakeCheck.Primary(history, wal.status().logId(),
-                    wal.oldestLsn(), wal.replication().shippableLsn(!shipFlushedOnly), wal.status().appendsRefusedReason() != null,
-                    secret, slots.has(hello.name()), slots.size(), replicas.size(), maxReplicas));
-            if (answer instanceof HandshakeCheck.Refuse r) {
-                refuse(ctx, r.code(), r.message());
-            } else if (answer instanceof HandshakeCheck.Identify) {
-                ctx.writeAndFlush(welcome(history)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
-            } else if (answer instanceof HandshakeCheck.Rewind rewind) {
-                LOG.info("Replica '{}': {}; it rewinds and reconnects", hello.name(), rewind.why());
-                ctx.writeAndFlush(welcome(history)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
-            } else if (replicas.putIfAbsent(hello.name(), new ReplicaState(hello.name(), wal.flushedLsn(), hello.startLsn())) != null) {
-                refuse(ctx, Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
-            } else {
-                state = replicas.get(hello.name());
-                slots.connected(hello.name(), hello.startLsn()); // hold its start until it confirms more
-                meters.connected(state);
-                ctx.writeAndFlush(welcome(history));
-                sender = new Sender(wal, ctx.channel(), hello.startLsn(), keepaliveNanos, history, !shipFlushedOnly, state::sent);
-                sender.start();
-                LOG.info("Replica '{}' connected from {} at {} (epoch {})", hello.name(), ctx.channel().remoteAddress(),
-                        Lsn.format(hello.startLsn()), hello.epoch());
-            }
-        }
-
-        private Frame.Welcome welcome(EpochHistory history) {
-            long oldest = wal.oldestLsn(); // before the flushed position: it never passes a flushed position read after it
-            return new Frame.Welcome(FrameDescriptor.PROTOCOL_VERSION, wal.status().logId(), wal.config().segmentSize(),
-                    history.current().number(), wal.flushedLsn(), oldest, history);
-        }
-
-        private void refuse(ChannelHandlerContext ctx, int code, String message) {
-            LOG.warn("Refusing replica connection from {}: {}", ctx.channel().remoteAddress(), message);
-            ctx.writeAndFlush(new Frame.Error(code, message)).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof IdleStateEvent) {
-                LOG.warn("Replica {} sent nothing for too long; dropping it", state == null ? ctx.channel().remoteAddress() : state.name);
-                ctx.close();
-            }
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            if (sender != null) {
-                sender.stop();
-            }
-            if (state != null) {
-                replicas.remove(state.name, state);
-                meters.disconnected(state.name); // per-connection meters: they do not pile up with names
-                LOG.info("Replica '{}' disconnected", state.name);
-            }
-        }
     }
 
     /**

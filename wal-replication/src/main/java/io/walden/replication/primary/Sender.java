@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Streams one replica's data: log bytes from its position, in frames of whole records within a segment, waiting
@@ -24,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 final class Sender implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(Sender.class);
     private static final int MAX_CHUNK = 256 << 10;
+    private static final long WRITABLE_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final Wal wal;
     private final Channel channel;
@@ -75,6 +77,11 @@ final class Sender implements Runnable {
         thread.start();
     }
 
+    /** The channel drained below its low water mark (on its event loop): a send held back goes on. */
+    void writable() {
+        LockSupport.unpark(thread);
+    }
+
     void stop() {
         running = false;
         thread.interrupt();
@@ -105,7 +112,9 @@ final class Sender implements Runnable {
                     toldFlushed = flushed;
                     lastSent = System.nanoTime();
                     while (!channel.isWritable() && channel.isActive() && running) {
-                        Thread.sleep(1); // the replica reads slowly: do not buffer without bound
+                        // The replica reads slowly: do not buffer without bound. writable() wakes this at once; the
+                        // cap only bounds a wait whose wake-up raced with a close.
+                        LockSupport.parkNanos(this, WRITABLE_CHECK_NANOS);
                     }
                     continue;
                 }
