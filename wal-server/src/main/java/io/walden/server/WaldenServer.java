@@ -115,10 +115,10 @@ public final class WaldenServer implements AutoCloseable {
         transport = Transports.choose(config.transport());
         boss = transport.group(1);
         workers = transport.group(config.eventLoops());
-        // Replication's components keep event loops of their own (null): a shared group on the HTTP transport failed
-        // one failover run in four (GroupFailoverIT's partition case); it stays an option of the library until that is
-        // understood (docs/replication.md, "Event loops").
-        io.walden.replication.transport.EventLoops replicationLoops = null;
+        // One group of event loops per process: replication's server, client and identity probe run on the HTTP
+        // workers (shared: they never shut it down; shutDownEventLoops does, after replication has closed). Nothing
+        // replication runs on a loop waits: the sender and the replica's write stage have threads of their own.
+        io.walden.replication.transport.EventLoops replicationLoops = transport.eventLoops(workers);
         if (config.coordinator() != null) {
             group = io.walden.server.group.FailoverController.join(config);
             archive = config.archiveConfig();

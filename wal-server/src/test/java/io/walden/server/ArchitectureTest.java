@@ -17,12 +17,6 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
  * the build fails when a change adds an arrow the architecture does not have. docs/glossary.md names the parts.
  */
 class ArchitectureTest {
-    /**
-     * Classes of the core package that still hold the facade, as an alternation for a name pattern (issue
-     * "Architecture": they are to move onto the parts, as WalReplication, WritePath and the archiver's view did).
-     * A new one fails the build.
-     */
-    private static final String KNOWN_FACADE_USERS = "|Cursors|CursorRecords";
     private static JavaClasses main;
 
     @BeforeAll
@@ -35,7 +29,7 @@ class ArchitectureTest {
     @Test
     void noPartOfTheLogReachesBackUpToItsFacade() {
         noClasses().that().resideInAPackage("io.walden.core..")
-                .and().haveNameNotMatching("io\\.walden\\.core\\.(Wal|WalParts" + KNOWN_FACADE_USERS + ")(\\$.*)?")
+                .and().haveNameNotMatching("io\\.walden\\.core\\.Wal(\\$.*)?")
                 .should().dependOnClassesThat().belongToAnyOf(io.walden.core.Wal.class)
                 .because("Wal is the applications' facade over the parts; a part that needs the log gets a narrow view "
                         + "(ArchivedLog, WalMetrics.Sources, ReplicatedLog, ReadPath) or the parts (WalParts)")

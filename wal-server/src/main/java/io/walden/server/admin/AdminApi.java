@@ -102,31 +102,32 @@ public final class AdminApi {
             s.put("rewinds", replica.rewinds());
             s.put("archive_bytes_fetched", replica.archiveBytes());
         }
+        io.walden.core.WalStatus st = wal.status();
         s.put("insert_lsn", Lsn.format(wal.insertLsn()));
         s.put("written_lsn", Lsn.format(wal.writtenLsn()));
         s.put("flushed_lsn", Lsn.format(wal.flushedLsn()));
         s.put("oldest_lsn", Lsn.format(wal.oldestLsn()));
-        s.put("segments", wal.status().segmentCount());
-        s.put("bytes", wal.status().retainedBytes());
+        s.put("segments", st.segmentCount());
+        s.put("bytes", st.retainedBytes());
         s.put("durability", wal.config().durability().configName());
         s.put("sync_method", wal.config().syncMethod().name().toLowerCase(Locale.ROOT));
         s.put("transport", transport);
-        s.put("epoch", wal.status().epoch());
+        s.put("epoch", st.epoch());
         List<Map<String, Object>> history = new ArrayList<>();
-        for (io.walden.core.Epoch e : wal.status().history().epochs()) {
+        for (io.walden.core.Epoch e : st.history().epochs()) {
             history.add(Map.of("epoch", e.number(), "start_lsn", Lsn.format(e.startLsn())));
         }
         s.put("history", history);
-        s.put("failed", wal.status().isFailed());
-        s.put("failure", wal.status().failureReason() == null ? null : ex.redact(wal.status().failureReason()));
-        s.put("log_id", String.format("%016x", wal.status().logId()));
+        s.put("failed", st.isFailed());
+        s.put("failure", st.failureReason() == null ? null : ex.redact(st.failureReason()));
+        s.put("log_id", String.format("%016x", st.logId()));
         long appends = 0;
         for (io.walden.core.Durability d : io.walden.core.Durability.values()) {
             appends += (long) registry.get("walden.appends").tag("durability", d.configName()).functionCounter().count();
         }
         s.put("appends_total", appends);
-        s.put("flushes_total", wal.status().flushCount());
-        RecoveryReport r = wal.status().recoveryReport();
+        s.put("flushes_total", st.flushCount());
+        RecoveryReport r = st.recoveryReport();
         Map<String, Object> rec = new LinkedHashMap<>();
         rec.put("created_new_log", r.createdNewLog());
         rec.put("records_scanned", r.recordsScanned());
@@ -145,7 +146,7 @@ public final class AdminApi {
             cursors.add(io.walden.server.http.CursorApi.json(c));
         }
         s.put("cursors", cursors);
-        s.put("archive", wal.status().archiver().map(AdminApi::archive).orElse(null));
+        s.put("archive", st.archiver().map(AdminApi::archive).orElse(null));
         List<Map<String, Object>> slots = new ArrayList<>();
         if (replication != null) {
             replication.slots().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
