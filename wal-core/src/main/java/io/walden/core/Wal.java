@@ -138,6 +138,14 @@ public final class Wal implements AutoCloseable {
     }
 
     /**
+     * Appends for a thread that must never wait (an event loop): they return at once when an append would wait, and
+     * flush a batch once (see {@link NonWaitingAppends}).
+     */
+    public NonWaitingAppends nonWaiting() {
+        return nonWaiting;
+    }
+
+    /**
      * Reserves a record of {@code length} payload bytes for zero-copy writing through {@code claim}.
      * The claim must be committed or aborted promptly (see {@link WalClaim}).
      */
@@ -226,14 +234,6 @@ public final class Wal implements AutoCloseable {
     /** Identity, recovery, segments, failure, role and epoch, archiving: what operators read (see {@link WalStatus}). */
     public WalStatus status() {
         return status;
-    }
-
-    /**
-     * Appends for a thread that must never wait (an event loop): they return at once when an append would wait, and
-     * flush a batch once (see {@link NonWaitingAppends}).
-     */
-    public NonWaitingAppends nonWaiting() {
-        return nonWaiting;
     }
 
     public boolean isClosed() {

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Thread-safety: Netty calls it on the connection's event loop only; the sender runs on its own thread.
  */
 final class ReplicaConnection extends SimpleChannelInboundHandler<Frame> {
+    /** The endpoint's logger, as before the split: log filters and alerts name it. */
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationServer.class);
 
     /**
