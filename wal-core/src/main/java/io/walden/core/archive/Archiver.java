@@ -3,7 +3,8 @@ package io.walden.core.archive;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.walden.core.SegmentInfo;
-import io.walden.core.thread.WaldenThreads;
+import io.walden.core.thread.Loop;
+import io.walden.core.thread.LoopRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -11,7 +12,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Archives a log's sealed segments to an {@link ArchiveTarget}, each once, verified, before the log may remove it
@@ -46,11 +46,11 @@ public final class Archiver implements AutoCloseable {
     private final ArchiveConfig config;
     private final ArchiveTarget target;
     private final ArchiveStatus status;
-    private final Thread thread;
+    /** The archiver's thread: each turn of it runs the parts below. */
+    private final LoopRunner runner;
     private final ArchiveProgress progress;
     private final ArchiveUploader uploader;
     private final PendingBytesCap cap;
-    private volatile boolean closed;
 
     /**
      * Reads the archive status of {@code log}; {@link #start()} begins archiving.
@@ -62,7 +62,7 @@ public final class Archiver implements AutoCloseable {
         this.config = config;
         this.target = config.target();
         this.status = new ArchiveStatus(log.directory());
-        this.thread = WaldenThreads.daemon(this::run, "walden-archiver");
+        this.runner = new LoopRunner("walden-archiver", new Archiving());
         this.progress = new ArchiveProgress(status);
         this.uploader = new ArchiveUploader(log, config, status, progress);
         this.cap = new PendingBytesCap(log, config, status, progress);
@@ -70,7 +70,7 @@ public final class Archiver implements AutoCloseable {
     }
 
     public void start() {
-        thread.start();
+        runner.start();
         LOG.info("Archiving {} to {} (timeout {}, at most {} bytes pending, then {})", log.directory(), target.uri(),
                 config.timeout(), config.maxPendingBytes(), config.whenFull());
     }
@@ -171,8 +171,13 @@ public final class Archiver implements AutoCloseable {
 
     // ------------------------------------------------------------------ the archiver's thread
 
-    private void run() {
-        while (!closed) {
+    /**
+     * One turn: an upload when one is due, then the bookkeeping (progress, the pending-bytes cap). Idles a poll
+     * unless an upload left more to do. An Error stops archiving, shown in the status; truncation stays held back.
+     */
+    private final class Archiving implements Loop {
+        @Override
+        public long doWork() {
             boolean more = false;
             try {
                 if (uploader.due()) {
@@ -183,30 +188,28 @@ public final class Archiver implements AutoCloseable {
                 cap.admit(segments);
             } catch (IOException | RuntimeException e) {
                 LOG.error("The archiver's bookkeeping failed in {}: {}", log.directory(), e.toString(), e);
-            } catch (Error e) {
-                progress.stopped(e); // shown in the status; truncation stays held back
+            }
+            return more ? 0 : TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS);
+        }
+
+        @Override
+        public long onError(Throwable e) {
+            if (e instanceof Error error) {
+                progress.stopped(error);
                 LOG.error("The archiver of {} stopped: {}", log.directory(), e.toString(), e);
-                throw e;
+                return STOP;
             }
-            if (!more) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS));
-            }
+            LOG.error("The archiver's bookkeeping failed in {}: {}", log.directory(), e.toString(), e);
+            return TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS);
         }
     }
 
     /** Stops archiving (an upload in progress is given a few seconds). The target stays open: its creator closes it. */
     @Override
     public void close() {
-        closed = true;
-        LockSupport.unpark(thread);
-        try {
-            thread.join(TimeUnit.SECONDS.toMillis(10));
-            if (thread.isAlive()) {
-                thread.interrupt();
-                thread.join(TimeUnit.SECONDS.toMillis(5));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (!runner.stop(Duration.ofSeconds(10))) {
+            runner.interrupt(); // an upload stuck in I/O: the archiver writes no log file, so an interrupt is safe
+            runner.stop(Duration.ofSeconds(5));
         }
     }
 }

@@ -2,11 +2,14 @@ package io.walden.core.segment;
 
 import io.walden.core.Lsn;
 import io.walden.core.WalException;
+import io.walden.core.thread.Loop;
+import io.walden.core.thread.LoopRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Iterator;
@@ -14,7 +17,6 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -49,10 +51,10 @@ public final class SegmentPreparer implements AutoCloseable {
     private final Object prepared = new Object();
     /** Held while a segment is added to the registry, and by {@link #cutBack}. */
     private final Object growth = new Object();
-    private final Thread thread;
+    /** This job's thread: {@link Preparing} runs on it. */
+    private final LoopRunner runner;
     /** Told when this thread hits an Error and stops: the log must fail rather than wait for segments forever. */
     private final java.util.function.Consumer<Throwable> onFatal;
-    private volatile boolean running = true;
     private volatile IOException lastFailure;
 
     /** A truncated segment on its way out: its file already renamed, its mapping released after the grace period. */
@@ -85,18 +87,18 @@ public final class SegmentPreparer implements AutoCloseable {
         this.registry = registry;
         this.maxSpares = maxSpares;
         this.spares.addAll(existingSpares);
-        this.thread = io.walden.core.thread.WaldenThreads.daemon(this::run, "walden-segment-preparer");
+        this.runner = new LoopRunner("walden-segment-preparer", new Preparing());
     }
 
     public void start() {
-        thread.start();
+        runner.start();
     }
 
     /** Asks for every segment up to and including the one starting at {@code startLsn}. */
     public void request(long startLsn) {
         if (wanted.get() < startLsn) {
             wanted.accumulateAndGet(startLsn, Math::max);
-            LockSupport.unpark(thread);
+            runner.wake();
         }
     }
 
@@ -106,7 +108,7 @@ public final class SegmentPreparer implements AutoCloseable {
      */
     public void dispose(Segment segment, Path file) {
         disposals.add(new Disposal(segment, file, gracePeriods.get()));
-        LockSupport.unpark(thread);
+        runner.wake();
     }
 
     /**
@@ -126,6 +128,7 @@ public final class SegmentPreparer implements AutoCloseable {
                 }
                 long left = deadline - System.nanoTime();
                 IOException failure = lastFailure;
+                boolean running = runner.isRunning();
                 if (left <= 0 || !running || failure != null) {
                     // A failed preparation (a full disk) fails the waiter at once rather than stalling it;
                     // the preparer keeps retrying in the background.
@@ -156,37 +159,46 @@ public final class SegmentPreparer implements AutoCloseable {
         return recycledCount.get();
     }
 
-    private void run() {
-        long backoff = 0;
-        while (running) {
+    /**
+     * One turn: dispose of what is due, prepare what is wanted, then idle until asked (or, while disposals wait for
+     * their grace periods, a tenth as long). A failed preparation (a full disk) is remembered for waiters, which fail
+     * at once, and retried with a doubling back-off; an Error fails the log.
+     */
+    private final class Preparing implements Loop {
+        private long backoff;
+
+        @Override
+        public long doWork() throws IOException {
             disposeDue();
-            try {
-                prepareWanted();
-                backoff = 0;
-                LockSupport.parkNanos(this, disposals.isEmpty() ? IDLE_PARK_NANOS : IDLE_PARK_NANOS / 10);
-            } catch (IOException e) {
-                lastFailure = e;
+            prepareWanted();
+            backoff = 0;
+            return disposals.isEmpty() ? IDLE_PARK_NANOS : IDLE_PARK_NANOS / 10;
+        }
+
+        @Override
+        public long onError(Throwable e) {
+            if (e instanceof IOException io) {
+                lastFailure = io;
                 backoff = Math.min(MAX_BACKOFF_NANOS, Math.max(TimeUnit.MILLISECONDS.toNanos(50), backoff * 2));
                 LOG.error("Preparing the next segment in {} failed; appends that need it will fail until it "
                         + "succeeds (retrying in {} ms): {}", dir, TimeUnit.NANOSECONDS.toMillis(backoff), e.toString());
                 synchronized (prepared) {
                     prepared.notifyAll();
                 }
-                LockSupport.parkNanos(this, backoff);
-            } catch (RuntimeException e) {
-                LOG.error("Segment preparer hit an unexpected error; retrying", e);
-                LockSupport.parkNanos(this, MAX_BACKOFF_NANOS);
-            } catch (Error e) {
+                return backoff;
+            }
+            if (e instanceof Error) {
                 // Appends need the next segment: without this thread they would each wait out the roll timeout. Fail
                 // the log loudly instead, and let waiters fail at once.
                 lastFailure = new IOException("the segment preparer failed: " + e, e);
-                running = false;
                 synchronized (prepared) {
                     prepared.notifyAll();
                 }
                 onFatal.accept(e);
-                return;
+                return STOP;
             }
+            LOG.error("Segment preparer hit an unexpected error; retrying", e);
+            return MAX_BACKOFF_NANOS;
         }
     }
 
@@ -219,7 +231,7 @@ public final class SegmentPreparer implements AutoCloseable {
     private void prepareWantedLocked() throws IOException {
         Segment newest = registry.newest();
         long next = newest == null ? -1 : newest.endLsn();
-        while (running && next >= 0 && next <= wanted.get()) {
+        while (runner.isRunning() && next >= 0 && next <= wanted.get()) {
             Path reuse = spares.pollFirst();
             Path file = SegmentFiles.prepare(dir, segmentSize, next, logId, reuse);
             Segment segment = Segment.map(file, next, segmentSize);
@@ -269,13 +281,7 @@ public final class SegmentPreparer implements AutoCloseable {
     /** Stops the thread; segments it prepared stay in the registry for the owner to release. */
     @Override
     public void close() {
-        running = false;
-        LockSupport.unpark(thread);
-        try {
-            thread.join(TimeUnit.SECONDS.toMillis(30));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        runner.stop(Duration.ofSeconds(30));
         disposeDue();
         synchronized (prepared) {
             prepared.notifyAll();

@@ -3,11 +3,12 @@ package io.walden.core.sync;
 import io.walden.core.WalFailedException;
 import io.walden.core.commit.Activity;
 import io.walden.core.commit.GroupCommit;
+import io.walden.core.thread.Loop;
+import io.walden.core.thread.LoopRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
+import java.time.Duration;
 
 /**
  * PostgreSQL's WAL writer: a thread ({@code walden-writer}) that writes what {@code OFF} appends left in the WAL
@@ -31,8 +32,9 @@ public final class BackgroundWriter implements AutoCloseable {
     private final long writeDelayNanos;
     private final long checkpointNanos;
     private final Runnable checkpoint;
-    private final Thread thread;
-    private volatile boolean running = true;
+    /** The writer's thread: {@link Writing} runs on it. */
+    private final LoopRunner runner;
+    /** True from when the writer decides to idle until its next turn begins: a wakeUp() then unparks it. */
     private volatile boolean sleeping;
     private volatile boolean wanted;
     /** True while the writer sleeps towards its next force with nothing left to write: an OFF append wakes it. */
@@ -50,18 +52,18 @@ public final class BackgroundWriter implements AutoCloseable {
         this.writeDelayNanos = Math.min(writeDelayNanos, delayNanos);
         this.checkpointNanos = checkpointNanos;
         this.checkpoint = checkpoint;
-        this.thread = io.walden.core.thread.WaldenThreads.daemon(this::run, "walden-writer");
+        this.runner = new LoopRunner("walden-writer", new Writing());
     }
 
     public void start() {
-        thread.start();
+        runner.start();
     }
 
     /** Asks for a flush now (an asynchronous append is waiting). Cheap when the writer is already awake. */
     public void wakeUp() {
         wanted = true;
         if (sleeping) {
-            LockSupport.unpark(thread);
+            runner.wake();
         }
     }
 
@@ -72,29 +74,47 @@ public final class BackgroundWriter implements AutoCloseable {
     public void nudge() {
         if (idle) {
             idle = false;
-            LockSupport.unpark(thread);
+            runner.wake();
         }
     }
 
-    private void run() {
-        long lastCheckpoint = System.nanoTime();
-        long lastFlush = System.nanoTime();
-        while (running) {
+    /**
+     * One turn of the writer. Until its next force is due it idles, as long as the next write or force allows, and
+     * writes what was published after each idle; once the force is due, or a flush is wanted, it forces everything
+     * and, when due, writes the checkpoint.
+     *
+     * <p>The wake-up handshake (Dekker): wakeUp() stores {@code wanted} then reads {@code sleeping}; the writer stores
+     * {@code sleeping} then reads {@code wanted} before it idles. So either the writer sees the request and does not
+     * idle, or the waker sees it sleeping and wakes it (a wake-up before the park is kept by the runner).
+     */
+    private final class Writing implements Loop {
+        private long lastCheckpoint = System.nanoTime();
+        private long lastFlush = System.nanoTime();
+
+        @Override
+        public long doWork() {
+            if (sleeping) { // back from an idle (or from deciding not to idle after all)
+                sleeping = false;
+                idle = false;
+                if (!wanted && delayNanos - (System.nanoTime() - lastFlush) > 0) {
+                    write();
+                }
+            }
             long untilFlush = delayNanos - (System.nanoTime() - lastFlush);
             if (!wanted && untilFlush > 0) {
                 boolean pending = commit.hasUnwritten();
                 idle = !pending;
                 sleeping = true;
                 if (!wanted && (pending || !commit.hasUnwritten())) {
-                    LockSupport.parkNanos(this, pending ? Math.min(writeDelayNanos, untilFlush) : untilFlush);
+                    return pending ? Math.min(writeDelayNanos, untilFlush) : untilFlush;
                 }
-                sleeping = false;
-                idle = false;
-                if (!wanted && delayNanos - (System.nanoTime() - lastFlush) > 0) {
-                    write();
-                    continue;
-                }
+                return 0; // asked for, or given records, while deciding: the next turn writes or flushes at once
             }
+            flush();
+            return 0;
+        }
+
+        private void flush() {
             wanted = false;
             lastFlush = System.nanoTime();
             Activity.Cell cell = activity.cell();
@@ -118,6 +138,13 @@ public final class BackgroundWriter implements AutoCloseable {
                 lastCheckpoint = System.nanoTime();
                 runCheckpoint();
             }
+        }
+
+        /** Whatever escaped a turn: the log fails (as a failed force fails it), and the writer goes on serving futures. */
+        @Override
+        public long onError(Throwable e) {
+            commit.fail("the background writer failed: " + e, e);
+            return 0;
         }
     }
 
@@ -144,17 +171,9 @@ public final class BackgroundWriter implements AutoCloseable {
         }
     }
 
+    /** Stops the writer after its current turn and waits for it; from a callback on its own thread, returns at once. */
     @Override
     public void close() {
-        running = false;
-        LockSupport.unpark(thread);
-        if (Thread.currentThread() == thread) {
-            return; // closed from a callback running on this thread: it stops after the current iteration
-        }
-        try {
-            thread.join(TimeUnit.SECONDS.toMillis(30));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        runner.stop(Duration.ofSeconds(30));
     }
 }
