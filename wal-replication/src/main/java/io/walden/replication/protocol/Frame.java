@@ -37,6 +37,12 @@ public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, F
         public static final int MALFORMED = 7;
         /** The primary serves as many replicas (or keeps as many slots) as it allows: retry later, or drop a slot. */
         public static final int TOO_MANY_REPLICAS = 8;
+
+        /** Whether the replica stops reconnecting on this error ({@link ErrorCode#isFinal()}; unknown codes are not). */
+        public boolean isFinal() {
+            ErrorCode c = ErrorCode.of(code);
+            return c != null && c.isFinal();
+        }
     }
 
     /** Primary → replica: flushed log bytes from {@code startLsn}: whole records within one segment. */

@@ -142,9 +142,7 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
                 ctx.close();
                 return;
             }
-            if (error.code() == Frame.Error.ANOTHER_LOG || error.code() == Frame.Error.LSN_REMOVED
-                    || error.code() == Frame.Error.EPOCH_DIVERGED || error.code() == Frame.Error.UNSUPPORTED_VERSION
-                    || error.code() == Frame.Error.AUTHENTICATION_FAILED) {
+            if (error.isFinal()) {
                 session.fatal = error.message();
             }
             session.lastError = error.message();
