@@ -69,10 +69,7 @@ class ReadStartTest {
     @Test
     void shouldRefuseAReplicationReadFromTheLastBytesOfASegmentWithoutReadingPastIt() {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            while (wal.insertLsn() < 2 * TestLogs.SMALL_SEGMENT) {
-                wal.append(new byte[1000], Durability.OFF);
-            }
-            wal.flush();
+            fillTwoSegments(wal);
             for (long back = 1; back <= 8; back++) {
                 long at = TestLogs.SMALL_SEGMENT - back;
                 assertThatThrownBy(() -> wal.replication().readFlushed(at, 1 << 16)).as("LSN %s", Lsn.format(at))
@@ -86,10 +83,7 @@ class ReadStartTest {
     @Test
     void shouldContinueAReplicationReadPastTheNextSegmentsHeaderWhenAChunkEndsItsSegment() {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            while (wal.insertLsn() < 2 * TestLogs.SMALL_SEGMENT) {
-                wal.append(new byte[1000], Durability.OFF);
-            }
-            wal.flush();
+            fillTwoSegments(wal);
             long from = wal.oldestLsn();
             ReplicationChunk chunk;
             int chunks = 0;
@@ -106,6 +100,14 @@ class ReadStartTest {
             assertThat(wal.replication().readFlushed(chunk.nextLsn(), 1 << 10).startLsn()).isEqualTo(chunk.nextLsn());
         }
     }
+    /** Appends 1000-byte records until the insert position reaches the end of the second segment, and flushes them. */
+    private static void fillTwoSegments(Wal wal) {
+        while (wal.insertLsn() < 2 * TestLogs.SMALL_SEGMENT) {
+            wal.append(new byte[1000], Durability.OFF);
+        }
+        wal.flush();
+    }
+
     private static int length(int i) {
         return (i * 37) % 300;
     }
@@ -144,10 +146,7 @@ class ReadStartTest {
                 wal.append(bytes("next"), Durability.LOCAL);
                 assertThat(string(r.next().payload())).isEqualTo("next");
             }
-            while (wal.insertLsn() < 2 * TestLogs.SMALL_SEGMENT) {
-                wal.append(new byte[1000], Durability.OFF);
-            }
-            wal.flush();
+            fillTwoSegments(wal);
             try (WalReader r = wal.reader(TestLogs.SMALL_SEGMENT)) {
                 assertThat(r.next().lsn()).isEqualTo(TestLogs.SMALL_SEGMENT + 64);
             }
