@@ -49,7 +49,7 @@ final class CursorLag {
 
     /** The background writer's periodic sample of the log's end. */
     void sample() {
-        clock.sample(parts.tail.get(), System.nanoTime());
+        clock.sample(parts.insert.get(), System.nanoTime());
     }
 
     /** How long ago {@code end} (as {@link #endFor} gave it) passed {@code lsn}. */
@@ -71,7 +71,7 @@ final class CursorLag {
         long end;
         synchronized (lock) {
             lsn = state.lsns.get(name);
-            end = lsn == null ? 0 : endFor(lsn, parts.tail.get());
+            end = lsn == null ? 0 : endFor(lsn, parts.insert.get());
         }
         return lsn == null ? 0 : seconds(lsn, end);
     }
@@ -79,7 +79,7 @@ final class CursorLag {
     private double lagBytes(String name) {
         synchronized (lock) {
             Long lsn = state.lsns.get(name);
-            return lsn == null ? 0 : Math.max(0, endFor(lsn, parts.tail.get()) - lsn);
+            return lsn == null ? 0 : Math.max(0, endFor(lsn, parts.insert.get()) - lsn);
         }
     }
 }

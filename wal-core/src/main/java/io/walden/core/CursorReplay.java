@@ -57,7 +57,7 @@ final class CursorReplay {
         if (base == null) {
             files.writeBase(parts.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
         }
-        long end = parts.tail.get();
+        long end = parts.insert.get();
         if (checkpoint != null && !files.usable(checkpoint, end)) {
             files.deleteCheckpoint(); // past the recovered end (or truncated past): never trusted again
             checkpoint = null;
@@ -74,7 +74,7 @@ final class CursorReplay {
         synchronized (lock) {
             state.recent.clear();
             if (state.live()) {
-                long end = parts.tail.get();
+                long end = parts.insert.get();
                 long limit = Math.min(end, parts.readLimit.get());
                 if (state.used && limit < end) {
                     Set<String> before = new HashSet<>(state.lsns.keySet());
@@ -90,7 +90,7 @@ final class CursorReplay {
     void promoted() {
         synchronized (lock) {
             if (!state.live()) {
-                catchUpTo(parts.tail.get());
+                catchUpTo(parts.insert.get());
                 state.asOf = Long.MAX_VALUE;
                 state.publish();
             }

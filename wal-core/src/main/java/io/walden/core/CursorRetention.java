@@ -72,7 +72,7 @@ final class CursorRetention {
     long floor() {
         synchronized (lock) {
             replay.catchUp();
-            long end = parts.tail.get();
+            long end = parts.insert.get();
             long cap = parts.config.maxCursorRetainedBytes();
             long floor = Long.MAX_VALUE;
             for (long lsn : state.lsns.values()) {

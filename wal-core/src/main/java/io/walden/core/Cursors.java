@@ -120,7 +120,7 @@ public final class Cursors {
     /** Every cursor, by name. */
     public synchronized List<Cursor> list() {
         replay.catchUp();
-        long end = parts.tail.get();
+        long end = parts.insert.get();
         long oldest = parts.oldestLsn();
         List<Cursor> out = new ArrayList<>(state.lsns.size());
         state.lsns.forEach((name, lsn) -> {
@@ -171,7 +171,7 @@ public final class Cursors {
             if (Boolean.FALSE.equals(create) && current == null) {
                 throw new UnknownCursorException(name);
             }
-            if (lsn != parts.tail.get() && lsn >= parts.written.get()) {
+            if (lsn != parts.insert.get() && lsn >= parts.written.get()) {
                 parts.writes.flush(); // in the WAL buffers still: written, a record boundary can be proven (or refused)
             }
             try (WalReader proof = parts.reads.reader(lsn, WalReader.Visibility.WRITTEN)) {

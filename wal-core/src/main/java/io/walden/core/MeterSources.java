@@ -20,7 +20,7 @@ final class MeterSources implements WalMetrics.Sources {
 
     @Override
     public long insertLsn() {
-        return parts.tail.get();
+        return parts.insert.get();
     }
 
     @Override
@@ -55,7 +55,7 @@ final class MeterSources implements WalMetrics.Sources {
 
     @Override
     public long retainedBytes() {
-        return parts.tail.get() - parts.oldestLsn();
+        return parts.insert.get() - parts.oldestLsn();
     }
 
     @Override

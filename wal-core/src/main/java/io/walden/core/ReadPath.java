@@ -32,7 +32,7 @@ final class ReadPath {
         if (fromLsn < oldest) {
             throw new LsnRemovedException(fromLsn, oldest);
         }
-        long insert = parts.tail.get();
+        long insert = parts.insert.get();
         if (fromLsn > insert) {
             throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond the end of the log ("
                     + Lsn.format(insert) + ")");
@@ -46,7 +46,7 @@ final class ReadPath {
     WalReader controlScanner(long from, long until, WalReader.ControlSink sink) {
         parts.writes.ensureOpen();
         long oldest = parts.oldestLsn();
-        long insert = parts.tail.get();
+        long insert = parts.insert.get();
         long start = ReadStart.pastHeader(Math.min(Math.max(from, oldest), insert), parts.config.segmentSize());
         long expectedPrev = start >= insert ? ReadStart.ANY_PREV
                 : ReadStart.expectedPrev(parts.registry, start, parts.written.get(), insert, oldest);
@@ -55,7 +55,7 @@ final class ReadPath {
 
     /** For a reader that started beyond the written position: proves its start once it is written (see ReadStart). */
     long expectedPrevAt(long lsn) {
-        return ReadStart.expectedPrev(parts.registry, lsn, parts.written.get(), parts.tail.get(), parts.oldestLsn());
+        return ReadStart.expectedPrev(parts.registry, lsn, parts.written.get(), parts.insert.get(), parts.oldestLsn());
     }
 
     /**

@@ -21,17 +21,17 @@ final class ShippingReads {
     private final Position written;
     private final Position flushed;
     private final Position readLimit;
-    private final Position tail;
+    private final Position insert;
     private final long segmentSize;
 
     ShippingReads(WalParts parts, SegmentRegistry registry, Position written, Position flushed, Position readLimit,
-                  Position tail, long segmentSize) {
+                  Position insert, long segmentSize) {
         this.parts = parts;
         this.registry = registry;
         this.written = written;
         this.flushed = flushed;
         this.readLimit = readLimit;
-        this.tail = tail;
+        this.insert = insert;
         this.segmentSize = segmentSize;
     }
 
@@ -56,7 +56,7 @@ final class ShippingReads {
         if (from < parts.oldestLsn()) {
             throw new LsnRemovedException(from, parts.oldestLsn());
         }
-        ReadStart.expectedPrev(registry, from, written.get(), tail.get(), parts.oldestLsn()); // refuses a non-boundary
+        ReadStart.expectedPrev(registry, from, written.get(), insert.get(), parts.oldestLsn()); // refuses a non-boundary
         Segment seg = registry.get(from);
         if (seg == null || !seg.tryEnter()) {
             throw new LsnRemovedException(from, parts.oldestLsn());

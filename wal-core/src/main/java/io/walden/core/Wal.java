@@ -194,7 +194,7 @@ public final class Wal implements AutoCloseable {
 
     /** Where the next record will be reserved (PostgreSQL's insert position). */
     public long insertLsn() {
-        return parts.tail.get();
+        return parts.insert.get();
     }
 
     /** Every record below this is complete in the mapped log. */

@@ -60,7 +60,7 @@ final class WalParts {
     final ControlFile controlFile;
     final SegmentRegistry registry;
     final SegmentPreparer preparer;
-    final Position tail;
+    final Position insert;
     /** The end of the records published in the WAL buffers (appenders move it; the flush leader writes up to it). */
     final Position published;
     /** The end of what the segment files hold: readers, boundary proofs and senders read the files below it. */
@@ -114,7 +114,7 @@ final class WalParts {
         this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos());
         this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
         long end = scan.endLsn();
-        this.tail = new Position(end);
+        this.insert = new Position(end);
         this.published = new Position(end);
         this.written = new Position(end);
         this.ring = WalBuffers.allocate(config.walBuffers(), config.segmentSize(),
@@ -126,7 +126,7 @@ final class WalParts {
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
         this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.zstdLevel(), config.segmentSize(), config.maxPayloadSize(),
                 dir.toString(), this::newestDictionaryInLog);
-        this.appender = new Appender(registry, preparer, ring, tail, published, written, notifier, firstPrev,
+        this.appender = new Appender(registry, preparer, ring, insert, published, written, notifier, firstPrev,
                 scan.lastRecordLsn(), stats, dictionaries);
         this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
@@ -135,7 +135,7 @@ final class WalParts {
                 readLimit::get);
         this.cursors = new Cursors(this, dir); // before the writer, whose periodic task samples for them
         this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
-                checkpointer, appender, preparer, registry, notifier, cursors.replay, remote, tail, written, flushed,
+                checkpointer, appender, preparer, registry, notifier, cursors.replay, remote, insert, written, flushed,
                 readLimit, opened.history(), opened.shutDownCleanly(), this::rewound));
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
@@ -143,7 +143,7 @@ final class WalParts {
                     checkpointer.checkpoint();
                     cursors.tick(); // when the end passed which LSN: the cursors' lag in time
                 });
-        this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, tail, flushed);
+        this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
         this.metrics = new WalMetrics(stats, new MeterSources(this));
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
@@ -200,7 +200,7 @@ final class WalParts {
             throw new WalException("could not read the cursor files in " + dir + ": " + e.getMessage(), e);
         }
         preparer.start();
-        preparer.request(registry.segmentStart(tail.get()) + config.segmentSize());
+        preparer.request(registry.segmentStart(insert.get()) + config.segmentSize());
         writer.start();
         if (archiver != null) {
             archiver.start();
@@ -282,7 +282,7 @@ final class WalParts {
                 if (commit.failure() == null) {
                     commit.flushAll();
                     cursors.replay.close();
-                    if (quiescent && flushed.get() >= tail.get()) {
+                    if (quiescent && flushed.get() >= insert.get()) {
                         checkpointer.writeShutdown(); // everything appended is flushed: no replica can hold more
                     } else {
                         checkpointer.write(true);
@@ -342,6 +342,6 @@ final class WalParts {
     /** The first record still kept (see {@link Wal#oldestLsn()}). */
     long oldestLsn() {
         Segment s = registry.oldest();
-        return s == null ? tail.get() : s.startLsn() + SegmentHeaderDescriptor.LENGTH;
+        return s == null ? insert.get() : s.startLsn() + SegmentHeaderDescriptor.LENGTH;
     }
 }

@@ -49,7 +49,7 @@ final class WalReplication implements ReplicatedLog {
     /** The cursors' side of following, promotion, rewinds and received control records. */
     private final CursorReplay cursors;
     private final RemoteWaits remote;
-    private final Position tail;
+    private final Position insert;
     private final Position written;
     private final Position flushed;
     /** A replica's read limit (see {@link Wal#readLimit()}); moved here under the admin lock, read by readers. */
@@ -71,7 +71,7 @@ final class WalReplication implements ReplicatedLog {
     /** The parts of a {@link Wal} this side works on (WalParts wires them). */
     record Parts(WalConfig config, Path dir, Object adminLock, Activity activity, GroupCommit commit,
                  Checkpointer checkpointer, Appender appender, SegmentPreparer preparer, SegmentRegistry registry,
-                 ReadNotifier notifier, CursorReplay cursors, RemoteWaits remote, Position tail, Position written,
+                 ReadNotifier notifier, CursorReplay cursors, RemoteWaits remote, Position insert, Position written,
                  Position flushed, Position readLimit, EpochHistory history, boolean shutDownCleanly,
                  java.util.function.LongConsumer rewound) {
     }
@@ -90,11 +90,11 @@ final class WalReplication implements ReplicatedLog {
         this.notifier = p.notifier();
         this.cursors = p.cursors();
         this.remote = p.remote();
-        this.tail = p.tail();
+        this.insert = p.insert();
         this.written = p.written();
         this.flushed = p.flushed();
         this.readLimit = p.readLimit();
-        this.shipping = new ShippingReads(parts, registry, written, flushed, readLimit, tail, config.segmentSize());
+        this.shipping = new ShippingReads(parts, registry, written, flushed, readLimit, insert, config.segmentSize());
         this.history = p.history();
         this.shutDownCleanly = p.shutDownCleanly();
         this.rewound = p.rewound();
@@ -164,7 +164,7 @@ final class WalReplication implements ReplicatedLog {
      */
     void beginEpochAfterCrash() {
         synchronized (adminLock) {
-            long end = tail.get();
+            long end = insert.get();
             EpochHistory next = history.next(end);
             writeHistory(next);
             epochBegunSinceOpen = true;
@@ -209,7 +209,7 @@ final class WalReplication implements ReplicatedLog {
             }
             java.util.concurrent.locks.LockSupport.parkNanos(100_000);
         }
-        return tail.get();
+        return insert.get();
     }
 
     @Override
@@ -220,7 +220,7 @@ final class WalReplication implements ReplicatedLog {
             parts.writes.ensureOpen();
             commit.flushAll();
             synchronized (adminLock) {
-                long end = tail.get();
+                long end = insert.get();
                 EpochHistory next = history.next(end, atLeastNumber);
                 writeHistory(next);
                 epochBegunSinceOpen = true;
@@ -248,7 +248,7 @@ final class WalReplication implements ReplicatedLog {
                 if (appendsRefused == null) {
                     throw new IllegalStateException("only a replica's log is rewound (this one accepts appends)");
                 }
-                long end = tail.get();
+                long end = insert.get();
                 if (lsn >= end) {
                     return 0;
                 }
@@ -276,7 +276,7 @@ final class WalReplication implements ReplicatedLog {
                     // The positions move back and the checkpoint is written under the checkpointer's lock: no periodic
                     // checkpoint can record the old flush point in between.
                     checkpointer.rewind(from, firstPrev, () -> {
-                        commit.rewindPositions(from, tail);
+                        commit.rewindPositions(from, insert);
                         readLimit.set(Math.min(readLimit.get(), from));
                         appender.rewindLink(end, from, prev);
                     });
@@ -315,7 +315,7 @@ final class WalReplication implements ReplicatedLog {
     public void adoptHistory(EpochHistory primary) {
         synchronized (adminLock) {
             parts.writes.ensureOpen();
-            long end = tail.get();
+            long end = insert.get();
             if (primary.current().number() < history.current().number()) {
                 // PostgreSQL's rule: never follow a primary behind the newest timeline this log knows of. A stale
                 // primary (an old one still running after a promotion) would hand over records the new one never had.

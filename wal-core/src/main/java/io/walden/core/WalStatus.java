@@ -40,7 +40,7 @@ public final class WalStatus {
 
     /** Bytes of log kept, from the oldest record to the insert position. */
     public long retainedBytes() {
-        return parts.tail.get() - parts.oldestLsn();
+        return parts.insert.get() - parts.oldestLsn();
     }
 
     /** True once a force failed; appends are refused until the log is reopened. */

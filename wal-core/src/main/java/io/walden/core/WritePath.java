@@ -34,14 +34,14 @@ final class WritePath {
     private final BackgroundWriter writer;
     private final RemoteWaits remote;
     private final WalReplication replication;
-    private final Position tail;
+    private final Position insert;
     private final Position flushed;
     private volatile boolean closed;
     /** When set, local appends are held back with this reason until it clears (the archive is too far behind). */
     private volatile String appendsBlocked;
 
     WritePath(WalConfig config, Path dir, Activity activity, Appender appender, WalBuffers ring, GroupCommit commit,
-              BackgroundWriter writer, RemoteWaits remote, WalReplication replication, Position tail, Position flushed) {
+              BackgroundWriter writer, RemoteWaits remote, WalReplication replication, Position insert, Position flushed) {
         this.config = config;
         this.dir = dir;
         this.maxPayload = config.maxPayloadSize();
@@ -52,7 +52,7 @@ final class WritePath {
         this.writer = writer;
         this.remote = remote;
         this.replication = replication;
-        this.tail = tail;
+        this.insert = insert;
         this.flushed = flushed;
     }
 
@@ -285,9 +285,9 @@ final class WritePath {
         if (!durability.waitsForLocalFlush()) {
             return;
         }
-        if (lsn >= tail.get()) {
+        if (lsn >= insert.get()) {
             throw new IllegalLsnException("LSN " + Lsn.format(lsn) + " is not below the insert position "
-                    + Lsn.format(tail.get()));
+                    + Lsn.format(insert.get()));
         }
         if (flushed.get() <= lsn) { // a record already flushed is answered even by a closed or failed log
             Activity.Cell cell = enter();

@@ -17,7 +17,7 @@ import java.util.Map;
  * The lock-free append path (docs/group-commit.md, "The append path"; each step is argued where it is done):
  *
  * <ol>
- *   <li><b>Reserve</b> an LSN with one CAS on the tail, rolling into the next segment when the record does not fit
+ *   <li><b>Reserve</b> an LSN with one CAS on the insert, rolling into the next segment when the record does not fit
  *       ({@link Reservations}; {@link SegmentRoll}).</li>
  *   <li><b>Admit</b> it into the WAL buffers ({@link WalBuffers}), writing the oldest records out if the ring is full.</li>
  *   <li><b>Link</b> the successor: this record's LSN into the next record's prev field, with a release store.</li>
@@ -43,13 +43,13 @@ public final class Appender {
     private final WalBuffers ring;
     private final Reservations reservations;
     private final Publication publication;
-    private final Position tail;
+    private final Position insert;
     private final SegmentRegistry registry;
     private final CompressedAppends compressed;
     private final ReplicatedAppends replicated;
 
     /**
-     * @param tail      the insert position (reservations)
+     * @param insert      the insert position (reservations)
      * @param published the end of the contiguous records published in the WAL buffers
      * @param written   the end of what the segment files hold (moved here only by {@link #applyReplicated}, whose
      *                  bytes go to the file directly; otherwise by {@link LogWriter})
@@ -60,17 +60,17 @@ public final class Appender {
      *                  unknown (a log that begins at a later segment and holds no record yet: the first replicated
      *                  record may link to anything below it)
      */
-    public Appender(SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position tail, Position published,
+    public Appender(SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position insert, Position published,
                     Position written, ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn,
                     WalStats stats, DictionaryTrainer dictionaries) {
         this.ring = ring;
         this.registry = registry;
-        this.tail = tail;
-        long bootstrapLsn = tail.get();
-        this.reservations = new Reservations(this, registry, preparer, ring, tail, written, firstPrevBySegment, stats);
-        this.publication = new Publication(ring, tail, published, written, registry.segmentSize(), stats, bootstrapLsn);
+        this.insert = insert;
+        long bootstrapLsn = insert.get();
+        this.reservations = new Reservations(this, registry, preparer, ring, insert, written, firstPrevBySegment, stats);
+        this.publication = new Publication(ring, insert, published, written, registry.segmentSize(), stats, bootstrapLsn);
         this.compressed = new CompressedAppends(this, dictionaries, registry.segmentSize());
-        this.replicated = new ReplicatedAppends(reservations, registry, preparer, ring, tail, published, written, notifier,
+        this.replicated = new ReplicatedAppends(reservations, registry, preparer, ring, insert, published, written, notifier,
                 firstPrevBySegment, stats, bootstrapLsn, lastRecordLsn);
         // A local append after an unknown predecessor is the first record this log knows of: it links to INVALID.
         reservations.linkSuccessor(bootstrapLsn, Math.max(io.walden.core.Lsn.INVALID, lastRecordLsn));
@@ -254,7 +254,7 @@ public final class Appender {
     }
 
     public long insertPosition() {
-        return tail.get();
+        return insert.get();
     }
 
     /**

@@ -247,7 +247,7 @@ public final class GroupCommit {
      * write lock held, so that no flush or write can move a position past it meanwhile. Everything must be flushed
      * before (the ring holds nothing unwritten), and nothing may be appended meanwhile (the log refuses appends).
      */
-    public void rewindPositions(long lsn, Position tail) {
+    public void rewindPositions(long lsn, Position insert) {
         for (int spins = 0; !leader.tryElect(); spins++) {
             Backoff.pause(spins);
         }
@@ -257,7 +257,7 @@ public final class GroupCommit {
                 flushed.set(lsn);
                 writes.rewindWritten(lsn);
                 published.set(lsn);
-                tail.set(lsn);
+                insert.set(lsn);
             } finally {
                 writes.unlock();
             }

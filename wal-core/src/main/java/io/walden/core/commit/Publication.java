@@ -34,7 +34,7 @@ final class Publication {
     private final ThreadLocal<Scratch> scratch;
     /** The LSN of the first record appended after open: linked at open, so its publisher waits for no predecessor. */
     private final long bootstrapLsn;
-    private final Position tail;
+    private final Position insert;
     private final Position published;
     private final Position written;
     private final long segmentSize;
@@ -53,12 +53,12 @@ final class Publication {
         }
     }
 
-    Publication(WalBuffers ring, Position tail, Position published, Position written, long segmentSize, WalStats stats,
+    Publication(WalBuffers ring, Position insert, Position published, Position written, long segmentSize, WalStats stats,
                 long bootstrapLsn) {
         this.ring = ring;
         this.scratch = ThreadLocal.withInitial(() -> new Scratch(stats.newCell(), ring));
         this.bootstrapLsn = bootstrapLsn;
-        this.tail = tail;
+        this.insert = insert;
         this.published = published;
         this.written = written;
         this.segmentSize = segmentSize;
@@ -118,7 +118,7 @@ final class Publication {
     long advancePublished() {
         long pos = published.get();
         long start = pos;
-        long limit = tail.get(); // never past the reservations
+        long limit = insert.get(); // never past the reservations
         while (pos < limit && ring.admits(pos + HEADER, written.get())) {
             int length = ring.readIntAcquire(ring.offset(pos));
             long now = published.get();

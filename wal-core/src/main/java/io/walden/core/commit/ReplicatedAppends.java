@@ -32,7 +32,7 @@ final class ReplicatedAppends {
     private final SegmentRegistry registry;
     private final SegmentPreparer preparer;
     private final WalBuffers ring;
-    private final Position tail;
+    private final Position insert;
     private final Position published;
     private final Position written;
     private final ReadNotifier notifier;
@@ -48,13 +48,13 @@ final class ReplicatedAppends {
     private ByteBuffer segmentView;
 
     ReplicatedAppends(Reservations reservations, SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring,
-                      Position tail, Position published, Position written, ReadNotifier notifier,
+                      Position insert, Position published, Position written, ReadNotifier notifier,
                       Map<Long, Long> firstPrevBySegment, WalStats stats, long bootstrapLsn, long bootstrapPrev) {
         this.reservations = reservations;
         this.registry = registry;
         this.preparer = preparer;
         this.ring = ring;
-        this.tail = tail;
+        this.insert = insert;
         this.published = published;
         this.written = written;
         this.notifier = notifier;
@@ -75,7 +75,7 @@ final class ReplicatedAppends {
      * @throws io.walden.core.WalCorruptedException when a record fails a check (nothing is kept)
      */
     long apply(long startLsn, ByteBuffer bytes) {
-        long t = tail.get();
+        long t = insert.get();
         if (startLsn != t || published.get() != t || written.get() != t) {
             throw new io.walden.core.IllegalLsnException("replicated bytes start at " + io.walden.core.Lsn.format(startLsn)
                     + " but this log ends at " + io.walden.core.Lsn.format(t) + (written.get() != t ? " with local appends in flight" : ""));
@@ -130,7 +130,7 @@ final class ReplicatedAppends {
         ring.writeLong(linkAt, 0);
         reservations.linkSuccessor(newEnd, prev);
         published.advanceTo(newEnd);
-        tail.advanceTo(newEnd);
+        insert.advanceTo(newEnd);
         notifier.signal();
         return newEnd;
     }

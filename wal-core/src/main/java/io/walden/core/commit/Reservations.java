@@ -13,8 +13,8 @@ import java.util.concurrent.TimeUnit;
  * Where each record goes: the first three steps of an append ({@link Appender}).
  *
  * <ol>
- *   <li><b>Reserve</b> with one CAS on the tail. A record fits at {@code t} when it leaves room for one
- *       record header before the segment's end; otherwise the CAS moves the tail into the next (already
+ *   <li><b>Reserve</b> with one CAS on the insert position. A record fits at {@code t} when it leaves room for one
+ *       record header before the segment's end; otherwise the CAS moves the insert position into the next (already
  *       prepared) segment and its winner closes the old segment with a padding record ({@link SegmentRoll}).</li>
  *   <li><b>Admit</b>: wait until the ring memory the record (and its successor's header) will use holds nothing
  *       unwritten; if it does, write the oldest published records into the files (PostgreSQL's
@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * record and its successor's header (so it never holds more than its capacity of unwritten bytes) and the
  * successor's prev link holds the record's LSN.
  *
- * <p>Its fields are the ones a reservation reads on every append (the tail, the written position, the ring, the
+ * <p>Its fields are the ones a reservation reads on every append (the insert, the written position, the ring, the
  * segment size), together in one object that is never written after {@link #bind}.
  *
  * <p>Thread-safety: {@link #reserve} from any number of threads at once; {@link #bind} once, before use.
@@ -41,7 +41,7 @@ final class Reservations {
     /** How long an appender (or a replica's write stage) waits for the preparer to ready the next segment. */
     static final long ROLL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-    private final Position tail;
+    private final Position insert;
     private final Position written;
     private final WalBuffers ring;
     private final long segmentSize;
@@ -51,9 +51,9 @@ final class Reservations {
     /** Writes the ring into the files when an appender needs room. Set once, before use. */
     private WalWriteLock writes;
 
-    Reservations(Appender appender, SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position tail,
+    Reservations(Appender appender, SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position insert,
                  Position written, Map<Long, Long> firstPrevBySegment, WalStats stats) {
-        this.tail = tail;
+        this.insert = insert;
         this.written = written;
         this.ring = ring;
         this.segmentSize = registry.segmentSize();
@@ -74,13 +74,13 @@ final class Reservations {
      */
     long reserve(long aligned, boolean mayWait) {
         while (true) {
-            long t = tail.get();
+            long t = insert.get();
             long segmentEnd = (t & -segmentSize) + segmentSize;
             if (t + aligned + HEADER <= segmentEnd) {
                 if (!mayWait && !ring.admits(t + aligned + HEADER, written.get())) {
                     return Appender.NOT_READY; // admission only gets easier: checked at t, it holds once the CAS wins at t
                 }
-                if (tail.compareAndSet(t, t + aligned)) {
+                if (insert.compareAndSet(t, t + aligned)) {
                     admit(t, t + aligned);
                     return t;
                 }
@@ -97,7 +97,7 @@ final class Reservations {
             if (!mayWait && !ring.admits(lsn + aligned + HEADER, written.get())) {
                 return Appender.NOT_READY;
             }
-            if (tail.compareAndSet(t, lsn + aligned)) {
+            if (insert.compareAndSet(t, lsn + aligned)) {
                 rolls.roll(t, segmentEnd, lsn, aligned);
                 return lsn;
             }

@@ -48,11 +48,11 @@ class RollFailureTest {
         }
         SegmentPreparer preparer = new SegmentPreparer(dir, SEGMENT, 42, registry, 0, List.of(), () -> () -> true, e -> { });
         FailingOnce firstPrev = new FailingOnce();
-        Position tail = new Position(64);
+        Position insert = new Position(64);
         Position published = new Position(64);
-        Appender appender = new Appender(registry, preparer, ring, tail, published, new Position(64), new ReadNotifier(), firstPrev, 0,
+        Appender appender = new Appender(registry, preparer, ring, insert, published, new Position(64), new ReadNotifier(), firstPrev, 0,
                 new WalStats(), new io.walden.core.record.DictionaryTrainer(false, io.walden.core.record.PayloadCompressor.DEFAULT_ZSTD_LEVEL, SEGMENT, 1 << 10, "test", () -> null));
-        while (tail.get() + 2 * 1024 < SEGMENT) {
+        while (insert.get() + 2 * 1024 < SEGMENT) {
             appender.append(0, new byte[1000], 0, 1000, Durability.OFF);
         }
         firstPrev.armed = true;
@@ -61,8 +61,8 @@ class RollFailureTest {
                 appender.append(0, new byte[1000], 0, 1000, Durability.OFF);
             }
         }).isInstanceOf(OutOfMemoryError.class);
-        assertThat(tail.get()).as("the failed roll moved into the next segment").isGreaterThan(SEGMENT);
-        assertThat(appender.advancePublished()).as("nothing reserved is left unpublished").isEqualTo(tail.get());
+        assertThat(insert.get()).as("the failed roll moved into the next segment").isGreaterThan(SEGMENT);
+        assertThat(appender.advancePublished()).as("nothing reserved is left unpublished").isEqualTo(insert.get());
         long after = appender.append(0, new byte[10], 0, 10, Durability.OFF);
         assertThat(appender.advancePublished()).isEqualTo(after + RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH + 10));
         ring.free();
