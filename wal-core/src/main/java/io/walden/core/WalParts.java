@@ -21,6 +21,7 @@ import io.walden.core.recovery.RecoveryScanner;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.segment.SegmentLinks;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
 import io.walden.core.sync.BackgroundWriter;
@@ -35,8 +36,6 @@ import java.nio.channels.FileLock;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -120,18 +119,18 @@ final class WalParts {
         this.ring = WalBuffers.allocate(config.walBuffers(), config.segmentSize(),
                 RecordDescriptor.aligned(RecordDescriptor.recordLength(config.maxPayloadSize())));
         this.flushed = new Position(end);
-        Map<Long, Long> firstPrev = new ConcurrentHashMap<>(scan.firstPrevBySegment());
-        firstPrev.put(after.scanStart(), after.scanStartPrev());
+        SegmentLinks links = new SegmentLinks(scan.firstPrevBySegment());
+        links.begins(after.scanStart(), after.scanStartPrev());
         this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
         this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.zstdLevel(), config.segmentSize(), config.maxPayloadSize(),
                 dir.toString(), this::newestDictionaryInLog);
-        this.appender = new Appender(registry, preparer, ring, insert, published, written, notifier, firstPrev,
+        this.appender = new Appender(registry, preparer, ring, insert, published, written, notifier, links,
                 scan.lastRecordLsn(), stats, dictionaries);
         this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
         this.readLimit = new Position(after.readLimit());
-        this.checkpointer = new Checkpointer(controlFile, registry, flushed, firstPrev, logId, after.scanStart(), sync.durable(),
+        this.checkpointer = new Checkpointer(controlFile, registry, flushed, links, logId, after.scanStart(), sync.durable(),
                 readLimit::get);
         this.cursors = new Cursors(this, dir); // before the writer, whose periodic task samples for them
         this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,

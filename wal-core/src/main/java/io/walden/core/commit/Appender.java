@@ -6,12 +6,12 @@ import io.walden.core.metrics.WalStats;
 import io.walden.core.record.DictionaryTrainer;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
+import io.walden.core.segment.SegmentLinks;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
 import net.openhft.chronicle.bytes.BytesStore;
 
 import java.nio.ByteBuffer;
-import java.util.Map;
 
 /**
  * The lock-free append path (docs/group-commit.md, "The append path"; each step is argued where it is done):
@@ -53,25 +53,24 @@ public final class Appender {
      * @param published the end of the contiguous records published in the WAL buffers
      * @param written   the end of what the segment files hold (moved here only by {@link #applyReplicated}, whose
      *                  bytes go to the file directly; otherwise by {@link LogWriter})
-     * @param firstPrevBySegment the prev link of each segment's first record (the LSN of the closing record of the
-     *                  segment before), by segment start; written at each roll ({@link SegmentRoll}), before the closing
-     *                  record is published
+     * @param links     the prev link of each segment's first record; the roll ({@link SegmentRoll}) records a new
+     *                  segment's before the closing record is published
      * @param lastRecordLsn the prev link of the first record appended after open: 0 when the log is new, -1 when
      *                  unknown (a log that begins at a later segment and holds no record yet: the first replicated
      *                  record may link to anything below it)
      */
     public Appender(SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position insert, Position published,
-                    Position written, ReadNotifier notifier, Map<Long, Long> firstPrevBySegment, long lastRecordLsn,
+                    Position written, ReadNotifier notifier, SegmentLinks links, long lastRecordLsn,
                     WalStats stats, DictionaryTrainer dictionaries) {
         this.ring = ring;
         this.registry = registry;
         this.insert = insert;
         long bootstrapLsn = insert.get();
-        this.reservations = new Reservations(this, registry, preparer, ring, insert, written, firstPrevBySegment, stats);
+        this.reservations = new Reservations(this, registry, preparer, ring, insert, written, links, stats);
         this.publication = new Publication(ring, insert, published, written, registry.segmentSize(), stats, bootstrapLsn);
         this.compressed = new CompressedAppends(this, dictionaries, registry.segmentSize());
         this.replicated = new ReplicatedAppends(reservations, registry, preparer, ring, insert, published, written, notifier,
-                firstPrevBySegment, stats, bootstrapLsn, lastRecordLsn);
+                links, stats, bootstrapLsn, lastRecordLsn);
         // A local append after an unknown predecessor is the first record this log knows of: it links to INVALID.
         reservations.linkSuccessor(bootstrapLsn, Math.max(io.walden.core.Lsn.INVALID, lastRecordLsn));
     }

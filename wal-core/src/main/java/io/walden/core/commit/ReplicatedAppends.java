@@ -6,11 +6,11 @@ import io.walden.core.record.RecordCursor;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.segment.SegmentLinks;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
 
 import java.nio.ByteBuffer;
-import java.util.Map;
 
 /**
  * A replica's write stage: log bytes received from a primary go into the segment files verbatim, past the WAL
@@ -36,7 +36,7 @@ final class ReplicatedAppends {
     private final Position published;
     private final Position written;
     private final ReadNotifier notifier;
-    private final Map<Long, Long> firstPrevBySegment;
+    private final SegmentLinks links;
     private final WalStats stats;
     private final long segmentSize;
     /** The first record after open, and its prev link ({@link Appender}'s bootstrap: -1 when unknown). */
@@ -49,7 +49,7 @@ final class ReplicatedAppends {
 
     ReplicatedAppends(Reservations reservations, SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring,
                       Position insert, Position published, Position written, ReadNotifier notifier,
-                      Map<Long, Long> firstPrevBySegment, WalStats stats, long bootstrapLsn, long bootstrapPrev) {
+                      SegmentLinks links, WalStats stats, long bootstrapLsn, long bootstrapPrev) {
         this.reservations = reservations;
         this.registry = registry;
         this.preparer = preparer;
@@ -58,7 +58,7 @@ final class ReplicatedAppends {
         this.published = published;
         this.written = written;
         this.notifier = notifier;
-        this.firstPrevBySegment = firstPrevBySegment;
+        this.links = links;
         this.stats = stats;
         this.segmentSize = registry.segmentSize();
         this.bootstrapLsn = bootstrapLsn;
@@ -116,7 +116,7 @@ final class ReplicatedAppends {
         if (end == seg.size()) { // a closing record: the log continues in the next segment
             long next = seg.endLsn();
             Segment nextSeg = registry.get(next) != null ? registry.get(next) : preparer.await(next, Reservations.ROLL_WAIT_NANOS);
-            firstPrevBySegment.put(next, prev);
+            links.begins(next, prev);
             stats.onRoll();
             newEnd = next + SEGMENT_HEADER;
             seg = nextSeg;

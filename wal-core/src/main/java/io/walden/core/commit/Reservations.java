@@ -3,10 +3,10 @@ package io.walden.core.commit;
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.segment.SegmentLinks;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
 
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -52,14 +52,14 @@ final class Reservations {
     private WalWriteLock writes;
 
     Reservations(Appender appender, SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position insert,
-                 Position written, Map<Long, Long> firstPrevBySegment, WalStats stats) {
+                 Position written, SegmentLinks links, WalStats stats) {
         this.insert = insert;
         this.written = written;
         this.ring = ring;
         this.segmentSize = registry.segmentSize();
         this.registry = registry;
         this.preparer = preparer;
-        this.rolls = new SegmentRoll(appender, this, ring, preparer, firstPrevBySegment, stats, segmentSize);
+        this.rolls = new SegmentRoll(appender, this, ring, preparer, links, stats, segmentSize);
     }
 
     void bind(WalWriteLock writes, LogFailure failure) {

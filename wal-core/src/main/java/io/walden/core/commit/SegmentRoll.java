@@ -2,9 +2,9 @@ package io.walden.core.commit;
 
 import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordDescriptor;
+import io.walden.core.segment.SegmentLinks;
 import io.walden.core.segment.SegmentPreparer;
 
-import java.util.Map;
 
 /**
  * A segment roll: what the appender whose reservation CAS moved the tail past a segment's end does before
@@ -14,7 +14,7 @@ import java.util.Map;
  *
  * <p>Guarantees: both records of a roll (the closing record and the first record of the new segment) are always
  * completed, even when the bookkeeping throws (the error is rethrown after); unless it throws, the new segment's first
- * prev link is in {@code firstPrevBySegment} before the closing record is published, so before anyone can read past
+ * prev link is in the {@link SegmentLinks} before the closing record is published, so before anyone can read past
  * the old segment; when completing the records fails, the log fails, since nothing could be published past this
  * point any more.
  *
@@ -31,19 +31,19 @@ final class SegmentRoll {
     private final Reservations reservations;
     private final WalBuffers ring;
     private final SegmentPreparer preparer;
-    private final Map<Long, Long> firstPrevBySegment;
+    private final SegmentLinks links;
     private final WalStats stats;
     private final long segmentSize;
     /** Fails the log when a roll cannot complete. Set once, before use. */
     private LogFailure failure;
 
     SegmentRoll(Appender appender, Reservations reservations, WalBuffers ring, SegmentPreparer preparer,
-                Map<Long, Long> firstPrevBySegment, WalStats stats, long segmentSize) {
+                SegmentLinks links, WalStats stats, long segmentSize) {
         this.appender = appender;
         this.reservations = reservations;
         this.ring = ring;
         this.preparer = preparer;
-        this.firstPrevBySegment = firstPrevBySegment;
+        this.links = links;
         this.stats = stats;
         this.segmentSize = segmentSize;
     }
@@ -67,7 +67,7 @@ final class SegmentRoll {
         reservations.awaitRoom(segmentEnd);
         Throwable bookkeeping = null;
         try {
-            firstPrevBySegment.put(segmentEnd, t);
+            links.begins(segmentEnd, t);
             stats.onRoll();
             preparer.request(segmentEnd + segmentSize); // keep one segment ready ahead of the tail
         } catch (Throwable e) {

@@ -1,11 +1,11 @@
 package io.walden.core.recovery;
 
 import io.walden.core.commit.Position;
+import io.walden.core.segment.SegmentLinks;
 import io.walden.core.segment.SegmentRegistry;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.Map;
 
 /**
  * Writes checkpoints to the control file: the segment holding the flushed position (where the next
@@ -19,7 +19,7 @@ public final class Checkpointer {
     private final ControlFile controlFile;
     private final SegmentRegistry registry;
     private final Position flushed;
-    private final Map<Long, Long> firstPrevBySegment;
+    private final SegmentLinks links;
     private final long logId;
     private final boolean durable;
     private long lastFlushed = -1;
@@ -29,14 +29,14 @@ public final class Checkpointer {
     private volatile long durableScanStart;
 
     public Checkpointer(ControlFile controlFile, SegmentRegistry registry, Position flushed,
-                        Map<Long, Long> firstPrevBySegment, long logId, long durableScanStart, boolean durable,
+                        SegmentLinks links, long logId, long durableScanStart, boolean durable,
                         java.util.function.LongSupplier readLimit) {
         this.readLimit = readLimit;
         this.durable = durable;
         this.controlFile = controlFile;
         this.registry = registry;
         this.flushed = flushed;
-        this.firstPrevBySegment = firstPrevBySegment;
+        this.links = links;
         this.logId = logId;
         this.durableScanStart = durableScanStart;
     }
@@ -71,7 +71,7 @@ public final class Checkpointer {
             return;
         }
         long start = registry.segmentStart(f);
-        Long prev = firstPrevBySegment.get(start);
+        Long prev = links.firstPrev(start);
         if (prev == null) {
             return; // not reachable: every segment the tail entered recorded its first prev link
         }
@@ -83,7 +83,7 @@ public final class Checkpointer {
         lastFlushed = f;
         lastReadLimit = limit;
         durableScanStart = start;
-        firstPrevBySegment.keySet().removeIf(k -> k < start);
+        links.forgetBefore(start);
     }
 
     /**
@@ -98,8 +98,7 @@ public final class Checkpointer {
     public synchronized void rewind(long lsn, long firstPrev, Runnable movePositions) throws IOException {
         movePositions.run();
         long start = registry.segmentStart(lsn);
-        firstPrevBySegment.put(start, firstPrev);
-        firstPrevBySegment.keySet().removeIf(k -> k > start);
+        links.rewindTo(start, firstPrev);
         controlFile.write(new ControlFile.Checkpoint(logId, registry.segmentSize(), start, firstPrev, durable ? lsn : 0,
                 false, Math.min(readLimit.getAsLong(), lsn)));
         lastFlushed = lsn;

@@ -5,6 +5,7 @@ import io.walden.core.metrics.WalStats;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.Segment;
 import io.walden.core.segment.SegmentFiles;
+import io.walden.core.segment.SegmentLinks;
 import io.walden.core.segment.SegmentPreparer;
 import io.walden.core.segment.SegmentRegistry;
 import org.junit.jupiter.api.Test;
@@ -12,7 +13,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -24,17 +24,21 @@ class RollFailureTest {
     @TempDir
     Path dir;
 
-    /** The map that records each segment's first prev link, made to throw once, as an OutOfMemoryError would. */
-    private static final class FailingOnce extends ConcurrentHashMap<Long, Long> {
+    /** The table of each segment's first prev link, made to throw once, as an OutOfMemoryError would. */
+    private static final class FailingOnce extends SegmentLinks {
         volatile boolean armed;
 
+        FailingOnce() {
+            super(java.util.Map.of());
+        }
+
         @Override
-        public Long put(Long key, Long value) {
+        public void begins(long segmentStart, long prevLsn) {
             if (armed) {
                 armed = false;
                 throw new OutOfMemoryError("injected during a roll");
             }
-            return super.put(key, value);
+            super.begins(segmentStart, prevLsn);
         }
     }
 
