@@ -177,18 +177,11 @@ public final class Archiver implements AutoCloseable {
      */
     private final class Archiving implements Loop {
         @Override
-        public long doWork() {
-            boolean more = false;
-            try {
-                if (uploader.due()) {
-                    more = uploader.attempt();
-                }
-                List<SegmentInfo> segments = log.segments();
-                progress.refresh(segments, log.flushedLsn());
-                cap.admit(segments);
-            } catch (IOException | RuntimeException e) {
-                LOG.error("The archiver's bookkeeping failed in {}: {}", log.directory(), e.toString(), e);
-            }
+        public long doWork() throws IOException {
+            boolean more = uploader.due() && uploader.attempt();
+            List<SegmentInfo> segments = log.segments();
+            progress.refresh(segments, log.flushedLsn());
+            cap.admit(segments);
             return more ? 0 : TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS);
         }
 
@@ -200,7 +193,7 @@ public final class Archiver implements AutoCloseable {
                 return STOP;
             }
             LOG.error("The archiver's bookkeeping failed in {}: {}", log.directory(), e.toString(), e);
-            return TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS);
+            return TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS); // tried again at the next poll, as after any turn
         }
     }
 
