@@ -135,7 +135,8 @@ final class WalParts {
         this.cursors = new Cursors(this, dir); // before the writer, whose periodic task samples for them
         this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
                 checkpointer, appender, preparer, registry, notifier, cursors.replay, remote, insert, written, flushed,
-                readLimit, opened.history(), opened.shutDownCleanly(), this::rewound));
+                readLimit, opened.history().history(), opened.history().begunHere(), opened.shutDownCleanly(),
+                this::rewound));
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
                 () -> {

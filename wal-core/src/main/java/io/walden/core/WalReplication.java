@@ -67,12 +67,14 @@ final class WalReplication implements ReplicatedLog {
     private volatile EpochHistory history;
     /** An epoch began since this log was opened (a promotion, or after a crash): see {@link #mayShipUnflushed()}. */
     private volatile boolean epochBegunSinceOpen;
+    /** This log began the history's current epoch itself (walden.history marks it so); under the admin lock. */
+    private boolean currentEpochBegunHere;
 
     /** The parts of a {@link Wal} this side works on (WalParts wires them). */
     record Parts(WalConfig config, Path dir, Object adminLock, Activity activity, GroupCommit commit,
                  Checkpointer checkpointer, Appender appender, SegmentPreparer preparer, SegmentRegistry registry,
                  ReadNotifier notifier, CursorReplay cursors, RemoteWaits remote, Position insert, Position written,
-                 Position flushed, Position readLimit, EpochHistory history, boolean shutDownCleanly,
+                 Position flushed, Position readLimit, EpochHistory history, boolean historyBegunHere, boolean shutDownCleanly,
                  java.util.function.LongConsumer rewound) {
     }
 
@@ -96,6 +98,7 @@ final class WalReplication implements ReplicatedLog {
         this.readLimit = p.readLimit();
         this.shipping = new ShippingReads(parts, registry, written, flushed, readLimit, insert, config.segmentSize());
         this.history = p.history();
+        this.currentEpochBegunHere = p.historyBegunHere();
         this.shutDownCleanly = p.shutDownCleanly();
         this.rewound = p.rewound();
     }
@@ -166,8 +169,9 @@ final class WalReplication implements ReplicatedLog {
         synchronized (adminLock) {
             long end = insert.get();
             EpochHistory next = history.next(end);
-            writeHistory(next);
+            writeHistory(next, true);
             epochBegunSinceOpen = true;
+            readLimit.set(Long.MAX_VALUE); // it begins an epoch as a primary: what it holds is that epoch's prefix
             LOG.warn("The log in {} was not closed cleanly: epoch {} begins at its recovered end {}, so that a replica "
                     + "holding records beyond it (received before they were flushed here) rewinds them", dir,
                     next.current().number(), Lsn.format(end));
@@ -222,9 +226,13 @@ final class WalReplication implements ReplicatedLog {
             synchronized (adminLock) {
                 long end = insert.get();
                 EpochHistory next = history.next(end, atLeastNumber);
-                writeHistory(next);
+                // Durable before the first append of the epoch: the history, marked as begun here, is what an open
+                // after a crash trusts to ignore the read limit of this log's replica days (the checkpoint below may
+                // not have reached the disk).
+                writeHistory(next, true);
                 epochBegunSinceOpen = true;
                 readLimit.set(Long.MAX_VALUE); // a primary's readers see all it has: its bytes are the new epoch's prefix
+                checkpointLiftedReadLimit();
                 cursors.promoted(); // its cursors: everything it holds, kept live from now on
                 parts.dictionaries.lookInLogAgain(); // the primary's, as it reached this replica, before training one
                 appendsRefused = null;
@@ -329,20 +337,35 @@ final class WalReplication implements ReplicatedLog {
             if (divergence != null) {
                 throw new IllegalStateException("this log cannot follow a log with history " + primary + ": " + divergence);
             }
-            if (!primary.equals(history)) {
-                writeHistory(primary);
+            if (!primary.equals(history) || currentEpochBegunHere) {
+                writeHistory(primary, false);
                 LOG.info("Log {} now follows the epoch history {}", dir, primary);
             }
         }
     }
 
-    private void writeHistory(EpochHistory next) {
+    /**
+     * The control file learns at once that the read limit is gone, so that it agrees with the history; a failure here
+     * loses nothing (the history's mark covers it), so it is logged, and the next periodic checkpoint tries again.
+     */
+    private void checkpointLiftedReadLimit() {
         try {
-            io.walden.core.recovery.HistoryFile.write(dir, next);
+            checkpointer.write(true);
+        } catch (IOException e) {
+            LOG.warn("Could not write a checkpoint after lifting the read limit of {}: {} (the epoch history records the "
+                    + "promotion; the next checkpoint retries)", dir, e.toString());
+        }
+    }
+
+    /** @param begunHere whether this log begins {@code next}'s current epoch itself (rather than adopting it) */
+    private void writeHistory(EpochHistory next, boolean begunHere) {
+        try {
+            io.walden.core.recovery.HistoryFile.write(dir, next, begunHere);
         } catch (java.io.IOException e) {
             throw new WalException("could not record the epoch history " + next + " in " + dir + ": " + e.getMessage(), e);
         }
         history = next;
+        currentEpochBegunHere = begunHere;
     }
 
     @Override

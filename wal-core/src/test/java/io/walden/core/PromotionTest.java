@@ -197,6 +197,33 @@ class PromotionTest {
     }
 
     @Test
+    void aPromotionMarksItsEpochAsBegunHereAndAnAdoptedHistoryIsNotMarked() throws Exception {
+        Path primaryDir = work.resolve("primary");
+        Path replicaDir = work.resolve("replica");
+        try (Wal primary = Wal.open(TestLogs.small(primaryDir).build())) {
+            primary.append("both have this".getBytes(), Durability.LOCAL);
+            try (Wal replica = replicaOf(primary, replicaDir)) {
+                replica.replication().promote();
+                assertThat(HistoryFile.readStored(replicaDir).begunHere()).isTrue();
+                primary.replication().refuseAppends("follows the promoted replica now");
+                primary.replication().adoptHistory(replica.status().history());
+            }
+        }
+        assertThat(HistoryFile.readStored(primaryDir))
+                .isEqualTo(new HistoryFile.Stored(EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x40 + 40))), false));
+        assertThat(Files.readString(replicaDir.resolve(HistoryFile.NAME))).contains("2 0/68 begun-here\n");
+    }
+
+    @Test
+    void aHistoryFileMarkingAnEpochOtherThanTheLastAsBegunHereFailsTheOpen() throws Exception {
+        Path dir = work.resolve("log");
+        Wal.open(TestLogs.small(dir).build()).close();
+        Files.writeString(dir.resolve(HistoryFile.NAME), "1 0/0 begun-here\n2 0/40\n");
+        assertThatThrownBy(() -> Wal.open(TestLogs.small(dir).build()))
+                .isInstanceOf(WalCorruptedException.class).hasMessageContaining("line 2").hasMessageContaining("begun-here");
+    }
+
+    @Test
     void aHistoryFileThatIsNotAHistoryFailsTheOpenAndNamesTheLine() throws Exception {
         Path dir = work.resolve("log");
         Wal.open(TestLogs.small(dir).build()).close();

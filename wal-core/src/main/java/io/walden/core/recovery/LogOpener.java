@@ -38,11 +38,15 @@ public final class LogOpener {
     /** Held with an exclusive FileChannel lock while a process has the log open. */
     public static final String LOCK_FILE = "walden.lock";
 
-    /** What an open found and holds; the Wal takes ownership of every resource in it. */
-    /** @param shutDownCleanly whether the log was closed cleanly before this open (true for a new log) */
+    /**
+     * What an open found and holds; the Wal takes ownership of every resource in it.
+     *
+     * @param history         the epoch history, and whether this log began its current epoch itself
+     * @param shutDownCleanly whether the log was closed cleanly before this open (true for a new log)
+     */
     public record OpenedLog(Path dir, FileChannel lockChannel, FileLock lock, long logId, ControlFile controlFile,
                             SegmentRegistry registry, List<Path> spares, RecoveryScanner.Result scan,
-                            ControlFile.Checkpoint after, io.walden.core.EpochHistory history, boolean created, boolean rebuilt,
+                            ControlFile.Checkpoint after, HistoryFile.Stored history, boolean created, boolean rebuilt,
                             boolean shutDownCleanly, long startNanos) {
     }
 
@@ -121,7 +125,7 @@ public final class LogOpener {
                         + ", not the " + Long.toHexString(config.logId()) + " asked for: it is a copy of another log",
                         io.walden.core.Lsn.INVALID, dir);
             }
-            io.walden.core.EpochHistory history = HistoryFile.read(dir); // refused before recovery changes anything
+            HistoryFile.Stored history = HistoryFile.readStored(dir); // refused before recovery changes anything
             mapSegments(dir, config.segmentSize(), logId, starts, registry);
             RecoveryScanner.Result scan = RecoveryScanner.scan(registry, cp.scanStart(), cp.scanStartPrev(),
                     cp.flushedLsn(), config.truncateAtCorruption());
@@ -138,8 +142,7 @@ public final class LogOpener {
             }
             SegmentFiles.forceDirectory(dir);
             Long endPrev = scan.firstPrevBySegment().get(endSegment);
-            // A replica's read limit stays (records beyond it may still be rewound); never beyond what recovery kept.
-            long readLimit = cp.readLimit() == Long.MAX_VALUE ? Long.MAX_VALUE : Math.min(cp.readLimit(), scan.endLsn());
+            long readLimit = readLimit(dir, cp, history, scan.endLsn());
             ControlFile.Checkpoint after = new ControlFile.Checkpoint(logId, config.segmentSize(), endSegment,
                     endPrev == null ? scan.lastRecordLsn() : endPrev, scan.endLsn(), false, readLimit);
             if (controlFile == null) {
@@ -157,6 +160,24 @@ public final class LogOpener {
             cleanUpFailedOpen(registry, controlFile, lockChannel);
             throw e;
         }
+    }
+
+    /**
+     * A replica's read limit stays (records beyond it may still be rewound), never beyond what recovery kept. A log that
+     * began its current epoch itself has none: it was promoted (or began an epoch after a crash), and its checkpoint
+     * may predate that (docs/format.md, "Epoch history file").
+     */
+    private static long readLimit(Path dir, ControlFile.Checkpoint cp, HistoryFile.Stored history, long end) {
+        if (cp.readLimit() == Long.MAX_VALUE) {
+            return Long.MAX_VALUE;
+        }
+        if (history.begunHere()) {
+            LOG.warn("The control file of {} holds a replica's read limit {}, but the log began its current epoch {} "
+                    + "itself (a promotion whose checkpoint a crash took): its readers see everything it holds",
+                    dir, Lsn.format(cp.readLimit()), history.history().current());
+            return Long.MAX_VALUE;
+        }
+        return Math.min(cp.readLimit(), end);
     }
 
     private static void mapSegments(Path dir, long segmentSize, long logId, List<Long> starts, SegmentRegistry registry)

@@ -219,16 +219,17 @@ class LogFilesFuzzTest {
         Path historyDir = dir.resolve("history");
         Files.createDirectories(historyDir);
         Files.write(historyDir.resolve(HistoryFile.NAME), bytes);
-        EpochHistory history;
+        HistoryFile.Stored stored;
         try {
-            history = HistoryFile.read(historyDir);
+            stored = HistoryFile.readStored(historyDir);
         } catch (WalCorruptedException refused) {
             assertThat(refused.getMessage()).contains(HistoryFile.NAME);
             return;
         }
+        EpochHistory history = stored.history();
         assertThat(EpochHistory.of(history.epochs())).isEqualTo(history);
-        HistoryFile.write(historyDir, history);
-        assertThat(HistoryFile.read(historyDir)).isEqualTo(history);
+        HistoryFile.write(historyDir, history, stored.begunHere());
+        assertThat(HistoryFile.readStored(historyDir)).isEqualTo(stored);
     }
 
     /** Counts the records from the segment's first to {@code end}, each checked with the exact prev link of the chain. */
