@@ -42,6 +42,12 @@ final class CursorLag {
         trailingControlEnd = lsn + RecordDescriptor.aligned(RecordDescriptor.recordLength(payloadLength));
     }
 
+    /** This log stopped appending its own records (it follows a primary, or was rewound): no run of its own trails. */
+    void forgetOwnRun() {
+        trailingControlStart = -1;
+        trailingControlEnd = -1;
+    }
+
     /** The log's end as a cursor at {@code lsn} sees it: only the cursors' own records after it do not count. */
     long endFor(long lsn, long end) {
         return end == trailingControlEnd && lsn >= trailingControlStart ? Math.min(lsn, end) : end;

@@ -34,16 +34,19 @@ final class CursorReplay {
     /** The cursor files and the log's control records: where the cursors are read from and kept. */
     private final CursorRecords files;
     private final CursorState state;
+    /** The cursors' lag: its record of this log's own trailing cursor records goes when the log stops being a primary. */
+    private final CursorLag lag;
     private final CursorMeters meters;
 
     /** Calls nothing on {@code parts} yet: the log is still being put together. */
-    CursorReplay(WalParts parts, Path dir, Object lock, CursorRecords files, CursorState state, CursorMeters meters) {
+    CursorReplay(WalParts parts, Path dir, Object lock, CursorRecords files, CursorState state, CursorLag lag) {
         this.parts = parts;
         this.dir = dir;
         this.lock = lock;
         this.files = files;
         this.state = state;
-        this.meters = meters;
+        this.lag = lag;
+        this.meters = lag.meters;
     }
 
     /** At open, after recovery and before any append: the cursors as of the log's end (under the lock). */
@@ -73,6 +76,7 @@ final class CursorReplay {
     void following() {
         synchronized (lock) {
             state.recent.clear();
+            lag.forgetOwnRun(); // a primary's: what it appends from now on is its primary's
             if (state.live()) {
                 long end = parts.insert.get();
                 long limit = Math.min(end, parts.readLimit.get());
@@ -100,7 +104,12 @@ final class CursorReplay {
     /** A replica's log was rewound to {@code lsn}: cursor changes at or beyond it are undone. */
     void rewound(long lsn) throws IOException {
         synchronized (lock) {
+            lag.forgetOwnRun();
+            lag.sample(); // the end moved back: the lag in time counts from the new end's samples, not the removed ones
             if (!state.used) {
+                // No cursor to rebuild, but the LSN the (empty) state is as of must not outlive the records it named:
+                // the next catch-up reads the log from it, and the new primary's records may put it inside one.
+                state.asOf = Math.min(state.asOf, lsn);
                 return;
             }
             CursorFile.Snapshot checkpoint = files.read(CursorFile.CHECKPOINT);
@@ -216,7 +225,15 @@ final class CursorReplay {
     private void catchUpTo(long limit) {
         if (!state.live() && limit > state.asOf) {
             Set<String> before = new HashSet<>(state.lsns.keySet());
-            scan(state.asOf, limit);
+            try {
+                scan(state.asOf, limit);
+            } catch (IllegalLsnException e) {
+                // Not a record boundary any more (a defect kept a position across a rewind): the status, the cursor API
+                // and truncation all come through here, so rebuild from proven boundaries rather than fail them all.
+                LOG.warn("Cannot read the cursor records from {} ({}): rebuilding the cursors as of {}",
+                        Lsn.format(state.asOf), e.getMessage(), Lsn.format(limit));
+                rebuild(usableCheckpoint(limit), limit);
+            }
             state.asOf = limit;
             state.recent.scanned();
             gaugesFollow(before);

@@ -60,7 +60,7 @@ public final class Cursors {
         this.parts = parts;
         CursorRecords files = new CursorRecords(parts, dir);
         this.lag = new CursorLag(parts, this, state);
-        this.replay = new CursorReplay(parts, dir, this, files, state, lag.meters);
+        this.replay = new CursorReplay(parts, dir, this, files, state, lag);
         this.retention = new CursorRetention(parts, this, files, state, replay, lag.meters);
     }
 

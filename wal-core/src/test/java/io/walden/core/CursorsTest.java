@@ -238,6 +238,39 @@ class CursorsTest {
         }
     }
 
+    /**
+     * An old primary demoted, rewound and caught up with its successor, whose record spans the old end: the cursors (the
+     * status, the cursor API and truncation read them) must not read the log from the removed end.
+     */
+    @Test
+    void anOldPrimaryRewoundToFollowItsSuccessorStillListsItsCursorsAndTruncates() {
+        try (Wal a = Wal.open(TestLogs.small(work.resolve("a")).build());
+             Wal b = Replicas.open(a, work.resolve("b"))) {
+            fill(a, 10);
+            Replicas.catchUp(a, b);
+            long switchPoint = b.insertLsn();
+            a.append(TestLogs.bytes("lost"), Durability.OFF); // a's short tail, which b never got
+            a.flush();
+            long oldEnd = a.insertLsn();
+            b.replication().promote();
+            b.append(TestLogs.bytes("x".repeat(200)), Durability.OFF); // one record spanning a's old end
+            b.flush();
+
+            a.replication().refuseAppends(Replicas.REFUSAL); // demoted: its cursors are as of its old end
+            a.replication().rewindTo(switchPoint);
+            a.replication().adoptHistory(b.status().history());
+            Replicas.catchUp(b, a);
+            assertThat(a.readLimit()).isGreaterThan(oldEnd);
+
+            assertThat(a.cursors().list()).isEmpty();
+            a.truncateBefore(a.oldestLsn());
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            a.meterBinder().bindTo(registry); // what /metrics scrapes, every meter read once
+            registry.getMeters().forEach(m -> m.measure().forEach(io.micrometer.core.instrument.Measurement::getValue));
+            assertThat(a.status().segments()).isNotEmpty();
+        }
+    }
+
     @Test
     void aCursorsLagInTimeIsHowLongAgoTheLogsEndPassedIt() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(work).checkpointInterval(java.time.Duration.ofMillis(20)).build())) {
