@@ -162,8 +162,8 @@ public final class WaldenServer implements AutoCloseable {
         data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords(), config.streamWriteTimeoutMillis(),
                 segmentWaits, config.flushOnEventLoop());
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
-        router = new HttpRouter(data, new io.walden.server.http.CursorApi(wal, readers), new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name()),
-                wal.directory());
+        router = new HttpRouter(io.walden.server.http.Routes.of(data, new io.walden.server.http.CursorApi(wal, readers),
+                new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name())), wal.directory());
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
         String token = config.authToken();
         ConnectionLimit connections = new ConnectionLimit(config.maxConnections());
@@ -190,7 +190,7 @@ public final class WaldenServer implements AutoCloseable {
                                 .addLast(new HttpRequestDecoder(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192))
                                 // Hot answers are written pre-encoded from this handler's context (HttpConnection).
                                 .addLast(new HttpResponseEncoder())
-                                .addLast(new RequestGate(token, maxContent)) // token and size, before buffering
+                                .addLast(new RequestGate(router.routes(), token, maxContent)) // token and size, before buffering
                                 .addLast(new HttpObjectAggregator(maxContent))
                                 .addLast(router.newConnection()); // in-order answers to pipelined requests
                     }
@@ -209,6 +209,11 @@ public final class WaldenServer implements AutoCloseable {
 
     public Wal wal() {
         return wal;
+    }
+
+    /** The HTTP endpoints this server routes (docs/http-api.md), each with its token rule. */
+    public io.walden.server.http.Routes routes() {
+        return router.routes();
     }
 
     /**

@@ -1,7 +1,6 @@
 package io.walden.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.walden.core.Cursors;
 import io.walden.core.Lsn;
@@ -23,8 +22,6 @@ import java.util.concurrent.RejectedExecutionException;
  * <p>Thread-safety: stateless beyond the log it serves.
  */
 public final class CursorApi {
-    static final String PREFIX = "/v1/cursors";
-
     private final Wal wal;
     private final ExecutorService workers;
 
@@ -33,44 +30,43 @@ public final class CursorApi {
         this.workers = workers;
     }
 
-    /** {@code /v1/cursors} (GET) and {@code /v1/cursors/{name}} (PUT, GET, DELETE). */
-    void handle(Exchange ex) {
-        String path = ex.path();
-        HttpMethod method = ex.request().method();
-        if (path.equals(PREFIX) || path.equals(PREFIX + "/")) {
-            if (!HttpMethod.GET.equals(method)) {
-                HttpRouter.methodNotAllowed(ex, "GET");
-                return;
+    /** GET /v1/cursors: every cursor, with its lag. */
+    void list(Exchange ex) {
+        offLoop(ex, () -> {
+            List<Map<String, Object>> out = new ArrayList<>();
+            for (Cursors.Cursor c : wal.cursors().list()) {
+                out.add(json(c));
             }
-            offLoop(ex, () -> {
-                List<Map<String, Object>> out = new ArrayList<>();
-                for (Cursors.Cursor c : wal.cursors().list()) {
-                    out.add(json(c));
-                }
-                ex.json(HttpResponseStatus.OK, Map.of("cursors", out));
-            });
-            return;
-        }
-        String name = path.substring(PREFIX.length() + 1);
-        if (HttpMethod.PUT.equals(method)) {
-            long lsn = lsnOf(ex);
-            offLoop(ex, () -> {
-                wal.cursors().set(name, lsn);
-                ex.json(HttpResponseStatus.OK, Map.of("name", name, "lsn", Lsn.format(wal.cursors().position(name))));
-            });
-        } else if (HttpMethod.GET.equals(method)) {
-            offLoop(ex, () -> {
-                long lsn = wal.cursors().position(name);
-                ex.json(HttpResponseStatus.OK, Map.of("name", name, "lsn", Lsn.format(lsn)));
-            });
-        } else if (HttpMethod.DELETE.equals(method)) {
-            offLoop(ex, () -> {
-                wal.cursors().delete(name);
-                ex.text(HttpResponseStatus.NO_CONTENT, "", "text/plain");
-            });
-        } else {
-            HttpRouter.methodNotAllowed(ex, "PUT, GET, DELETE");
-        }
+            ex.json(HttpResponseStatus.OK, Map.of("cursors", out));
+        });
+    }
+
+    /** PUT /v1/cursors/{name} with {@code {"lsn":"X/Y"}}: creates the cursor, or moves it forward. */
+    void set(Exchange ex) {
+        String name = Route.name(ex);
+        long lsn = lsnOf(ex);
+        offLoop(ex, () -> {
+            wal.cursors().set(name, lsn);
+            ex.json(HttpResponseStatus.OK, Map.of("name", name, "lsn", Lsn.format(wal.cursors().position(name))));
+        });
+    }
+
+    /** GET /v1/cursors/{name}. */
+    void get(Exchange ex) {
+        String name = Route.name(ex);
+        offLoop(ex, () -> {
+            long lsn = wal.cursors().position(name);
+            ex.json(HttpResponseStatus.OK, Map.of("name", name, "lsn", Lsn.format(lsn)));
+        });
+    }
+
+    /** DELETE /v1/cursors/{name}. */
+    void delete(Exchange ex) {
+        String name = Route.name(ex);
+        offLoop(ex, () -> {
+            wal.cursors().delete(name);
+            ex.text(HttpResponseStatus.NO_CONTENT, "", "text/plain");
+        });
     }
 
     /** The cursor as {@code /v1/cursors} and {@code /admin/status} show it. */

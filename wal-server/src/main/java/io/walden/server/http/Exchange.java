@@ -51,7 +51,9 @@ public final class Exchange extends AppendCompletion implements Runnable {
     private boolean streaming;
     /** Set (event loop) when the client half-closed: a stream writing this answer ends at its next poll. */
     private volatile boolean streamEndRequested;
-    private HttpRouter.Kind kind;
+    /** The request's route (null: none matches) and what it does, set before it is queued. */
+    private Route route;
+    private Route.Kind kind;
     private boolean started;
     private boolean finished;
     /** The answer, once there is one: a pre-encoded {@link ByteBuf} or an {@link io.netty.handler.codec.http.HttpResponse}. */
@@ -81,6 +83,8 @@ public final class Exchange extends AppendCompletion implements Runnable {
         this.handoff = Handoff.NONE;
         this.failure = null;
         this.offLoopAnswer = null;
+        this.route = null; // until the router finds it (a refusal never gets one)
+        this.kind = Route.Kind.OTHER;
     }
 
     public FullHttpRequest request() {
@@ -306,12 +310,22 @@ public final class Exchange extends AppendCompletion implements Runnable {
         return streaming;
     }
 
-    void kind(HttpRouter.Kind kind) {
+    void route(Route route, Route.Kind kind) {
+        this.route = route;
+        this.kind = kind;
+    }
+
+    Route route() {
+        return route;
+    }
+
+    /** An append whose body was handed on: from now on it orders like any other request (HttpConnection). */
+    void kind(Route.Kind kind) {
         this.kind = kind;
     }
 
     /** What the request does, for which requests may run beside it (HttpConnection). */
-    HttpRouter.Kind kind() {
+    Route.Kind kind() {
         return kind;
     }
 

@@ -119,8 +119,8 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         if (!ex.keepAlive()) {
             takenOver = true; // Connection: close: this is the last request the connection answers
         }
-        ex.kind(router.kind(ex));
-        if (ex.kind() == HttpRouter.Kind.STREAM) {
+        router.route(ex);
+        if (ex.kind() == Route.Kind.STREAM) {
             takenOver = true;
             ex.closeAfterAnswer(); // a stream, or the error that refuses it, is the connection's last answer
         }
@@ -148,7 +148,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
 
     private void run(Exchange ex) {
         running++;
-        if (ex.kind() != HttpRouter.Kind.APPEND) {
+        if (ex.kind() != Route.Kind.APPEND) {
             runningOthers++;
         }
         ex.started();
@@ -189,7 +189,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         }
         if (ex.isStarted()) {
             running--;
-            if (ex.kind() != HttpRouter.Kind.APPEND) {
+            if (ex.kind() != Route.Kind.APPEND) {
                 runningOthers--;
             }
         }
@@ -257,8 +257,8 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
 
     /** An append that waits off the event loop holds back every later request, as a non-append does. */
     void holdBehind(Exchange ex) {
-        if (ex.kind() == HttpRouter.Kind.APPEND && ex.isStarted()) {
-            ex.kind(HttpRouter.Kind.OTHER);
+        if (ex.kind() == Route.Kind.APPEND && ex.isStarted()) {
+            ex.kind(Route.Kind.OTHER);
             runningOthers++;
         }
     }

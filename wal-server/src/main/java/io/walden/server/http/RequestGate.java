@@ -5,7 +5,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -13,10 +12,10 @@ import io.netty.util.ReferenceCountUtil;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.util.Set;
 
 /**
- * Checks a request before its body is buffered: a request that lacks the bearer token where one is required, or
+ * Checks a request before its body is buffered: a request that lacks the bearer token where its route requires one
+ * ({@link Routes}: every route not declared read-only, and any request no route matches), or
  * whose body is over its path's limit, is replaced by a {@link Refusal} that travels down the pipeline in its place
  * (so it is answered in order, after the requests before it), and everything after it on the connection is
  * discarded as it arrives (the connection closes after the refusal's answer). So an unauthenticated client cannot
@@ -29,17 +28,14 @@ import java.util.Set;
  * <p>One instance per connection (it remembers that it refused, and the current request's budget).
  */
 public final class RequestGate extends ChannelInboundHandlerAdapter {
-    /** Paths that need the token when one is configured (the data API and mutating admin calls; and /v1/cursors*). */
-    static final Set<String> PROTECTED = Set.of("/v1/records", "/v1/records/batch", "/v1/records/stream", "/admin/checkpoint",
-            "/admin/sync-replicas", "/admin/promote", "/admin/replication-slots");
     /** The body limit of every request that is not an append: enough for a policy or a small JSON document. */
     public static final int SMALL_BODY = 4096;
-    private static final Set<String> APPENDS = Set.of("/v1/records", "/v1/records/batch");
 
     /** Stands for a refused request; answered by the handler in the request's turn. */
     record Refusal(io.netty.handler.codec.http.FullHttpRequest request, HttpResponseStatus status, String error, String detail) {
     }
 
+    private final Routes routes;
     private final byte[] expected;
     private final long maxAppendBody;
     private boolean refused;
@@ -47,7 +43,11 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
     private HttpRequest current;
     private long budget;
 
-    public RequestGate(String authToken, long maxAppendBody) {
+    /**
+     * @param routes which requests need the token and which may carry records ({@link Routes})
+     */
+    public RequestGate(Routes routes, String authToken, long maxAppendBody) {
+        this.routes = routes;
         this.expected = authToken == null ? null : ("Bearer " + authToken).getBytes(StandardCharsets.UTF_8);
         this.maxAppendBody = maxAppendBody;
     }
@@ -90,8 +90,8 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
     }
 
     private long limitFor(HttpRequest head) {
-        String path = pathOf(head.uri());
-        return HttpMethod.POST.equals(head.method()) && APPENDS.contains(path) ? maxAppendBody : SMALL_BODY;
+        Route route = routes.find(head.method(), pathOf(head.uri()));
+        return route != null && route.body() == Route.Body.RECORDS ? maxAppendBody : SMALL_BODY;
     }
 
     private String tooLarge(HttpRequest head, String what) {
@@ -112,7 +112,7 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
             return null; // the handler answers malformed requests
         }
         String path = pathOf(head.uri());
-        if (expected != null && (PROTECTED.contains(path) || path.startsWith(CursorApi.PREFIX))) {
+        if (expected != null && routes.needsToken(head.method(), path)) {
             String header = head.headers().get(HttpHeaderNames.AUTHORIZATION);
             if (header == null || !MessageDigest.isEqual(expected, header.getBytes(StandardCharsets.UTF_8))) {
                 return "send Authorization: Bearer <token>";

@@ -1,0 +1,55 @@
+package io.walden.server.http;
+
+import io.netty.handler.codec.http.HttpMethod;
+
+import java.util.function.Consumer;
+
+/**
+ * One HTTP endpoint (docs/http-api.md): its method and path, what it does to the connection's ordering, whether it needs
+ * the bearer token, how large a body it takes, and its handler. Declared once, in {@link Routes}; the router dispatches
+ * by it, the connection orders requests by its kind, and the gate checks its token and body limit before the body is
+ * buffered.
+ *
+ * @param path a literal path, or one ending in {@code /{name}}: any non-empty last segment (the handler reads it)
+ * @param needsToken whether the request must carry the bearer token when one is configured; true unless the endpoint
+ *                   was declared read-only, so that an endpoint nobody thought about is closed, not open
+ */
+public record Route(HttpMethod method, String path, Kind kind, boolean needsToken, Body body, Consumer<Exchange> handler) {
+    /** The suffix of a path whose last segment is a name. */
+    static final String NAME = "/{name}";
+
+    /** What a request does, for which requests may run beside it on a connection (see HttpConnection). */
+    public enum Kind {
+        /** An append ({@code POST /v1/records}, {@code POST /v1/records/batch}): appends keep their order in the log. */
+        APPEND,
+        /** Touches no data ({@code /health}, {@code /ready}, {@code /metrics}): may run beside anything. */
+        FREE,
+        /** A stream: owns the connection once it starts. */
+        STREAM,
+        /** Anything else: runs once every request before it was answered. */
+        OTHER
+    }
+
+    /** How large a body the endpoint takes. */
+    public enum Body {
+        /** At most {@link RequestGate#SMALL_BODY} bytes: a policy, a cursor's position, nothing at all. */
+        SMALL,
+        /** Up to {@code max-batch-bytes}: the appends. */
+        RECORDS
+    }
+
+    /** Whether this route's path matches {@code path} (a named last segment: one non-empty segment, no slash in it). */
+    boolean matches(String path) {
+        if (!this.path.endsWith(NAME)) {
+            return this.path.equals(path);
+        }
+        int prefix = this.path.length() - NAME.length() + 1; // keeps the slash
+        return path.length() > prefix && path.regionMatches(0, this.path, 0, prefix) && path.indexOf('/', prefix) < 0;
+    }
+
+    /** The name in the last segment of a path a named route matched ({@code /v1/cursors/orders}: {@code orders}). */
+    static String name(Exchange ex) {
+        String path = ex.path();
+        return path.substring(path.lastIndexOf('/') + 1);
+    }
+}

@@ -1,0 +1,144 @@
+package io.walden.server.http;
+
+import io.netty.handler.codec.http.HttpMethod;
+import io.walden.server.admin.AdminApi;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import static io.netty.handler.codec.http.HttpMethod.DELETE;
+import static io.netty.handler.codec.http.HttpMethod.GET;
+import static io.netty.handler.codec.http.HttpMethod.POST;
+import static io.netty.handler.codec.http.HttpMethod.PUT;
+
+/**
+ * Every HTTP endpoint, each declared once (docs/http-api.md lists the same): the router dispatches by this table, the
+ * connection takes each request's {@link Route.Kind} from it, and the gate its token rule and body limit. An endpoint
+ * needs the token unless it is declared {@code readOnly}; a request no route matches needs it too, unless a read-only
+ * route has its path (a HEAD or a POST to {@code /health} is answered 405, not 401). So a new endpoint cannot be left
+ * open by forgetting a list.
+ *
+ * <p>Thread-safety: immutable once built; lookups from any event loop. A lookup is one hash probe (literal paths) or a
+ * short scan of the few named routes: {@code /health} stays at the C floor.
+ */
+public final class Routes {
+    private final List<Route> all;
+    /** Literal paths to their routes (a few methods each). */
+    private final Map<String, Route[]> literal = new HashMap<>();
+    /** Routes whose last segment is a name. */
+    private final List<Route> named = new ArrayList<>();
+
+    private Routes(List<Route> all) {
+        this.all = List.copyOf(all);
+        for (Route r : all) {
+            if (r.path().endsWith(Route.NAME)) {
+                named.add(r);
+            } else {
+                literal.merge(r.path(), new Route[]{r}, Routes::concat);
+            }
+        }
+    }
+
+    /** The sidecar's endpoints. */
+    public static Routes of(DataApi data, CursorApi cursors, AdminApi admin) {
+        return new Routes(List.of(
+                readOnly(GET, "/", Route.Kind.OTHER, admin::page),
+                readOnly(GET, "/health", Route.Kind.FREE, admin::health),
+                readOnly(GET, "/ready", Route.Kind.FREE, admin::ready),
+                readOnly(GET, "/metrics", Route.Kind.FREE, admin::metrics),
+                readOnly(GET, "/admin/status", Route.Kind.OTHER, admin::status),
+                readOnly(GET, "/admin/segments", Route.Kind.OTHER, admin::segments),
+                records(POST, "/v1/records", data::append),
+                route(GET, "/v1/records", Route.Kind.OTHER, data::read),
+                records(POST, "/v1/records/batch", data::batch),
+                route(GET, "/v1/records/stream", Route.Kind.STREAM, data::stream),
+                route(GET, "/v1/cursors", Route.Kind.OTHER, cursors::list),
+                route(PUT, "/v1/cursors/{name}", Route.Kind.OTHER, cursors::set),
+                route(GET, "/v1/cursors/{name}", Route.Kind.OTHER, cursors::get),
+                route(DELETE, "/v1/cursors/{name}", Route.Kind.OTHER, cursors::delete),
+                route(POST, "/admin/checkpoint", Route.Kind.OTHER, admin::checkpoint),
+                route(PUT, "/admin/sync-replicas", Route.Kind.OTHER, admin::syncReplicas),
+                route(POST, "/admin/promote", Route.Kind.OTHER, admin::promote),
+                route(POST, "/admin/switchover", Route.Kind.OTHER, admin::switchover),
+                route(DELETE, "/admin/replication-slots", Route.Kind.OTHER, admin::dropSlot)));
+    }
+
+    /** An endpoint that needs the token (when one is configured) and takes a small body. */
+    private static Route route(HttpMethod method, String path, Route.Kind kind, Consumer<Exchange> handler) {
+        return new Route(method, path, kind, true, Route.Body.SMALL, handler);
+    }
+
+    /** An append: needs the token, takes up to max-batch-bytes. */
+    private static Route records(HttpMethod method, String path, Consumer<Exchange> handler) {
+        return new Route(method, path, Route.Kind.APPEND, true, Route.Body.RECORDS, handler);
+    }
+
+    /** An endpoint that changes nothing and shows nothing of the data: open to anyone who reaches the port. */
+    private static Route readOnly(HttpMethod method, String path, Route.Kind kind, Consumer<Exchange> handler) {
+        return new Route(method, path, kind, false, Route.Body.SMALL, handler);
+    }
+
+    /** Every route, in declaration order. */
+    public List<Route> all() {
+        return all;
+    }
+
+    /** The route of {@code method} on {@code path}, or null (no such path, or not with that method). */
+    Route find(HttpMethod method, String path) {
+        Route[] candidates = literal.get(path);
+        if (candidates != null) {
+            for (Route r : candidates) {
+                if (r.method().equals(method)) {
+                    return r;
+                }
+            }
+            return null;
+        }
+        for (Route r : named) {
+            if (r.method().equals(method) && r.matches(path)) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /** The methods routed on {@code path} ("GET, POST"), or null when no route has that path. */
+    String allowed(String path) {
+        StringBuilder methods = new StringBuilder();
+        for (Route r : all) {
+            if (r.matches(path)) {
+                methods.append(methods.length() == 0 ? "" : ", ").append(r.method().name());
+            }
+        }
+        return methods.length() == 0 ? null : methods.toString();
+    }
+
+    /**
+     * Whether a request needs the token: its route says so; a request no route matches needs it, unless a read-only
+     * route has its path.
+     */
+    boolean needsToken(HttpMethod method, String path) {
+        Route r = find(method, path);
+        if (r != null) {
+            return r.needsToken();
+        }
+        Route[] candidates = literal.get(path);
+        if (candidates != null) {
+            for (Route c : candidates) {
+                if (!c.needsToken()) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static Route[] concat(Route[] a, Route[] b) {
+        Route[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+}
