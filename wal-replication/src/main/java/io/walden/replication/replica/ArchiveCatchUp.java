@@ -4,6 +4,7 @@ import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.WalException;
 import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
 import org.slf4j.Logger;
@@ -29,12 +30,23 @@ final class ArchiveCatchUp {
     private static final Logger LOG = LoggerFactory.getLogger(ArchiveCatchUp.class);
     private static final String PARTIAL = ".partial";
 
+    /** Records are read in chunks of this size: the memory a catch-up takes, whatever the segment size. */
+    static final int CHUNK_BYTES = 1 << 20;
+
     private final Wal wal;
     private final ArchiveTarget archive;
+    private final int chunkBytes;
+    /** Reused for every chunk, made at the first fetch; direct, so that reading and writing it copies nothing more. */
+    private ByteBuffer chunk;
 
     ArchiveCatchUp(Wal wal, ArchiveTarget archive) {
+        this(wal, archive, CHUNK_BYTES);
+    }
+
+    ArchiveCatchUp(Wal wal, ArchiveTarget archive, int chunkBytes) {
         this.wal = wal;
         this.archive = archive;
+        this.chunkBytes = chunkBytes;
     }
 
     /**
@@ -87,22 +99,73 @@ final class ArchiveCatchUp {
             if (problem != null) {
                 throw new IOException("archived " + name + " in " + archive.uri() + " cannot continue this log: " + problem);
             }
-            long from = end - start;
-            if (size <= from) {
+            // Read, not mapped: the file is replaced by the next fetch and deleted after the last, and a mapping would
+            // keep its blocks (and address space) until a GC. Read in chunks of whole records, so that a segment of any
+            // size costs one chunk of memory (or one record, when a record is larger).
+            long offset = end - start;
+            while (offset < size) {
+                ByteBuffer records = wholeRecords(ch, offset, size, name);
+                if (records == null) {
+                    break; // zeros: the archived head ends here
+                }
+                int length = records.remaining();
+                wal.replication().writeReceived(start + offset, records);
+                offset += length;
+            }
+            if (offset == end - start) {
                 return 0;
             }
-            // Read, not mapped: the file is replaced by the next fetch and deleted after the last, and a mapping would
-            // keep its blocks (and address space) until a GC.
-            ByteBuffer bytes = ByteBuffer.allocate((int) (size - from));
-            while (bytes.hasRemaining()) {
-                if (ch.read(bytes, from + bytes.position()) < 0) {
-                    throw new IOException("archived " + name + " ended early while being read");
-                }
-            }
-            wal.replication().writeReceived(end, bytes.flip());
             wal.flush();
             wal.replication().raiseReadLimit(wal.insertLsn()); // the primary had flushed it before archiving it
-            return size - from;
+            return offset - (end - start);
+        }
+    }
+
+    /**
+     * The whole records of the archived file from {@code offset}, at most a chunk of them ({@link #CHUNK_BYTES}) (or the one record
+     * there, when it is larger); null when no record starts there. A length word no record can have is passed on as it
+     * is: {@code writeReceived} refuses it with the record's LSN, and nothing of that chunk is kept.
+     */
+    private ByteBuffer wholeRecords(FileChannel ch, long offset, long size, String name) throws IOException {
+        if (chunk == null) {
+            chunk = ByteBuffer.allocateDirect(chunkBytes).order(ByteOrder.LITTLE_ENDIAN);
+        }
+        int length = (int) Math.min(chunk.capacity(), size - offset);
+        read(ch, chunk.clear().limit(length), offset, name);
+        chunk.flip();
+        int end = 0;
+        while (end + Integer.BYTES <= length) {
+            int recordLength = chunk.getInt(end + RecordDescriptor.LENGTH_OFFSET);
+            long aligned = RecordDescriptor.aligned(recordLength);
+            if (recordLength < RecordDescriptor.HEADER_LENGTH || end + aligned > length) {
+                break;
+            }
+            end += (int) aligned;
+        }
+        if (end > 0) {
+            return chunk.limit(end);
+        }
+        int first = length < Integer.BYTES ? 0 : chunk.getInt(RecordDescriptor.LENGTH_OFFSET);
+        if (first == 0) {
+            return null;
+        }
+        long aligned = RecordDescriptor.aligned(first);
+        if (first < RecordDescriptor.HEADER_LENGTH || offset + aligned > size || aligned > Integer.MAX_VALUE) {
+            return chunk; // damaged: refused with its LSN by writeReceived
+        }
+        ByteBuffer large = ByteBuffer.allocateDirect((int) aligned).order(ByteOrder.LITTLE_ENDIAN);
+        read(ch, large, offset, name);
+        return large.flip();
+    }
+
+    private void read(FileChannel ch, ByteBuffer into, long offset, String name) throws IOException {
+        long at = offset;
+        while (into.hasRemaining()) {
+            int n = ch.read(into, at);
+            if (n < 0) {
+                throw new IOException("archived " + name + " ended early while being read");
+            }
+            at += n;
         }
     }
 }

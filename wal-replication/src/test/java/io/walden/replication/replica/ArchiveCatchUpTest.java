@@ -1,0 +1,87 @@
+package io.walden.replication.replica;
+
+import io.walden.core.Durability;
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import io.walden.core.WalReader;
+import io.walden.core.WalRecord;
+import io.walden.core.archive.FileArchiveTarget;
+import io.walden.core.segment.SegmentFiles;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A replica fetching from the archive what its primary no longer keeps ({@link ArchiveCatchUp}): whole segments of any
+ * size are applied in bounded chunks of whole records, byte for byte.
+ */
+class ArchiveCatchUpTest {
+    /** Larger than the default chunk several times over, so that a whole-segment read would show. */
+    private static final long SEGMENT = 8L << 20;
+
+    @TempDir
+    Path work;
+
+    /** A primary whose first segment is sealed, copied into a directory archive as the archiver names it. */
+    private Wal primaryWithArchivedFirstSegment(FileArchiveTarget archive) throws Exception {
+        Wal primary = Wal.open(WalConfig.builder(work.resolve("primary")).segmentSize(SEGMENT).build());
+        byte[] payload = new byte[3000];
+        for (int i = 0; primary.insertLsn() < SEGMENT + SEGMENT / 2; i++) {
+            Arrays.fill(payload, (byte) i);
+            primary.append(payload, Durability.OFF);
+        }
+        primary.flush();
+        Path first = work.resolve("primary").resolve(SegmentFiles.name(0));
+        archive.put(SegmentFiles.name(0), first, Files.size(first));
+        return primary;
+    }
+
+    private Wal newReplica(Wal primary) {
+        Wal replica = Wal.open(WalConfig.builder(work.resolve("replica")).segmentSize(SEGMENT)
+                .logId(primary.status().logId()).build());
+        replica.replication().refuseAppends("a replica of the primary");
+        return replica;
+    }
+
+    @Test
+    void aSegmentLargerThanAChunkIsAppliedWholeAndByteForByte() throws Exception {
+        try (FileArchiveTarget archive = new FileArchiveTarget(work.resolve("archive"));
+             Wal primary = primaryWithArchivedFirstSegment(archive);
+             Wal replica = newReplica(primary)) {
+            long applied = new ArchiveCatchUp(replica, archive, 64 << 10).run();
+
+            assertThat(replica.insertLsn()).as("the whole sealed segment, then the next one's header").isEqualTo(SEGMENT + 64);
+            assertThat(applied).isEqualTo(SEGMENT - 64);
+            assertThat(Files.mismatch(work.resolve("primary").resolve(SegmentFiles.name(0)),
+                    work.resolve("replica").resolve(SegmentFiles.name(0)))).isEqualTo(-1L);
+            int records = 0;
+            try (WalReader r = replica.reader(replica.oldestLsn())) {
+                for (WalRecord rec; (rec = r.next()) != null; records++) {
+                    assertThat(rec.payload()[0]).isEqualTo((byte) records);
+                }
+            }
+            assertThat(records).as("every record of the segment, readable").isGreaterThan(2000);
+        }
+    }
+
+    @Test
+    void catchingUpASegmentTakesAChunkOfHeapNotTheSegment() throws Exception {
+        try (FileArchiveTarget archive = new FileArchiveTarget(work.resolve("archive"));
+             Wal primary = primaryWithArchivedFirstSegment(archive);
+             Wal replica = newReplica(primary)) {
+            com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            long before = threads.getCurrentThreadAllocatedBytes();
+            new ArchiveCatchUp(replica, archive).run();
+            long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+
+            assertThat(replica.insertLsn()).isEqualTo(SEGMENT + 64);
+            assertThat(allocated).as("heap bytes allocated to apply an 8 MiB segment").isLessThan(SEGMENT / 4);
+        }
+    }
+}
