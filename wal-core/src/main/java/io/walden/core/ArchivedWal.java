@@ -46,8 +46,8 @@ final class ArchivedWal implements ArchivedLog {
     }
 
     @Override
-    public long epochStartLsn() {
-        return parts.replication.history().current().startLsn();
+    public EpochHistory history() {
+        return parts.replication.history();
     }
 
     @Override

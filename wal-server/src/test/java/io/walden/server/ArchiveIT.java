@@ -127,6 +127,10 @@ class ArchiveIT {
             assertThat(archiveStatus(restarted).get("target").asText()).isEqualTo(uri);
             try (ArchiveTarget archive = ArchiveTargets.open(uri, s3.endpoint()); Stream<Path> files = Files.list(data)) {
                 long flushed = Lsn.parse(status(restarted).get("flushed_lsn").asText());
+                java.util.List<io.walden.core.Epoch> epochs = new java.util.ArrayList<>();
+                status(restarted).get("history").forEach(e -> epochs.add(new io.walden.core.Epoch(e.get("epoch").asInt(),
+                        Lsn.parse(e.get("start_lsn").asText()))));
+                io.walden.core.EpochHistory history = io.walden.core.EpochHistory.of(epochs); // the kill began epoch 2
                 int compared = 0;
                 for (Path segment : files.filter(p -> SegmentFiles.parseName(p.getFileName().toString()) >= 0).sorted().toList()) {
                     long start = SegmentFiles.parseName(segment.getFileName().toString());
@@ -134,7 +138,8 @@ class ArchiveIT {
                         continue; // the current segment: not sealed
                     }
                     Path copy = work.resolve("copy");
-                    assertThat(archive.get(segment.getFileName().toString(), copy)).as(segment.toString()).isTrue();
+                    String object = io.walden.core.archive.ArchiveNames.segment(history.at(start + (64 << 10)).number(), start);
+                    assertThat(archive.get(object, copy)).as(object).isTrue();
                     assertThat(Files.readAllBytes(copy)).as(segment.toString()).isEqualTo(Files.readAllBytes(segment));
                     compared++;
                 }

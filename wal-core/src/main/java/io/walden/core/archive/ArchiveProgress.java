@@ -35,6 +35,9 @@ final class ArchiveProgress {
     private volatile int pendingSegments;
     private volatile String lastError;
 
+    /** The lowest LSN the log was rewound to since the archiver's thread last looked; MAX_VALUE: none (any thread sets). */
+    private final AtomicLong rewoundTo = new AtomicLong(Long.MAX_VALUE);
+
     // Owned by the archiver's thread.
     private long partialStart = -1;
     private long partialEnd;
@@ -94,8 +97,27 @@ final class ArchiveProgress {
         partialStart = -1;
     }
 
+    /**
+     * The log was rewound to {@code lsn} (any thread): a partial object ending past it holds records the log no longer
+     * has, so it stops counting at the archiver's thread's next look.
+     */
+    void rewound(long lsn) {
+        rewoundTo.accumulateAndGet(lsn, Math::min);
+        if (archivedLsn > lsn) {
+            archivedLsn = lsn; // at once, not at the next refresh: nothing past it is this log's archive any more
+        }
+    }
+
+    private void applyRewind() {
+        long lsn = rewoundTo.getAndSet(Long.MAX_VALUE);
+        if (lsn != Long.MAX_VALUE && partialStart >= 0 && partialEnd > lsn) {
+            partialStart = -1;
+        }
+    }
+
     /** Where the archived head of the current segment {@code start} ends: its partial object's end, else its header's. */
     long headArchivedTo(long start) {
+        applyRewind();
         return partialStart == start ? partialEnd : start + HEADER;
     }
 
@@ -119,6 +141,7 @@ final class ArchiveProgress {
 
     /** Recomputes what the getters show. */
     void refresh(List<SegmentInfo> segments, long flushed) throws IOException {
+        applyRewind();
         if (segments.isEmpty()) {
             return;
         }

@@ -1,10 +1,12 @@
 package io.walden.core.archive;
 
+import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.recovery.ControlFile;
 import io.walden.core.recovery.CursorFile;
+import io.walden.core.recovery.HistoryFile;
 import io.walden.core.recovery.LogInspector;
 import io.walden.core.segment.SegmentFiles;
 import io.walden.core.segment.SegmentHeaderDescriptor;
@@ -21,7 +23,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.TreeMap;
 
 /**
  * Builds a log from an archive (PostgreSQL's restore with {@code recovery_target_lsn}): the archive's oldest contiguous
@@ -29,6 +30,12 @@ import java.util.TreeMap;
  * checked on the way. The log ends at the last whole record that ends at or before {@code until}: a record starting
  * at {@code until}, or straddling it, is not restored. After the last sealed segment, the head of the next one
  * ({@code .wal.partial}, the archive timeout's upload) is used when the archive has it.
+ *
+ * <p>Which object of a segment is read follows the newest epoch history in the archive ({@link ArchiveCatalog}): the
+ * run follows that history, so an object an old primary uploaded after its epoch ended is read only up to that end,
+ * and objects of other histories not at all. The restored log begins an epoch of its own at its end, numbered past every
+ * epoch the archive knows (PostgreSQL's new timeline after archive recovery): archived again, its segments never take
+ * the names of the history it was restored from.
  *
  * <p>The result opens like any other log: restore writes and forces the segments, cuts the tail at the record
  * boundary, writes the control file a clean shutdown would have left there, and inspects the whole log again.
@@ -52,9 +59,10 @@ public final class ArchiveRestore {
      * @param archiveEnd    where the archive's contiguous run ended (beyond {@code endLsn} when cut by {@code until})
      * @param gapAt         the start of the first segment missing from the archive with later segments after it (the
      *                      restore stopped there), or -1 when the archive has no gap before what was asked for
+     * @param history       the restored log's epoch history: the archive's, cut at the end, and an epoch of its own
      */
     public record Result(long oldestLsn, long endLsn, long lastRecordLsn, long records, int segments, boolean usedPartial,
-                         long archiveEnd, long gapAt) {
+                         long archiveEnd, long gapAt, EpochHistory history) {
         /** True when the archive ran out, or had a gap, before {@code untilLsn}: fewer records than asked for. */
         public boolean shortOf(long untilLsn) {
             return gapAt >= 0 || (untilLsn != Long.MAX_VALUE && archiveEnd < untilLsn);
@@ -73,70 +81,95 @@ public final class ArchiveRestore {
      */
     public static Result restore(ArchiveTarget from, Path dataDir, long untilLsn, Listener listener) throws IOException {
         refuseNonEmpty(dataDir);
-        TreeMap<Long, Long> full = new TreeMap<>();
-        TreeMap<Long, Long> partial = new TreeMap<>();
-        for (ArchiveTarget.StoredObject o : from.list()) {
-            long start = ArchiveNames.startOf(o.name());
-            if (start < 0) {
-                continue;
-            }
-            (o.name().endsWith(ArchiveNames.PARTIAL_SUFFIX) ? partial : full).put(start, o.size());
-        }
-        if (full.isEmpty() && partial.isEmpty()) {
+        ArchiveCatalog catalog = ArchiveCatalog.read(from, null);
+        long first = catalog.oldestStart();
+        if (first < 0) {
             throw new IOException("the archive " + from.uri() + " holds no segments");
         }
-        long first = full.isEmpty() ? partial.firstKey() : full.firstKey();
         if (untilLsn < first + SegmentHeaderDescriptor.LENGTH) {
             throw new IOException("the archive " + from.uri() + " begins at " + Lsn.format(first + SegmentHeaderDescriptor.LENGTH)
                     + ", after --until " + Lsn.format(untilLsn) + ": the records before it are not archived");
         }
-        long segmentSize = full.isEmpty() ? -1 : full.firstEntry().getValue();
-        // The run to fetch: contiguous sealed segments from the oldest, then at most one partial after them.
-        List<Long> sealed = new ArrayList<>();
-        long next = first;
-        while (full.containsKey(next) && next < untilLsn) {
-            sealed.add(next);
-            next += segmentSize;
+        EpochHistory history = catalog.history();
+        long segmentSize = catalog.segmentSize();
+        if (segmentSize < 0) { // an archive of one unsealed segment: its header says how large segments are
+            // (a size past every epoch's start: only the object's header is read)
+            segmentSize = sizeFromHeader(from, catalog.choose(history, first, Long.MAX_VALUE / 2, ArchiveNames.LEGACY));
         }
-        Long partialStart = partial.containsKey(next) && next < untilLsn ? next : null;
+        Run run = run(catalog, history, first, segmentSize, untilLsn);
         long gapAt = -1;
-        if (full.containsKey(next) && next >= untilLsn) {
-            partialStart = null;
-        } else if (!full.containsKey(next) && full.higherKey(next) != null) {
-            gapAt = next;
-            LOG.warn("Segment {} is missing from the archive {}: restoring only up to it (the later segments {} .. {} "
-                            + "cannot follow a gap)", SegmentFiles.name(next), from.uri(), SegmentFiles.name(full.higherKey(next)),
-                    SegmentFiles.name(full.lastKey()));
+        if (run.stoppedAt >= 0) {
+            long later = catalog.usableAfter(history, run.stoppedAt, segmentSize, run.epoch());
+            if (later >= 0) {
+                gapAt = run.stoppedAt;
+                LOG.warn("Segment {} is missing from the archive {}: restoring only up to it (the later segments from {} "
+                        + "on cannot follow a gap)", SegmentFiles.name(gapAt), from.uri(), SegmentFiles.name(later));
+            }
         }
-        int count = sealed.size() + (partialStart == null ? 0 : 1);
+        if (run.pieces.isEmpty()) {
+            throw new IOException("the archive " + from.uri() + " holds no segment at " + SegmentFiles.name(first)
+                    + " that its newest history " + history + " can read");
+        }
+        List<String> foreign = catalog.foreign(history);
+        if (!foreign.isEmpty()) {
+            LOG.warn("The archive {} holds {} objects of epochs its newest history {} does not hold (an old primary's late "
+                    + "uploads, or another history): they are not read, e.g. {}", from.uri(), foreign.size(), history,
+                    foreign.get(0));
+        }
         Files.createDirectories(dataDir);
         try {
-            return build(from, dataDir, untilLsn, listener, sealed, partialStart, partial, first, segmentSize, count, gapAt);
+            return build(from, dataDir, untilLsn, listener, run.pieces, catalog, first, segmentSize, gapAt);
         } catch (IOException | RuntimeException e) {
             removeWhatWasWritten(dataDir); // never leave half a log that a later open would take for a whole one
             throw e;
         }
     }
 
-    private static Result build(ArchiveTarget from, Path dataDir, long untilLsn, Listener listener, List<Long> sealed,
-                                Long partialStart, TreeMap<Long, Long> partial, long first, long segmentSize, int count,
+    /**
+     * The objects to fetch, and where the run stopped for want of an object (-1: it ended at {@code until}, a partial
+     * object, or an object whose epoch ended inside its segment, the next epoch's not archived).
+     */
+    private record Run(List<ArchiveCatalog.Piece> pieces, long stoppedAt) {
+        /** The epoch the run ended in: a later object of an older one cannot follow it. */
+        int epoch() {
+            return pieces.isEmpty() ? ArchiveNames.LEGACY : pieces.get(pieces.size() - 1).epoch();
+        }
+    }
+
+    /** One object per segment from the oldest, contiguous, each as the history says ({@link ArchiveCatalog#choose}). */
+    private static Run run(ArchiveCatalog catalog, EpochHistory history, long first, long segmentSize, long untilLsn) {
+        List<ArchiveCatalog.Piece> pieces = new ArrayList<>();
+        int notBelow = ArchiveNames.LEGACY;
+        for (long next = first; next < untilLsn; next += segmentSize) {
+            ArchiveCatalog.Piece p = catalog.choose(history, next, segmentSize, notBelow);
+            if (p == null) {
+                return new Run(pieces, next);
+            }
+            pieces.add(p);
+            notBelow = p.epoch();
+            if (p.partial() || p.usableEnd() < next + segmentSize) {
+                break;
+            }
+        }
+        return new Run(pieces, -1);
+    }
+
+    private static Result build(ArchiveTarget from, Path dataDir, long untilLsn, Listener listener,
+                                List<ArchiveCatalog.Piece> run, ArchiveCatalog catalog, long first, long segmentSize,
                                 long gapAt) throws IOException {
         long logId = 0;
         int index = 0;
-        for (long start : sealed) {
-            listener.segment(index++, count, SegmentFiles.name(start), segmentSize);
-            logId = fetch(from, ArchiveNames.segment(start), dataDir, start, segmentSize, logId, false);
+        for (ArchiveCatalog.Piece p : run) {
+            listener.segment(index++, run.size(), p.name(), p.partial() ? p.size() : segmentSize);
+            logId = fetch(from, p.name(), dataDir, p.start(), segmentSize, logId, p.partial());
         }
-        if (partialStart != null) {
-            if (segmentSize < 0) { // an archive of one unsealed segment: its header says how large segments are
-                segmentSize = sizeFromHeader(from, ArchiveNames.partial(partialStart), dataDir);
-            }
-            listener.segment(index, count, ArchiveNames.partial(partialStart), partial.get(partialStart));
-            logId = fetch(from, ArchiveNames.partial(partialStart), dataDir, partialStart, segmentSize, logId, true);
-        }
-        long archiveEnd = sealed.isEmpty() && partialStart == null ? first : -1;
-        Cut cut = inspectAndCut(dataDir, segmentSize, untilLsn);
-        archiveEnd = Math.max(archiveEnd, cut.archiveEnd);
+        ArchiveCatalog.Piece last = run.get(run.size() - 1);
+        // The last object may be one whose epoch ended inside it (an old primary's): read only up to that end.
+        boolean epochEnded = last.usableEnd() < last.start() + (last.partial() ? last.size() : segmentSize);
+        Cut cut = inspectAndCut(dataDir, segmentSize, epochEnded ? Math.min(untilLsn, last.usableEnd()) : untilLsn);
+        long archiveEnd = epochEnded ? Math.min(cut.archiveEnd, last.usableEnd()) : cut.archiveEnd;
+        EpochHistory restored = catalog.history().next(cut.end, catalog.history().current().number() + 1);
+        HistoryFile.write(dataDir, restored, true);
         // The control file a clean shutdown would have left: everything restored is forced, so its flushed LSN is the
         // end, and damage found below it by a later open is corruption, never a torn tail to cut.
         long oldest = SegmentFiles.list(dataDir).get(0);
@@ -150,8 +183,8 @@ public final class ArchiveRestore {
             throw new IOException("the restored log in " + dataDir + " does not inspect clean (end " + Lsn.format(check.endLsn())
                     + ", restored to " + Lsn.format(cut.end) + "): " + check.problem());
         }
-        return new Result(first + SegmentHeaderDescriptor.LENGTH, cut.end, cut.lastRecord, cut.records, count,
-                partialStart != null, archiveEnd, gapAt);
+        return new Result(first + SegmentHeaderDescriptor.LENGTH, cut.end, cut.lastRecord, cut.records, run.size(),
+                last.partial(), archiveEnd, gapAt, restored);
     }
 
     private static void removeWhatWasWritten(Path dataDir) {
@@ -210,10 +243,13 @@ public final class ArchiveRestore {
         return logId;
     }
 
-    private static long sizeFromHeader(ArchiveTarget from, String name, Path dataDir) throws IOException {
-        Path temp = dataDir.resolve("header" + SegmentFiles.TEMP_SUFFIX);
+    private static long sizeFromHeader(ArchiveTarget from, ArchiveCatalog.Piece piece) throws IOException {
+        if (piece == null) {
+            throw new IOException("the archive " + from.uri() + " holds no segment its history can read");
+        }
+        Path temp = Files.createTempFile("walden-header", SegmentFiles.TEMP_SUFFIX);
         try {
-            from.get(name, temp);
+            from.get(piece.name(), temp);
             try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.READ)) {
                 ByteBuffer header = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
                 ch.read(header, 0);

@@ -44,7 +44,7 @@ final class ArchiveStatus {
     }
 
     boolean isSettled(long segmentStart) {
-        return settled.contains(ArchiveNames.segment(segmentStart));
+        return settled.contains(SegmentFiles.name(segmentStart));
     }
 
     void markDone(long segmentStart) throws IOException {
@@ -56,7 +56,7 @@ final class ArchiveStatus {
     }
 
     private void mark(long segmentStart, String suffix) throws IOException {
-        String name = ArchiveNames.segment(segmentStart);
+        String name = SegmentFiles.name(segmentStart);
         Path marker = dir.resolve(name + suffix);
         if (!Files.exists(marker)) {
             Files.createFile(marker);

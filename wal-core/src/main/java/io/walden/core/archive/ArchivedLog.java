@@ -25,8 +25,11 @@ public interface ArchivedLog {
     /** True when this log takes local appends (a primary); a replica's log is not archived (PostgreSQL's archive_mode=on). */
     boolean acceptsAppends();
 
-    /** Where the current epoch began: after a promotion, segments from there on may differ from what was archived. */
-    long epochStartLsn();
+    /**
+     * The log's epoch history: archived objects are named by epoch, and after a promotion the segments from the current
+     * epoch's start on differ from what the old primary archived.
+     */
+    io.walden.core.EpochHistory history();
 
     /** Refuses local appends with {@link io.walden.core.AppendsBlockedException}{@code (reason)}, or accepts them again (null). */
     void blockAppends(String reason);

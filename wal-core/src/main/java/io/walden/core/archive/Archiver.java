@@ -3,6 +3,7 @@ package io.walden.core.archive;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.walden.core.SegmentInfo;
+import io.walden.core.segment.SegmentFiles;
 import io.walden.core.thread.Loop;
 import io.walden.core.thread.LoopRunner;
 import org.slf4j.Logger;
@@ -22,13 +23,14 @@ import java.util.concurrent.TimeUnit;
  *       counted as archived only after the store verified it and the {@code .done} marker is durable
  *       ({@link ArchiveStatus}). A crash at any point uploads it again; nothing is skipped.</li>
  *   <li>{@link #retentionFloor()} holds truncation (and so recycling) back at the oldest segment not archived.</li>
- *   <li>The current segment's flushed head is uploaded as {@code <segment>.wal.partial} once it has waited
+ *   <li>The current segment's flushed head is uploaded as {@code <epoch><segment>.wal.partial} once it has waited
  *       {@link ArchiveConfig#timeout()}, so a quiet log still reaches the archive; the sealed upload replaces it.</li>
  *   <li>When more than {@link ArchiveConfig#maxPendingBytes()} flushed bytes are not archived, appends are refused
  *       ({@code BLOCK}) or the oldest pending segments are given up ({@code DROP_ARCHIVE}); checked every
  *       {@value #POLL_MILLIS} ms, so the cap can be passed by what is appended meanwhile.</li>
  *   <li>A replica's log is not archived (its primary archives), nor is a primary's held back by it; after a promotion
- *       the segments from the new epoch's start are archived again, replacing the old primary's objects.</li>
+ *       the epoch's history goes up first, then the segments from the new epoch's start are archived again, named by
+ *       the new epoch beside the old primary's objects ({@link ArchiveNames}).</li>
  * </ul>
  *
  * <p>This class is the public face and the thread; each turn of that thread runs the parts, which have one job each:
@@ -124,10 +126,11 @@ public final class Archiver implements AutoCloseable {
      */
     public void rewound(long lsn) {
         long from = lsn / log.segmentSize() * log.segmentSize();
+        progress.rewound(lsn);
         try {
             status.forgetFrom(from);
         } catch (IOException e) {
-            LOG.error("Could not forget the archive markers from {} after a rewind: {}", ArchiveNames.segment(from), e.toString());
+            LOG.error("Could not forget the archive markers from {} after a rewind: {}", SegmentFiles.name(from), e.toString());
         }
     }
 

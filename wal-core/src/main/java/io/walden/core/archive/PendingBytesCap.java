@@ -2,6 +2,7 @@ package io.walden.core.archive;
 
 import io.walden.core.Lsn;
 import io.walden.core.SegmentInfo;
+import io.walden.core.segment.SegmentFiles;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,7 +68,7 @@ final class PendingBytesCap {
                     progress.segmentDropped();
                     LOG.error("Gave up archiving segment {} of {}: the archive is {} bytes behind, more than the {} "
                                     + "allowed, and the policy is drop-archive; the archive now has a gap there",
-                            ArchiveNames.segment(s.startLsn()), log.directory(), progress.lagBytes(), cap);
+                            SegmentFiles.name(s.startLsn()), log.directory(), progress.lagBytes(), cap);
                     progress.refresh(segments, flushed);
                 }
             }

@@ -53,16 +53,26 @@ public final class HistoryFile {
         if (!Files.exists(file)) {
             return new Stored(EpochHistory.initial(), false);
         }
+        return parse(Files.readAllBytes(file), file.toString(), file);
+    }
+
+    /**
+     * The history in {@code text} (the file's format, as the archive keeps it too: docs/format.md, "Archive").
+     *
+     * @param source what to name in an error (the file, or the archived object)
+     * @throws WalCorruptedException when the text is not a valid history
+     */
+    public static Stored parse(byte[] text, String source, Path file) {
+        String decoded;
+        try {
+            decoded = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(text)).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new WalCorruptedException(source + " is not UTF-8 text: it is not a Walden epoch history", Lsn.INVALID, file);
+        }
         boolean begunHere = false;
         List<Epoch> epochs = new ArrayList<>();
         int lineNumber = 0;
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-        } catch (java.nio.charset.CharacterCodingException e) {
-            throw new WalCorruptedException(file + " is not UTF-8 text: it is not a Walden epoch history", Lsn.INVALID, file);
-        }
-        for (String line : lines) {
+        for (String line : decoded.split("\\R", -1)) {
             lineNumber++;
             String l = line.strip();
             if (l.isEmpty() || l.startsWith("#")) {
@@ -80,15 +90,14 @@ public final class HistoryFile {
                 }
                 epochs.add(new Epoch(Integer.parseInt(fields[0]), Lsn.parse(fields[1])));
             } catch (IllegalArgumentException e) {
-                throw new WalCorruptedException(file + " line " + lineNumber + " is not '<epoch> <start LSN> ["
-                        + BEGUN_HERE + "]': '" + line
-                        + "' (" + e.getMessage() + ")", Lsn.INVALID, file);
+                throw new WalCorruptedException(source + " line " + lineNumber + " is not '<epoch> <start LSN> ["
+                        + BEGUN_HERE + "]': '" + line + "' (" + e.getMessage() + ")", Lsn.INVALID, file);
             }
         }
         try {
             return new Stored(EpochHistory.of(epochs), begunHere);
         } catch (IllegalArgumentException e) {
-            throw new WalCorruptedException(file + " is not a valid epoch history: " + e.getMessage(), Lsn.INVALID, file);
+            throw new WalCorruptedException(source + " is not a valid epoch history: " + e.getMessage(), Lsn.INVALID, file);
         }
     }
 
@@ -103,6 +112,11 @@ public final class HistoryFile {
      * @param begunHere whether this log began the history's current epoch itself
      */
     public static void write(Path dir, EpochHistory history, boolean begunHere) throws IOException {
+        SegmentFiles.replaceDurably(dir, NAME, format(history, begunHere));
+    }
+
+    /** The file's bytes for {@code history}. */
+    public static byte[] format(EpochHistory history, boolean begunHere) {
         StringBuilder text = new StringBuilder(HEADER).append('\n');
         List<Epoch> epochs = history.epochs();
         for (int i = 0; i < epochs.size(); i++) {
@@ -113,6 +127,6 @@ public final class HistoryFile {
             }
             text.append('\n');
         }
-        SegmentFiles.replaceDurably(dir, NAME, text.toString().getBytes(StandardCharsets.UTF_8));
+        return text.toString().getBytes(StandardCharsets.UTF_8);
     }
 }

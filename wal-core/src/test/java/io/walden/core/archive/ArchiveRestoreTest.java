@@ -1,13 +1,13 @@
 package io.walden.core.archive;
 
 import io.walden.core.Durability;
+import io.walden.core.Epoch;
 import io.walden.core.Lsn;
 import io.walden.core.TestLogs;
 import io.walden.core.Wal;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
-import io.walden.core.segment.SegmentFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -108,7 +108,7 @@ class ArchiveRestoreTest {
     void aDamagedArchivedRecordFailsTheRestoreNamingItsLsn() throws Exception {
         List<Object[]> appended = archivedLog(300, Duration.ZERO);
         long victim = (long) appended.get(5)[0];
-        ArchiverTest.flip(archiveDir.resolve(SegmentFiles.name(0)), victim + 30);
+        ArchiverTest.flip(archiveDir.resolve(ArchiveNames.segment(1, 0)), victim + 30);
         assertThatThrownBy(() -> ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet()))
                 .isInstanceOf(WalCorruptedException.class)
                 .hasMessageContaining(Lsn.format(victim));
@@ -117,7 +117,7 @@ class ArchiveRestoreTest {
     @Test
     void aGapInTheArchiveEndsTheRestoreBeforeIt() throws Exception {
         archivedLog(300, Duration.ZERO);
-        Files.delete(archiveDir.resolve(SegmentFiles.name(2 * SMALL_SEGMENT)));
+        Files.delete(archiveDir.resolve(ArchiveNames.segment(1, 2 * SMALL_SEGMENT)));
         ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
         assertThat(result.endLsn()).isEqualTo(2 * SMALL_SEGMENT + 64);
         assertThat(result.gapAt()).isEqualTo(2 * SMALL_SEGMENT);
@@ -144,6 +144,30 @@ class ArchiveRestoreTest {
         try (Wal wal = Wal.open(TestLogs.small(restored).build())) {
             assertThat(wal.cursors().position("billing")).isEqualTo(committed);
         }
+    }
+
+    @Test
+    void aRestoredLogBeginsAnEpochOfItsOwnPastEveryEpochTheArchiveKnows() throws Exception {
+        archivedLog(300, Duration.ZERO);
+        ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
+        assertThat(result.history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, result.endLsn()));
+        try (Wal wal = Wal.open(TestLogs.small(restored).build())) {
+            assertThat(wal.status().history()).isEqualTo(result.history());
+        }
+    }
+
+    @Test
+    void anArchiveWrittenBeforeObjectsWereNamedByEpochRestoresAsBefore() throws Exception {
+        List<Object[]> appended = archivedLog(300, Duration.ofMillis(100));
+        try (var objects = Files.list(archiveDir)) {
+            for (Path o : objects.toList()) { // 00000001XXXXXXXXXXXXXXXX.wal[.partial] -> XXXXXXXXXXXXXXXX.wal[.partial]
+                Files.move(o, archiveDir.resolve(o.getFileName().toString().substring(8)));
+            }
+        }
+        ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
+        List<Read> records = readAll(restored);
+        assertThat(records).hasSize(appended.size());
+        assertThat(records.get(299).payload()).isEqualTo((byte[]) appended.get(299)[1]);
     }
 
     @Test

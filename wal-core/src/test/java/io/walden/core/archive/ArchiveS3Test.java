@@ -5,7 +5,6 @@ import io.walden.core.TestLogs;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
-import io.walden.core.segment.SegmentFiles;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -75,7 +74,7 @@ class ArchiveS3Test {
             assertThat(wal.status().archiver().orElseThrow().archivedSegments()).isGreaterThanOrEqualTo(wal.flushedLsn() / SMALL_SEGMENT);
         }
         try (ArchiveTarget from = ArchiveTargets.open(uri, s3.endpoint())) {
-            assertThat(from.list()).extracting(ArchiveTarget.StoredObject::name).contains(SegmentFiles.name(0));
+            assertThat(from.list()).extracting(ArchiveTarget.StoredObject::name).contains(ArchiveNames.segment(1, 0));
             ArchiveRestore.restore(from, restored, Long.MAX_VALUE, (i, n, name, bytes) -> {
             });
         }

@@ -60,7 +60,7 @@ class ArchiverTest {
             assertThat(archiver.awaitArchived(sealedEnd, WAIT)).isTrue();
             for (SegmentInfo s : wal.status().segments()) {
                 if (s.endLsn() <= wal.flushedLsn()) {
-                    Path object = archiveDir.resolve(s.path().getFileName().toString());
+                    Path object = archiveDir.resolve(ArchiveNames.segment(1, s.startLsn()));
                     assertThat(Files.readAllBytes(object)).as(object.toString()).isEqualTo(Files.readAllBytes(s.path()));
                     assertThat(dir.resolve(ArchiveStatus.DIR).resolve(s.path().getFileName() + ".done")).exists();
                 }
@@ -100,14 +100,14 @@ class ArchiverTest {
             archived = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
             assertThat(wal.status().archiver().orElseThrow().awaitArchived(archived, WAIT)).isTrue();
         }
-        long modifiedBefore = Files.getLastModifiedTime(archiveDir.resolve(SegmentFiles.name(0))).toMillis();
+        long modifiedBefore = Files.getLastModifiedTime(archiveDir.resolve(ArchiveNames.segment(1, 0))).toMillis();
         Thread.sleep(20);
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             assertThat(wal.status().archiver().orElseThrow().archivedLsn()).isGreaterThanOrEqualTo(archived);
             Thread.sleep(300);
             assertThat(wal.status().archiver().orElseThrow().archivedSegments()).as("uploads in this run").isZero();
         }
-        assertThat(Files.getLastModifiedTime(archiveDir.resolve(SegmentFiles.name(0))).toMillis()).isEqualTo(modifiedBefore);
+        assertThat(Files.getLastModifiedTime(archiveDir.resolve(ArchiveNames.segment(1, 0))).toMillis()).isEqualTo(modifiedBefore);
     }
 
     @Test
@@ -119,7 +119,7 @@ class ArchiverTest {
         }
         // A crash after the upload but before the marker reached the disk: the marker is gone, the object is there.
         Files.delete(dir.resolve(ArchiveStatus.DIR).resolve(SegmentFiles.name(SMALL_SEGMENT) + ".done"));
-        Files.writeString(archiveDir.resolve(SegmentFiles.name(SMALL_SEGMENT)), "a half-written object");
+        Files.writeString(archiveDir.resolve(ArchiveNames.segment(1, SMALL_SEGMENT)), "a half-written object");
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             Archiver archiver = wal.status().archiver().orElseThrow();
             long deadline = System.nanoTime() + WAIT.toNanos();
@@ -128,13 +128,13 @@ class ArchiverTest {
             }
             Thread.sleep(3 * Archiver.POLL_MILLIS); // room for an upload that should not happen
             assertThat(archiver.archivedSegments()).as("uploaded again in this run, and only it").isEqualTo(1);
-            assertThat(Files.readAllBytes(archiveDir.resolve(SegmentFiles.name(SMALL_SEGMENT))))
+            assertThat(Files.readAllBytes(archiveDir.resolve(ArchiveNames.segment(1, SMALL_SEGMENT))))
                     .isEqualTo(Files.readAllBytes(dir.resolve(SegmentFiles.name(SMALL_SEGMENT))));
         }
     }
 
     @Test
-    void aRewoundReplicaForgetsWhatItArchivedAndItsPromotionReplacesTheOldHistorysObjects() throws Exception {
+    void aRewoundReplicaForgetsWhatItArchivedAndItsPromotionArchivesTheNewEpochBesideTheOldHistory() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             java.util.List<Long> lsns = new java.util.ArrayList<>();
             for (int i = 0; i < 400; i++) {
@@ -145,27 +145,28 @@ class ArchiverTest {
             long rewindPoint = lsns.stream().filter(l -> l > SMALL_SEGMENT + 5000).findFirst().orElseThrow();
             Path marker2 = dir.resolve(ArchiveStatus.DIR).resolve(SegmentFiles.name(2 * SMALL_SEGMENT) + ".done");
             assertThat(marker2).exists();
+            long modified0 = Files.getLastModifiedTime(archiveDir.resolve(ArchiveNames.segment(1, 0))).toMillis();
 
             wal.replication().refuseAppends("a replica of the new primary"); // an old primary rejoining
             wal.replication().rewindTo(rewindPoint);
             assertThat(marker2).as("segments past the rewind hold other bytes now").doesNotExist();
             assertThat(dir.resolve(ArchiveStatus.DIR).resolve(SegmentFiles.name(0) + ".done")).exists();
 
+            assertThat(wal.status().archiver().orElseThrow().archivedLsn()).as("the archive ends at the rewind")
+                    .isLessThanOrEqualTo(rewindPoint);
             wal.replication().promote(); // a new epoch at the rewind point: the archive past it is the old history
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (Files.exists(archiveDir.resolve(SegmentFiles.name(2 * SMALL_SEGMENT))) && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(archiveDir.resolve(SegmentFiles.name(2 * SMALL_SEGMENT))).as("the old history's object").doesNotExist();
-            assertThat(archiveDir.resolve(SegmentFiles.name(0))).as("below the epoch's start: the same bytes").exists();
-
             fill(wal, 200, 1000); // the new epoch seals segment 1 again, and more
             long sealed = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
             assertThat(wal.status().archiver().orElseThrow().awaitArchived(sealed, WAIT)).isTrue();
+            assertThat(archiveDir.resolve(ArchiveNames.history(2))).as("the epoch's history, before its objects").exists();
             for (long start = SMALL_SEGMENT; start < sealed; start += SMALL_SEGMENT) {
-                assertThat(Files.readAllBytes(archiveDir.resolve(SegmentFiles.name(start))))
-                        .as(SegmentFiles.name(start)).isEqualTo(Files.readAllBytes(dir.resolve(SegmentFiles.name(start))));
+                assertThat(Files.readAllBytes(archiveDir.resolve(ArchiveNames.segment(2, start))))
+                        .as(ArchiveNames.segment(2, start)).isEqualTo(Files.readAllBytes(dir.resolve(SegmentFiles.name(start))));
             }
+            assertThat(archiveDir.resolve(ArchiveNames.segment(1, 2 * SMALL_SEGMENT))).as("the old history's object stays, "
+                    + "under its own epoch's name").exists();
+            assertThat(Files.getLastModifiedTime(archiveDir.resolve(ArchiveNames.segment(1, 0))).toMillis())
+                    .as("below the epoch's start: the same bytes, not uploaded again").isEqualTo(modified0);
         }
     }
 
@@ -175,7 +176,7 @@ class ArchiverTest {
             long lsn = wal.append(TestLogs.bytes("lonely record"), Durability.LOCAL);
             Archiver archiver = wal.status().archiver().orElseThrow();
             assertThat(archiver.awaitArchived(wal.flushedLsn(), WAIT)).isTrue();
-            Path partial = archiveDir.resolve(SegmentFiles.name(0) + ".partial");
+            Path partial = archiveDir.resolve(ArchiveNames.partial(1, 0));
             assertThat(partial).exists();
             assertThat(Files.size(partial)).isEqualTo(wal.flushedLsn());
             assertThat(Files.readAllBytes(partial)).isEqualTo(bytesOf(dir.resolve(SegmentFiles.name(0)), wal.flushedLsn()));
@@ -183,7 +184,7 @@ class ArchiverTest {
 
             fill(wal, 100, 1000); // seals segment 0: the whole segment replaces its head
             assertThat(archiver.awaitArchived(SMALL_SEGMENT, WAIT)).isTrue();
-            assertThat(archiveDir.resolve(SegmentFiles.name(0))).exists();
+            assertThat(archiveDir.resolve(ArchiveNames.segment(1, 0))).exists();
             long deadline = System.nanoTime() + WAIT.toNanos();
             while (Files.exists(partial) && System.nanoTime() < deadline) {
                 Thread.sleep(10);

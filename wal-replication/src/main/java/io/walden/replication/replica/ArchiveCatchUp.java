@@ -1,8 +1,11 @@
 package io.walden.replication.replica;
 
+import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.WalException;
+import io.walden.core.archive.ArchiveCatalog;
+import io.walden.core.archive.ArchiveNames;
 import io.walden.core.archive.ArchiveTarget;
 import io.walden.core.record.RecordDescriptor;
 import io.walden.core.segment.SegmentFiles;
@@ -20,7 +23,9 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * Fetches from the archive what the primary no longer keeps (PostgreSQL's {@code restore_command} on a standby): from
- * this log's end, each archived segment (or, last, the head of one that was not sealed) is applied as if it had been
+ * this log's end, each archived segment (or, last, the head of one that was not sealed), chosen as this log's epoch
+ * history says ({@link ArchiveCatalog}: never an object of a history it does not follow, nor past where the history ends
+ * the object's epoch), is applied as if it had been
  * streamed, record by record checked by {@link io.walden.core.replication.ReplicatedLog#writeReceived}, then flushed. Archived bytes had been flushed by
  * the primary before they were archived, so readers may see them at once.
  *
@@ -28,7 +33,6 @@ import java.nio.file.StandardOpenOption;
  */
 final class ArchiveCatchUp {
     private static final Logger LOG = LoggerFactory.getLogger(ArchiveCatchUp.class);
-    private static final String PARTIAL = ".partial";
 
     /** Records are read in chunks of this size: the memory a catch-up takes, whatever the segment size. */
     static final int CHUNK_BYTES = 1 << 20;
@@ -59,23 +63,21 @@ final class ArchiveCatchUp {
     long run() throws IOException {
         long segmentSize = wal.config().segmentSize();
         Path temp = wal.directory().resolve("archive-fetch" + SegmentFiles.TEMP_SUFFIX); // removed at open if left
+        ArchiveCatalog catalog = ArchiveCatalog.read(archive, wal.directory());
+        EpochHistory follow = wal.status().history(); // adopted from the primary: the archive is read as it says
         long total = 0;
         try {
             while (true) {
                 long end = wal.insertLsn();
                 long start = end / segmentSize * segmentSize;
-                String name = SegmentFiles.name(start);
-                boolean partial = false;
-                if (!archive.get(name, temp)) {
-                    if (!archive.get(name + PARTIAL, temp)) {
-                        break;
-                    }
-                    partial = true;
-                }
-                long applied = apply(temp, start, end, segmentSize, partial ? name + PARTIAL : name);
-                total += applied;
-                if (partial || applied == 0) {
+                ArchiveCatalog.Piece piece = catalog.choose(follow, start, segmentSize, ArchiveNames.LEGACY);
+                if (piece == null || !archive.get(piece.name(), temp)) {
                     break;
+                }
+                long applied = apply(temp, start, end, segmentSize, piece.name(), piece.usableEnd());
+                total += applied;
+                if (piece.partial() || applied == 0 || piece.usableEnd() < start + segmentSize) {
+                    break; // the archive's end, or an epoch's end this history goes on from elsewhere
                 }
             }
         } finally {
@@ -88,9 +90,10 @@ final class ArchiveCatchUp {
         return total;
     }
 
-    private long apply(Path file, long start, long end, long segmentSize, String name) throws IOException {
+    /** Applies the archived file's records from {@code end}, below {@code usableEnd} only (where its epoch ends). */
+    private long apply(Path file, long start, long end, long segmentSize, String name, long usableEnd) throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            long size = ch.size();
+            long size = Math.min(ch.size(), usableEnd - start);
             ByteBuffer header = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
             ch.read(header, 0);
             header.flip();

@@ -5,6 +5,7 @@ import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
+import io.walden.core.archive.ArchiveNames;
 import io.walden.core.archive.FileArchiveTarget;
 import io.walden.core.segment.SegmentFiles;
 import org.junit.jupiter.api.Test;
@@ -38,7 +39,7 @@ class ArchiveCatchUpTest {
         }
         primary.flush();
         Path first = work.resolve("primary").resolve(SegmentFiles.name(0));
-        archive.put(SegmentFiles.name(0), first, Files.size(first));
+        archive.put(ArchiveNames.segment(1, 0), first, Files.size(first));
         return primary;
     }
 

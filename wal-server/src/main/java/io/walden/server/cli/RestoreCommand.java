@@ -56,9 +56,10 @@ final class RestoreCommand implements Callable<Integer> {
             return 1;
         }
         long ms = (System.nanoTime() - start) / 1_000_000;
-        System.out.printf("restored %d segment(s), %d records, from %s to %s%s into %s in %d ms%n", r.segments(), r.records(),
-                Lsn.format(r.oldestLsn()), Lsn.format(r.endLsn()), r.usedPartial() ? " (the last from a partial upload)" : "",
-                dataDir, ms);
+        System.out.printf("restored %d segment(s), %d records, from %s to %s%s into %s in %d ms; it begins epoch %d there "
+                        + "(history %s)%n", r.segments(), r.records(), Lsn.format(r.oldestLsn()), Lsn.format(r.endLsn()),
+                r.usedPartial() ? " (the last from a partial upload)" : "", dataDir, ms, r.history().current().number(),
+                r.history());
         if (r.gapAt() >= 0) {
             System.out.println("PROBLEM: segment " + io.walden.core.segment.SegmentFiles.name(r.gapAt()) + " is missing from the "
                     + "archive and later segments cannot follow the gap: the log in " + dataDir + " ends at "
