@@ -20,6 +20,8 @@ public abstract class AppendCompletion extends Completion {
     private Durability level;
     private RemoteWaits remote;
     private boolean awaitingReplicas;
+    /** When the append began (RemoteWaits.clockFor): a remote level's timeout counts from it. */
+    private long since;
 
     protected AppendCompletion() {
     }
@@ -35,9 +37,10 @@ public abstract class AppendCompletion extends Completion {
     protected abstract void failed(Throwable cause);
 
     /** Set by the log before it queues this completion for a record at {@code level}. */
-    final void prepare(Durability level, RemoteWaits remote) {
+    final void prepare(Durability level, RemoteWaits remote, long since) {
         this.level = level;
         this.remote = remote;
+        this.since = since;
         this.awaitingReplicas = false;
     }
 
@@ -46,7 +49,7 @@ public abstract class AppendCompletion extends Completion {
     protected final void complete(long lsn) {
         if (!awaitingReplicas && level.waitsForReplicas() && remote.isActive()) {
             awaitingReplicas = true; // whether replicas must confirm is decided once the record is flushed locally
-            remote.confirm(level, lsn, this);
+            remote.confirm(level, lsn, this, since);
             return;
         }
         durable(lsn);

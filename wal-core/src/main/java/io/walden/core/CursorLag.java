@@ -1,5 +1,6 @@
 package io.walden.core;
 
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.record.RecordDescriptor;
 
@@ -67,7 +68,7 @@ final class CursorLag {
     MeterBinder meterBinder() {
         return registry -> {
             synchronized (lock) { // no cursor comes or goes while the registry gets its gauges
-                meters.bindTo(registry, state.lsns.keySet());
+                meters.bindTo(registry, Tags.of("log", parts.logName()), state.lsns.keySet());
             }
         };
     }

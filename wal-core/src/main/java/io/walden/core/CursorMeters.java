@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -16,14 +17,15 @@ import java.util.function.ToDoubleFunction;
 /**
  * The cursors' meters in every registry the log was bound to: {@code walden.cursor.lag.bytes} and
  * {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}, added and removed with the cursor), and the counter
- * {@code walden.cursor.lost}.
+ * {@code walden.cursor.lost}, each with the tags the log's other meters carry ({@code log}).
  *
  * <p>Thread-safety: any thread; gauges are added and removed under this object's lock.
  */
 final class CursorMeters {
     private final ToDoubleFunction<String> lagBytes;
     private final ToDoubleFunction<String> lagSeconds;
-    private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
+    /** Each registry the log was bound to, with the log's tags there. */
+    private final List<Bound> registries = new CopyOnWriteArrayList<>();
     private final List<Counter> lost = new CopyOnWriteArrayList<>();
     private final Map<String, List<Meter>> gauges = new HashMap<>();
 
@@ -32,25 +34,30 @@ final class CursorMeters {
         this.lagSeconds = lagSeconds;
     }
 
-    synchronized void bindTo(MeterRegistry registry, Collection<String> cursors) {
-        registries.add(registry);
-        lost.add(Counter.builder("walden.cursor.lost")
+    private record Bound(MeterRegistry registry, Tags tags) {
+    }
+
+    synchronized void bindTo(MeterRegistry registry, Tags tags, Collection<String> cursors) {
+        Bound bound = new Bound(registry, tags);
+        registries.add(bound);
+        lost.add(Counter.builder("walden.cursor.lost").tags(tags)
                 .description("Cursors lost: truncation removed their LSN (they lagged beyond maxCursorRetainedBytes)")
                 .register(registry));
-        cursors.forEach(name -> add(registry, name));
+        cursors.forEach(name -> add(bound, name));
     }
 
     /** A new cursor: its gauges in every registry. */
     synchronized void add(String name) {
-        registries.forEach(registry -> add(registry, name));
+        registries.forEach(bound -> add(bound, name));
     }
 
-    private void add(MeterRegistry registry, String name) {
+    private void add(Bound bound, String name) {
         List<Meter> meters = gauges.computeIfAbsent(name, k -> new ArrayList<>());
-        meters.add(Gauge.builder("walden.cursor.lag.bytes", name, lagBytes).tag("cursor", name).baseUnit("bytes")
-                .description("How far the log's end is past the cursor").register(registry));
-        meters.add(Gauge.builder("walden.cursor.lag.seconds", name, lagSeconds).tag("cursor", name).baseUnit("seconds")
-                .description("How long ago the log's end passed the cursor (about 1 s resolution)").register(registry));
+        meters.add(Gauge.builder("walden.cursor.lag.bytes", name, lagBytes).tags(bound.tags).tag("cursor", name)
+                .baseUnit("bytes").description("How far the log's end is past the cursor").register(bound.registry));
+        meters.add(Gauge.builder("walden.cursor.lag.seconds", name, lagSeconds).tags(bound.tags).tag("cursor", name)
+                .baseUnit("seconds").description("How long ago the log's end passed the cursor (about 1 s resolution)")
+                .register(bound.registry));
     }
 
     /** A deleted cursor: its gauges go. */
@@ -58,7 +65,7 @@ final class CursorMeters {
         List<Meter> meters = gauges.remove(name);
         if (meters != null) {
             for (Meter m : meters) {
-                registries.forEach(r -> r.remove(m));
+                registries.forEach(bound -> bound.registry.remove(m));
             }
         }
     }

@@ -15,7 +15,7 @@ final class MeterSources implements WalMetrics.Sources {
 
     @Override
     public String logName() {
-        return String.valueOf(parts.dir.getFileName());
+        return parts.logName();
     }
 
     @Override
@@ -56,6 +56,11 @@ final class MeterSources implements WalMetrics.Sources {
     @Override
     public long retainedBytes() {
         return parts.insert.get() - parts.oldestLsn();
+    }
+
+    @Override
+    public long oldestRemoteWaitNanos() {
+        return parts.remote.oldestWaitNanos();
     }
 
     @Override

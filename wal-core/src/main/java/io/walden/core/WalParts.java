@@ -185,6 +185,11 @@ final class WalParts {
         }
     }
 
+    /** The log's name in its meters' {@code log} tag: its directory's name. */
+    String logName() {
+        return String.valueOf(dir.getFileName());
+    }
+
     /** Starts the background work, in order, once recovery is done (Wal.open). */
     void start() {
         if (config.newEpochAfterCrash() && !report.shutDownCleanly()) {

@@ -74,6 +74,22 @@ public final class WalStatus {
         return parts.replication.history();
     }
 
+    /**
+     * How long the oldest commit at a remote durability level has waited for the synchronous replicas, since its append
+     * (zero when none waits). A policy whose replicas are gone shows here, long before any timeout.
+     */
+    public java.time.Duration oldestRemoteWait() {
+        return java.time.Duration.ofNanos(parts.remote.oldestWaitNanos());
+    }
+
+    /**
+     * While commits at remote levels have waited more than five seconds for the synchronous replicas: the warning the
+     * log wrote then (once); null otherwise.
+     */
+    public String remoteWaitWarning() {
+        return parts.remote.stuckWarning();
+    }
+
     /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
     public Optional<Archiver> archiver() {
         return Optional.ofNullable(parts.archiver);

@@ -85,7 +85,7 @@ final class WritePath {
         checkRecord(0, payload.length);
         Activity.Cell cell = enter();
         try {
-            long lsn = appender.appendControl(payload, Durability.OFF);
+            long lsn = appender.appendControl(payload); // its durability is waited for by the caller (Cursors)
             writer.nudge();
             return lsn;
         } finally {
@@ -109,6 +109,7 @@ final class WritePath {
     long append(int type, byte[] payload, int offset, int length, Durability durability, Compression compression) {
         Objects.checkFromIndexSize(offset, length, payload.length);
         checkRecord(type, length);
+        long since = remote.clockFor(durability);
         Activity.Cell cell = enter();
         long lsn;
         try {
@@ -117,12 +118,13 @@ final class WritePath {
         } finally {
             Activity.exit(cell);
         }
-        remote.await(durability, lsn); // outside: it touches no segment, and may wait long for a replica
+        remote.await(durability, lsn, since); // outside: it touches no segment, and may wait long for a replica
         return lsn;
     }
 
     long append(int type, ByteBuffer payload, Durability durability, Compression compression) {
         checkRecord(type, payload.remaining());
+        long since = remote.clockFor(durability);
         Activity.Cell cell = enter();
         long lsn;
         try {
@@ -131,7 +133,7 @@ final class WritePath {
         } finally {
             Activity.exit(cell);
         }
-        remote.await(durability, lsn);
+        remote.await(durability, lsn, since);
         return lsn;
     }
 
@@ -142,6 +144,7 @@ final class WritePath {
         }
         int length = (int) remaining;
         checkRecord(type, length);
+        long since = remote.clockFor(durability);
         Activity.Cell cell = enter();
         long lsn;
         try {
@@ -150,15 +153,17 @@ final class WritePath {
         } finally {
             Activity.exit(cell);
         }
-        remote.await(durability, lsn);
+        remote.await(durability, lsn, since);
         return lsn;
     }
 
     CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
         checkRecord(type, payload.length);
+        long since = remote.clockFor(durability);
         Activity.Cell cell = enter();
         try {
-            return durabilityFuture(appender.append(type, payload, 0, payload.length, config.compression(), durability), durability);
+            return durabilityFuture(appender.append(type, payload, 0, payload.length, config.compression(), durability),
+                    durability, since);
         } finally {
             Activity.exit(cell);
         }
@@ -176,10 +181,11 @@ final class WritePath {
     private CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression,
                                                 boolean mayWait) {
         checkRecord(type, payload.remaining());
+        long since = remote.clockFor(durability);
         Activity.Cell cell = enter();
         try {
             long lsn = appender.append(type, payload, compression, durability, mayWait);
-            return lsn == Appender.NOT_READY ? null : durabilityFuture(lsn, durability);
+            return lsn == Appender.NOT_READY ? null : durabilityFuture(lsn, durability, since);
         } finally {
             Activity.exit(cell);
         }
@@ -188,6 +194,7 @@ final class WritePath {
     boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
                              AppendCompletion completion) {
         checkRecord(type, payload.remaining());
+        long since = remote.clockFor(durability);
         Activity.Cell cell = enter();
         try {
             long lsn = appender.append(type, payload, compression, durability, false);
@@ -196,11 +203,11 @@ final class WritePath {
             }
             if (!durability.waitsForLocalFlush()) {
                 writer.nudge(); // into the file within offWriteDelay
-                completion.prepare(durability, remote);
+                completion.prepare(durability, remote, since);
                 completion.durable(lsn);
                 return true;
             }
-            completion.prepare(durability, remote);
+            completion.prepare(durability, remote, since);
             commit.awaitFlushedAsync(completion, lsn);
             return true;
         } finally {
@@ -230,7 +237,7 @@ final class WritePath {
         writer.wakeUp();
     }
 
-    private CompletableFuture<Long> durabilityFuture(long lsn, Durability durability) {
+    private CompletableFuture<Long> durabilityFuture(long lsn, Durability durability, long since) {
         if (!durability.waitsForLocalFlush()) {
             writer.nudge(); // into the file within offWriteDelay
             return CompletableFuture.completedFuture(lsn);
@@ -241,7 +248,7 @@ final class WritePath {
         }
         if (durability != Durability.LOCAL) {
             // Whether replicas must confirm is decided once the record is flushed locally, not now.
-            return f.thenCompose(l -> remote.confirmation(durability, l));
+            return f.thenCompose(l -> remote.confirmation(durability, l, since));
         }
         return f;
     }

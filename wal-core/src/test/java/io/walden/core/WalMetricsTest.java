@@ -16,6 +16,26 @@ class WalMetricsTest {
     Path dir;
 
     @Test
+    void cursorChangesAreNotCountedAsAppendsAndTheCursorMetersCarryTheLogTag() throws Exception {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (Wal wal = Wal.open(TestLogs.small(dir.resolve("orders")).build())) {
+            wal.meterBinder().bindTo(registry);
+            long first = wal.append(new byte[100], Durability.OFF);
+            wal.cursors().create("billing", first);
+            for (int i = 0; i < 5; i++) {
+                wal.cursors().commit("billing", wal.append(new byte[100], Durability.OFF));
+            }
+            String text = registry.scrape();
+            assertThat(text).as("the application's 6 appends, not its 6 cursor changes")
+                    .contains("walden_appends_total{durability=\"off\",log=\"orders\"} 6.0")
+                    .contains("walden_appends_total{durability=\"local\",log=\"orders\"} 0.0")
+                    .contains("walden_cursor_lost_total{log=\"orders\"} 0.0")
+                    .contains("walden_cursor_lag_bytes{cursor=\"billing\",log=\"orders\"}")
+                    .contains("walden_cursor_lag_seconds{cursor=\"billing\",log=\"orders\"}");
+        }
+    }
+
+    @Test
     void shouldExposeTheContractMeterNamesInPrometheusText() throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         try (Wal wal = Wal.open(TestLogs.small(dir.resolve("orders")).build())) {

@@ -139,9 +139,12 @@ public final class Appender {
         return compressed.append(type, src, compression, durability, mayWait);
     }
 
-    /** Appends a control record (docs/format.md, "Control records"): the log's own, which readers never see. */
-    public long appendControl(byte[] payload, Durability durability) {
-        return appendStored(0, payload, 0, payload.length, RecordDescriptor.FLAG_CONTROL, durability);
+    /**
+     * Appends a control record (docs/format.md, "Control records"): the log's own, which readers never see, nor the
+     * append meters count (they count the application's appends).
+     */
+    public long appendControl(byte[] payload) {
+        return appendStored(0, payload, 0, payload.length, RecordDescriptor.FLAG_CONTROL, null);
     }
 
     private long appendStored(int type, byte[] src, int offset, int length, int recordFlags, Durability durability) {

@@ -24,11 +24,18 @@ abstract class OrderedCompletions {
     private final AtomicInteger wip = new AtomicInteger();
     /** Waits added and not yet told (an estimate for batching, and lets a mover skip a drain when there are none). */
     private final AtomicInteger outstanding = new AtomicInteger();
+    /** When the wait at the heap's top began, as of the last drain pass, or 0 when none waits (the drainer writes it). */
+    private volatile long headSince;
 
     /** Queues {@code c} to be told when the position passes {@code lsn}; the caller then drains (or a mover will). */
     final void add(Completion c, long lsn) {
+        add(c, lsn, System.nanoTime());
+    }
+
+    /** {@link #add(Completion, long)}, for a wait that began at {@code since} (its append's start). */
+    final void add(Completion c, long lsn, long since) {
         c.lsn = lsn;
-        c.waitingSince = System.nanoTime();
+        c.waitingSince = since;
         outstanding.incrementAndGet();
         Completion head;
         do {
@@ -65,8 +72,15 @@ abstract class OrderedCompletions {
                 outstanding.decrementAndGet();
                 tell(c, failed);
             }
+            Completion head = pending.peek();
+            headSince = head == null ? 0 : head.waitingSince;
             missed = wip.addAndGet(-missed);
         } while (missed != 0);
+    }
+
+    /** When the oldest-LSN wait began (its append's start), as of the last drain; 0 when none waits. */
+    final long headSince() {
+        return headSince;
     }
 
     /**

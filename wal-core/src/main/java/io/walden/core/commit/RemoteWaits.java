@@ -7,6 +7,7 @@ import io.walden.core.RemoteCommitUnconfirmedException;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -34,9 +35,12 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Thread-safety: every method may be called from any thread.
  */
 public final class RemoteWaits {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RemoteWaits.class);
     /** Waiting levels, in the order of {@link #index(Durability)}. */
     private static final Durability[] LEVELS = {Durability.REMOTE_WRITE, Durability.ON, Durability.REMOTE_APPLY};
     private static final long PARK_CAP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** A wait's start: when it begins waiting here, not when its append began (see {@link #clockFor}). */
+    public static final long NOW = Long.MIN_VALUE;
 
     private final Position[] confirmed = {new Position(0), new Position(0), new Position(0)};
     private final Waiter.Stack[] waiters = {new Waiter.Stack(), new Waiter.Stack(), new Waiter.Stack()};
@@ -54,20 +58,39 @@ public final class RemoteWaits {
     private volatile String unavailable;
     /** Set by {@link #fail}: {@link #activate()} no longer clears {@link #unavailable} (the log is closed). */
     private volatile boolean closed;
-    private final java.util.concurrent.ScheduledExecutorService sweeper;
+    /**
+     * Per level: the start of the oldest blocked wait that has waited longer than one park, or 0. A waiter publishes
+     * its start (keeping the minimum) and clears it when it leaves; the others publish theirs again within a park.
+     */
+    private final AtomicLongArray blockedSince = new AtomicLongArray(LEVELS.length);
+    /** What {@link #watch} last warned of while commits wait too long, or null (written by the watching thread only). */
+    private volatile String stuck;
+    /**
+     * One thread for the timers: it expires timed-out asynchronous waits from the heads of the heaps (no timer per
+     * future) and watches for commits waiting too long. Made with the first policy (or at once with a timeout).
+     */
+    private java.util.concurrent.ScheduledExecutorService sweeper;
 
     /** @param timeoutNanos how long a commit waits for the replicas before failing, or 0 to wait forever */
     public RemoteWaits(long timeoutNanos) {
         this.timeoutNanos = timeoutNanos;
         if (timeoutNanos > 0) {
-            // One thread expires timed-out asynchronous waits from the heads of the heaps: no timer per future.
-            this.sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
-                    io.walden.core.thread.WaldenThreads.named("walden-remote-timeouts"));
-            long period = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(timeoutNanos / 4, TimeUnit.MILLISECONDS.toNanos(100)));
-            sweeper.scheduleWithFixedDelay(this::expire, period, period, TimeUnit.NANOSECONDS);
-        } else {
-            this.sweeper = null;
+            startTimers();
         }
+    }
+
+    private synchronized void startTimers() {
+        if (sweeper != null || closed) {
+            return;
+        }
+        sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                io.walden.core.thread.WaldenThreads.named("walden-remote-timeouts"));
+        if (timeoutNanos > 0) {
+            // A wait is failed at most one period late: 5 % of the timeout, between 1 ms and 25 ms.
+            long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(timeoutNanos / 20, TimeUnit.MILLISECONDS.toNanos(25)));
+            sweeper.scheduleWithFixedDelay(this::expire, period, period, TimeUnit.NANOSECONDS);
+        }
+        sweeper.scheduleWithFixedDelay(this::watch, 1, 1, TimeUnit.SECONDS);
     }
 
     /**
@@ -76,10 +99,55 @@ public final class RemoteWaits {
      * come any more). Permanent.
      */
     public void fail(String reason) {
-        closed = true;
+        synchronized (this) {
+            closed = true;
+            if (sweeper != null) {
+                sweeper.shutdownNow();
+            }
+        }
         detach(reason);
-        if (sweeper != null) {
-            sweeper.shutdownNow();
+    }
+
+    /**
+     * How long the oldest remote-level commit still waiting has waited since its append (at most a park's length
+     * early for a blocked one), or 0 when none waits: a policy whose replicas are gone shows here long before any
+     * timeout (and with no timeout, forever).
+     */
+    public long oldestWaitNanos() {
+        long now = System.nanoTime();
+        long oldest = 0;
+        for (int i = 0; i < LEVELS.length; i++) {
+            long a = async[i].headSince();
+            long b = blockedSince.get(i);
+            if (a != 0) {
+                oldest = Math.max(oldest, now - a);
+            }
+            if (b != 0) {
+                oldest = Math.max(oldest, now - b);
+            }
+        }
+        return oldest;
+    }
+
+    /** While commits have waited longer than {@link #STUCK_AFTER_NANOS} for the replicas: what was logged; else null. */
+    public String stuckWarning() {
+        return stuck;
+    }
+
+    /** Logs a warning once commits have waited this long, and a line once they no longer do. */
+    public static final long STUCK_AFTER_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    private void watch() {
+        long oldest = oldestWaitNanos();
+        if (stuck == null && oldest >= STUCK_AFTER_NANOS) {
+            stuck = "commits at remote durability levels have waited " + TimeUnit.NANOSECONDS.toSeconds(oldest)
+                    + " s or more for the synchronous replicas to confirm them" + (timeoutNanos > 0 ? ""
+                    : " (remote-commit-timeout 0: they wait until confirmed)") + "; the replicas the policy names may be "
+                    + "gone: see the replication status";
+            LOG.warn("{}", stuck);
+        } else if (stuck != null && oldest < STUCK_AFTER_NANOS) {
+            stuck = null;
+            LOG.info("Commits at remote durability levels are confirmed again");
         }
     }
 
@@ -109,6 +177,7 @@ public final class RemoteWaits {
             unavailable = null;
         }
         active = true;
+        startTimers();
     }
 
     /** Clears the policy (an operator's choice): every waiting commit is released (the remote levels act as LOCAL again). */
@@ -176,15 +245,30 @@ public final class RemoteWaits {
     }
 
     /**
+     * When an append at {@code level} that may wait here begins: the timeout counts from the append, its local flush
+     * included, as the application sees it. {@link #NOW} when no timeout applies (no clock read on the hot path then).
+     */
+    public long clockFor(Durability level) {
+        return timeoutNanos > 0 && active && level.waitsForReplicas() ? System.nanoTime() : NOW;
+    }
+
+    /** {@link #await(Durability, long, long)}, its timeout counted from now. */
+    public void await(Durability level, long lsn) {
+        await(level, lsn, NOW);
+    }
+
+    /**
      * Blocks until the record at {@code lsn} (already flushed locally) is confirmed at {@code level}, or the
      * policy is cleared.
+     *
+     * @param since when the append began ({@link #clockFor}), or {@link #NOW}: the timeout counts from it
      *
      * @throws RemoteCommitTimeoutException     when the timeout passes first: the record is durable locally but
      *                                          not confirmed by the synchronous replicas
      * @throws RemoteCommitUnconfirmedException when the source detached (replication stopped, the log is closing)
      *                                          or the thread was interrupted: durable locally, not confirmed
      */
-    public void await(Durability level, long lsn) {
+    public void await(Durability level, long lsn, long since) {
         int i = index(level);
         if (i < 0 || !active || confirmed[i].get() > lsn) {
             return;
@@ -192,7 +276,9 @@ public final class RemoteWaits {
         Waiter w = waitersOfThread.get()[i];
         w.target = lsn;
         w.waiting = true;
-        long deadline = timeoutNanos > 0 ? System.nanoTime() + timeoutNanos : Long.MAX_VALUE;
+        long start = since == NOW ? System.nanoTime() : since;
+        long deadline = timeoutNanos > 0 ? start + timeoutNanos : Long.MAX_VALUE;
+        boolean published = false;
         try {
             while (active && confirmed[i].get() <= lsn) {
                 String reason = unavailable;
@@ -212,36 +298,56 @@ public final class RemoteWaits {
                     Thread.currentThread().interrupt(); // keep the flag for the caller
                     throw unconfirmed(level, lsn, "interrupted while waiting for the synchronous replicas");
                 }
+                if (!published ? System.nanoTime() - start > PARK_CAP_NANOS : blockedSince.get(i) == 0) {
+                    publishBlocked(i, start); // a wait that outlasts a park is watched (oldestWaitNanos)
+                    published = true;
+                }
                 LockSupport.parkNanos(this, Math.min(left, PARK_CAP_NANOS));
             }
         } finally {
             w.waiting = false;
+            if (published) {
+                blockedSince.compareAndSet(i, start, 0); // an older one still waiting publishes itself again
+            }
         }
     }
 
-    /** Completes when the record at {@code lsn} is confirmed at {@code level} (or fails with the timeout). */
-    public CompletableFuture<Long> confirmation(Durability level, long lsn) {
+    /**
+     * Completes when the record at {@code lsn} is confirmed at {@code level} (or fails with the timeout, counted from
+     * {@code since}: {@link #clockFor}, or {@link #NOW}).
+     */
+    public CompletableFuture<Long> confirmation(Durability level, long lsn, long since) {
         if (index(level) < 0) {
             return CompletableFuture.completedFuture(lsn);
         }
         FutureCompletion f = new FutureCompletion();
-        confirm(level, lsn, f);
+        confirm(level, lsn, f, since);
         return f.future;
     }
 
     /**
      * Tells {@code completion} once the record at {@code lsn} (flushed locally) is confirmed at the remote
-     * {@code level} (at once if it is, or if no policy is set), or fails it as {@link #await} would fail. Allocates
-     * nothing; the completion may be told on this thread.
+     * {@code level} (at once if it is, or if no policy is set), or fails it as {@link #await} would fail, the timeout
+     * counted from {@code since} ({@link #clockFor}, or {@link #NOW}). Allocates nothing; the completion may be told on
+     * this thread.
      */
-    public void confirm(Durability level, long lsn, Completion completion) {
+    public void confirm(Durability level, long lsn, Completion completion, long since) {
         int i = index(level);
         if (i < 0) {
             throw new IllegalArgumentException(level + " is not a remote level");
         }
         // Always through the level's heap, so that waits are told in LSN order even while a drain runs.
-        async[i].add(completion, lsn);
+        async[i].add(completion, lsn, since == NOW ? System.nanoTime() : since);
         async[i].drain(); // after the add: an advance or a deactivate that ran before it did not see this wait
+    }
+
+    /** Publishes a blocked wait's start, keeping the oldest. */
+    private void publishBlocked(int i, long start) {
+        for (long current; (current = blockedSince.get(i)) == 0 || current - start > 0; ) {
+            if (blockedSince.compareAndSet(i, current, start)) {
+                return;
+            }
+        }
     }
 
     private static RemoteCommitUnconfirmedException unconfirmed(Durability level, long lsn, String reason) {
@@ -252,7 +358,7 @@ public final class RemoteWaits {
     private RemoteCommitTimeoutException timeout(Durability level, long lsn) {
         return new RemoteCommitTimeoutException("record " + Lsn.format(lsn) + " is durable locally but was not "
                 + "confirmed at " + level.configName() + " by the synchronous replicas within "
-                + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", lsn);
+                + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms of its append", lsn);
     }
 
     private void wakeAll(int i) {
@@ -287,7 +393,9 @@ public final class RemoteWaits {
                 return unconfirmed(LEVELS[index], oldest.lsn, reason);
             }
             if (timeoutNanos > 0 && nowNanos - oldest.waitingSince >= timeoutNanos) {
-                return timeout(LEVELS[index], oldest.lsn); // the head is the oldest wait
+                // The head is the oldest wait: its append began first (starts are in LSN order, but for appends that
+                // began within one wait for room in the buffers, whose timeouts may then come that much later).
+                return timeout(LEVELS[index], oldest.lsn);
             }
             return null;
         }

@@ -27,6 +27,7 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code walden.lsn} gauge, tag {@code position} = insert/written/flushed/oldest ({@code walden_lsn})</li>
  *   <li>{@code walden.segments} gauge; {@code walden.segment.rolls} and {@code walden.segment.recycles} counters</li>
  *   <li>{@code walden.retained.bytes} gauge; {@code walden.failed} gauge (1 once a force failed)</li>
+ *   <li>{@code walden.remote.wait.oldest} gauge, seconds: the oldest commit waiting for the synchronous replicas</li>
  * </ul>
  *
  * Every meter carries the tag {@code log} (the directory name) so that several logs can share a registry.
@@ -67,6 +68,9 @@ public final class WalMetrics implements MeterBinder {
 
         long retainedBytes();
 
+        /** How long the oldest commit waiting for the synchronous replicas has waited, in nanoseconds (0: none). */
+        long oldestRemoteWaitNanos();
+
         /** Binds the meters of optional parts (the archiver) with the same tags. */
         void bindParts(MeterRegistry registry, Tags tags);
     }
@@ -101,6 +105,9 @@ public final class WalMetrics implements MeterBinder {
                 .description("Bytes kept from the oldest record to the insert position").baseUnit("bytes").tags(tags).register(registry);
         Gauge.builder("walden.failed", sources, w -> w.isFailed() ? 1 : 0)
                 .description("1 once a force failed (appends refused until reopen)").tags(tags).register(registry);
+        Gauge.builder("walden.remote.wait.oldest", sources, w -> w.oldestRemoteWaitNanos() / 1e9)
+                .description("How long the oldest commit at a remote level has waited for the synchronous replicas (0: none waits)")
+                .baseUnit("seconds").tags(tags).register(registry);
         sources.bindParts(registry, tags);
 
         Timer flushTimer = Timer.builder("walden.flush.duration").description("Time one force of the log took")

@@ -140,6 +140,9 @@ public final class AdminApi {
         rec.put("duration_ms", r.durationNanos() / 1_000_000);
         s.put("recovery", rec);
         s.put("sync_replicas", replication == null || replication.policy() == null ? null : replication.policy().toString());
+        // Durable commits held by the policy: /ready stays 200 (the log serves), this says they are stuck.
+        s.put("remote_wait_oldest_ms", st.oldestRemoteWait().toMillis());
+        s.put("remote_wait_warning", st.remoteWaitWarning());
         s.put("replicas", replicas(replication));
         List<Map<String, Object>> cursors = new ArrayList<>();
         for (io.walden.core.Cursors.Cursor c : wal.cursors().list()) {
