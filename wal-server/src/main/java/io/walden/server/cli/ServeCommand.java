@@ -183,8 +183,9 @@ final class ServeCommand implements Callable<Integer> {
             + "and fencing (needs --name and --replication-listen; see docs/operations.md).")
     String coordinator;
 
-    @Option(names = "--coordinator-session-timeout-ms", description = "ZooKeeper session timeout: a lost primary is "
-            + "replaced after about this long (default: 6000; the ensemble may bound it).")
+    @Option(names = "--coordinator-session-timeout-ms", description = "ZooKeeper session timeout asked for: a lost "
+            + "primary is replaced after about this long (default: 6000). ZooKeeper may grant another (2 to 20 ticks): "
+            + "a warning at start says so, and /admin/status shows the one in force.")
     String coordinatorSessionTimeout;
 
     @Option(names = "--max-connections", description = "Open HTTP connections before a new one gets 503 (default: 1024).")

@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Fencing: the ZooKeeper client reports a connection as lost when it has heard nothing for two thirds of the
  * session timeout; the server expires the session, and only then can the latch pass to another member, no earlier
- * than a whole session timeout after it last heard from this member. The primary refuses appends and closes its
+ * than a whole session timeout after it last heard from this member. Every such figure is the timeout ZooKeeper
+ * granted the session ({@link GroupCoordinator#sessionTimeoutMs}), which may differ from the one asked for. The primary refuses appends and closes its
  * replication endpoint (so that no replica's confirmation releases a commit) on that first report, on Curator's
  * event thread; a tick every {@value #TICK_MILLIS} ms checks the connection as well. The margin is a third of the
  * session timeout, less a round trip.
@@ -84,8 +85,8 @@ public final class FailoverController implements AutoCloseable {
             c.coordinator.close();
             throw e;
         }
-        LOG.info("Member '{}' joined the group at {} (session timeout {} ms)", c.name, c.coordinator.uri(),
-                c.coordinator.sessionTimeoutMs());
+        LOG.info("Member '{}' joined the group at {} (session timeout {} ms, {} ms asked for)", c.name, c.coordinator.uri(),
+                c.coordinator.sessionTimeoutMs(), c.coordinator.requestedSessionTimeoutMs());
         return c;
     }
 

@@ -37,7 +37,10 @@ final class GroupCoordinator implements AutoCloseable {
     private final CoordinatorUri uri;
     private final String name;
     private final CuratorFramework client;
-    private final int sessionTimeoutMs;
+    /** The session timeout asked for; ZooKeeper grants one within its own bounds (see {@link #sessionTimeoutMs}). */
+    private final int requestedSessionTimeoutMs;
+    /** The timeout granted to the last session, as last noticed (0 before the first); Curator's event thread writes. */
+    private volatile int noticedSessionTimeoutMs;
     private volatile ConnectionState connection; // null until the first change
     private PersistentNode memberNode;
     private LeaderLatch latch;
@@ -45,7 +48,7 @@ final class GroupCoordinator implements AutoCloseable {
     GroupCoordinator(CoordinatorUri uri, String name, int sessionTimeoutMs, Consumer<ConnectionState> onChange) {
         this.uri = uri;
         this.name = name;
-        this.sessionTimeoutMs = sessionTimeoutMs;
+        this.requestedSessionTimeoutMs = sessionTimeoutMs;
         this.client = CuratorFrameworkFactory.builder()
                 .connectString(uri.connectString())
                 .sessionTimeoutMs(sessionTimeoutMs)
@@ -55,6 +58,9 @@ final class GroupCoordinator implements AutoCloseable {
                 .build();
         client.getConnectionStateListenable().addListener((c, state) -> {
             connection = state;
+            if (state.isConnected()) {
+                noticeGrantedTimeout(); // a new session may be granted another timeout
+            }
             onChange.accept(state);
         });
     }
@@ -73,7 +79,9 @@ final class GroupCoordinator implements AutoCloseable {
             return null;
         });
         String path = memberPath(name);
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2L * sessionTimeoutMs + waitMillis);
+        // An earlier session expires on the timeout it was granted: at most the larger of the two, as this one's.
+        long previous = Math.max(sessionTimeoutMs(), requestedSessionTimeoutMs);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2L * previous + waitMillis);
         while (true) {
             Stat stat = call(() -> client.checkExists().forPath(path));
             long session = call(() -> client.getZookeeperClient().getZooKeeper().getSessionId());
@@ -203,8 +211,35 @@ final class GroupCoordinator implements AutoCloseable {
         return uri;
     }
 
+    /**
+     * The session timeout ZooKeeper granted to the current session (within its minSessionTimeout and
+     * maxSessionTimeout, by default 2 and 20 ticks), which decides when this member is fenced and when a successor may
+     * lead; the one asked for until connected.
+     */
     int sessionTimeoutMs() {
-        return sessionTimeoutMs;
+        int granted = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+        return granted > 0 ? granted : requestedSessionTimeoutMs;
+    }
+
+    /** The session timeout asked for ({@code coordinator-session-timeout-ms}). */
+    int requestedSessionTimeoutMs() {
+        return requestedSessionTimeoutMs;
+    }
+
+    /** Warns when a session is granted another timeout than the one asked for (once per change). */
+    private void noticeGrantedTimeout() {
+        int granted = client.getZookeeperClient().getLastNegotiatedSessionTimeoutMs();
+        if (granted <= 0 || granted == noticedSessionTimeoutMs) {
+            return;
+        }
+        noticedSessionTimeoutMs = granted;
+        if (granted != requestedSessionTimeoutMs) {
+            LOG.warn("ZooKeeper at {} granted a session timeout of {} ms, not the {} ms asked for "
+                    + "(coordinator-session-timeout-ms; the ensemble bounds it by its minSessionTimeout and maxSessionTimeout, "
+                    + "by default 2 and 20 ticks): this member fences itself about {} ms after losing ZooKeeper, and a lost "
+                    + "primary is replaced no sooner than {} ms after it was last heard of", uri, granted,
+                    requestedSessionTimeoutMs, granted * 2 / 3, granted);
+        }
     }
 
     /** Creates the group's nodes if they are missing (any member may; creating twice is harmless). */

@@ -19,7 +19,8 @@ final class GroupStatus {
         g.put("coordinator", coordinator.uri().toString());
         g.put("connection", coordinator.isConnected() ? "connected"
                 : coordinator.connection() == null ? "connecting" : coordinator.connection().name().toLowerCase(Locale.ROOT));
-        g.put("session_timeout_ms", coordinator.sessionTimeoutMs());
+        g.put("session_timeout_ms", coordinator.sessionTimeoutMs()); // granted by ZooKeeper: the one in force
+        g.put("requested_session_timeout_ms", coordinator.requestedSessionTimeoutMs());
         g.put("name", name);
         g.put("state", state.wireName());
         g.put("epoch", epoch == null ? null : epoch.epoch());
