@@ -4,7 +4,6 @@ import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
-import io.walden.core.record.PayloadCompressor;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -41,13 +40,13 @@ public final class CompressionLoad {
         }
     }
 
-    private static final Variant NONE = new Variant("none", Compression.NONE, PayloadCompressor.DEFAULT_ZSTD_LEVEL);
+    private static final Variant NONE = new Variant("none", Compression.NONE, WalConfig.DEFAULT_ZSTD_LEVEL);
     /** The log's default zstd level: the codec's figure. */
-    private static final Variant ZSTD = new Variant("zstd", Compression.ZSTD, PayloadCompressor.DEFAULT_ZSTD_LEVEL);
+    private static final Variant ZSTD = new Variant("zstd", Compression.ZSTD, WalConfig.DEFAULT_ZSTD_LEVEL);
     /** zstd's own default level beside it, in the same slices: what the log's faster default buys on the append path. */
     private static final Variant ZSTD_3 = new Variant("zstd level 3", Compression.ZSTD, 3);
     private static final List<Variant> VARIANTS = List.of(NONE, new Variant("lz4", Compression.LZ4,
-            PayloadCompressor.DEFAULT_ZSTD_LEVEL), ZSTD, ZSTD_3);
+            WalConfig.DEFAULT_ZSTD_LEVEL), ZSTD, ZSTD_3);
 
     private CompressionLoad() {
     }
@@ -178,7 +177,7 @@ public final class CompressionLoad {
         long stored = 0;
         long plain = 0;
         byte[] out = new byte[64 << 10];
-        try (com.github.luben.zstd.ZstdCompressCtx ctx = new com.github.luben.zstd.ZstdCompressCtx().setLevel(PayloadCompressor.DEFAULT_ZSTD_LEVEL).loadDict(dictionary)) {
+        try (com.github.luben.zstd.ZstdCompressCtx ctx = new com.github.luben.zstd.ZstdCompressCtx().setLevel(WalConfig.DEFAULT_ZSTD_LEVEL).loadDict(dictionary)) {
             for (int i = trained; i < events.size(); i++) {
                 byte[] e = events.get(i);
                 int n = 4 + ctx.compressByteArray(out, 0, out.length, e, 0, e.length);

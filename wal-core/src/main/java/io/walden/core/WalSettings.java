@@ -27,7 +27,7 @@ final class WalSettings implements Cloneable {
     Durability durability = Durability.ON;
     Compression compression = Compression.NONE;
     boolean zstdDictionary = true;
-    int zstdLevel = io.walden.core.record.PayloadCompressor.DEFAULT_ZSTD_LEVEL;
+    int zstdLevel = WalConfig.DEFAULT_ZSTD_LEVEL;
     long maxCursorRetainedBytes = 4L << 30;
     ArchiveConfig archive;
     Duration writerDelay = Duration.ofMillis(200);

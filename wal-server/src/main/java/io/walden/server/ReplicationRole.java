@@ -15,6 +15,20 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 
+import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
+import static io.walden.server.config.ServerSettings.AUTH_TOKEN;
+import static io.walden.server.config.ServerSettings.MAX_REPLICAS;
+import static io.walden.server.config.ServerSettings.MAX_SLOT_RETAINED_BYTES;
+import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
+import static io.walden.server.config.ServerSettings.REPLICATION_INSECURE;
+import static io.walden.server.config.ServerSettings.REPLICATION_SECRET;
+import static io.walden.server.config.ServerSettings.REPLICATION_TLS_CA;
+import static io.walden.server.config.ServerSettings.REPLICATION_TLS_CERT;
+import static io.walden.server.config.ServerSettings.REPLICATION_TLS_KEY;
+import static io.walden.server.config.ServerSettings.RESTORE_FROM;
+import static io.walden.server.config.ServerSettings.SHIP_FLUSHED_ONLY;
+import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
+
 /**
  * The server's place in replication: a primary (a {@link ReplicationServer} accepting replicas) or a replica (a
  * {@link ReplicaClient} following its primary, and a {@code ReplicationServer} of its own when cascading), and the
@@ -54,37 +68,37 @@ public final class ReplicationRole implements AutoCloseable {
      * authentication. Each rule has the explicit, logged opt-out --replication-insecure.
      */
     static void checkSafety(ServerConfig config) {
-        boolean serving = config.replicateFrom() == null || config.replicationListenSet();
-        if (!serving) {
-            return;
+        InetSocketAddress listen = config.replicationListen();
+        if (listen == null) {
+            return; // replication-listen none, or a replica serving no cascade
         }
-        boolean tls = config.replicationTlsCert() != null;
+        boolean tls = config.get(REPLICATION_TLS_CERT) != null;
         // Client certificates are checked only when this side serves TLS: a CA alone authenticates nobody.
-        boolean authenticated = config.replicationSecret() != null || (tls && config.replicationTlsCa() != null);
-        if (config.authToken() != null && !authenticated) {
-            if (!config.replicationInsecure()) {
-                throw new IllegalStateException("refusing to accept replicas on " + config.replicationListen()
+        boolean authenticated = config.get(REPLICATION_SECRET) != null || (tls && config.get(REPLICATION_TLS_CA) != null);
+        if (config.get(AUTH_TOKEN) != null && !authenticated) {
+            if (!config.get(REPLICATION_INSECURE)) {
+                throw new IllegalStateException("refusing to accept replicas on " + listen
                         + " without authentication while the HTTP API requires a token: any local process could stream the "
                         + "whole log past it; set --replication-secret (or mutual TLS with --replication-tls-cert/-key and "
                         + "--replication-tls-ca), or opt out with --replication-insecure");
             }
             LOG.warn("INSECURE: the HTTP API requires a token but replicas on {} need no authentication "
-                    + "(--replication-insecure): any process that can reach it can read the whole log", config.replicationListen());
+                    + "(--replication-insecure): any process that can reach it can read the whole log", listen);
         }
-        if (config.replicationListen().getAddress().isLoopbackAddress()) {
+        if (listen.getAddress().isLoopbackAddress()) {
             return;
         }
         if (tls && authenticated) {
             return;
         }
-        if (!config.replicationInsecure()) {
-            throw new IllegalStateException("refusing to accept replicas on " + config.replicationListen() + " without "
+        if (!config.get(REPLICATION_INSECURE)) {
+            throw new IllegalStateException("refusing to accept replicas on " + listen + " without "
                     + (tls ? "" : "TLS (--replication-tls-cert/--replication-tls-key)" + (authenticated ? "" : " and "))
                     + (authenticated ? "" : "authentication (--replication-secret or --replication-tls-ca)")
                     + ": configure them, bind a loopback address, or opt out with --replication-insecure");
         }
         LOG.warn("INSECURE: accepting replicas on {} with{} TLS and with{} authentication (--replication-insecure): anyone "
-                + "who can reach it can read the whole log", config.replicationListen(), tls ? "" : "out", authenticated ? "" : "out");
+                + "who can reach it can read the whole log", listen, tls ? "" : "out", authenticated ? "" : "out");
     }
 
     /** Starts the role the configuration asks for: a replica of replicate-from, else a primary (own event loops). */
@@ -100,25 +114,44 @@ public final class ReplicationRole implements AutoCloseable {
             throws InterruptedException {
         ReplicationRole role = new ReplicationRole(wal, config, registry, loops);
         try {
-            if (config.replicateFrom() != null) {
-                role.replica = ReplicaClient.builder(wal, config.replicateFrom(), config.name())
-                        .secret(config.replicationSecret()).tls(clientTls(config)).eventLoops(loops)
-                        .restoreFrom(config.restoreFrom() == null ? null
-                                : io.walden.core.archive.ArchiveTargets.open(config.restoreFrom(), config.archiveEndpoint()))
+            if (config.get(REPLICATE_FROM) != null) {
+                role.replica = ReplicaClient.builder(wal, config.get(REPLICATE_FROM), config.name())
+                        .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops)
+                        .restoreFrom(config.get(RESTORE_FROM) == null ? null
+                                : io.walden.core.archive.ArchiveTargets.open(config.get(RESTORE_FROM), config.get(ARCHIVE_ENDPOINT)))
                         .start();
-                if (config.replicationListenSet()) {
-                    role.startServer(); // cascading: serve replicas of this replica
+                if (config.replicationListen() != null) {
+                    role.startServer(config.replicationListen()); // cascading: serve replicas of this replica
                 }
             } else {
-                role.startServer();
-                if (config.syncReplicas() != null) {
-                    role.server.policy(SyncPolicy.parse(config.syncReplicas()));
+                if (config.replicationListen() != null) { // replication-listen none: a primary on its own
+                    role.startServer(config.replicationListen());
+                    if (config.get(SYNC_REPLICAS) != null) {
+                        role.server.policy(SyncPolicy.parse(config.get(SYNC_REPLICAS)));
+                    }
                 }
+                promoteAReplicasLog(wal);
             }
             return role;
         } catch (RuntimeException | InterruptedException e) {
             role.close();
             throw e;
+        }
+    }
+
+    /**
+     * A replica's log started as a primary (the server was restarted without {@code replicate-from}) is promoted, as
+     * PostgreSQL promotes a standby started without {@code standby.signal}: its readers would otherwise stop at what its
+     * old primary had confirmed, and appends past that would be acknowledged but never read. After the policy is set:
+     * no durable commit passes as LOCAL in between.
+     */
+    private static void promoteAReplicasLog(Wal wal) {
+        long limit = wal.readLimit();
+        if (limit != Long.MAX_VALUE) {
+            Epoch epoch = wal.replication().promote();
+            LOG.warn("The log in {} was a replica's (its readers stopped at {}, what its primary had confirmed): started "
+                    + "without replicate-from, it is promoted, epoch {} begins at {}", wal.config().directory(),
+                    io.walden.core.Lsn.format(limit), epoch.number(), io.walden.core.Lsn.format(epoch.startLsn()));
         }
     }
 
@@ -152,7 +185,7 @@ public final class ReplicationRole implements AutoCloseable {
         closeServer();
         closeReplica();
         replica = ReplicaClient.builder(wal, primary, config.name())
-                .secret(config.replicationSecret()).tls(clientTls(config)).eventLoops(loops).start();
+                .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops).start();
     }
 
     /** Stops following (the primary is gone): the log keeps refusing appends and receives nothing more. */
@@ -171,10 +204,10 @@ public final class ReplicationRole implements AutoCloseable {
     public synchronized Epoch becomePrimary(int atLeastNumber) throws InterruptedException {
         closeReplica();
         if (server == null) {
-            startServer();
+            startServer(config.replicationListen()); // a member always listens (checked when loaded)
         }
-        if (config.syncReplicas() != null) {
-            server.policy(SyncPolicy.parse(config.syncReplicas()));
+        if (config.get(SYNC_REPLICAS) != null) {
+            server.policy(SyncPolicy.parse(config.get(SYNC_REPLICAS)));
         }
         return wal.replication().promote(atLeastNumber);
     }
@@ -223,7 +256,7 @@ public final class ReplicationRole implements AutoCloseable {
 
     /** What a new replica needs from its primary before its log can be created. */
     static io.walden.replication.replica.PrimaryIdentity fetchIdentity(ServerConfig config) throws InterruptedException {
-        return fetchIdentity(config, config.replicateFrom());
+        return fetchIdentity(config, config.get(REPLICATE_FROM));
     }
 
     /** As {@link #fetchIdentity(ServerConfig, InetSocketAddress, EventLoops)}, on an own NIO group. */
@@ -239,22 +272,22 @@ public final class ReplicationRole implements AutoCloseable {
     public static io.walden.replication.replica.PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary,
                                                                               EventLoops loops) throws InterruptedException {
         return io.walden.replication.replica.PrimaryIdentity.fetch(primary, config.name(), clientTls(config),
-                config.replicationSecret(), 30_000, loops == null ? EventLoops.ownNio() : loops);
+                config.get(REPLICATION_SECRET), 30_000, loops == null ? EventLoops.ownNio() : loops);
     }
 
     /** TLS to the primary when a CA or a certificate of its own is configured (never a secret in the clear then). */
     private static SslContext clientTls(ServerConfig config) {
-        return config.replicationTlsCa() == null && config.replicationTlsCert() == null ? null
-                : ReplicationTls.client(config.replicationTlsCa(), config.replicationTlsCert(), config.replicationTlsKey());
+        return config.get(REPLICATION_TLS_CA) == null && config.get(REPLICATION_TLS_CERT) == null ? null
+                : ReplicationTls.client(config.get(REPLICATION_TLS_CA), config.get(REPLICATION_TLS_CERT), config.get(REPLICATION_TLS_KEY));
     }
 
-    private void startServer() throws InterruptedException {
+    private void startServer(InetSocketAddress listen) throws InterruptedException {
         refuseOnceClosed();
-        SslContext tls = config.replicationTlsCert() == null ? null
-                : ReplicationTls.server(config.replicationTlsCert(), config.replicationTlsKey(), config.replicationTlsCa());
-        ReplicationServer s = ReplicationServer.builder(wal).listen(config.replicationListen()).keepaliveMillis(10_000)
-                .shipFlushedOnly(config.shipFlushedOnly())
-                .maxSlotRetainedBytes(config.maxSlotRetainedBytes()).maxReplicas(config.maxReplicas()).secret(config.replicationSecret()).tls(tls)
+        SslContext tls = config.get(REPLICATION_TLS_CERT) == null ? null
+                : ReplicationTls.server(config.get(REPLICATION_TLS_CERT), config.get(REPLICATION_TLS_KEY), config.get(REPLICATION_TLS_CA));
+        ReplicationServer s = ReplicationServer.builder(wal).listen(listen).keepaliveMillis(10_000)
+                .shipFlushedOnly(config.get(SHIP_FLUSHED_ONLY))
+                .maxSlotRetainedBytes(config.get(MAX_SLOT_RETAINED_BYTES)).maxReplicas(config.get(MAX_REPLICAS)).secret(config.get(REPLICATION_SECRET)).tls(tls)
                 .eventLoops(loops).start();
         s.meterBinder().bindTo(registry);
         server = s;
@@ -294,24 +327,27 @@ public final class ReplicationRole implements AutoCloseable {
         if (r == null) {
             throw new IllegalStateException("this server is already a primary (epoch " + wal.status().epoch() + ")");
         }
-        if (server == null) {
+        InetSocketAddress listen = config.replicationListenOrDefault();
+        if (server == null && listen != null) { // replication-listen none: a primary on its own, as configured
             try {
-                startServer(); // before the point of no return: a primary that cannot take replicas is refused
+                startServer(listen); // before the point of no return: a primary that cannot take replicas is refused
             } catch (RuntimeException e) {
-                throw new IllegalStateException("cannot promote: cannot accept replicas on " + config.replicationListen()
+                throw new IllegalStateException("cannot promote: cannot accept replicas on " + listen
                         + ": " + e.getMessage() + "; still a replica", e);
             }
         }
-        SyncPolicy before = server.policy();
-        if (config.syncReplicas() != null) {
+        SyncPolicy before = server == null ? null : server.policy();
+        if (server != null && config.get(SYNC_REPLICAS) != null) {
             // Before appends are accepted: an ON commit in between must wait for the policy, never pass as LOCAL.
-            server.policy(SyncPolicy.parse(config.syncReplicas())); // validated when the configuration was loaded
+            server.policy(SyncPolicy.parse(config.get(SYNC_REPLICAS))); // validated when the configuration was loaded
         }
         Epoch epoch;
         try {
             epoch = r.promote();
         } catch (RuntimeException e) {
-            server.policy(before); // still a replica: its cascading endpoint keeps the policy it had
+            if (server != null) {
+                server.policy(before); // still a replica: its cascading endpoint keeps the policy it had
+            }
             throw e;
         }
         replica = null;

@@ -42,6 +42,22 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import static io.walden.server.config.ServerSettings.AUTH_TOKEN;
+import static io.walden.server.config.ServerSettings.COORDINATOR;
+import static io.walden.server.config.ServerSettings.DURABILITY;
+import static io.walden.server.config.ServerSettings.EVENT_LOOPS;
+import static io.walden.server.config.ServerSettings.FLUSH_ON_EVENT_LOOP;
+import static io.walden.server.config.ServerSettings.MAX_BATCH_BYTES;
+import static io.walden.server.config.ServerSettings.MAX_BATCH_RECORDS;
+import static io.walden.server.config.ServerSettings.MAX_CONNECTIONS;
+import static io.walden.server.config.ServerSettings.MAX_READERS;
+import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
+import static io.walden.server.config.ServerSettings.STREAM_WRITE_TIMEOUT;
+import static io.walden.server.config.ServerSettings.SYNC_METHOD;
+import static io.walden.server.config.ServerSettings.TLS_CERT;
+import static io.walden.server.config.ServerSettings.TLS_KEY;
+import static io.walden.server.config.ServerSettings.TRANSPORT;
+
 /**
  * The sidecar: one log, served over HTTP (data API and admin API on one port). Start with {@link #start},
  * stop with {@link #close}: stop accepting, let in-flight requests finish (up to 10 s), close the log (which
@@ -99,27 +115,27 @@ public final class WaldenServer implements AutoCloseable {
     }
 
     private WaldenServer startOrFail() throws InterruptedException {
-        if (!config.loopbackOnly() && config.authToken() == null) {
+        if (!config.loopbackOnly() && config.get(AUTH_TOKEN) == null) {
             throw new IllegalStateException("refusing to listen on " + config.httpAddress()
                     + " without an auth token: set --auth-token (or auth-token in the config file), or bind 127.0.0.1");
         }
         SslContext tls;
         try {
-            tls = config.tlsCert() == null ? null
-                    : SslContextBuilder.forServer(config.tlsCert().toFile(), config.tlsKey().toFile()).build();
+            tls = config.get(TLS_CERT) == null ? null
+                    : SslContextBuilder.forServer(config.get(TLS_CERT).toFile(), config.get(TLS_KEY).toFile()).build();
         } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
-            throw new IllegalStateException("cannot use the TLS certificate/key (" + config.tlsCert() + ", "
-                    + config.tlsKey() + "): " + e.getMessage(), e);
+            throw new IllegalStateException("cannot use the TLS certificate/key (" + config.get(TLS_CERT) + ", "
+                    + config.get(TLS_KEY) + "): " + e.getMessage(), e);
         }
         ReplicationRole.checkSafety(config);
-        transport = Transports.choose(config.transport());
+        transport = Transports.choose(config.get(TRANSPORT));
         boss = transport.group(1);
-        workers = transport.group(config.eventLoops());
+        workers = transport.group(config.get(EVENT_LOOPS));
         // One group of event loops per process: replication's server, client and identity probe run on the HTTP
         // workers (shared: they never shut it down; shutDownEventLoops does, after replication has closed). Nothing
         // replication runs on a loop waits: the sender and the replica's write stage have threads of their own.
         io.walden.replication.transport.EventLoops replicationLoops = transport.eventLoops(workers);
-        if (config.coordinator() != null) {
+        if (config.get(COORDINATOR) != null) {
             group = io.walden.server.group.FailoverController.join(config);
             archive = config.archiveConfig();
             try {
@@ -129,9 +145,9 @@ public final class WaldenServer implements AutoCloseable {
             } catch (Exception e) {
                 throw new IllegalStateException("cannot open this member's log: " + e.getMessage(), e);
             }
-        } else if (config.replicateFrom() != null && !config.hasLog()) {
+        } else if (config.get(REPLICATE_FROM) != null && !config.hasLog()) {
             // A new replica: its log must be a copy of the primary's (same id, same segment size).
-            io.walden.replication.replica.PrimaryIdentity id = ReplicationRole.fetchIdentity(config, config.replicateFrom(),
+            io.walden.replication.replica.PrimaryIdentity id = ReplicationRole.fetchIdentity(config, config.get(REPLICATE_FROM),
                     replicationLoops);
             archive = config.archiveConfig();
             wal = id.openReplicaLog(config.walConfigBuilder().archive(archive));
@@ -156,17 +172,17 @@ public final class WaldenServer implements AutoCloseable {
         }
 
         // No queue: the read beyond max-readers is refused at once (503), never parked behind long polls and streams.
-        readers = new ThreadPoolExecutor(config.maxReaders(), config.maxReaders(), 60, TimeUnit.SECONDS,
+        readers = new ThreadPoolExecutor(config.get(MAX_READERS), config.get(MAX_READERS), 60, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), WaldenThreads.numbered("walden-reader"));
         segmentWaits = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-segment-wait"));
-        data = new DataApi(wal, readers, config.maxBatchBytes(), config.maxBatchRecords(), config.streamWriteTimeoutMillis(),
-                segmentWaits, config.flushOnEventLoop());
+        data = new DataApi(wal, readers, config.get(MAX_BATCH_BYTES), config.get(MAX_BATCH_RECORDS), config.get(STREAM_WRITE_TIMEOUT).toMillis(),
+                segmentWaits, config.get(FLUSH_ON_EVENT_LOOP));
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
         router = new HttpRouter(io.walden.server.http.Routes.of(data, new io.walden.server.http.CursorApi(wal, readers),
                 new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name())), wal.directory());
-        int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.maxBatchBytes());
-        String token = config.authToken();
-        ConnectionLimit connections = new ConnectionLimit(config.maxConnections());
+        int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.get(MAX_BATCH_BYTES));
+        String token = config.get(AUTH_TOKEN);
+        ConnectionLimit connections = new ConnectionLimit(config.get(MAX_CONNECTIONS));
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(transport.serverChannel())
@@ -198,7 +214,7 @@ public final class WaldenServer implements AutoCloseable {
         serverChannel = b.bind(config.httpAddress()).sync().channel();
         accepting = true;
         LOG.info("Walden serving {} on {}://{} (durability {}, sync {}, transport {}: {}); log at {}", wal.directory(),
-                tls == null ? "http" : "https", format(boundAddress()), config.durability().configName(), config.syncMethod(),
+                tls == null ? "http" : "https", format(boundAddress()), config.get(DURABILITY).configName(), config.get(SYNC_METHOD),
                 transport.name(), transport.note(), Lsn.format(wal.insertLsn()));
         return this;
     }

@@ -22,7 +22,6 @@ public final class PayloadCompressor implements AutoCloseable {
      * The log's default level: on small records (JSON events, with or without the log's dictionary) level 1 stores
      * within 2 % of zstd's own default, 3, for less CPU, and on the append path that CPU is the committers' (docs/benchmarks.md).
      */
-    public static final int DEFAULT_ZSTD_LEVEL = 1;
     private static final LZ4Compressor LZ4 = LZ4Factory.fastestInstance().fastCompressor();
 
     private byte[] in = new byte[0];

@@ -55,7 +55,7 @@ class RollFailureTest {
         Position insert = new Position(64);
         Position published = new Position(64);
         Appender appender = new Appender(registry, preparer, ring, insert, published, new Position(64), new ReadNotifier(), firstPrev, 0,
-                new WalStats(), new io.walden.core.record.DictionaryTrainer(false, io.walden.core.record.PayloadCompressor.DEFAULT_ZSTD_LEVEL, SEGMENT, 1 << 10, "test", () -> null));
+                new WalStats(), new io.walden.core.record.DictionaryTrainer(false, io.walden.core.WalConfig.DEFAULT_ZSTD_LEVEL, SEGMENT, 1 << 10, "test", () -> null));
         while (insert.get() + 2 * 1024 < SEGMENT) {
             appender.append(0, new byte[1000], 0, 1000, Durability.OFF);
         }

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Appends records to a log on disk from several threads at durability {@code on}, reads them back, and
  * prints what happened: a first look at Walden that needs nothing but a JDK.
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
+@Command(name = "demo", mixinStandardHelpOptions = true, usageHelpWidth = WaldenCli.HELP_WIDTH,
         description = "Append records to a log on disk from several threads, read them back, print the figures.")
 final class DemoCommand implements Callable<Integer> {
 

@@ -17,7 +17,7 @@ import java.util.concurrent.Callable;
  * Like pg_waldump: one line per record, or with {@code --stats} a table of counts and bytes per type.
  * Reads a directory no server holds, changing nothing.
  */
-@Command(name = "dump", mixinStandardHelpOptions = true,
+@Command(name = "dump", mixinStandardHelpOptions = true, usageHelpWidth = WaldenCli.HELP_WIDTH,
         description = {"Print the records of a log directory, one line each (like pg_waldump), or statistics per type.",
                 "Reads the files without changing them; the directory need not be held by a server."})
 final class DumpCommand implements Callable<Integer> {

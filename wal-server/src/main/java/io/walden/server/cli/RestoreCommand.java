@@ -12,10 +12,11 @@ import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 /** Builds a log from an archive, up to an LSN (docs/operations.md, "Backup and restore"). */
-@Command(name = "restore", mixinStandardHelpOptions = true,
-        description = {"Build a log in --data-dir from the segments archived at --from (s3://bucket/prefix or file:///dir),",
-                "checking every segment header and record, and ending at the last whole record that ends at or before",
-                "--until (default: the end of the archive). The directory must be empty or absent.",
+@Command(name = "restore", mixinStandardHelpOptions = true, usageHelpWidth = WaldenCli.HELP_WIDTH,
+        description = {"Build a log in --data-dir from the segments archived at --from.",
+                "The archive is s3://bucket[/prefix] or file:///dir. Every segment header and record is checked, and the",
+                "log ends at the last whole record that ends at or before --until (default: the end of the archive).",
+                "The directory must be empty or absent.",
                 "S3 credentials and region come from the AWS SDK's default chains (AWS_ACCESS_KEY_ID, AWS_REGION, profiles...).",
                 "Exit code: 0 restored, 1 the archive failed a check (nothing is left in --data-dir) or holds less than asked",
                 "for (a gap, or an end before --until: the log built up to there is left, and opens), 2 the restore could not run."},

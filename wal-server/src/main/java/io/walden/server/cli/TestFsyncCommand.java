@@ -12,9 +12,10 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 /** Like pg_test_fsync: ops/s and latency of each way to make a 4 KiB write durable on a directory's file system. */
-@Command(name = "test-fsync", mixinStandardHelpOptions = true,
-        description = {"Measure each sync method for 4 KiB writes on a preallocated and on a growing file in DIR,",
-                "recommend a sync method, and print the disk's durable-commit ceiling for one committer."})
+@Command(name = "test-fsync", mixinStandardHelpOptions = true, usageHelpWidth = WaldenCli.HELP_WIDTH,
+        description = {"Measure each sync method for 4 KiB writes on a file in DIR, and recommend one.",
+                "Each method is measured on a preallocated and on a growing file; the report ends with the disk's",
+                "durable-commit ceiling for one committer."})
 final class TestFsyncCommand implements Callable<Integer> {
 
     @Option(names = "--dir", defaultValue = ".", description = "Directory on the file system to test (default: current).")

@@ -6,11 +6,13 @@ import picocli.CommandLine.Command;
 /**
  * The {@code walden} command line: {@code java -jar walden.jar <command>}. Each subcommand has {@code --help}.
  */
-@Command(name = "walden", mixinStandardHelpOptions = true, version = "Walden 0.1.0",
+@Command(name = "walden", mixinStandardHelpOptions = true, version = "Walden 0.1.0", usageHelpWidth = WaldenCli.HELP_WIDTH,
         description = "A durable write-ahead log for the JVM.",
         subcommands = {ServeCommand.class, DemoCommand.class, DumpCommand.class, VerifyCommand.class, RestoreCommand.class, TestFsyncCommand.class,
                 CommandLine.HelpCommand.class})
 public final class WaldenCli implements Runnable {
+    /** Width of the help texts: wide enough that an address or a URI in a description never has to break. */
+    static final int HELP_WIDTH = 110;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -18,7 +20,14 @@ public final class WaldenCli implements Runnable {
     public static void main(String[] args) {
         System.setProperty("chronicle.analytics.disable", "true");
         System.setProperty("chronicle.announcer.disable", "true");
-        System.exit(new CommandLine(new WaldenCli()).execute(args));
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line with every subcommand, {@code serve}'s settings added to it ({@link ServeCommand#addSettings}). */
+    public static CommandLine commandLine() {
+        CommandLine cli = new CommandLine(new WaldenCli());
+        ServeCommand.addSettings(cli.getSubcommands().get("serve").getCommandSpec());
+        return cli;
     }
 
     @Override

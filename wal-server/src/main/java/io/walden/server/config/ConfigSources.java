@@ -7,47 +7,51 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Layers the sources of the settings: the defaults, overridden by a YAML file, overridden by command-line flags.
- * Unknown keys are refused, so that a typo never silently falls back to a default.
+ * Layers the sources of the settings ({@link ServerSettings}): the defaults, overridden by a YAML file, overridden by
+ * command-line flags. Unknown keys are refused, naming the known ones, so that a typo never silently falls back to a
+ * default; an older name of a setting (an alias) counts as the setting.
  *
  * <p>Thread-safety: stateless; runs once, on the thread that starts the server.
  */
 final class ConfigSources {
-    static final Set<String> KEYS = Set.of("data-dir", "http", "durability", "sync-method", "segment-size", "wal-buffers", "transport", "flush-on-event-loop", "event-loops", "ship-flushed-only", "writer-delay-ms", "compression", "zstd-dictionary", "zstd-level",
-            "auth-token", "max-batch-bytes", "max-readers", "max-connections", "max-batch-records", "stream-write-timeout-ms", "max-replicas", "tls-cert", "tls-key", "replication-listen", "replicate-from",
-            "name", "sync-replicas", "remote-commit-timeout-ms", "max-slot-retained-bytes", "max-cursor-retained-bytes", "replication-secret",
-            "replication-tls-cert", "replication-tls-key", "replication-tls-ca", "replication-insecure",
-            "archive-to", "archive-endpoint", "archive-timeout", "archive-max-pending-bytes", "archive-when-full",
-            "restore-from", "coordinator", "coordinator-session-timeout-ms");
+    /** A setting's text and where it came from (for errors). */
+    record Given(String text, String source) {
+    }
 
     private ConfigSources() {
     }
 
     /**
      * @param yaml  a YAML file, or null
-     * @param flags flags given on the command line (key without dashes to value); absent keys are not set
-     * @return every setting's text, the defaults included
+     * @param flags flags given on the command line (key without dashes to value); a null value is not set
+     * @return every setting's text by key, the defaults included
      */
-    static Map<String, String> read(Path yaml, Map<String, String> flags) throws IOException {
-        Map<String, String> v = ConfigDefaults.values();
+    static Map<String, Given> read(Path yaml, Map<String, String> flags) throws IOException {
+        Map<String, Given> v = new HashMap<>();
+        for (Setting<?> s : ServerSettings.ALL) {
+            String d = s.defaultValue();
+            if (d != null) {
+                v.put(s.key(), new Given(d, "the default"));
+            }
+        }
         if (yaml != null) {
             readYaml(yaml, v);
         }
         for (Map.Entry<String, String> e : flags.entrySet()) {
             if (e.getValue() != null) {
-                put(v, e.getKey(), e.getValue(), "command line");
+                put(v, e.getKey(), e.getValue(), "--" + e.getKey());
             }
         }
         return v;
     }
 
-    private static void readYaml(Path yaml, Map<String, String> v) throws IOException {
+    private static void readYaml(Path yaml, Map<String, Given> v) throws IOException {
         // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
         YAMLFactory factory = YAMLFactory.builder()
                 .enable(YAMLParser.Feature.PARSE_BOOLEAN_LIKE_WORDS_AS_STRINGS)
@@ -72,11 +76,14 @@ final class ConfigSources {
         }
     }
 
-    private static void put(Map<String, String> v, String key, String value, String source) {
-        if (!KEYS.contains(key)) {
-            throw new IllegalArgumentException(source + ": unknown setting '" + key + "' (known: "
-                    + String.join(", ", new TreeSet<>(KEYS)) + ")");
+    private static void put(Map<String, Given> v, String name, String value, String source) {
+        Setting<?> s = ServerSettings.named(name);
+        if (s == null) {
+            TreeSet<String> known = new TreeSet<>();
+            ServerSettings.ALL.forEach(k -> known.add(k.key()));
+            throw new IllegalArgumentException(source + ": unknown setting '" + name + "' (known: "
+                    + String.join(", ", known) + ")");
         }
-        v.put(key, value);
+        v.put(s.key(), new Given(value, source));
     }
 }

@@ -6,7 +6,25 @@ import io.walden.core.archive.ArchiveTargets;
 import io.walden.core.recovery.ControlFile;
 
 import java.io.IOException;
-import java.time.Duration;
+
+import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
+import static io.walden.server.config.ServerSettings.ARCHIVE_MAX_PENDING_BYTES;
+import static io.walden.server.config.ServerSettings.ARCHIVE_TIMEOUT;
+import static io.walden.server.config.ServerSettings.ARCHIVE_TO;
+import static io.walden.server.config.ServerSettings.ARCHIVE_WHEN_FULL;
+import static io.walden.server.config.ServerSettings.CHECKPOINT_INTERVAL;
+import static io.walden.server.config.ServerSettings.COMPRESSION;
+import static io.walden.server.config.ServerSettings.COORDINATOR;
+import static io.walden.server.config.ServerSettings.DURABILITY;
+import static io.walden.server.config.ServerSettings.MAX_CURSOR_RETAINED_BYTES;
+import static io.walden.server.config.ServerSettings.REMOTE_COMMIT_TIMEOUT;
+import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
+import static io.walden.server.config.ServerSettings.SEGMENT_SIZE;
+import static io.walden.server.config.ServerSettings.SYNC_METHOD;
+import static io.walden.server.config.ServerSettings.WAL_BUFFERS;
+import static io.walden.server.config.ServerSettings.WRITER_DELAY;
+import static io.walden.server.config.ServerSettings.ZSTD_DICTIONARY;
+import static io.walden.server.config.ServerSettings.ZSTD_LEVEL;
 
 /**
  * Translates the server's settings into the core library's configurations: the log's {@link WalConfig} and its
@@ -18,33 +36,25 @@ final class LogConfigs {
     private LogConfigs() {
     }
 
-    private static int zstdLevel(Settings s) {
-        try {
-            return Integer.parseInt(s.get("zstd-level").trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("zstd-level is a zstd level (1 to 22, or negative for faster), not '"
-                    + s.get("zstd-level") + "'");
-        }
-    }
-
     /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */
-    static WalConfig.Builder walConfigBuilder(ServerConfig c, Settings s) {
+    static WalConfig.Builder walConfigBuilder(ServerConfig c) {
         WalConfig.Builder b = WalConfig.builder(c.dataDir())
                 // A primary that crashed begins a new epoch at its recovered end: its replicas may hold records it
                 // shipped before flushing and then lost (docs/replication.md, "Shipping before the flush").
                 // A member of a group begins an epoch when it is elected, never on its own at open.
-                .newEpochAfterCrash(c.replicateFrom() == null && c.coordinator() == null)
-                .segmentSize(segmentSize(c, s))
-                .durability(c.durability())
-                .compression(c.compression())
-                .zstdDictionary(s.bool("zstd-dictionary"))
-                .zstdLevel(zstdLevel(s))
-                .maxCursorRetainedBytes(s.positive("max-cursor-retained-bytes"))
-                .syncMethod(c.syncMethod())
-                .remoteCommitTimeout(Duration.ofMillis(Long.parseLong(s.get("remote-commit-timeout-ms"))))
-                .writerDelay(Duration.ofMillis(s.positive("writer-delay-ms")));
-        if (s.get("wal-buffers") != null) {
-            b.walBuffers(s.positive("wal-buffers"));
+                .newEpochAfterCrash(c.get(REPLICATE_FROM) == null && c.get(COORDINATOR) == null)
+                .segmentSize(segmentSize(c))
+                .durability(c.get(DURABILITY))
+                .compression(c.get(COMPRESSION))
+                .zstdDictionary(c.get(ZSTD_DICTIONARY))
+                .zstdLevel(c.get(ZSTD_LEVEL))
+                .maxCursorRetainedBytes(c.get(MAX_CURSOR_RETAINED_BYTES))
+                .syncMethod(c.get(SYNC_METHOD))
+                .remoteCommitTimeout(c.get(REMOTE_COMMIT_TIMEOUT))
+                .writerDelay(c.get(WRITER_DELAY))
+                .checkpointInterval(c.get(CHECKPOINT_INTERVAL));
+        if (c.get(WAL_BUFFERS) != null) {
+            b.walBuffers(c.get(WAL_BUFFERS));
         }
         return b;
     }
@@ -53,14 +63,14 @@ final class LogConfigs {
      * The archive's settings with its target opened (an S3 client), or null when archive-to is not set. The caller
      * hands it to the log, which closes the target.
      */
-    static ArchiveConfig archiveConfig(ServerConfig c, Settings s) {
-        if (c.archiveTo() == null) {
+    static ArchiveConfig archiveConfig(ServerConfig c) {
+        if (c.get(ARCHIVE_TO) == null) {
             return null;
         }
-        return ArchiveConfig.builder(ArchiveTargets.open(c.archiveTo(), s.get("archive-endpoint")))
-                .timeout(c.archiveTimeout())
-                .maxPendingBytes(s.positive("archive-max-pending-bytes"))
-                .whenFull(ArchiveConfig.WhenFull.parse(s.get("archive-when-full")))
+        return ArchiveConfig.builder(ArchiveTargets.open(c.get(ARCHIVE_TO), c.get(ARCHIVE_ENDPOINT)))
+                .timeout(c.get(ARCHIVE_TIMEOUT))
+                .maxPendingBytes(c.get(ARCHIVE_MAX_PENDING_BYTES))
+                .whenFull(c.get(ARCHIVE_WHEN_FULL))
                 .build();
     }
 
@@ -68,14 +78,10 @@ final class LogConfigs {
      * The segment size applies to a new log; when none is given and the directory already holds a log, that log's
      * size is used (it cannot change), so a plain restart never fails on it.
      */
-    private static long segmentSize(ServerConfig c, Settings s) {
-        String given = s.get("segment-size");
+    private static long segmentSize(ServerConfig c) {
+        Long given = c.get(SEGMENT_SIZE);
         if (given != null) {
-            try {
-                return Long.parseLong(given.trim());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("segment-size must be a number of bytes, got '" + given + "'", e);
-            }
+            return given;
         }
         if (ControlFile.exists(c.dataDir())) {
             try (ControlFile cf = ControlFile.open(c.dataDir())) {

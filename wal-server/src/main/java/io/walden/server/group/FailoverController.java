@@ -20,6 +20,9 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import static io.walden.server.config.ServerSettings.COORDINATOR;
+import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
+
 /**
  * A member of a replica group (docs/operations.md, "Replica groups"): registers with the coordinator, follows the
  * primary the epoch record names, takes part in elections by {@link ElectionRule}, promotes itself when it wins,
@@ -70,8 +73,8 @@ public final class FailoverController implements AutoCloseable {
     private FailoverController(ServerConfig config) {
         this.config = config;
         this.name = config.name();
-        this.policy = config.syncReplicas() == null ? null : SyncPolicy.parse(config.syncReplicas());
-        this.coordinator = new GroupCoordinator(CoordinatorUri.parse(config.coordinator()), name,
+        this.policy = config.get(SYNC_REPLICAS) == null ? null : SyncPolicy.parse(config.get(SYNC_REPLICAS));
+        this.coordinator = new GroupCoordinator(CoordinatorUri.parse(config.get(COORDINATOR)), name,
                 config.coordinatorSessionTimeoutMillis(), this::onConnectionState);
     }
 

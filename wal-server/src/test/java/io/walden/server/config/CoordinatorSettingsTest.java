@@ -8,6 +8,8 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import static io.walden.server.config.ServerSettings.COORDINATOR;
+
 class CoordinatorSettingsTest {
     private static Map<String, String> member() {
         Map<String, String> flags = new HashMap<>();
@@ -20,7 +22,7 @@ class CoordinatorSettingsTest {
     @Test
     void shouldAcceptAMemberWithANameAndAReplicationAddressAndDefaultTheSessionTimeout() throws Exception {
         ServerConfig c = ServerConfig.load(null, member());
-        assertThat(c.coordinator()).isEqualTo("zk://127.0.0.1:2181/walden/g");
+        assertThat(c.get(COORDINATOR)).isEqualTo("zk://127.0.0.1:2181/walden/g");
         assertThat(c.coordinatorSessionTimeoutMillis()).isEqualTo(6000);
     }
 

@@ -1,0 +1,110 @@
+package io.walden.server.config;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The settings as an operator writes them (docs/operations.md): one syntax per kind, the same in flags and YAML, older
+ * names still accepted, and unknown keys refused with the known ones named.
+ */
+class ServerSettingsTest {
+    @TempDir
+    Path dir;
+
+    private static ServerConfig flags(String... keysAndValues) throws Exception {
+        Map<String, String> flags = new java.util.HashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            flags.put(keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return ServerConfig.load(null, flags);
+    }
+
+    @Test
+    void sizesTakeBinaryUnitsAndAPlainNumberIsBytes() throws Exception {
+        ServerConfig c = flags("segment-size", "1MiB", "archive-max-pending-bytes", "4GiB", "max-batch-bytes", "65536");
+        assertThat(c.get(ServerSettings.SEGMENT_SIZE)).isEqualTo(1L << 20);
+        assertThat(c.walConfig().segmentSize()).isEqualTo(1L << 20);
+        assertThat(c.get(ServerSettings.ARCHIVE_MAX_PENDING_BYTES)).isEqualTo(4L << 30);
+        assertThat(c.get(ServerSettings.MAX_BATCH_BYTES)).isEqualTo(65536L);
+        assertThat(flags("max-slot-retained-bytes", "512mb").get(ServerSettings.MAX_SLOT_RETAINED_BYTES)).isEqualTo(512L << 20);
+    }
+
+    @Test
+    void aSizeWithAnUnknownUnitIsRefusedNamingTheSetting() {
+        assertThatThrownBy(() -> flags("segment-size", "64MB/s")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("segment-size").hasMessageContaining("64MB/s");
+        assertThatThrownBy(() -> flags("max-batch-bytes", "12 parsecs")).hasMessageContaining("unknown size unit");
+    }
+
+    @Test
+    void sizesAndDurationsTakeUnitsInTheYamlFileToo() throws Exception {
+        Path yaml = dir.resolve("walden.yaml");
+        Files.writeString(yaml, "segment-size: 2MiB\nwriter-delay: 50ms\narchive-timeout: 5m\nremote-commit-timeout: 2s\n");
+        ServerConfig c = ServerConfig.load(yaml, Map.of());
+        assertThat(c.walConfig().segmentSize()).isEqualTo(2L << 20);
+        assertThat(c.walConfig().writerDelay()).isEqualTo(Duration.ofMillis(50));
+        assertThat(c.get(ServerSettings.ARCHIVE_TIMEOUT)).isEqualTo(Duration.ofMinutes(5));
+        assertThat(c.walConfig().remoteCommitTimeout()).isEqualTo(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void theOlderMillisecondNamesStillWorkAsFlagsAndYamlKeys() throws Exception {
+        ServerConfig c = flags("writer-delay-ms", "50", "remote-commit-timeout-ms", "1500", "stream-write-timeout-ms", "1000",
+                "coordinator-session-timeout-ms", "3000");
+        assertThat(c.walConfig().writerDelay()).isEqualTo(Duration.ofMillis(50));
+        assertThat(c.walConfig().remoteCommitTimeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(c.get(ServerSettings.STREAM_WRITE_TIMEOUT)).isEqualTo(Duration.ofSeconds(1));
+        assertThat(c.coordinatorSessionTimeoutMillis()).isEqualTo(3000);
+        Path yaml = dir.resolve("old.yaml");
+        Files.writeString(yaml, "writer-delay-ms: 20\n");
+        assertThat(ServerConfig.load(yaml, Map.of()).walConfig().writerDelay()).isEqualTo(Duration.ofMillis(20));
+    }
+
+    @Test
+    void flagsWinOverTheYamlFileWhichWinsOverTheDefaults() throws Exception {
+        Path yaml = dir.resolve("walden.yaml");
+        Files.writeString(yaml, "durability: local\nmax-readers: 8\n");
+        ServerConfig c = ServerConfig.load(yaml, Map.of("durability", "off"));
+        assertThat(c.get(ServerSettings.DURABILITY)).isEqualTo(io.walden.core.Durability.OFF);
+        assertThat(c.get(ServerSettings.MAX_READERS)).isEqualTo(8);
+        assertThat(c.get(ServerSettings.MAX_CONNECTIONS)).isEqualTo(1024);
+    }
+
+    @Test
+    void anUnknownKeyIsRefusedNamingTheKnownOnes() throws Exception {
+        assertThatThrownBy(() -> flags("segment-sise", "1MiB")).hasMessageContaining("unknown setting 'segment-sise'")
+                .hasMessageContaining("segment-size");
+        Path yaml = dir.resolve("typo.yaml");
+        Files.writeString(yaml, "durabilty: off\n");
+        assertThatThrownBy(() -> ServerConfig.load(yaml, Map.of())).hasMessageContaining("unknown setting 'durabilty'")
+                .hasMessageContaining(yaml.toString());
+    }
+
+    @Test
+    void replicationListenNoneTurnsTheListenerOffAndNeedsNoSecretBesideAToken() throws Exception {
+        ServerConfig c = flags("replication-listen", "none", "auth-token", "t");
+        assertThat(c.replicationListen()).isNull();
+        assertThat(flags("auth-token", "t").replicationListen()).as("a primary listens by default")
+                .isEqualTo(ServerConfig.parseAddress(ServerConfig.DEFAULT_REPLICATION, "test"));
+        assertThatThrownBy(() -> flags("replication-listen", "none", "sync-replicas", "FIRST 1 (r1)"))
+                .hasMessageContaining("replication-listen is none");
+    }
+
+    @Test
+    void everySettingHasHelpAndItsDefaultReadsAsItsType() {
+        for (Setting<?> s : ServerSettings.ALL) {
+            assertThat(s.help()).as(s.key()).isNotBlank().endsWith(".");
+            if (s.defaultValue() != null) {
+                assertThat(s.read(s.defaultValue(), "the default")).as(s.key()).isNotNull();
+            }
+        }
+    }
+}
