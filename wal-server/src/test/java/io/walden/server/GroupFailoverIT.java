@@ -224,6 +224,48 @@ class GroupFailoverIT {
         }
     }
 
+    /**
+     * An elected primary killed with SIGKILL, its checkpoints held back (so nothing but the election itself can tell
+     * its control file that its replica-era read limit is gone), keeps every record it acknowledged readable after its
+     * restart. It restarts alone, so nobody can be elected meanwhile: what it shows is what its log opened with.
+     */
+    @Test
+    void anElectedPrimaryKilledAfterAcknowledgingAppendsReadsThemAllAfterItsRestart() throws Exception {
+        startGroup(zk.getConnectString());
+        for (String follower : List.of("b", "c")) { // their control files keep the read limit they had as replicas
+            members.get(follower).stop();
+            members.get(follower).start("--checkpoint-interval", "1h");
+        }
+        awaitSettled();
+        assertThat(primary()).isEqualTo("a");
+        members.get("a").kill();
+        waitUntil(30, () -> primary() != null && !"a".equals(primary()));
+        String elected = primary();
+        String other = elected.equals("b") ? "c" : "b";
+        List<String> acknowledged = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            HttpResponse<String> r = members.get(elected).process.post("/v1/records?durability=on", ("after " + i).getBytes());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            acknowledged.add(JSON.readTree(r.body()).get("lsn").asText());
+        }
+        members.get(other).stop();
+        members.get(elected).kill();
+        members.get(elected).start("--checkpoint-interval", "1h");
+        assertThat(group(elected).get("state").asText()).as("alone, it cannot be elected again").isNotEqualTo("primary");
+        Map<Long, String> records = members.get(elected).process.records();
+        for (int i = 0; i < acknowledged.size(); i++) {
+            assertThat(records).as("acknowledged at " + acknowledged.get(i) + " before the kill")
+                    .containsEntry(Lsn.parse(acknowledged.get(i)), "after " + i);
+        }
+        members.get(other).start();
+        awaitSettled();
+        assertThat(primary()).isEqualTo(elected);
+        HttpResponse<String> next = members.get(elected).process.post("/v1/records?durability=on", "next".getBytes());
+        assertThat(next.statusCode()).as(next.body()).isEqualTo(200);
+        long lsn = Lsn.parse(JSON.readTree(next.body()).get("lsn").asText());
+        waitUntil(() -> "next".equals(members.get(other).process.records().get(lsn)));
+    }
+
     @Test
     void shouldHandOverToTheNamedReplicaWithoutLosingAnythingOnASwitchover() throws Exception {
         startGroup(zk.getConnectString());
@@ -444,16 +486,25 @@ class GroupFailoverIT {
             this.coordinator = "zk://" + connect + "/walden/it";
         }
 
-        void start() throws Exception {
-            process = ServerProcess.start(work, dir, http, "--coordinator", coordinator, "--name", name,
+        void start(String... extra) throws Exception {
+            List<String> args = new ArrayList<>(List.of("--coordinator", coordinator, "--name", name,
                     "--replication-listen", "127.0.0.1:" + replication, "--coordinator-session-timeout-ms",
-                    Integer.toString(SESSION_MS), "--sync-replicas", "ANY 1 (a, b, c)", "--segment-size", "1048576");
+                    Integer.toString(SESSION_MS), "--sync-replicas", "ANY 1 (a, b, c)", "--segment-size", "1048576"));
+            args.addAll(List.of(extra));
+            process = ServerProcess.start(work, dir, http, args.toArray(new String[0]));
             logs.add(process.log);
         }
 
         void kill() throws InterruptedException {
             if (process != null) {
                 process.kill();
+            }
+        }
+
+        /** SIGTERM: a clean stop (its shutdown checkpoint records what it had). */
+        void stop() throws InterruptedException {
+            if (process != null) {
+                process.terminate();
             }
         }
     }
