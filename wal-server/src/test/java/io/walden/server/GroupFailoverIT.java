@@ -329,17 +329,27 @@ class GroupFailoverIT {
 
     @Test
     void shouldLoseNoAcknowledgedRecordAndHaveOnePrimaryAtATimeThroughRandomKills() throws Exception {
-        int kills = Integer.getInteger("walden.group.kills", 20);
+        int kills = Integer.getInteger("walden.group.kills", 4);
         startGroup(zk.getConnectString());
         Random random = new Random(20261124L);
         List<String> primariesSeen = new ArrayList<>();
+        int handovers = 0;
         try (Loader load = new Loader(); Watcher watcher = new Watcher()) {
             load.awaitAcks(100);
             for (int i = 0; i < kills; i++) {
                 List<String> names = new ArrayList<>(members.keySet());
-                String victim = names.get(random.nextInt(names.size()));
+                // Every other kill is the primary's: a group that only ever lost replicas would test no failover.
+                String victim = i % 2 == 0 ? primary() : names.get(random.nextInt(names.size()));
+                boolean wasPrimary = victim.equals(primary());
                 members.get(victim).kill();
-                Thread.sleep(random.nextInt(1500));
+                if (wasPrimary) {
+                    // Back only once a successor leads: restarted within its session, it would win the tie by name
+                    // again and the group would never change hands.
+                    waitUntil(30, () -> primary() != null && !victim.equals(primary()));
+                    handovers++;
+                } else {
+                    Thread.sleep(random.nextInt(1500));
+                }
                 members.get(victim).start();
                 awaitSettled();
                 primariesSeen.add(primary());
@@ -351,7 +361,11 @@ class GroupFailoverIT {
             assertEverythingAcknowledgedIsEverywhere(load);
         }
         assertThat(primariesSeen).hasSize(kills);
-        System.out.printf("GroupFailoverIT: %d kills, primaries after each: %s%n", kills, primariesSeen);
+        assertThat(handovers).as("kills of the primary").isGreaterThanOrEqualTo(kills / 2);
+        assertThat(new java.util.HashSet<>(primariesSeen)).as("the group changed hands: primaries after each kill "
+                + primariesSeen).hasSizeGreaterThan(1);
+        System.out.printf("GroupFailoverIT: %d kills (%d of the primary), primaries after each: %s%n", kills, handovers,
+                primariesSeen);
         terminateAndCompareSegments();
     }
 
