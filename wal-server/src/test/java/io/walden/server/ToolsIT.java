@@ -118,6 +118,55 @@ class ToolsIT {
                 .containsPattern("ceiling for one committer: about [\\d,]+ commits/s");
     }
 
+    /** A user's mistake: one line naming it, on standard error, status 2, no stack trace. */
+    private static void assertOneLineUserError(WaldenJar.Run run, String mentions) {
+        assertThat(run.exitCode()).as(run.stdout() + run.stderr()).isEqualTo(2);
+        List<String> lines = run.stderr().lines().filter(l -> !l.contains(" INFO ") && !l.contains(" WARN ")).toList();
+        assertThat(lines).as(run.stderr()).hasSize(1);
+        assertThat(lines.get(0)).contains(mentions).doesNotContain("Exception");
+        assertThat(run.stderr()).doesNotContain("\tat ");
+    }
+
+    @Test
+    void demoUsesATemporaryDirectoryAndLeavesTheWorkingDirectoryAsItWas() throws Exception {
+        Path cwd = java.nio.file.Files.createDirectories(work.resolve("cwd"));
+        // A server's default directory, held: demo must not need it.
+        try (Wal held = Wal.open(WalConfig.builder(cwd.resolve("walden-data")).segmentSize(SEGMENT).build())) {
+            List<Path> before;
+            try (var files = java.nio.file.Files.list(cwd)) {
+                before = files.sorted().toList();
+            }
+            WaldenJar.Run run = WaldenJar.run(cwd, "demo", "--records", "1000");
+            assertThat(run.exitCode()).as(run.stdout() + run.stderr()).isZero();
+            assertThat(run.stdout()).contains("Read back 1,000 records");
+            try (var files = java.nio.file.Files.list(cwd)) { // the held log's own files change meanwhile
+                assertThat(files.sorted().filter(p -> !p.getFileName().toString().matches("(out|err).*\\.txt")).toList())
+                        .isEqualTo(before);
+            }
+        }
+    }
+
+    @Test
+    void aDirectoryAnotherProcessHoldsIsOneLineAndStatusTwo() throws Exception {
+        try (Wal held = Wal.open(WalConfig.builder(log).segmentSize(SEGMENT).build())) {
+            assertOneLineUserError(WaldenJar.run(work, "demo", "--data-dir", log.toString()), "in use by another process");
+            assertOneLineUserError(WaldenJar.run(work, "serve", "--data-dir", log.toString(), "--http", "127.0.0.1:0",
+                    "--replication-listen", "none"), "in use by another process");
+        }
+    }
+
+    @Test
+    void restoreRefusesAMistakenArchiveOrDirectoryInOneLine() throws Exception {
+        assertOneLineUserError(WaldenJar.run(work, "restore", "--from", "/path", "--data-dir", "x"), "s3://");
+        assertOneLineUserError(WaldenJar.run(work, "restore", "--from", "file://relative", "--data-dir", "x"), "file:///");
+        Path missing = work.resolve("no-archive-here");
+        assertOneLineUserError(WaldenJar.run(work, "restore", "--from", missing.toUri().toString(), "--data-dir", "x"),
+                "no archive at");
+        assertThat(missing).as("a missing archive is not created").doesNotExist();
+        assertOneLineUserError(WaldenJar.run(work, "restore", "--from", work.toUri().toString(), "--data-dir",
+                log.toString()), "not empty");
+    }
+
     @Test
     void everyCommandShouldHaveHelp() throws Exception {
         for (String command : new String[] {"demo", "dump", "verify", "test-fsync"}) {

@@ -16,6 +16,18 @@ public final class ArchiveTargets {
      * @throws IllegalArgumentException for another scheme, a malformed URI, or s3:// without the AWS SDK on the class path
      */
     public static ArchiveTarget open(String uri, String endpoint) {
+        return open(uri, endpoint, true);
+    }
+
+    /**
+     * {@link #open}, for reading an archive that must exist already (a restore, a replica's catch-up): a directory
+     * archive that is missing is refused, and never created.
+     */
+    public static ArchiveTarget openExisting(String uri, String endpoint) {
+        return open(uri, endpoint, false);
+    }
+
+    private static ArchiveTarget open(String uri, String endpoint, boolean create) {
         URI u;
         try {
             u = URI.create(uri);
@@ -25,8 +37,16 @@ public final class ArchiveTargets {
         String scheme = u.getScheme() == null ? "" : u.getScheme();
         switch (scheme) {
             case "file":
+                if (u.getRawAuthority() != null || u.getPath() == null || !u.getPath().startsWith("/")) {
+                    throw new IllegalArgumentException("a directory archive is file:///absolute/dir (three slashes), not '"
+                            + uri + "'");
+                }
+                Path dir = Path.of(u);
+                if (!create && !java.nio.file.Files.isDirectory(dir)) {
+                    throw new IllegalArgumentException("no archive at " + uri + ": " + dir + " is not a directory");
+                }
                 try {
-                    return new FileArchiveTarget(Path.of(u));
+                    return new FileArchiveTarget(dir);
                 } catch (IOException e) {
                     throw new UncheckedIOException("cannot use the archive directory " + uri + ": " + e.getMessage(), e);
                 }

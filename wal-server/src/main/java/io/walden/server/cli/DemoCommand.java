@@ -10,6 +10,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +26,8 @@ import java.util.concurrent.atomic.AtomicLong;
         description = "Append records to a log on disk from several threads, read them back, print the figures.")
 final class DemoCommand implements Callable<Integer> {
 
-    @Option(names = "--data-dir", defaultValue = "walden-data", description = "Log directory (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--data-dir", description = "Log directory (default: a temporary directory, removed afterwards; the "
+            + "working directory is left as it was).")
     Path dataDir;
 
     @Option(names = "--records", defaultValue = "20000", description = "Records to append (default: ${DEFAULT-VALUE}).")
@@ -40,7 +42,26 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Durability level = Durability.parse(durability);
-        try (Wal wal = Wal.open(WalConfig.builder(dataDir).build())) {
+        Path dir = dataDir != null ? dataDir : Files.createTempDirectory("walden-demo");
+        try {
+            return run(dir, level);
+        } finally {
+            if (dataDir == null) {
+                deleteTree(dir);
+            }
+        }
+    }
+
+    private static void deleteTree(Path dir) throws java.io.IOException {
+        try (var files = Files.walk(dir)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private int run(Path dir, Durability level) throws InterruptedException {
+        try (Wal wal = Wal.open(WalConfig.builder(dir).build())) {
             System.out.printf("Opened %s: %s%n", wal.directory(), wal.status().recoveryReport());
             long first = wal.insertLsn();
             AtomicLong appended = new AtomicLong();

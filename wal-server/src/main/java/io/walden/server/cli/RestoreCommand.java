@@ -35,13 +35,28 @@ final class RestoreCommand implements Callable<Integer> {
     @Option(names = "--archive-endpoint", description = "Endpoint of an S3-compatible store (http://host:port); requests are then path-style.")
     String endpoint;
 
+    /** Restore builds a new log: it never writes into a directory that holds anything. */
+    private static void refuseNonEmpty(Path dir) throws java.io.IOException {
+        if (java.nio.file.Files.isDirectory(dir)) {
+            try (var files = java.nio.file.Files.list(dir)) {
+                if (files.findAny().isPresent()) {
+                    throw new UserError("refusing to restore into " + dir + ": it is not empty (restore builds a new log; "
+                            + "move the old one away first)");
+                }
+            }
+        } else if (java.nio.file.Files.exists(dir)) {
+            throw new UserError("refusing to restore into " + dir + ": it is not a directory");
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         long untilLsn = until == null ? Long.MAX_VALUE : Lsn.parse(until);
         long start = System.nanoTime();
         ArchiveRestore.Result r;
         boolean terminal = System.console() != null;
-        try (ArchiveTarget target = ArchiveTargets.open(from, endpoint); Progress bar = Progress.onTerminal()) {
+        refuseNonEmpty(dataDir);
+        try (ArchiveTarget target = ArchiveTargets.openExisting(from, endpoint); Progress bar = Progress.onTerminal()) {
             r = ArchiveRestore.restore(target, dataDir, untilLsn, (index, count, name, bytes) -> {
                 if (terminal) {
                     int width = 30;

@@ -27,7 +27,22 @@ public final class WaldenCli implements Runnable {
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new WaldenCli());
         ServeCommand.addSettings(cli.getSubcommands().get("serve").getCommandSpec());
+        cli.setExecutionExceptionHandler(WaldenCli::userErrorsInOneLine);
         return cli;
+    }
+
+    /**
+     * A user's mistake (a bad value, a directory another process holds, one in the wrong state) is one line naming
+     * the problem, and exit status 2; anything else is a defect, shown with its stack trace (status 2 as well).
+     */
+    private static int userErrorsInOneLine(Exception e, CommandLine command, CommandLine.ParseResult parsed) {
+        if (e instanceof UserError || e instanceof IllegalArgumentException || e instanceof io.walden.core.WalLockedException) {
+            command.getErr().println("walden " + command.getCommandName() + ": " + e.getMessage());
+            return 2;
+        }
+        command.getErr().println("walden " + command.getCommandName() + " failed: " + e);
+        e.printStackTrace(command.getErr());
+        return 2;
     }
 
     @Override
