@@ -129,6 +129,30 @@ public final class Exchange extends AppendCompletion implements Runnable {
         return -1;
     }
 
+    /**
+     * The first query parameter whose name is not in {@code known}, or null: a scan of the raw query, no decoding (a
+     * request without one costs one {@code indexOf}).
+     */
+    String unknownParam(java.util.Set<String> known) {
+        int q = uri.indexOf('?');
+        if (q < 0) {
+            return null;
+        }
+        for (int at = q + 1; at < uri.length(); ) {
+            int end = uri.indexOf('&', at);
+            if (end < 0) {
+                end = uri.length();
+            }
+            int eq = uri.indexOf('=', at);
+            String name = uri.substring(at, eq < 0 || eq > end ? end : eq);
+            if (!name.isEmpty() && !known.contains(name)) {
+                return QueryStringDecoder.decodeComponent(name);
+            }
+            at = end + 1;
+        }
+        return null;
+    }
+
     /** A query parameter's single value (decoded), or null. */
     public String param(String name) {
         if (uri.indexOf('?') < 0) {

@@ -80,6 +80,13 @@ public final class HttpRouter {
         }
         Route route = ex.route();
         if (route != null) {
+            String unknown = route.params() == null ? null : ex.unknownParam(route.params());
+            if (unknown != null) {
+                ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", "unknown parameter '" + unknown + "' for "
+                        + route.method() + " " + route.path() + (route.params().isEmpty() ? ": it takes none"
+                        : " (known: " + String.join(", ", new java.util.TreeSet<>(route.params())) + ")") + "; nothing was done");
+                return;
+            }
             route.handler().accept(ex);
             return;
         }

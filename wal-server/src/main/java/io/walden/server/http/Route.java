@@ -2,6 +2,7 @@ package io.walden.server.http;
 
 import io.netty.handler.codec.http.HttpMethod;
 
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -13,8 +14,11 @@ import java.util.function.Consumer;
  * @param path a literal path, or one ending in {@code /{name}}: any non-empty last segment (the handler reads it)
  * @param needsToken whether the request must carry the bearer token when one is configured; true unless the endpoint
  *                   was declared read-only, so that an endpoint nobody thought about is closed, not open
+ * @param params     the query parameters it reads: any other is refused (400), so that a misspelt one never falls back
+ *                   to a default silently; null for the probes' endpoints, which take whatever a probe adds
  */
-public record Route(HttpMethod method, String path, Kind kind, boolean needsToken, Body body, Consumer<Exchange> handler) {
+public record Route(HttpMethod method, String path, Kind kind, boolean needsToken, Body body, Set<String> params,
+                    Consumer<Exchange> handler) {
     /** The suffix of a path whose last segment is a name. */
     static final String NAME = "/{name}";
 

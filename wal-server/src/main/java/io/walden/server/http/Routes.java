@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 
 import static io.netty.handler.codec.http.HttpMethod.DELETE;
@@ -44,41 +45,47 @@ public final class Routes {
 
     /** The sidecar's endpoints. */
     public static Routes of(DataApi data, CursorApi cursors, AdminApi admin) {
+        Set<String> appendParams = Set.of("durability", "type", "compression");
         return new Routes(List.of(
-                readOnly(GET, "/", Route.Kind.OTHER, admin::page),
-                readOnly(GET, "/health", Route.Kind.FREE, admin::health),
-                readOnly(GET, "/ready", Route.Kind.FREE, admin::ready),
-                readOnly(GET, "/metrics", Route.Kind.FREE, admin::metrics),
+                probe(GET, "/", Route.Kind.OTHER, admin::page),
+                probe(GET, "/health", Route.Kind.FREE, admin::health),
+                probe(GET, "/ready", Route.Kind.FREE, admin::ready),
+                probe(GET, "/metrics", Route.Kind.FREE, admin::metrics),
                 readOnly(GET, "/admin/status", Route.Kind.OTHER, admin::status),
                 readOnly(GET, "/admin/segments", Route.Kind.OTHER, admin::segments),
-                records(POST, "/v1/records", data::append),
-                route(GET, "/v1/records", Route.Kind.OTHER, data::read),
-                records(POST, "/v1/records/batch", data::batch),
-                route(GET, "/v1/records/stream", Route.Kind.STREAM, data::stream),
-                route(GET, "/v1/cursors", Route.Kind.OTHER, cursors::list),
-                route(PUT, "/v1/cursors/{name}", Route.Kind.OTHER, cursors::set),
-                route(GET, "/v1/cursors/{name}", Route.Kind.OTHER, cursors::get),
-                route(DELETE, "/v1/cursors/{name}", Route.Kind.OTHER, cursors::delete),
-                route(POST, "/admin/checkpoint", Route.Kind.OTHER, admin::checkpoint),
-                route(PUT, "/admin/sync-replicas", Route.Kind.OTHER, admin::syncReplicas),
-                route(POST, "/admin/promote", Route.Kind.OTHER, admin::promote),
-                route(POST, "/admin/switchover", Route.Kind.OTHER, admin::switchover),
-                route(DELETE, "/admin/replication-slots", Route.Kind.OTHER, admin::dropSlot)));
+                records(POST, "/v1/records", appendParams, data::append),
+                route(GET, "/v1/records", Route.Kind.OTHER, Set.of("from", "cursor", "limit", "wait_ms", "visibility"), data::read),
+                records(POST, "/v1/records/batch", appendParams, data::batch),
+                route(GET, "/v1/records/stream", Route.Kind.STREAM, Set.of("from", "cursor", "visibility"), data::stream),
+                route(GET, "/v1/cursors", Route.Kind.OTHER, Set.of(), cursors::list),
+                route(PUT, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::set),
+                route(GET, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::get),
+                route(DELETE, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::delete),
+                route(POST, "/admin/checkpoint", Route.Kind.OTHER, Set.of("lsn"), admin::checkpoint),
+                route(PUT, "/admin/sync-replicas", Route.Kind.OTHER, Set.of(), admin::syncReplicas),
+                route(POST, "/admin/promote", Route.Kind.OTHER, Set.of(), admin::promote),
+                route(POST, "/admin/switchover", Route.Kind.OTHER, Set.of("to"), admin::switchover),
+                route(DELETE, "/admin/replication-slots", Route.Kind.OTHER, Set.of("name"), admin::dropSlot)));
     }
 
     /** An endpoint that needs the token (when one is configured) and takes a small body. */
-    private static Route route(HttpMethod method, String path, Route.Kind kind, Consumer<Exchange> handler) {
-        return new Route(method, path, kind, true, Route.Body.SMALL, handler);
+    private static Route route(HttpMethod method, String path, Route.Kind kind, Set<String> params, Consumer<Exchange> handler) {
+        return new Route(method, path, kind, true, Route.Body.SMALL, params, handler);
     }
 
     /** An append: needs the token, takes up to max-batch-bytes. */
-    private static Route records(HttpMethod method, String path, Consumer<Exchange> handler) {
-        return new Route(method, path, Route.Kind.APPEND, true, Route.Body.RECORDS, handler);
+    private static Route records(HttpMethod method, String path, Set<String> params, Consumer<Exchange> handler) {
+        return new Route(method, path, Route.Kind.APPEND, true, Route.Body.RECORDS, params, handler);
     }
 
     /** An endpoint that changes nothing and shows nothing of the data: open to anyone who reaches the port. */
     private static Route readOnly(HttpMethod method, String path, Route.Kind kind, Consumer<Exchange> handler) {
-        return new Route(method, path, kind, false, Route.Body.SMALL, handler);
+        return new Route(method, path, kind, false, Route.Body.SMALL, Set.of(), handler);
+    }
+
+    /** A read-only endpoint that probes and scrapers call: it ignores whatever parameters they add. */
+    private static Route probe(HttpMethod method, String path, Route.Kind kind, Consumer<Exchange> handler) {
+        return new Route(method, path, kind, false, Route.Body.SMALL, null, handler);
     }
 
     /** Every route, in declaration order. */
