@@ -171,20 +171,21 @@ public final class ReplicationRole implements AutoCloseable {
     }
 
     /**
-     * Follows the primary at {@code primary} (a replica group's member, told by its coordinator): stops serving
+     * Follows the primary at {@code primary} (a replica group's member, told by its coordinator; {@code primaryHttp} is
+     * where applications reach it, named in the refusal of local appends): stops serving
      * replicas if it did (a demoted primary), and switches from another primary if it followed one. The receiver's
      * handshake rewinds any tail the new primary's history does not hold (docs/replication.md).
      *
      * @throws IllegalStateException once closed
      */
-    public synchronized void follow(InetSocketAddress primary) {
+    public synchronized void follow(InetSocketAddress primary, String primaryHttp) {
         if (replica != null && replica.primary().equals(primary)) {
             return;
         }
         refuseOnceClosed();
         closeServer();
         closeReplica();
-        replica = ReplicaClient.builder(wal, primary, config.name())
+        replica = ReplicaClient.builder(wal, primary, config.name()).primaryHttp(primaryHttp)
                 .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops).start();
     }
 

@@ -278,6 +278,10 @@ class GroupFailoverIT {
             assertThat(JSON.readTree(done.body()).get("primary").asText()).isEqualTo(target);
             waitUntil(() -> "replica".equals(group(old).get("state").asText()));
             load.awaitAcks(load.count() + 200);
+            HttpResponse<String> refused = members.get(old).process.post("/v1/records", "to the old primary".getBytes());
+            assertThat(refused.statusCode()).isEqualTo(409);
+            assertThat(refused.body()).as("names where applications reach the primary")
+                    .contains("127.0.0.1:" + members.get(target).http + " (its HTTP address)");
             HttpResponse<String> notPrimary = members.get(old).process.post("/admin/switchover?to=" + target, new byte[0]);
             assertThat(notPrimary.statusCode()).isEqualTo(409);
             HttpResponse<String> unknown = members.get(target).process.post("/admin/switchover?to=nobody", new byte[0]);

@@ -71,7 +71,8 @@ class ReplicationIT {
 
             HttpResponse<String> refused = replica.post("/v1/records", "no".getBytes());
             assertThat(refused.statusCode()).isEqualTo(409);
-            assertThat(refused.body()).contains("replica of the primary at 127.0.0.1:" + replicationPort);
+            assertThat(refused.body()).contains("replica of the primary at 127.0.0.1:" + replicationPort)
+                    .contains("its replication address");
             HttpResponse<String> notPrimary = replica.put("/admin/sync-replicas", "FIRST 1 (x)");
             assertThat(notPrimary.statusCode()).isEqualTo(409);
             assertThat(Lsn.parse(replicaStatus.get("flushed_lsn").asText()))

@@ -75,8 +75,10 @@ public final class ReplicaClient implements AutoCloseable {
         this.applier = new ApplierDriver(wal, b.applier, b.applyFrom);
         this.session = new ReplicaSession(wal, primary, b.name, b.secret == null ? new byte[0] : b.secret, applier,
                 b.archive, receiver, () -> backoffMillis = 50, this::retryLater);
-        wal.replication().refuseAppends("this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
-                + "; write to the primary");
+        wal.replication().refuseAppends(b.primaryHttp != null
+                ? "this log is a replica of the primary at " + b.primaryHttp + " (its HTTP address): write there"
+                : "this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
+                        + " (its replication address; this replica does not know its HTTP address): write to the primary");
         this.statusTask = loops.group().scheduleAtFixedRate(() -> {
             Channel c = session.channel;
             if (c != null && c.isActive()) {
@@ -103,11 +105,22 @@ public final class ReplicaClient implements AutoCloseable {
         private long statusIntervalMillis = 10_000;
         private io.walden.core.archive.ArchiveTarget archive;
         private EventLoops loops;
+        private String primaryHttp;
 
         private Builder(Wal wal, InetSocketAddress primary, String name) {
             this.wal = wal;
             this.primary = primary;
             this.name = name;
+        }
+
+        /**
+         * Where applications reach the primary ({@code HOST:PORT} of its HTTP API), when known (a replica group's
+         * members publish it): the refusal of local appends names it. Null (default): only the replication address is
+         * known, and the refusal says so.
+         */
+        public Builder primaryHttp(String address) {
+            this.primaryHttp = address;
+            return this;
         }
 
         /** The shared secret the primary requires; null for none. */

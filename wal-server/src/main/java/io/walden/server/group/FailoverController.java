@@ -220,7 +220,7 @@ public final class FailoverController implements AutoCloseable {
             LOG.info("The primary {} is gone: this member stops following and reports its final position {}",
                     epoch == null ? null : epoch.primary(), Lsn.format(wal.flushedLsn()));
         } else if (primary.state() == Member.State.PRIMARY) {
-            role.follow(primary.replicationAddress());
+            role.follow(primary.replicationAddress(), primary.http());
         } // a fenced primary whose session lives may resume: keep following it
         String refused = role.replica() == null ? null : role.replica().fatalError();
         if (state == Member.State.REPLICA && refused != null) {
@@ -262,7 +262,7 @@ public final class FailoverController implements AutoCloseable {
         if (primary == null || primary.state() != Member.State.PRIMARY) {
             return false;
         }
-        role.follow(primary.replicationAddress());
+        role.follow(primary.replicationAddress(), primary.http());
         state = Member.State.REPLICA;
         LOG.info("Following the primary {} (epoch {})", primary.name(), epoch.epoch());
         return true;
