@@ -19,8 +19,12 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "dump", mixinStandardHelpOptions = true, usageHelpWidth = WaldenCli.HELP_WIDTH,
         description = {"Print the records of a log directory, one line each (like pg_waldump), or statistics per type.",
-                "Reads the files without changing them; the directory need not be held by a server."})
+                "Reads the files without changing them, and takes no lock: " + DumpCommand.LIVE})
 final class DumpCommand implements Callable<Integer> {
+    /** What reading a running server's directory gives (verify says the same; so does docs/operations.md, "Tools"). */
+    static final String LIVE = "on a running server's directory it shows a moment of a moving log (its last records may "
+            + "read as a torn tail, and segments removed meanwhile end the walk); stop the server, or copy the directory, "
+            + "for an exact picture.";
 
     @Option(names = "--data-dir", defaultValue = "walden-data", description = "Log directory (default: ${DEFAULT-VALUE}).")
     Path dataDir;

@@ -12,7 +12,8 @@ import java.util.concurrent.Callable;
 /** Checks every segment and record of a log directory; exit code 0 only when the log is clean. */
 @Command(name = "verify", mixinStandardHelpOptions = true, usageHelpWidth = WaldenCli.HELP_WIDTH,
         description = {"Check every segment header and record (length, prev link, CRC-32C) and what lies past the end.",
-                "Names the first problem precisely. Exit code: 0 clean, 1 a problem was found, 2 the check could not run."},
+                "Names the first problem precisely. Exit code: 0 clean, 1 a problem was found, 2 the check could not run.",
+                "Reads the files without changing them, and takes no lock: " + DumpCommand.LIVE},
         exitCodeOnExecutionException = 2)
 final class VerifyCommand implements Callable<Integer> {
 

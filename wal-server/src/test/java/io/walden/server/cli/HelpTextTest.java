@@ -29,6 +29,17 @@ class HelpTextTest {
         }
     }
 
+    @Test
+    void dumpVerifyAndTheOperationsGuideSayTheSameOfARunningServersDirectory() throws Exception {
+        String guide = String.join(" ", java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "operations.md"))
+                .split("\\s+"));
+        assertThat(guide).contains(DumpCommand.LIVE);
+        for (String command : new String[] {"dump", "verify"}) {
+            assertThat(String.join(" ", commands().get(command).getCommandSpec().usageMessage().description()))
+                    .as(command).contains(DumpCommand.LIVE);
+        }
+    }
+
     /** What the command's help is written from: its description, its options' and its commands' summaries (unwrapped). */
     private static String source(CommandLine c) {
         StringBuilder text = new StringBuilder(String.join(" ", c.getCommandSpec().usageMessage().description()));
