@@ -56,9 +56,11 @@ public final class Wal implements AutoCloseable {
      *
      * @throws WalLockedException    when another process or another Wal holds the directory
      * @throws WalCorruptedException when once-durable data fails validation (see {@link WalConfig.Builder#truncateAtCorruption})
-     * @throws WalException          on any I/O error, with the cause
+     * @throws WalException          on any I/O error, with the cause, or when the JVM lacks the flags Walden needs
+     *                               (the message names them)
      */
     public static Wal open(WalConfig config) {
+        JvmAccess.check();
         Wal wal = new Wal(config, LogOpener.open(config));
         wal.parts.start();
         return wal;

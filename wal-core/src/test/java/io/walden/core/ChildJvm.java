@@ -42,14 +42,20 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     public static ChildJvm start(Class<?> main, Path stderr, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        String flags = System.getProperty("walden.test.jvmFlags", "");
-        for (String f : flags.trim().split("\\s+")) {
+        List<String> flags = new ArrayList<>();
+        for (String f : System.getProperty("walden.test.jvmFlags", "").trim().split("\\s+")) {
             if (!f.isEmpty()) {
-                cmd.add(f);
+                flags.add(f);
             }
         }
+        return start(flags, main, stderr, args);
+    }
+
+    /** {@link #start(Class, Path, String...)} with these JVM flags instead of the tests' own. */
+    public static ChildJvm start(List<String> flags, Class<?> main, Path stderr, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(flags);
         cmd.add("-Xmx256m");
         cmd.add("-cp");
         cmd.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
