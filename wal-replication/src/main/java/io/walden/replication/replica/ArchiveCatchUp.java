@@ -64,7 +64,7 @@ final class ArchiveCatchUp {
         long segmentSize = wal.config().segmentSize();
         Path temp = wal.directory().resolve("archive-fetch" + SegmentFiles.TEMP_SUFFIX); // removed at open if left
         ArchiveCatalog catalog = ArchiveCatalog.read(archive, wal.directory());
-        EpochHistory follow = wal.status().history(); // adopted from the primary: the archive is read as it says
+        EpochHistory follow = historyToFollow(catalog.history());
         long total = 0;
         try {
             while (true) {
@@ -88,6 +88,27 @@ final class ArchiveCatchUp {
                     Lsn.format(wal.insertLsn()));
         }
         return total;
+    }
+
+    /**
+     * The history the archive is read by. This log's own may be older than the archive's: its primary refused it (the
+     * LSN was removed) before telling it of a promotion, and in its own history its epoch never ends, so an old
+     * primary's late copy of a segment would be read whole. A newer archived history this log can follow is adopted,
+     * durably, before anything of it is applied (PostgreSQL's recovery_target_timeline = latest); one it cannot follow
+     * (it holds records past where its epoch ended there) is still what the archive is read by, so that nothing past
+     * that end is applied, and the primary's next answer rewinds it.
+     */
+    private EpochHistory historyToFollow(EpochHistory archived) {
+        EpochHistory own = wal.status().history();
+        if (archived.current().number() <= own.current().number()) {
+            return own;
+        }
+        long end = wal.insertLsn();
+        if (archived.divergence(own.at(end), end) == null) {
+            wal.replication().adoptHistory(archived);
+            LOG.info("Adopted the archive's epoch history {} before fetching from {}", archived, archive.uri());
+        }
+        return archived;
     }
 
     /** Applies the archived file's records from {@code end}, below {@code usableEnd} only (where its epoch ends). */

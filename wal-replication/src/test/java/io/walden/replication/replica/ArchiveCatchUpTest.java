@@ -71,6 +71,71 @@ class ArchiveCatchUpTest {
         }
     }
 
+    private static byte[] payload(char kind, int i) {
+        byte[] p = new byte[1000];
+        Arrays.fill(p, (byte) kind);
+        p[0] = (byte) i;
+        return p;
+    }
+
+    /** Copies what {@code from} wrote from {@code to}'s end on, as streaming would. */
+    private static void copyWritten(Wal from, Wal to) {
+        long position = to.insertLsn();
+        for (io.walden.core.ReplicationChunk c; (c = from.replication().readWritten(position, 8192)) != null; ) {
+            position = to.replication().writeReceived(c.startLsn(), c.bytes());
+        }
+        to.flush();
+    }
+
+    /**
+     * A replica that never heard of a promotion catches up from an archive that holds both the old primary's late copy of
+     * the segment where the new epoch began and the new primary's: it adopts the archive's newer history and takes the
+     * new primary's records, never the old one's past the epoch's start.
+     */
+    @Test
+    void aReplicaBehindAPromotionFollowsTheArchivesNewerHistoryNotTheOldPrimarysLateCopy() throws Exception {
+        long small = 64 << 10;
+        try (FileArchiveTarget archive = new FileArchiveTarget(work.resolve("archive"));
+             Wal a = Wal.open(WalConfig.builder(work.resolve("a")).segmentSize(small).build());
+             Wal b = Wal.open(WalConfig.builder(work.resolve("b")).segmentSize(small).logId(a.status().logId()).build());
+             Wal c = Wal.open(WalConfig.builder(work.resolve("c")).segmentSize(small).logId(a.status().logId()).build())) {
+            b.replication().refuseAppends("a replica of a");
+            c.replication().refuseAppends("a replica that fell behind");
+            for (int i = 0; i < 80; i++) {
+                a.append(payload('R', i), Durability.OFF);
+            }
+            a.flush();
+            copyWritten(a, b);
+            for (int i = 0; i < 60; i++) {
+                a.append(payload('X', i), Durability.OFF); // never reached b
+            }
+            a.flush();
+            b.replication().promote();
+            for (int i = 0; i < 60; i++) {
+                b.append(payload('B', i), Durability.OFF);
+            }
+            b.flush();
+            archive.put(ArchiveNames.segment(1, 0), work.resolve("a").resolve(SegmentFiles.name(0)), small);
+            archive.put(ArchiveNames.segment(1, small), work.resolve("a").resolve(SegmentFiles.name(small)), small);
+            archive.put(ArchiveNames.segment(2, small), work.resolve("b").resolve(SegmentFiles.name(small)), small);
+            Path history = work.resolve("history");
+            Files.write(history, io.walden.core.recovery.HistoryFile.format(b.status().history(), false));
+            archive.put(ArchiveNames.history(2), history, Files.size(history));
+
+            new ArchiveCatchUp(c, archive).run();
+
+            assertThat(c.status().history()).as("adopted before applying").isEqualTo(b.status().history());
+            c.replication().raiseReadLimit(c.insertLsn());
+            StringBuilder kinds = new StringBuilder();
+            try (WalReader r = c.reader(c.oldestLsn())) {
+                for (WalRecord rec; (rec = r.next()) != null; ) {
+                    kinds.append((char) rec.payload()[1]);
+                }
+            }
+            assertThat(kinds.toString()).startsWith("R".repeat(80)).doesNotContain("X").contains("B");
+        }
+    }
+
     @Test
     void catchingUpASegmentTakesAChunkOfHeapNotTheSegment() throws Exception {
         try (FileArchiveTarget archive = new FileArchiveTarget(work.resolve("archive"));
