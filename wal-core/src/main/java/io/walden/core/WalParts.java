@@ -192,7 +192,9 @@ final class WalParts {
 
     /** Starts the background work, in order, once recovery is done (Wal.open). */
     void start() {
-        if (config.newEpochAfterCrash() && !report.shutDownCleanly()) {
+        // A replica's log (a read limit, an epoch it did not begin) never begins an epoch on its own: its application
+        // decides (it follows its primary, or promotes it by name).
+        if (config.newEpochAfterCrash() && !report.shutDownCleanly() && readLimit.get() == Long.MAX_VALUE) {
             replication.beginEpochAfterCrash();
         }
         if (!sync.durable()) {
@@ -210,10 +212,13 @@ final class WalParts {
         if (archiver != null) {
             archiver.start();
         }
+        // A replica's log says where its readers stop: what its primary had confirmed when it last knew.
+        String limit = readLimit.get() == Long.MAX_VALUE ? ""
+                : "; a replica's log: its readers stop at " + Lsn.format(readLimit.get()) + " until its primary confirms more";
         if (report.repaired()) {
-            LOG.warn("Opened Walden log {}: {}", dir, report);
+            LOG.warn("Opened Walden log {}: {}{}", dir, report, limit);
         } else {
-            LOG.info("Opened Walden log {}: {}", dir, report);
+            LOG.info("Opened Walden log {}: {}{}", dir, report, limit);
         }
     }
 

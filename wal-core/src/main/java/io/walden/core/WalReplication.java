@@ -114,10 +114,29 @@ final class WalReplication implements ReplicatedLog {
 
     @Override
     public void limitReadsToPrimary() {
+        if (limitReads()) {
+            persistReadLimit();
+        }
+    }
+
+    /** Sets the read limit to the flushed end if there was none; true when it did. */
+    private boolean limitReads() {
         synchronized (adminLock) {
-            if (readLimit.get() == Long.MAX_VALUE) {
-                readLimit.set(flushed.get());
+            if (readLimit.get() != Long.MAX_VALUE) {
+                return false;
             }
+            readLimit.set(flushed.get());
+            return true;
+        }
+    }
+
+    /**
+     * A log that becomes a replica's is one from this moment, also for an open after a crash (which must not take it
+     * for a primary's and begin an epoch of its own): the limit is checkpointed at once, not at the next checkpoint.
+     */
+    private void persistReadLimit() {
+        synchronized (adminLock) {
+            checkpointReadLimit();
         }
     }
 
@@ -151,12 +170,14 @@ final class WalReplication implements ReplicatedLog {
 
     @Override
     public void refuseAppends(String reason) {
-        if (reason != null) {
-            limitReadsToPrimary(); // a replica's readers never see what its primary may not have flushed
-        }
+        // A replica's readers never see what its primary may not have flushed: the limit first, in memory.
+        boolean limited = reason != null && limitReads();
         this.appendsRefused = reason; // before the cursors follow: no cursor change slips in between
         if (reason != null) {
             cursors.following();
+        }
+        if (limited) {
+            persistReadLimit(); // after the refusal: a fence is not held up by the checkpoint's force
         }
     }
 
@@ -171,7 +192,6 @@ final class WalReplication implements ReplicatedLog {
             EpochHistory next = history.next(end);
             writeHistory(next, true);
             epochBegunSinceOpen = true;
-            readLimit.set(Long.MAX_VALUE); // it begins an epoch as a primary: what it holds is that epoch's prefix
             LOG.warn("The log in {} was not closed cleanly: epoch {} begins at its recovered end {}, so that a replica "
                     + "holding records beyond it (received before they were flushed here) rewinds them", dir,
                     next.current().number(), Lsn.format(end));
@@ -232,7 +252,7 @@ final class WalReplication implements ReplicatedLog {
                 writeHistory(next, true);
                 epochBegunSinceOpen = true;
                 readLimit.set(Long.MAX_VALUE); // a primary's readers see all it has: its bytes are the new epoch's prefix
-                checkpointLiftedReadLimit();
+                checkpointReadLimit();
                 cursors.promoted(); // its cursors: everything it holds, kept live from now on
                 parts.dictionaries.lookInLogAgain(); // the primary's, as it reached this replica, before training one
                 appendsRefused = null;
@@ -345,15 +365,16 @@ final class WalReplication implements ReplicatedLog {
     }
 
     /**
-     * The control file learns at once that the read limit is gone, so that it agrees with the history; a failure here
-     * loses nothing (the history's mark covers it), so it is logged, and the next periodic checkpoint tries again.
+     * The control file learns at once that the read limit was set or lifted. A failure is logged, and the next periodic
+     * checkpoint tries again: a lifted limit is covered meanwhile by the history's mark, a set one by the role the
+     * application gives the log at its next open.
      */
-    private void checkpointLiftedReadLimit() {
+    private void checkpointReadLimit() {
         try {
             checkpointer.write(true);
         } catch (IOException e) {
-            LOG.warn("Could not write a checkpoint after lifting the read limit of {}: {} (the epoch history records the "
-                    + "promotion; the next checkpoint retries)", dir, e.toString());
+            LOG.warn("Could not write a checkpoint after the read limit of {} changed: {} (the next checkpoint retries)",
+                    dir, e.toString());
         }
     }
 

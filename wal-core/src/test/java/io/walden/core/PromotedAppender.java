@@ -15,7 +15,8 @@ import java.time.Duration;
  * Before promoting, it copies the control file to {@link #CONTROL_BEFORE_PROMOTION}: the parent may put it back to
  * stand for a crash that took the promotion's own checkpoint.
  *
- * <p>Args: primary directory, replica directory.
+ * <p>Args: primary directory, replica directory[, the epoch number a replica group's coordinator recorded: the
+ * promotion is then {@code promote(n)}, as an elected member's is].
  */
 public final class PromotedAppender {
     static final int BEFORE = 100;
@@ -47,7 +48,11 @@ public final class PromotedAppender {
         replica.replication().refuseAppends(Replicas.REFUSAL);
         Files.copy(replicaDir.resolve(ControlFile.NAME), replicaDir.resolve(CONTROL_BEFORE_PROMOTION),
                 StandardCopyOption.REPLACE_EXISTING);
-        replica.replication().promote();
+        if (args.length > 2) {
+            replica.replication().promote(Integer.parseInt(args[2])); // elected: numbered by the coordinator
+        } else {
+            replica.replication().promote();
+        }
         System.out.println("READY");
         for (int i = BEFORE; i < BEFORE + AFTER; i++) {
             long lsn = replica.append(payload(i), Durability.LOCAL);

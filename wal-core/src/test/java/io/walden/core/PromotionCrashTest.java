@@ -22,9 +22,10 @@ class PromotionCrashTest {
     Path work;
 
     /** Runs the child to its last acknowledged append, kills it with SIGKILL, and returns the acknowledged LSNs. */
-    private long[] promoteAppendAndKill(Path replicaDir) throws Exception {
-        try (ChildJvm child = ChildJvm.start(PromotedAppender.class, work.resolve("child.err"),
-                work.resolve("primary").toString(), replicaDir.toString())) {
+    private long[] promoteAppendAndKill(Path replicaDir, String... electedAs) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of(work.resolve("primary").toString(), replicaDir.toString()));
+        args.addAll(List.of(electedAs));
+        try (ChildJvm child = ChildJvm.start(PromotedAppender.class, work.resolve("child.err"), args.toArray(new String[0]))) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child promoted its log").isTrue();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (!child.lines().contains("DONE") && System.nanoTime() < deadline) {
@@ -73,6 +74,17 @@ class PromotionCrashTest {
         Path dir = work.resolve("replica");
         promoteAppendAndKill(dir);
         assertAllReadableAndAppendable(dir, PromotedAppender.BEFORE + PromotedAppender.AFTER);
+    }
+
+    /** An elected member's promotion (numbered by its coordinator: {@code promote(n)}) is as durable. */
+    @Test
+    void anElectedReplicaKilledAfterAcknowledgingAppendsReadsThemAllAfterItsRestart() throws Exception {
+        Path dir = work.resolve("replica");
+        promoteAppendAndKill(dir, "7");
+        assertAllReadableAndAppendable(dir, PromotedAppender.BEFORE + PromotedAppender.AFTER);
+        try (Wal wal = Wal.open(PromotedAppender.replicaConfig(dir).build())) {
+            assertThat(wal.status().epoch()).isEqualTo(7);
+        }
     }
 
     @Test

@@ -68,7 +68,11 @@ public final class ReplicationRole implements AutoCloseable {
      * authentication. Each rule has the explicit, logged opt-out --replication-insecure.
      */
     static void checkSafety(ServerConfig config) {
-        InetSocketAddress listen = config.replicationListen();
+        checkSafety(config, config.replicationListen());
+    }
+
+    /** {@link #checkSafety(ServerConfig)} for replicas accepted on {@code listen} (null: none). */
+    private static void checkSafety(ServerConfig config, InetSocketAddress listen) {
         if (listen == null) {
             return; // replication-listen none, or a replica serving no cascade
         }
@@ -118,7 +122,8 @@ public final class ReplicationRole implements AutoCloseable {
                 role.replica = ReplicaClient.builder(wal, config.get(REPLICATE_FROM), config.name())
                         .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops)
                         .restoreFrom(config.get(RESTORE_FROM) == null ? null
-                                : io.walden.core.archive.ArchiveTargets.open(config.get(RESTORE_FROM), config.get(ARCHIVE_ENDPOINT)))
+                                : io.walden.core.archive.ArchiveTargets.openExisting(config.get(RESTORE_FROM),
+                                        config.get(ARCHIVE_ENDPOINT)))
                         .start();
                 if (config.replicationListen() != null) {
                     role.startServer(config.replicationListen()); // cascading: serve replicas of this replica
@@ -130,7 +135,7 @@ public final class ReplicationRole implements AutoCloseable {
                         role.server.policy(SyncPolicy.parse(config.get(SYNC_REPLICAS)));
                     }
                 }
-                promoteAReplicasLog(wal);
+                refuseAReplicasLog(wal);
             }
             return role;
         } catch (RuntimeException | InterruptedException e) {
@@ -140,18 +145,18 @@ public final class ReplicationRole implements AutoCloseable {
     }
 
     /**
-     * A replica's log started as a primary (the server was restarted without {@code replicate-from}) is promoted, as
-     * PostgreSQL promotes a standby started without {@code standby.signal}: its readers would otherwise stop at what its
-     * old primary had confirmed, and appends past that would be acknowledged but never read. After the policy is set:
-     * no durable commit passes as LOCAL in between.
+     * A replica's log started as a primary (the server was restarted without {@code replicate-from}) is refused: its
+     * readers stop at what its old primary confirmed, and taking appends would begin a history its primary never had,
+     * for good. A mistaken configuration must not do that; a promotion is asked for by name (POST /admin/promote on the
+     * replica, which works with its primary gone). A log that began its current epoch itself (promoted, even if it
+     * crashed before its checkpoint recorded it) has no read limit and starts as a primary.
      */
-    private static void promoteAReplicasLog(Wal wal) {
+    private static void refuseAReplicasLog(Wal wal) {
         long limit = wal.readLimit();
         if (limit != Long.MAX_VALUE) {
-            Epoch epoch = wal.replication().promote();
-            LOG.warn("The log in {} was a replica's (its readers stopped at {}, what its primary had confirmed): started "
-                    + "without replicate-from, it is promoted, epoch {} begins at {}", wal.config().directory(),
-                    io.walden.core.Lsn.format(limit), epoch.number(), io.walden.core.Lsn.format(epoch.startLsn()));
+            throw new IllegalStateException("the log in " + wal.config().directory() + " is a replica's (its readers stop at "
+                    + io.walden.core.Lsn.format(limit) + ", what its primary confirmed): start it with --replicate-from its "
+                    + "primary, and promote it with POST /admin/promote if it is to take appends");
         }
     }
 
@@ -330,6 +335,7 @@ public final class ReplicationRole implements AutoCloseable {
         }
         InetSocketAddress listen = config.replicationListenOrDefault();
         if (server == null && listen != null) { // replication-listen none: a primary on its own, as configured
+            checkSafety(config, listen); // the rules a primary started with: a promotion must not open the log wider
             try {
                 startServer(listen); // before the point of no return: a primary that cannot take replicas is refused
             } catch (RuntimeException e) {

@@ -69,7 +69,7 @@ class PromotionIT {
     }
 
     @Test
-    void aReplicaStartedWithoutReplicateFromIsPromotedAndReadsWhatItAcknowledges(@TempDir Path work) throws Exception {
+    void aReplicaStartedWithoutReplicateFromIsRefusedNamingHowToPromoteIt(@TempDir Path work) throws Exception {
         int primaryReplication = ServerProcess.freePort();
         Path replicaDir = work.resolve("replica");
         try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
@@ -78,14 +78,14 @@ class PromotionIT {
                      primaryReplication)) {
             append(primary, "from the primary");
             waitUntil(() -> replica.records().size() == 1);
-            replica.terminate();
+            replica.kill(); // a crash, then a restart whose configuration lost --replicate-from
         }
-        try (ServerProcess alone = ServerProcess.start(work, replicaDir, ServerProcess.freePort(), "--durability", "local")) {
-            long lsn = append(alone, "its own");
-            assertThat(alone.records()).containsEntry(lsn, "its own").hasSize(2);
-            assertThat(JSON.readTree(alone.get("/admin/status").body()).get("epoch").asInt()).as("promoted at start").isEqualTo(2);
-            assertThat(alone.output()).contains("was a replica's");
-        }
+        WaldenJar.Run alone = WaldenJar.run(work, "serve", "--data-dir", replicaDir.toString(), "--http", "127.0.0.1:0",
+                "--replication-listen", "none");
+        assertThat(alone.exitCode()).as(alone.stdout() + alone.stderr()).isEqualTo(2);
+        assertThat(alone.stderr()).contains("is a replica's").contains("--replicate-from").contains("POST /admin/promote");
+        assertThat(io.walden.core.recovery.HistoryFile.read(replicaDir).current().number())
+                .as("no epoch began on its own").isEqualTo(1);
     }
 
     private static ServerProcess replicaOf(Path work, Path dir, int http, int replication, int primaryReplication,
