@@ -65,6 +65,8 @@ public final class RemoteWaits {
     private final AtomicLongArray blockedSince = new AtomicLongArray(LEVELS.length);
     /** What {@link #watch} last warned of while commits wait too long, or null (written by the watching thread only). */
     private volatile String stuck;
+    /** Looks of {@link #watch} in a row that found no commit waiting too long (the watching thread's). */
+    private int calmLooks;
     /**
      * One thread for the timers: it expires timed-out asynchronous waits from the heads of the heaps (no timer per
      * future) and watches for commits waiting too long. Made with the first policy (or at once with a timeout).
@@ -146,9 +148,14 @@ public final class RemoteWaits {
                     + "gone: see the replication status";
             LOG.warn("{}", stuck);
         } else if (stuck != null && oldest < STUCK_AFTER_NANOS) {
-            stuck = null;
-            LOG.info("Commits at remote durability levels are confirmed again");
+            // Twice in a row: a blocked waiter that just left clears its start before another publishes its own.
+            if (++calmLooks >= 2) {
+                stuck = null;
+                LOG.info("Commits at remote durability levels are confirmed again");
+            }
+            return;
         }
+        calmLooks = 0;
     }
 
     private void expire() {

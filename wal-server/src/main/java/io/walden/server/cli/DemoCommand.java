@@ -52,6 +52,15 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
+    /** The file system's type (tmpfs measures memory, not a disk). */
+    private static String fileSystem(Path dir) {
+        try {
+            return Files.getFileStore(dir).type();
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+
     private static void deleteTree(Path dir) throws java.io.IOException {
         try (var files = Files.walk(dir)) {
             for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
@@ -62,7 +71,8 @@ final class DemoCommand implements Callable<Integer> {
 
     private int run(Path dir, Durability level) throws InterruptedException {
         try (Wal wal = Wal.open(WalConfig.builder(dir).build())) {
-            System.out.printf("Opened %s: %s%n", wal.directory(), wal.status().recoveryReport());
+            System.out.printf("Opened %s (on a %s file system%s): %s%n", wal.directory(), fileSystem(dir),
+                    dataDir == null ? "; --data-dir DIR measures the disk DIR is on" : "", wal.status().recoveryReport());
             long first = wal.insertLsn();
             AtomicLong appended = new AtomicLong();
             CountDownLatch done = new CountDownLatch(threads);

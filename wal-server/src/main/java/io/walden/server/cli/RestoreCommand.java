@@ -70,6 +70,9 @@ final class RestoreCommand implements Callable<Integer> {
         } catch (io.walden.core.WalCorruptedException e) {
             System.out.println("PROBLEM: " + e.getMessage());
             return 1;
+        } catch (java.io.IOException e) { // the store failed, or the archive holds nothing to restore
+            System.err.println("walden restore: " + e.getMessage());
+            return 2;
         }
         long ms = (System.nanoTime() - start) / 1_000_000;
         System.out.printf("restored %d segment(s), %d records, from %s to %s%s into %s in %d ms; it begins epoch %d there "
