@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Pattern;
 
 /**
  * The commit load generator: durable commit throughput and latency with 1 to 256 committers (threads, or
@@ -38,13 +39,13 @@ public final class CommitLoad {
     private final boolean full;
     private final Path dir;
     private final LoadMeasurement measurement;
-    private final java.util.regex.Pattern only;
+    private final Pattern only;
 
     private CommitLoad(boolean full, Path dir, String only) {
         this.full = full;
         this.dir = dir;
         this.measurement = new LoadMeasurement(full);
-        this.only = java.util.regex.Pattern.compile(only);
+        this.only = Pattern.compile(only);
     }
 
     /** Whether the scenario named {@code name} was asked for ({@code --only REGEX}, found anywhere in the name). */

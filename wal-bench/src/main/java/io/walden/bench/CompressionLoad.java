@@ -1,13 +1,17 @@
 package io.walden.bench;
 
+import com.github.luben.zstd.ZstdCompressCtx;
+import com.github.luben.zstd.ZstdDictTrainer;
 import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
+import io.walden.core.internal.record.RecordDescriptor;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -15,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -138,7 +143,7 @@ public final class CompressionLoad {
         long stored = 0;
         long raw = 0;
         long nanos = 0;
-        try (com.github.luben.zstd.ZstdCompressCtx ctx = new com.github.luben.zstd.ZstdCompressCtx().setLevel(level)) {
+        try (ZstdCompressCtx ctx = new ZstdCompressCtx().setLevel(level)) {
             for (int pass = 0; pass < 3; pass++) { // the first two warm the JIT and the context up
                 stored = 0;
                 raw = 0;
@@ -169,7 +174,7 @@ public final class CompressionLoad {
      */
     private static Map<String, Object> dictionaryFigure(List<byte[]> events, long storedNone) {
         int trained = events.size() / 5;
-        com.github.luben.zstd.ZstdDictTrainer trainer = new com.github.luben.zstd.ZstdDictTrainer(4 << 20, 16 << 10);
+        ZstdDictTrainer trainer = new ZstdDictTrainer(4 << 20, 16 << 10);
         for (int i = 0; i < trained; i++) {
             trainer.addSample(events.get(i));
         }
@@ -177,13 +182,13 @@ public final class CompressionLoad {
         long stored = 0;
         long plain = 0;
         byte[] out = new byte[64 << 10];
-        try (com.github.luben.zstd.ZstdCompressCtx ctx = new com.github.luben.zstd.ZstdCompressCtx().setLevel(WalConfig.DEFAULT_ZSTD_LEVEL).loadDict(dictionary)) {
+        try (ZstdCompressCtx ctx = new ZstdCompressCtx().setLevel(WalConfig.DEFAULT_ZSTD_LEVEL).loadDict(dictionary)) {
             for (int i = trained; i < events.size(); i++) {
                 byte[] e = events.get(i);
                 int n = 4 + ctx.compressByteArray(out, 0, out.length, e, 0, e.length);
-                stored += io.walden.core.record.RecordDescriptor.aligned(io.walden.core.record.RecordDescriptor.HEADER_LENGTH
+                stored += RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH
                         + Math.min(n, e.length));
-                plain += io.walden.core.record.RecordDescriptor.aligned(io.walden.core.record.RecordDescriptor.HEADER_LENGTH + e.length);
+                plain += RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH + e.length);
             }
         }
         Map<String, Object> r = new LinkedHashMap<>();
@@ -267,9 +272,9 @@ public final class CompressionLoad {
         for (int i = 0; i < count; i++) {
             time += random.nextInt(5_000);
             StringBuilder b = new StringBuilder(512);
-            b.append("{\"id\":\"").append(new java.util.UUID(random.nextLong(), random.nextLong())).append('"')
+            b.append("{\"id\":\"").append(new UUID(random.nextLong(), random.nextLong())).append('"')
                     .append(",\"type\":\"").append(TYPES[random.nextInt(TYPES.length)]).append('"')
-                    .append(",\"occurred_at\":\"").append(java.time.Instant.ofEpochMilli(time)).append('"')
+                    .append(",\"occurred_at\":\"").append(Instant.ofEpochMilli(time)).append('"')
                     .append(",\"customer\":{\"id\":").append(100_000 + random.nextInt(900_000))
                     .append(",\"city\":\"").append(CITIES[random.nextInt(CITIES.length)]).append('"')
                     .append(",\"tier\":\"").append(random.nextInt(10) == 0 ? "gold" : "standard").append("\"}")

@@ -5,6 +5,7 @@ import io.walden.core.SyncMethod;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicaStatus;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
 
@@ -42,7 +43,7 @@ final class InterleavedLoneReplicated {
                     .listen(new InetSocketAddress("127.0.0.1", 0)).start();
             ReplicaClient client = ReplicaClient.builder(replica, server.address(), "r1").start();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!server.replica("r1").map(io.walden.replication.primary.ReplicaStatus::isStreaming).orElse(false)) {
+            while (!server.replica("r1").map(ReplicaStatus::isStreaming).orElse(false)) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("the replica did not start streaming within 30 s");
                 }

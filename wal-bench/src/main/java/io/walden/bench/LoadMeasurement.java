@@ -1,10 +1,16 @@
 package io.walden.bench;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import io.walden.core.SyncMethod;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,13 +43,13 @@ final class LoadMeasurement {
     }
 
     /** Writes the mode, the machine (with {@code dataDir}'s file system) and every result to {@code json}. */
-    void writeJson(java.nio.file.Path json, java.nio.file.Path dataDir) throws java.io.IOException {
+    void writeJson(Path json, Path dataDir) throws IOException {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("mode", full ? "full" : "quick");
         out.put("machine", Machine.describe(dataDir));
         out.put("results", results);
-        java.nio.file.Files.createDirectories(json.toAbsolutePath().getParent());
-        new com.fasterxml.jackson.databind.ObjectMapper().enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT)
+        Files.createDirectories(json.toAbsolutePath().getParent());
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
                 .writeValue(json.toFile(), out);
         System.out.println("wrote " + json);
     }
@@ -175,7 +181,7 @@ final class LoadMeasurement {
     }
 
     private static long processCpuNanos() {
-        java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
         if (os instanceof com.sun.management.OperatingSystemMXBean) {
             return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
         }

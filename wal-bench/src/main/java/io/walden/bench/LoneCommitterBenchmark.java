@@ -20,6 +20,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -93,7 +94,7 @@ public class LoneCommitterBenchmark {
         public int payloadSize;
         Path dir;
         FileChannel channel;
-        java.nio.MappedByteBuffer map;
+        MappedByteBuffer map;
         byte[] record;
         int position;
 

@@ -1,9 +1,13 @@
 package io.walden.bench;
 
+import com.sun.management.OperatingSystemMXBean;
+
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -14,10 +18,10 @@ final class Machine {
 
     static Map<String, Object> describe(Path dir) throws IOException {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("date", java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC).toString());
+        m.put("date", ZonedDateTime.now(ZoneOffset.UTC).toString());
         m.put("cpus", Runtime.getRuntime().availableProcessors());
         m.put("cpuModel", firstLine(Path.of("/proc/cpuinfo"), "model name"));
-        m.put("memoryGiB", Math.round(((com.sun.management.OperatingSystemMXBean) ManagementFactory
+        m.put("memoryGiB", Math.round(((OperatingSystemMXBean) ManagementFactory
                 .getOperatingSystemMXBean()).getTotalMemorySize() / (1024.0 * 1024 * 1024)));
         m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
         m.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));

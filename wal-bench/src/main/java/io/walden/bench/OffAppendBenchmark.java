@@ -3,7 +3,7 @@ package io.walden.bench;
 import io.walden.core.Durability;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentFiles;
 import net.openhft.chronicle.queue.ChronicleQueue;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;

@@ -5,6 +5,7 @@ import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
+import net.openhft.chronicle.bytes.Bytes;
 import net.openhft.chronicle.queue.ChronicleQueue;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
@@ -117,7 +118,7 @@ public class ReadBenchmark {
     public int chronicleQueueScan(ChronicleQueuePeer peer, Blackhole sink) {
         int n = 0;
         try (ExcerptTailer tailer = peer.queue.createTailer()) {
-            net.openhft.chronicle.bytes.Bytes<?> bytes = net.openhft.chronicle.bytes.Bytes.allocateElasticOnHeap(peer.payloadSize);
+            Bytes<?> bytes = Bytes.allocateElasticOnHeap(peer.payloadSize);
             while (true) {
                 bytes.clear();
                 if (!tailer.readBytes(bytes)) {

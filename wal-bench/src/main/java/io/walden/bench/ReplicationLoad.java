@@ -6,6 +6,7 @@ import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.replication.TcpProxy;
 import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicaStatus;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
 
@@ -14,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 /**
  * The replication load generator: commit throughput and latency per durability level ({@code LOCAL},
@@ -34,12 +36,12 @@ public final class ReplicationLoad {
     private static final int[] COMMITTERS = {1, 4, 16, 64, 256};
 
     private final boolean full;
-    private final java.util.regex.Pattern only;
+    private final Pattern only;
     private final LoadMeasurement measurement;
 
     private ReplicationLoad(boolean full, String only) {
         this.full = full;
-        this.only = java.util.regex.Pattern.compile(only);
+        this.only = Pattern.compile(only);
         this.measurement = new LoadMeasurement(full);
     }
 
@@ -111,7 +113,7 @@ public final class ReplicationLoad {
     private static void awaitStreaming(ReplicationServer server) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
-            if (server.replica("r1").map(io.walden.replication.primary.ReplicaStatus::isStreaming).orElse(false)) {
+            if (server.replica("r1").map(ReplicaStatus::isStreaming).orElse(false)) {
                 return;
             }
             Thread.sleep(5);

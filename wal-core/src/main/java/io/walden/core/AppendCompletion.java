@@ -1,7 +1,8 @@
 package io.walden.core;
 
-import io.walden.core.commit.Completion;
-import io.walden.core.commit.RemoteWaits;
+import io.walden.core.internal.AppendCompletions;
+import io.walden.core.internal.commit.Completion;
+import io.walden.core.replication.RemoteWaits;
 
 /**
  * What an asynchronous append without a future tells: {@link #durable} once the append's durability level holds, or
@@ -17,6 +18,20 @@ import io.walden.core.commit.RemoteWaits;
  * <p>Thread-safety: told once per append, with a happens-before edge from the append; not for concurrent use.
  */
 public abstract class AppendCompletion extends Completion {
+    static {
+        AppendCompletions.install(new AppendCompletions.Access() {
+            @Override
+            public void prepare(AppendCompletion completion, Durability level, RemoteWaits remote, long since) {
+                completion.prepare(level, remote, since);
+            }
+
+            @Override
+            public void durable(AppendCompletion completion, long lsn) {
+                completion.durable(lsn);
+            }
+        });
+    }
+
     private Durability level;
     private RemoteWaits remote;
     private boolean awaitingReplicas;

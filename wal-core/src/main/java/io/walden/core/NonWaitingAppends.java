@@ -1,5 +1,7 @@
 package io.walden.core;
 
+import io.walden.core.internal.WritePath;
+
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 

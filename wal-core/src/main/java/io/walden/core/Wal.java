@@ -1,14 +1,19 @@
 package io.walden.core;
 
-import io.walden.core.metrics.WalMetrics;
-import io.walden.core.recovery.LogOpener;
-import io.walden.core.replication.ReplicatedLog;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.walden.core.internal.ChronicleSwitches;
+import io.walden.core.internal.JvmAccess;
+import io.walden.core.internal.WalParts;
+import io.walden.core.internal.metrics.WalMetrics;
+import io.walden.core.internal.recovery.ControlFile;
+import io.walden.core.internal.recovery.LogOpener;
+import io.walden.core.replication.ReplicatedLog;
 import net.openhft.chronicle.bytes.BytesStore;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -33,18 +38,20 @@ import java.util.concurrent.CompletableFuture;
 public final class Wal implements AutoCloseable {
 
     static {
-        ChronicleSettings.apply();
+        ChronicleSwitches.apply();
     }
 
     /** The log's parts and their lifetimes; this class is the facade over them. */
     private final WalParts parts;
     private final WalStatus status;
     private final NonWaitingAppends nonWaiting;
+    private final Cursors cursors;
 
     private Wal(WalConfig config, LogOpener.OpenedLog opened) {
         this.parts = new WalParts(config, opened);
         this.status = new WalStatus(parts);
         this.nonWaiting = new NonWaitingAppends(parts.writes, config.compression());
+        this.cursors = new Cursors(parts.cursors);
     }
 
     // ------------------------------------------------------------------ open
@@ -66,6 +73,26 @@ public final class Wal implements AutoCloseable {
         return wal;
     }
 
+
+    /** Whether {@code dir} holds a log (its control file), without opening it. */
+    public static boolean exists(Path dir) {
+        return ControlFile.exists(dir);
+    }
+
+    /**
+     * The segment size of the log in {@code dir} (a log's segment size never changes), without opening it; empty when
+     * there is no log there, or its control file cannot be read ({@link #open} then says why).
+     */
+    public static OptionalLong segmentSizeOf(Path dir) {
+        if (!ControlFile.exists(dir)) {
+            return OptionalLong.empty();
+        }
+        try (ControlFile control = ControlFile.open(dir)) {
+            return OptionalLong.of(control.read().segmentSize());
+        } catch (IOException | RuntimeException e) {
+            return OptionalLong.empty();
+        }
+    }
 
     // ------------------------------------------------------------------ append (WritePath)
 
@@ -152,7 +179,9 @@ public final class Wal implements AutoCloseable {
      * The claim must be committed or aborted promptly (see {@link WalClaim}).
      */
     public WalClaim claim(int type, int length, WalClaim claim) {
-        return parts.writes.claim(type, length, claim);
+        parts.writes.claim(type, length, claim.slot());
+        claim.opened();
+        return claim;
     }
 
     /**
@@ -181,7 +210,7 @@ public final class Wal implements AutoCloseable {
      * @throws IllegalLsnException when {@code fromLsn} is beyond the insert position
      */
     public WalReader reader(long fromLsn, WalReader.Visibility visibility) {
-        return parts.reads.reader(fromLsn, visibility);
+        return new WalReader(parts.reads.reader(fromLsn, visibility));
     }
 
     // ------------------------------------------------------------------ positions
@@ -255,7 +284,7 @@ public final class Wal implements AutoCloseable {
 
     /** The log's named consumer cursors: durable, replicated, holding back truncation (see {@link Cursors}). */
     public Cursors cursors() {
-        return parts.cursors;
+        return cursors;
     }
 
     /**

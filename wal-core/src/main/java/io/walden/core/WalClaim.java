@@ -1,8 +1,8 @@
 package io.walden.core;
 
-import io.walden.core.commit.Activity;
-import io.walden.core.commit.WalBuffers;
-import io.walden.core.record.RecordDescriptor;
+import io.walden.core.internal.ClaimSlot;
+import io.walden.core.internal.commit.WalBuffers;
+import io.walden.core.internal.record.RecordDescriptor;
 
 import java.nio.ByteBuffer;
 
@@ -22,34 +22,32 @@ import java.nio.ByteBuffer;
  * thread's place in the log's activity, which close() waits for).
  */
 public final class WalClaim {
-    private WritePath wal;
+    private final ClaimSlot slot = new ClaimSlot();
     private WalBuffers viewRing;
     private ByteBuffer view;
-    private Activity.Cell activity;
-    private Thread owner;
-    private long lsn;
-    private int length;
 
     public WalClaim() {
     }
 
-    void open(WritePath wal, WalBuffers ring, long lsn, int payloadLength, Activity.Cell activity) {
-        this.activity = activity;
-        this.owner = Thread.currentThread();
-        if (ring != viewRing) { // the claim is a window into the WAL buffers (one contiguous block: see WalBuffers)
+    /** The state the log fills when it reserves this claim's record ({@link Wal#claim}). */
+    ClaimSlot slot() {
+        return slot;
+    }
+
+    /** The log reserved the record: the payload's window into the WAL buffers (one contiguous block: see WalBuffers). */
+    void opened() {
+        WalBuffers ring = slot.ring();
+        if (ring != viewRing) {
             viewRing = ring;
             view = ring.newView();
         }
-        this.wal = wal;
-        this.lsn = lsn;
-        this.length = payloadLength;
-        int start = (int) ring.offset(lsn) + RecordDescriptor.HEADER_LENGTH;
-        this.view.limit(start + payloadLength).position(start);
+        int start = slot.payloadOffset();
+        view.limit(start + slot.length()).position(start);
     }
 
     /** True between a successful {@link Wal#claim} and its commit or abort. */
     public boolean isActive() {
-        return wal != null;
+        return slot.isActive();
     }
 
     /**
@@ -57,50 +55,45 @@ public final class WalClaim {
      * Write with relative puts, or absolute puts at {@code position() + i}. The bytes start zeroed.
      */
     public ByteBuffer buffer() {
-        if (wal == null) {
+        if (!slot.isActive()) {
             throw new IllegalStateException("no active claim");
         }
         return view;
     }
 
     public long lsn() {
-        return lsn;
+        return slot.lsn();
     }
 
     public int length() {
-        return length;
+        return slot.length();
     }
 
     /** Publishes the record and waits for the log's default durability; returns its LSN. */
     public long commit() {
         ensureActive();
-        return commit(wal.config().durability());
+        return commit(slot.defaultDurability());
     }
 
     /** Publishes the record and waits for {@code durability}; returns its LSN. */
     public long commit(Durability durability) {
         ensureActive();
-        finish(0, durability);
+        long lsn = slot.lsn();
+        slot.finish(0, durability);
         return lsn;
     }
 
     /** Turns the claimed space into padding that readers skip; the log moves on. */
     public void abort() {
         ensureActive();
-        finish(RecordDescriptor.FLAG_PADDING, Durability.OFF);
-    }
-
-    private void finish(int flags, Durability durability) {
-        WritePath w = wal;
-        wal = null;
-        w.finishClaim(lsn, RecordDescriptor.HEADER_LENGTH + length, flags, durability, activity);
+        slot.finish(RecordDescriptor.FLAG_PADDING, Durability.OFF);
     }
 
     private void ensureActive() {
-        if (wal == null) {
+        if (!slot.isActive()) {
             throw new IllegalStateException("no active claim: call Wal.claim first (a claim is committed or aborted once)");
         }
-        if (Thread.currentThread() != owner) {
+        if (Thread.currentThread() != slot.owner()) {
             throw new IllegalStateException("a claim is committed or aborted by the thread that made it");
         }
     }

@@ -1,7 +1,7 @@
 package io.walden.core;
 
 import io.walden.core.archive.ArchiveConfig;
-import io.walden.core.sync.SyncStrategy;
+import io.walden.core.internal.sync.SyncStrategy;
 
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package io.walden.core;
 
-import io.walden.core.commit.WalBuffers;
-import io.walden.core.record.RecordDescriptor;
-import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.internal.commit.WalBuffers;
+import io.walden.core.internal.record.RecordDescriptor;
+import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 
 /**
  * The arithmetic between a log's segment size, its largest payload and its WAL buffers: what a segment or a ring can

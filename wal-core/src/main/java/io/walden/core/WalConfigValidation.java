@@ -1,6 +1,7 @@
 package io.walden.core;
 
-import io.walden.core.commit.WalBuffers;
+import com.github.luben.zstd.Zstd;
+import io.walden.core.internal.commit.WalBuffers;
 
 import java.time.Duration;
 
@@ -26,10 +27,10 @@ final class WalConfigValidation {
         checkCommitDelay(s.commitDelay);
         requireNonNegative(s.remoteCommitTimeout, "remoteCommitTimeout");
         requireNonNegative(s.commitSiblings, "commitSiblings");
-        if (s.zstdLevel == 0 || s.zstdLevel < com.github.luben.zstd.Zstd.minCompressionLevel()
-                || s.zstdLevel > com.github.luben.zstd.Zstd.maxCompressionLevel()) {
-            throw new IllegalArgumentException("zstdLevel must be between " + com.github.luben.zstd.Zstd.minCompressionLevel()
-                    + " and " + com.github.luben.zstd.Zstd.maxCompressionLevel() + ", and not 0, got " + s.zstdLevel);
+        if (s.zstdLevel == 0 || s.zstdLevel < Zstd.minCompressionLevel()
+                || s.zstdLevel > Zstd.maxCompressionLevel()) {
+            throw new IllegalArgumentException("zstdLevel must be between " + Zstd.minCompressionLevel()
+                    + " and " + Zstd.maxCompressionLevel() + ", and not 0, got " + s.zstdLevel);
         }
     }
 

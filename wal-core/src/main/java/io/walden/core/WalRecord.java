@@ -17,7 +17,8 @@ public final class WalRecord {
     private final int type;
     private final ByteBuffer view;
 
-    WalRecord(long lsn, long nextLsn, int type, ByteBuffer view) {
+    /** A record as the log's readers hand it out: {@code view} is its payload, valid while the log is open. */
+    public WalRecord(long lsn, long nextLsn, int type, ByteBuffer view) {
         this.lsn = lsn;
         this.nextLsn = nextLsn;
         this.type = type;

@@ -1,7 +1,9 @@
 package io.walden.core;
 
 import io.walden.core.archive.Archiver;
+import io.walden.core.internal.WalParts;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -78,8 +80,8 @@ public final class WalStatus {
      * How long the oldest commit at a remote durability level has waited for the synchronous replicas, since its append
      * (zero when none waits). A policy whose replicas are gone shows here, long before any timeout.
      */
-    public java.time.Duration oldestRemoteWait() {
-        return java.time.Duration.ofNanos(parts.remote.oldestWaitNanos());
+    public Duration oldestRemoteWait() {
+        return Duration.ofNanos(parts.remote.oldestWaitNanos());
     }
 
     /**

@@ -1,9 +1,13 @@
 package io.walden.core;
 
+import com.sun.management.ThreadMXBean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,7 +22,7 @@ class AllocationTest {
     Path dir;
 
     private static long allocatedByThisThread() {
-        return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
+        return ((ThreadMXBean) ManagementFactory.getThreadMXBean())
                 .getThreadAllocatedBytes(Thread.currentThread().getId());
     }
 
@@ -48,12 +52,12 @@ class AllocationTest {
         }
     }
 
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.EnumSource(value = Compression.class, names = {"LZ4", "ZSTD"})
+    @ParameterizedTest
+    @EnumSource(value = Compression.class, names = {"LZ4", "ZSTD"})
     void shouldAllocateNothingPerRecordOnCompressedAppends(Compression codec) {
         try (Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(256L << 20).compression(codec).build())) {
             byte[] event = CompressionTest.jsonEvent(1);
-            java.nio.ByteBuffer direct = java.nio.ByteBuffer.allocateDirect(event.length).put(event).flip();
+            ByteBuffer direct = ByteBuffer.allocateDirect(event.length).put(event).flip();
             for (int i = 0; i < 100_000; i++) {
                 wal.append(event, Durability.OFF);
                 wal.append(0, direct, Durability.OFF);
@@ -120,7 +124,7 @@ class AllocationTest {
     @Test
     void shouldAllocateNothingPerRecordOnAnEventLoopsAppendAndItsOwnFlush() {
         try (Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(256L << 20).build())) {
-            java.nio.ByteBuffer payload = java.nio.ByteBuffer.wrap(new byte[64]);
+            ByteBuffer payload = ByteBuffer.wrap(new byte[64]);
             Reused completion = new Reused();
             for (int i = 0; i < 2_000; i++) {
                 wal.nonWaiting().tryAppend(0, payload, Durability.LOCAL, completion);

@@ -1,5 +1,6 @@
 package io.walden.core;
 
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -139,7 +140,7 @@ class AppendCompletionTest {
             assertThat(c.told.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(c.durable).isEmpty();
             assertThat(c.failed).singleElement().isInstanceOf(WalFailedException.class);
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> wal.nonWaiting().tryAppend(0, payload("later"), Durability.LOCAL, new Recording(1)))
+            Assertions.assertThatThrownBy(() -> wal.nonWaiting().tryAppend(0, payload("later"), Durability.LOCAL, new Recording(1)))
                     .isInstanceOf(WalFailedException.class);
         }
     }

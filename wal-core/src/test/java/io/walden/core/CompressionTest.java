@@ -1,13 +1,14 @@
 package io.walden.core;
 
-import io.walden.core.record.RecordDescriptor;
-import io.walden.core.recovery.LogInspector;
+import io.walden.core.internal.record.RecordDescriptor;
+import io.walden.core.internal.recovery.LogInspector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -18,6 +19,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
@@ -221,13 +223,13 @@ class CompressionTest {
                 }
             });
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
         return out;
     }
 
     /** Rewrites the stored payload of the record at {@code lsn} in place and recomputes its CRC (docs/format.md). */
-    static void forgeStoredPayload(Path dir, long lsn, java.util.function.Consumer<byte[]> change) throws IOException {
+    static void forgeStoredPayload(Path dir, long lsn, Consumer<byte[]> change) throws IOException {
         Path segment;
         try (Stream<Path> files = Files.list(dir)) {
             segment = files.filter(p -> p.getFileName().toString().endsWith(".wal")).sorted()

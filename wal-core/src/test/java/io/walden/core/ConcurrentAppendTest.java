@@ -11,6 +11,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -187,7 +188,7 @@ class ConcurrentAppendTest {
                     ByteBuffer v = rec.payloadView();
                     int writer = v.getInt(0);
                     int seq = v.getInt(4);
-                    if (!java.util.Arrays.equals(rec.payload(), payload(writer, seq)) || rec.type() != writer) {
+                    if (!Arrays.equals(rec.payload(), payload(writer, seq)) || rec.type() != writer) {
                         errors.add(new AssertionError("reader saw a wrong payload at " + Lsn.format(rec.lsn())));
                     }
                     seen++;

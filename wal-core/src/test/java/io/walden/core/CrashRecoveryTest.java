@@ -1,8 +1,10 @@
 package io.walden.core;
 
+import io.walden.core.internal.recovery.LogInspector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -42,10 +44,10 @@ class CrashRecoveryTest {
         killRepeatedly(Math.max(2, Integer.getInteger("walden.crash.iterations", 8) / 2), SyncMethod.FDATASYNC, Compression.ZSTD);
         long[] compressed = new long[1];
         long[] dictionaryCopies = new long[1];
-        io.walden.core.recovery.LogInspector.Result result = new io.walden.core.recovery.LogInspector(dir.resolve("log"))
-                .inspect(new io.walden.core.recovery.LogInspector.Visitor() {
+        LogInspector.Result result = new LogInspector(dir.resolve("log"))
+                .inspect(new LogInspector.Visitor() {
             @Override
-            public boolean onRecord(io.walden.core.recovery.LogInspector.RecordInfo r) {
+            public boolean onRecord(LogInspector.RecordInfo r) {
                 if (r.compression() == Compression.ZSTD) {
                     compressed[0]++;
                 }
@@ -95,7 +97,7 @@ class CrashRecoveryTest {
             int found = 0;
             try (WalReader r = wal.reader(wal.oldestLsn())) {
                 for (WalRecord rec; (rec = r.next()) != null; ) {
-                    long seq = rec.payloadView().order(java.nio.ByteOrder.BIG_ENDIAN).getLong(0);
+                    long seq = rec.payloadView().order(ByteOrder.BIG_ENDIAN).getLong(0);
                     assertThat(rec.payload()).as("record %s", Lsn.format(rec.lsn()))
                             .isEqualTo(CrashingAppender.payload(rec.type(), seq, compressible));
                     Long last = lastSeqOfThread.put((long) rec.type(), seq);

@@ -1,6 +1,7 @@
 package io.walden.core;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +26,7 @@ public final class CrashingAppender {
     static byte[] payload(int thread, long seq, boolean compressible) {
         byte[] rest = compressible
                 ? ("{\"thread\":" + thread + ",\"seq\":" + seq + ",\"event\":\"appended\"} ").repeat(8)
-                        .getBytes(java.nio.charset.StandardCharsets.UTF_8)
+                        .getBytes(StandardCharsets.UTF_8)
                 : TestLogs.payload(thread, seq, 300);
         return ByteBuffer.allocate(8 + rest.length).putLong(seq).put(rest).array();
     }

@@ -1,14 +1,18 @@
 package io.walden.core;
 
+import io.micrometer.core.instrument.Measurement;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.walden.core.recovery.CursorFile;
+import io.walden.core.internal.recovery.CursorFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -133,7 +137,7 @@ class CursorsTest {
         long acknowledged = -1;
         try (ChildJvm child = ChildJvm.start(CursorCommitter.class, stderr, log.toString())) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
-            Thread.sleep(700);
+            assertThat(TestLogs.eventually(() -> child.lines().size() >= 50)).as("child commits (see %s)", stderr).isTrue();
             child.kill();
             for (String line : child.lines()) {
                 if (line.startsWith("C ")) {
@@ -266,19 +270,20 @@ class CursorsTest {
             a.truncateBefore(a.oldestLsn());
             SimpleMeterRegistry registry = new SimpleMeterRegistry();
             a.meterBinder().bindTo(registry); // what /metrics scrapes, every meter read once
-            registry.getMeters().forEach(m -> m.measure().forEach(io.micrometer.core.instrument.Measurement::getValue));
+            registry.getMeters().forEach(m -> m.measure().forEach(Measurement::getValue));
             assertThat(a.status().segments()).isNotEmpty();
         }
     }
 
     @Test
     void aCursorsLagInTimeIsHowLongAgoTheLogsEndPassedIt() throws Exception {
-        try (Wal wal = Wal.open(TestLogs.small(work).checkpointInterval(java.time.Duration.ofMillis(20)).build())) {
+        try (Wal wal = Wal.open(TestLogs.small(work).checkpointInterval(Duration.ofMillis(20)).build())) {
             long start = wal.insertLsn();
             wal.cursors().create("c", start);
             fill(wal, 3);
             long appended = System.nanoTime();
-            Thread.sleep(600); // the background writer samples the end every 20 ms
+            // the background writer samples the end every 20 ms
+            assertThat(TestLogs.eventually(() -> wal.cursors().list().get(0).lagSeconds() > 0)).isTrue();
             double lag = wal.cursors().list().get(0).lagSeconds();
             assertThat(lag).as("the end passed the cursor after the appends, at most this long ago")
                     .isGreaterThan(0.0).isLessThanOrEqualTo((System.nanoTime() - appended) / 1e9 + 0.05);
@@ -307,7 +312,7 @@ class CursorsTest {
 
     @Test
     void theCheckpointFileFollowsTheFlushedCursorsSoThatOpeningAfterACrashReadsLittleOfTheLog() throws Exception {
-        try (Wal wal = Wal.open(TestLogs.small(work).checkpointInterval(java.time.Duration.ofMillis(20)).build())) {
+        try (Wal wal = Wal.open(TestLogs.small(work).checkpointInterval(Duration.ofMillis(20)).build())) {
             long[] lsns = fill(wal, 400);
             wal.cursors().create("c", lsns[1]);
             wal.cursors().commit("c", lsns[300]);
@@ -333,7 +338,7 @@ class CursorsTest {
             bad = wal.append(0, event, 0, event.length, Durability.LOCAL, Compression.LZ4);
             wal.cursors().commit("c", wal.insertLsn());
         }
-        CompressionTest.forgeStoredPayload(work, bad, stored -> java.util.Arrays.fill(stored, 4, stored.length, (byte) 0xFF));
+        CompressionTest.forgeStoredPayload(work, bad, stored -> Arrays.fill(stored, 4, stored.length, (byte) 0xFF));
         Files.delete(work.resolve(CursorFile.CHECKPOINT)); // the cursors are read from the log, past the damaged record
         try (Wal wal = Wal.open(TestLogs.small(work).build())) {
             assertThat(wal.cursors().position("c")).isGreaterThan(bad);
@@ -351,7 +356,7 @@ class CursorsTest {
             wal.cursors().create("c", lsns[2]);
         }
         CursorFile.write(work, CursorFile.CHECKPOINT, new CursorFile.Snapshot(lsns[9] + 100_000,
-                java.util.Map.of("c", lsns[9], "ghost", lsns[1])));
+                Map.of("c", lsns[9], "ghost", lsns[1])));
         try (Wal wal = Wal.open(TestLogs.small(work).build())) {
             assertThat(wal.cursors().list()).extracting(Cursors.Cursor::name).containsExactly("c");
             assertThat(wal.cursors().position("c")).isEqualTo(lsns[2]);
@@ -380,8 +385,8 @@ class CursorsTest {
 
     @Test
     void anLsnStillInTheWalBuffersIsProvenBeforeACursorTakesIt() {
-        try (Wal wal = Wal.open(TestLogs.small(work).writerDelay(java.time.Duration.ofSeconds(60))
-                .offWriteDelay(java.time.Duration.ofSeconds(60)).build())) {
+        try (Wal wal = Wal.open(TestLogs.small(work).writerDelay(Duration.ofSeconds(60))
+                .offWriteDelay(Duration.ofSeconds(60)).build())) {
             long a = wal.append(TestLogs.bytes("x".repeat(500)), Durability.OFF);
             long b = wal.append(TestLogs.bytes("y".repeat(500)), Durability.OFF);
             assertThatThrownBy(() -> wal.cursors().create("c", a + 8)).isInstanceOf(IllegalLsnException.class);

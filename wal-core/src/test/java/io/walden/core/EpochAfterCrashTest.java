@@ -1,6 +1,6 @@
 package io.walden.core;
 
-import io.walden.core.recovery.HistoryFile;
+import io.walden.core.internal.recovery.HistoryFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

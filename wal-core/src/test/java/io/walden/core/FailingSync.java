@@ -1,7 +1,7 @@
 package io.walden.core;
 
-import io.walden.core.sync.ForceTarget;
-import io.walden.core.sync.SyncStrategy;
+import io.walden.core.internal.sync.ForceTarget;
+import io.walden.core.internal.sync.SyncStrategy;
 
 import java.io.IOException;
 import java.util.concurrent.atomic.AtomicLong;

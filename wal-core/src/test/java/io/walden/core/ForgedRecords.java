@@ -1,7 +1,7 @@
 package io.walden.core;
 
-import io.walden.core.record.RecordCheck;
-import io.walden.core.record.RecordDescriptor;
+import io.walden.core.internal.record.RecordCheck;
+import io.walden.core.internal.record.RecordDescriptor;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

@@ -1,7 +1,7 @@
 package io.walden.core;
 
-import io.walden.core.recovery.ControlFile;
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.recovery.ControlFile;
+import io.walden.core.internal.segment.SegmentFiles;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,6 +1,8 @@
 package io.walden.core;
 
+import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -44,8 +46,8 @@ public final class MixedLevelAppender {
                 if (r == null) {
                     continue;
                 }
-                long seq = r.payloadView().order(java.nio.ByteOrder.BIG_ENDIAN).getLong(0);
-                boolean intact = java.util.Arrays.equals(r.payload(), CrashingAppender.payload(r.type(), seq));
+                long seq = r.payloadView().order(ByteOrder.BIG_ENDIAN).getLong(0);
+                boolean intact = Arrays.equals(r.payload(), CrashingAppender.payload(r.type(), seq));
                 print(intact ? "R " + r.type() + " " + seq + " " + r.lsn() : "BAD " + r.lsn());
             }
         }

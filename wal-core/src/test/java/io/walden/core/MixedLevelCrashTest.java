@@ -3,6 +3,7 @@ package io.walden.core;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -78,7 +79,7 @@ class MixedLevelCrashTest {
             int found = 0;
             try (WalReader r = wal.reader(wal.oldestLsn())) {
                 for (WalRecord rec; (rec = r.next()) != null; ) {
-                    long seq = rec.payloadView().order(java.nio.ByteOrder.BIG_ENDIAN).getLong(0);
+                    long seq = rec.payloadView().order(ByteOrder.BIG_ENDIAN).getLong(0);
                     assertThat(rec.payload()).as("record %s", Lsn.format(rec.lsn())).isEqualTo(CrashingAppender.payload(rec.type(), seq));
                     long[] expected = mustSurvive.get(rec.lsn());
                     if (expected != null) {

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -73,7 +74,7 @@ class NonWaitingAppendTest {
         }
     }
 
-    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
             Thread.sleep(5);

@@ -1,6 +1,6 @@
 package io.walden.core;
 
-import io.walden.core.recovery.ControlFile;
+import io.walden.core.internal.recovery.ControlFile;
 
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,11 +1,13 @@
 package io.walden.core;
 
+import io.walden.core.internal.recovery.ControlFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -23,7 +25,7 @@ class PromotionCrashTest {
 
     /** Runs the child to its last acknowledged append, kills it with SIGKILL, and returns the acknowledged LSNs. */
     private long[] promoteAppendAndKill(Path replicaDir, String... electedAs) throws Exception {
-        List<String> args = new java.util.ArrayList<>(List.of(work.resolve("primary").toString(), replicaDir.toString()));
+        List<String> args = new ArrayList<>(List.of(work.resolve("primary").toString(), replicaDir.toString()));
         args.addAll(List.of(electedAs));
         try (ChildJvm child = ChildJvm.start(PromotedAppender.class, work.resolve("child.err"), args.toArray(new String[0]))) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child promoted its log").isTrue();
@@ -40,7 +42,7 @@ class PromotionCrashTest {
 
     /** Every record of the log, from its oldest, as its readers see them. */
     private static List<String> records(Wal wal) {
-        List<String> out = new java.util.ArrayList<>();
+        List<String> out = new ArrayList<>();
         try (WalReader r = wal.reader(wal.oldestLsn())) {
             for (WalRecord rec; (rec = r.next()) != null; ) {
                 out.add(TestLogs.string(rec.payload()));
@@ -50,7 +52,7 @@ class PromotionCrashTest {
     }
 
     private static List<String> expected(int count) {
-        List<String> out = new java.util.ArrayList<>();
+        List<String> out = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             out.add(TestLogs.string(PromotedAppender.payload(i)));
         }
@@ -105,7 +107,7 @@ class PromotionCrashTest {
     void aPromotedReplicaWhoseControlFileStillHoldsItsReadLimitReadsEverythingItAcknowledged() throws Exception {
         Path dir = work.resolve("replica");
         promoteAppendAndKill(dir);
-        Files.copy(dir.resolve(PromotedAppender.CONTROL_BEFORE_PROMOTION), dir.resolve(io.walden.core.recovery.ControlFile.NAME),
+        Files.copy(dir.resolve(PromotedAppender.CONTROL_BEFORE_PROMOTION), dir.resolve(ControlFile.NAME),
                 StandardCopyOption.REPLACE_EXISTING);
         assertAllReadableAndAppendable(dir, PromotedAppender.BEFORE + PromotedAppender.AFTER);
     }

@@ -1,13 +1,17 @@
 package io.walden.core;
 
-import io.walden.core.recovery.HistoryFile;
-import io.walden.core.recovery.LogInspector;
+import io.walden.core.internal.recovery.HistoryFile;
+import io.walden.core.internal.recovery.LogInspector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -53,9 +57,9 @@ class PromotionTest {
     @Test
     void drainingRefusedAppendsWaitsForThoseInFlightSoThatNothingLandsPastTheReturnedEnd() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
-            java.util.concurrent.atomic.AtomicLong lastAccepted = new java.util.concurrent.atomic.AtomicLong(-1);
-            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-            List<Thread> writers = new java.util.ArrayList<>();
+            AtomicLong lastAccepted = new AtomicLong(-1);
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> writers = new ArrayList<>();
             for (int t = 0; t < 4; t++) {
                 Thread w = new Thread(() -> {
                     while (!stop.get()) {
@@ -72,7 +76,7 @@ class PromotionTest {
             }
             Thread.sleep(50);
             wal.replication().refuseAppends("switching over");
-            long end = wal.replication().drainAppends(5, java.util.concurrent.TimeUnit.SECONDS);
+            long end = wal.replication().drainAppends(5, TimeUnit.SECONDS);
             stop.set(true);
             for (Thread w : writers) {
                 w.join();
@@ -91,7 +95,7 @@ class PromotionTest {
             assertThatThrownBy(() -> wal.append("during".getBytes(), Durability.OFF)).isInstanceOf(AppendsRefusedException.class)
                     .hasMessageContaining("switching over");
             assertThat(wal.readLimit()).as("not limited as a replica's").isEqualTo(Long.MAX_VALUE);
-            assertThat(wal.replication().drainAppends(1, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(wal.insertLsn());
+            assertThat(wal.replication().drainAppends(1, TimeUnit.SECONDS)).isEqualTo(wal.insertLsn());
             try (WalReader r = wal.reader(lsn)) {
                 assertThat(new String(r.next().payload())).isEqualTo("before");
             }
@@ -103,7 +107,7 @@ class PromotionTest {
     @Test
     void drainingAppendsThatAreNotRefusedIsAMistake() {
         try (Wal wal = Wal.open(TestLogs.small(work.resolve("log")).build())) {
-            assertThatThrownBy(() -> wal.replication().drainAppends(1, java.util.concurrent.TimeUnit.SECONDS))
+            assertThatThrownBy(() -> wal.replication().drainAppends(1, TimeUnit.SECONDS))
                     .isInstanceOf(IllegalStateException.class);
         }
     }

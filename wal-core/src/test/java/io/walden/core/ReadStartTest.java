@@ -1,6 +1,8 @@
 package io.walden.core;
 
-import io.walden.core.record.RecordDescriptor;
+import io.walden.core.internal.ReadStart;
+import io.walden.core.internal.record.RecordDescriptor;
+import io.walden.core.internal.segment.Segment;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,7 +39,7 @@ class ReadStartTest {
     void shouldReportADamagedLengthWordAtAProvenBoundaryAsCorruptionWhenShipping() {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             long first = wal.append(bytes("first"), Durability.LOCAL); // a segment's first record: a boundary by construction
-            io.walden.core.segment.Segment seg = wal.parts().registry.get(first);
+            Segment seg = wal.parts().registry.get(first);
             seg.writeInt(first - seg.startLsn(), 5); // no record is 5 bytes long
             assertThatThrownBy(() -> wal.replication().readFlushed(first, 1 << 20)).isInstanceOf(WalCorruptedException.class)
                     .hasMessageContaining(Lsn.format(first)).hasMessageContaining("impossible length word");

@@ -1,16 +1,27 @@
 package io.walden.core;
 
-import io.walden.core.recovery.ControlFile;
-import io.walden.core.segment.SegmentFiles;
-import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.internal.recovery.ControlFile;
+import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.zip.CRC32C;
 
 import static io.walden.core.TestLogs.SMALL_SEGMENT;
 import static io.walden.core.TestLogs.bytes;
@@ -23,7 +34,7 @@ class RecoveryTest {
     Path dir;
 
     private final WalConfig.Builder config() {
-        return TestLogs.small(dir).writerDelay(java.time.Duration.ofHours(1)).checkpointInterval(java.time.Duration.ofHours(1));
+        return TestLogs.small(dir).writerDelay(Duration.ofHours(1)).checkpointInterval(Duration.ofHours(1));
     }
 
     private LogFiles files() {
@@ -198,7 +209,7 @@ class RecoveryTest {
             }
         }
         String name = SegmentFiles.name(SMALL_SEGMENT);
-        Files.copy(other.resolve(name), dir.resolve(name), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(other.resolve(name), dir.resolve(name), StandardCopyOption.REPLACE_EXISTING);
 
         assertThatThrownBy(() -> Wal.open(config().build()))
                 .isInstanceOf(WalCorruptedException.class)
@@ -246,9 +257,9 @@ class RecoveryTest {
         // A CRC-valid record ending 8 bytes before the segment's end: no room for a closing header after it.
         long at = lsns.get(9) + 32;
         int length = (int) (SMALL_SEGMENT - 8 - (at & (SMALL_SEGMENT - 1)));
-        java.nio.ByteBuffer rec = java.nio.ByteBuffer.allocate(length).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer rec = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
         rec.putInt(0, length).putLong(8, lsns.get(9));
-        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        CRC32C crc = new CRC32C();
         crc.update(rec.array(), 8, length - 8);
         for (int i = 0; i < 4; i++) {
             crc.update(length >>> (8 * i));
@@ -284,9 +295,9 @@ class RecoveryTest {
             }
         }
         files().deleteControl();
-        java.io.PrintStream err = System.err;
-        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
-        System.setErr(new java.io.PrintStream(captured, true));
+        PrintStream err = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true));
         try (Wal wal = Wal.open(config().build())) {
             assertThat(wal.status().recoveryReport().segmentsScanned()).isGreaterThanOrEqualTo(32);
         } finally {
@@ -306,10 +317,10 @@ class RecoveryTest {
         for (int slot = 0; slot < 2; slot++) {
             Path control = dir.resolve(ControlFile.NAME);
             LogFiles.copy(control, dir.resolve("control.good"));
-            try (var ch = java.nio.channels.FileChannel.open(control, java.nio.file.StandardOpenOption.WRITE)) {
-                ch.write(java.nio.ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), slot * 512L + 40);
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
+            try (var ch = FileChannel.open(control, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(new byte[] {1, 2, 3, 4}), slot * 512L + 40);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
             try (Wal wal = Wal.open(config().build())) {
                 assertRecords(wal, lsns, 201);

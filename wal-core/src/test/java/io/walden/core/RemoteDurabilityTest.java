@@ -1,6 +1,7 @@
 package io.walden.core;
 
-import io.walden.core.commit.RemoteWaits;
+import io.walden.core.replication.RemoteWaits;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -17,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 
 import static io.walden.core.TestLogs.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -171,7 +173,7 @@ class RemoteDurabilityTest {
             assertThatThrownBy(() -> blocked.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RemoteCommitUnconfirmedException.class)
                     .hasMessageContaining("durable locally").hasMessageContaining("replication stopped for the test");
             assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RemoteCommitUnconfirmedException.class);
-            RemoteCommitUnconfirmedException later = org.junit.jupiter.api.Assertions.assertThrows(
+            RemoteCommitUnconfirmedException later = Assertions.assertThrows(
                     RemoteCommitUnconfirmedException.class, () -> wal.append(bytes("later"), Durability.REMOTE_APPLY),
                     "while the policy stands and no source confirms, later remote commits fail too");
             assertThat(wal.flushedLsn()).as("the record is durable locally").isGreaterThan(later.lsn());
@@ -216,7 +218,7 @@ class RemoteDurabilityTest {
         }
     }
 
-    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
             Thread.sleep(5);

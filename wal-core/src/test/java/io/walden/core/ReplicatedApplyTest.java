@@ -1,16 +1,21 @@
 package io.walden.core;
 
-import io.walden.core.recovery.LogInspector;
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.record.RecordDescriptor;
+import io.walden.core.internal.recovery.LogInspector;
+import io.walden.core.internal.segment.SegmentFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.walden.core.TestLogs.SMALL_SEGMENT;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,7 +36,7 @@ class ReplicatedApplyTest {
         new LogInspector(primary).inspect(new LogInspector.Visitor() {
             @Override
             public boolean onRecord(LogInspector.RecordInfo r) {
-                long end = r.lsn() + io.walden.core.record.RecordDescriptor.aligned(r.length());
+                long end = r.lsn() + RecordDescriptor.aligned(r.length());
                 boolean sameSegment = current[0] >= 0 && (current[0] & -SMALL_SEGMENT) == (r.lsn() & -SMALL_SEGMENT);
                 if (current[0] < 0 || !sameSegment || current[1] != r.lsn() || end - current[0] > max) {
                     if (current[0] >= 0) {
@@ -111,9 +116,9 @@ class ReplicatedApplyTest {
             }
         }
         List<long[]> frames = frames(primaryDir, 3000);
-        try (Wal replica = Wal.open(TestLogs.small(replicaDir).logId(logId).writerDelay(java.time.Duration.ofMillis(1)).build())) {
+        try (Wal replica = Wal.open(TestLogs.small(replicaDir).logId(logId).writerDelay(Duration.ofMillis(1)).build())) {
             replica.replication().refuseAppends("a replica");
-            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+            AtomicBoolean done = new AtomicBoolean();
             Thread flusher = new Thread(() -> {
                 while (!done.get()) {
                     replica.flush();
@@ -142,17 +147,17 @@ class ReplicatedApplyTest {
     void shouldStreamOnlyFlushedBytesFromALivePrimaryIntoAReplica() throws Exception {
         Path primaryDir = work.resolve("live-primary");
         Path replicaDir = work.resolve("live-replica");
-        try (Wal primary = Wal.open(TestLogs.small(primaryDir).writerDelay(java.time.Duration.ofMillis(5)).build());
+        try (Wal primary = Wal.open(TestLogs.small(primaryDir).writerDelay(Duration.ofMillis(5)).build());
              Wal replica = Wal.open(TestLogs.small(replicaDir).logId(primary.status().logId()).build())) {
-            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
-            List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+            AtomicBoolean done = new AtomicBoolean();
+            List<Throwable> errors = new CopyOnWriteArrayList<>();
             Thread sender = new Thread(() -> { // what a primary's sender does, minus the network
                 try {
                     long position = replica.insertLsn();
                     while (!done.get() || position < primary.flushedLsn()) {
                         ReplicationChunk chunk = primary.replication().readFlushed(position, 4096);
                         if (chunk == null) {
-                            primary.replication().awaitFlushedPast(position, 50, java.util.concurrent.TimeUnit.MILLISECONDS);
+                            primary.replication().awaitFlushedPast(position, 50, TimeUnit.MILLISECONDS);
                             continue;
                         }
                         if (chunk.endLsn() > primary.flushedLsn()) {

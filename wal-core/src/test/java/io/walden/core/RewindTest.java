@@ -1,6 +1,6 @@
 package io.walden.core;
 
-import io.walden.core.recovery.LogInspector;
+import io.walden.core.internal.recovery.LogInspector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

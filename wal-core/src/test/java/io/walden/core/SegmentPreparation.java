@@ -1,5 +1,7 @@
 package io.walden.core;
 
+import io.walden.core.internal.record.RecordDescriptor;
+
 import java.nio.ByteBuffer;
 import java.util.concurrent.Callable;
 
@@ -32,7 +34,7 @@ public final class SegmentPreparation {
                 }
                 long insert = wal.insertLsn();
                 long next = wal.parts().registry.segmentStart(insert) + size;
-                boolean needsNext = insert + io.walden.core.record.RecordDescriptor.aligned(24 + filler) + 24 > next;
+                boolean needsNext = insert + RecordDescriptor.aligned(24 + filler) + 24 > next;
                 if (needsNext && wal.parts().registry.get(next) == null) {
                     break;
                 }

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.SplittableRandom;
+import java.util.function.BooleanSupplier;
 
 /** Small helpers shared by the wal-core tests. */
 public final class TestLogs {
@@ -15,6 +16,23 @@ public final class TestLogs {
 
     public static WalConfig.Builder small(Path dir) {
         return WalConfig.builder(dir).segmentSize(SMALL_SEGMENT);
+    }
+
+    /**
+     * Polls the condition every 10 ms until it holds or ten seconds pass: a wait on what a test is about to assert,
+     * never a fixed sleep that is too short on a slow minute and wasted on a fast one.
+     *
+     * @return whether it held in time
+     */
+    public static boolean eventually(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(10);
+        }
+        return true;
     }
 
     public static byte[] bytes(String s) {

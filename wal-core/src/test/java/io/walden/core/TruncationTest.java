@@ -1,6 +1,6 @@
 package io.walden.core;
 
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,13 +1,21 @@
 package io.walden.core;
 
-import io.walden.core.recovery.LogInspector;
+import io.walden.core.internal.recovery.LogInspector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -128,19 +136,19 @@ class ZstdDictionaryTest {
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
             appendUntilTrained(wal, 0);
             long start = wal.insertLsn();
-            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
-            List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            List<Future<?>> done = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int base = 100_000 * (t + 1);
                 done.add(pool.submit(() -> append(wal, base, perThread)));
             }
-            for (java.util.concurrent.Future<?> f : done) {
+            for (Future<?> f : done) {
                 f.get();
             }
             pool.shutdown();
             wal.flush();
             assertThat((wal.insertLsn() - start) / TestLogs.SMALL_SEGMENT).as("segments").isGreaterThan(5);
-            java.util.Map<Integer, Integer> next = new java.util.HashMap<>();
+            Map<Integer, Integer> next = new HashMap<>();
             try (WalReader r = wal.reader(start)) {
                 WalRecord rec;
                 while ((rec = r.next()) != null) {
@@ -242,7 +250,7 @@ class ZstdDictionaryTest {
     void aCopyWhoseDictionaryZstdRefusesIsNoDictionaryAndItsRecordsAreReportedAsCorruption() throws IOException {
         long[] copyAndVictim = logWithCopiesInSeveralSegments();
         // Its kind, id and the dictionary's magic and id stay; what follows (the entropy tables, the content) is garbage.
-        CompressionTest.forgeStoredPayload(work, copyAndVictim[0], stored -> java.util.Arrays.fill(stored, 16, stored.length, (byte) 0xFF));
+        CompressionTest.forgeStoredPayload(work, copyAndVictim[0], stored -> Arrays.fill(stored, 16, stored.length, (byte) 0xFF));
         assertRefusedAfter(copyAndVictim[0], copyAndVictim[1], "cannot be restored");
     }
 
@@ -320,7 +328,7 @@ class ZstdDictionaryTest {
 
     /** The number of {@link CompressionTest#jsonEvent}'s event. */
     private static int sequence(byte[] event) {
-        String s = new String(event, java.nio.charset.StandardCharsets.UTF_8);
+        String s = new String(event, StandardCharsets.UTF_8);
         int at = s.indexOf("\"sequence\":") + "\"sequence\":".length();
         return Integer.parseInt(s.substring(at, s.indexOf(',', at)));
     }
@@ -344,7 +352,7 @@ class ZstdDictionaryTest {
             WalRecord rec;
             int seen = 0;
             while ((rec = r.next()) != null) {
-                if (java.util.Arrays.equals(rec.payload(), CompressionTest.jsonEvent(from + seen))) {
+                if (Arrays.equals(rec.payload(), CompressionTest.jsonEvent(from + seen))) {
                     seen++;
                 }
             }
@@ -367,7 +375,7 @@ class ZstdDictionaryTest {
                 }
             });
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
         return lsns;
     }

@@ -1,8 +1,8 @@
 package io.walden.replication;
 
 import io.walden.core.SyncMethod;
-import io.walden.core.sync.ForceTarget;
-import io.walden.core.sync.SyncStrategy;
+import io.walden.core.internal.sync.ForceTarget;
+import io.walden.core.internal.sync.SyncStrategy;
 
 import java.io.IOException;
 

@@ -4,6 +4,7 @@ import com.code_intelligence.jazzer.api.BugDetectors;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
 import io.walden.core.Durability;
 import io.walden.core.Wal;
 import io.walden.replication.primary.ReplicationServer;
@@ -13,6 +14,7 @@ import io.walden.replication.protocol.FrameDecoder;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.Socket;
+import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -87,7 +89,7 @@ class HandshakeFuzzTest {
     private static byte[] readUntilClosed(InputStream in) throws IOException {
         try {
             return in.readAllBytes();
-        } catch (java.net.SocketException reset) {
+        } catch (SocketException reset) {
             return new byte[0]; // reset after an early close: what came before is not kept by the socket API
         }
     }
@@ -100,7 +102,7 @@ class HandshakeFuzzTest {
             decoder.writeInbound(Unpooled.wrappedBuffer(answer));
             for (Object f; (f = decoder.readInbound()) != null; ) {
                 frames.add((Frame) f);
-                io.netty.util.ReferenceCountUtil.release(f);
+                ReferenceCountUtil.release(f);
             }
         } finally {
             decoder.finishAndReleaseAll();

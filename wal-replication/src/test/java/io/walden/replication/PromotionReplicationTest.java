@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -19,9 +20,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.walden.replication.Replicas.assertSameSegments;
 import static io.walden.replication.Replicas.config;
+import static io.walden.replication.Replicas.flushed;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
-import static io.walden.replication.Replicas.flushed;
 import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -50,7 +51,7 @@ class PromotionReplicationTest {
             primary.append("only the old primary has this".getBytes(), Durability.LOCAL); // ...which goes on alone
             primary.close();
 
-            ReplicaClient stale = ReplicaClient.builder(replica, new java.net.InetSocketAddress("127.0.0.1", 1), "r1").start();
+            ReplicaClient stale = ReplicaClient.builder(replica, new InetSocketAddress("127.0.0.1", 1), "r1").start();
             Epoch epoch = stale.promote();
             assertThat(epoch).isEqualTo(new Epoch(2, lastShared));
             long first = replica.append("new primary".getBytes(), Durability.LOCAL);
@@ -66,7 +67,7 @@ class PromotionReplicationTest {
                 long next = replica.append("after the rejoin".getBytes(), Durability.LOCAL);
                 // Readers on a replica see what its primary reported flushed: a keepalive may bring that after the bytes.
                 waitUntil(() -> oldPrimary.flushedLsn() > next && oldPrimary.readLimit() > next);
-                try (io.walden.core.WalReader r = oldPrimary.reader(lastShared)) {
+                try (WalReader r = oldPrimary.reader(lastShared)) {
                     assertThat(new String(r.next().payload())).isEqualTo("new primary");
                     assertThat(new String(r.next().payload())).isEqualTo("after the rejoin");
                 }

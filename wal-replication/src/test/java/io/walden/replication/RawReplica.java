@@ -3,6 +3,7 @@ package io.walden.replication;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameEncoder;
@@ -48,7 +49,7 @@ final class RawReplica implements AutoCloseable {
                 if (type.isInstance(f)) {
                     return type.cast(f);
                 }
-                io.netty.util.ReferenceCountUtil.release(f);
+                ReferenceCountUtil.release(f);
             }
             InputStream in = socket.getInputStream();
             try {

@@ -2,7 +2,8 @@ package io.walden.replication;
 
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.replication.primary.ReplicaStatus;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
 
@@ -38,12 +39,12 @@ final class Replicas {
 
     /** Whether the replica is connected and streaming (caught up), as its primary sees it. */
     static boolean streaming(ReplicationServer server, String name) {
-        return server.replica(name).map(io.walden.replication.primary.ReplicaStatus::isStreaming).orElse(false);
+        return server.replica(name).map(ReplicaStatus::isStreaming).orElse(false);
     }
 
     /** The flushed LSN the replica reported, or -1 while it is not connected. */
     static long flushed(ReplicationServer server, String name) {
-        return server.replica(name).map(io.walden.replication.primary.ReplicaStatus::flushLsn).orElse(-1L);
+        return server.replica(name).map(ReplicaStatus::flushLsn).orElse(-1L);
     }
 
     static void waitUntil(BooleanSupplier condition) throws InterruptedException {

@@ -1,17 +1,25 @@
 package io.walden.replication;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.walden.core.Durability;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.protocol.Frame;
 import io.walden.replication.replica.ReplicaClient;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Arrays;
 
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.config;
@@ -36,7 +44,7 @@ class ReplicationPortTest {
                 out.flush();
                 s.setSoTimeout(5000);
                 byte[] answer = s.getInputStream().readAllBytes(); // returns once the primary closed the connection
-                assertThat(new String(answer, java.nio.charset.StandardCharsets.ISO_8859_1)).contains("longer than");
+                assertThat(new String(answer, StandardCharsets.ISO_8859_1)).contains("longer than");
             }
             assertThat(server.replicaStatus()).isEmpty();
         }
@@ -48,7 +56,7 @@ class ReplicationPortTest {
              ReplicationServer server = ReplicationServer.builder(primary).listen(ANY_LOOPBACK_PORT)
                      .handshakeTimeoutMillis(300).start();
              RawReplica silent = new RawReplica(server.address())) {
-            io.walden.replication.protocol.Frame.Error error = silent.receive(io.walden.replication.protocol.Frame.Error.class, 5000);
+            Frame.Error error = silent.receive(Frame.Error.class, 5000);
             assertThat(error).isNotNull();
             assertThat(error.message()).contains("no hello within 300 ms");
             assertThat(silent.closedWithin(5000)).isTrue();
@@ -65,7 +73,7 @@ class ReplicationPortTest {
                      .logId(primary.status().logId()).build());
              ReplicaClient client = follow(replica, server, "r1")) {
             byte[] payload = new byte[big];
-            java.util.Arrays.fill(payload, (byte) 7);
+            Arrays.fill(payload, (byte) 7);
             long lsn = primary.append(payload, Durability.LOCAL);
             long after = primary.append("after".getBytes(), Durability.LOCAL);
             waitUntil(() -> replica.flushedLsn() > after);
@@ -103,7 +111,7 @@ class ReplicationPortTest {
 
     @Test
     void shouldRemoveAReplicasMetersWhenItDisconnects() throws Exception {
-        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              ReplicationServer server = serve(primary)) {
             server.meterBinder().bindTo(registry);
@@ -122,10 +130,10 @@ class ReplicationPortTest {
     @Test
     void shouldRefuseToStartOnAPortInUseWithAnErrorNamingItAndLeaveTheLogServable() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
-             java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
-            java.net.InetSocketAddress address = new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(),
+             ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            InetSocketAddress address = new InetSocketAddress(InetAddress.getLoopbackAddress(),
                     taken.getLocalPort());
-            org.assertj.core.api.Assertions.assertThatThrownBy(() -> ReplicationServer.builder(primary).listen(address).start())
+            Assertions.assertThatThrownBy(() -> ReplicationServer.builder(primary).listen(address).start())
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot listen for replicas on")
                     .hasMessageContaining(String.valueOf(taken.getLocalPort()));
             primary.append("still taking appends".getBytes(), Durability.LOCAL);

@@ -1,27 +1,41 @@
 package io.walden.replication;
 
-import io.walden.core.Durability;
 import io.walden.core.AppendsRefusedException;
+import io.walden.core.Durability;
+import io.walden.core.Epoch;
+import io.walden.core.ForgedRecords;
 import io.walden.core.RemoteCommitTimeoutException;
+import io.walden.core.RemoteCommitUnconfirmedException;
+import io.walden.core.ReplicationChunk;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
+import io.walden.core.WalRecord;
 import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicaStatus;
 import io.walden.replication.primary.ReplicationServer;
-import io.walden.replication.replica.ReplicaClient;
+import io.walden.replication.protocol.Frame;
+import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.replica.PrimaryIdentity;
+import io.walden.replication.replica.ReplicaClient;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.assertSameSegments;
 import static io.walden.replication.Replicas.config;
+import static io.walden.replication.Replicas.flushed;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
-import static io.walden.replication.Replicas.flushed;
 import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -52,7 +66,7 @@ class ReplicationTest {
             }
             assertThatThrownBy(() -> replica.append(new byte[1], Durability.OFF))
                     .isInstanceOf(AppendsRefusedException.class).hasMessageContaining("replica of the primary");
-            io.walden.replication.primary.ReplicaStatus r1 = server.replica("r1").orElseThrow();
+            ReplicaStatus r1 = server.replica("r1").orElseThrow();
             assertThat(r1.isStreaming()).isTrue();
             assertThat(r1.flushLagMillis()).as("flush lag measured").isBetween(0L, 5_000L);
         }
@@ -61,22 +75,22 @@ class ReplicationTest {
 
     @Test
     void shouldFailWaitingCommitsAsUnconfirmedWhenReplicationClosesNeverAcknowledgingThemAsReplicated() throws Exception {
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Wal primary = Wal.open(config(work.resolve("p")).build())) {
             ReplicationServer server = serve(primary);
             server.policy(SyncPolicy.parse("FIRST 1 (r1)")); // r1 never connects
-            java.util.concurrent.Future<Long> blocked = pool.submit(() -> primary.append("waits for r1".getBytes(), Durability.ON));
-            java.util.concurrent.CompletableFuture<Long> async = primary.appendAsync("waits too".getBytes(), Durability.REMOTE_APPLY);
+            Future<Long> blocked = pool.submit(() -> primary.append("waits for r1".getBytes(), Durability.ON));
+            CompletableFuture<Long> async = primary.appendAsync("waits too".getBytes(), Durability.REMOTE_APPLY);
             Thread.sleep(200);
             assertThat(blocked).isNotDone();
             server.close(); // what a SIGTERM of the server does before it closes the log
-            assertThatThrownBy(() -> blocked.get(10, java.util.concurrent.TimeUnit.SECONDS))
-                    .hasCauseInstanceOf(io.walden.core.RemoteCommitUnconfirmedException.class)
+            assertThatThrownBy(() -> blocked.get(10, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(RemoteCommitUnconfirmedException.class)
                     .hasMessageContaining("durable locally");
-            assertThatThrownBy(() -> async.get(10, java.util.concurrent.TimeUnit.SECONDS))
-                    .hasCauseInstanceOf(io.walden.core.RemoteCommitUnconfirmedException.class);
+            assertThatThrownBy(() -> async.get(10, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(RemoteCommitUnconfirmedException.class);
             assertThatThrownBy(() -> primary.append("after close".getBytes(), Durability.ON))
-                    .isInstanceOf(io.walden.core.RemoteCommitUnconfirmedException.class);
+                    .isInstanceOf(RemoteCommitUnconfirmedException.class);
             assertThat(primary.append("local still works".getBytes(), Durability.LOCAL)).isPositive();
         } finally {
             pool.shutdownNow();
@@ -89,7 +103,7 @@ class ReplicationTest {
              ReplicationServer server = serve(primary)) {
             // The primary's first record hides a well-formed record 16 bytes into its payload, at 0/68.
             byte[] payload = new byte[16 + 40];
-            byte[] forged = io.walden.core.ForgedRecords.record(0x40, 1, new byte[8]);
+            byte[] forged = ForgedRecords.record(0x40, 1, new byte[8]);
             System.arraycopy(forged, 0, payload, 16, forged.length);
             primary.append(payload, Durability.LOCAL);
             Path replicaDir = work.resolve("r1");
@@ -113,12 +127,12 @@ class ReplicationTest {
             long start = primary.insertLsn();
             server.policy(SyncPolicy.parse("FIRST 1 (liar)"));
             try (RawReplica liar = new RawReplica(server.address())) {
-                io.walden.core.Epoch epoch = primary.status().history().current();
-                liar.send(new io.walden.replication.protocol.Frame.Hello(io.walden.replication.protocol.FrameDescriptor.PROTOCOL_VERSION,
+                Epoch epoch = primary.status().history().current();
+                liar.send(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION,
                         primary.status().logId(), epoch.number(), epoch.startLsn(), start, "liar", new byte[0]));
-                assertThat(liar.receive(io.walden.replication.protocol.Frame.Welcome.class, 5000)).isNotNull();
+                assertThat(liar.receive(Frame.Welcome.class, 5000)).isNotNull();
                 long huge = 1L << 62;
-                liar.send(new io.walden.replication.protocol.Frame.Status(huge, huge, huge, 0, false));
+                liar.send(new Frame.Status(huge, huge, huge, 0, false));
                 waitUntil(() -> server.replica("liar").map(r -> r.isStreaming()).orElse(false));
                 assertThatThrownBy(() -> primary.append("not on the liar".getBytes(), Durability.ON))
                         .as("an ON commit is not released by a position the replica was never sent")
@@ -148,8 +162,8 @@ class ReplicationTest {
                 long last = primary.append("after the new replica joined".getBytes(), Durability.LOCAL);
                 waitUntil(() -> replica.flushedLsn() > last);
                 try (WalReader p = primary.reader(primary.oldestLsn()); WalReader r = replica.reader(replica.oldestLsn())) {
-                    for (io.walden.core.WalRecord a; (a = p.next()) != null; ) {
-                        io.walden.core.WalRecord b = r.next();
+                    for (WalRecord a; (a = p.next()) != null; ) {
+                        WalRecord b = r.next();
                         assertThat(b.lsn()).isEqualTo(a.lsn());
                         assertThat(b.payload()).isEqualTo(a.payload());
                     }
@@ -277,7 +291,7 @@ class ReplicationTest {
              Wal replica = Wal.open(config(work.resolve("r1")).logId(primary.status().logId())
                      .writerDelay(Duration.ofHours(1)).build())) { // no background force: only the receiver flushes
             primary.append("applied by an earlier connection, never flushed".getBytes(), Durability.LOCAL);
-            io.walden.core.ReplicationChunk chunk = primary.replication().readFlushed(replica.insertLsn(), 1 << 20);
+            ReplicationChunk chunk = primary.replication().readFlushed(replica.insertLsn(), 1 << 20);
             replica.replication().writeReceived(chunk.startLsn(), chunk.bytes());
             assertThat(replica.flushedLsn()).isLessThan(replica.writtenLsn());
             try (ReplicationServer server = serve(primary);
@@ -293,7 +307,7 @@ class ReplicationTest {
         try (Wal primary = Wal.open(config(work.resolve("p")).build())) {
             ReplicationServer server = serve(primary);
             server.close();
-            org.assertj.core.api.Assertions.assertThatCode(server::close).doesNotThrowAnyException();
+            Assertions.assertThatCode(server::close).doesNotThrowAnyException();
         }
     }
 

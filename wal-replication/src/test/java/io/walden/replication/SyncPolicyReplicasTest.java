@@ -4,7 +4,7 @@ import io.walden.core.Durability;
 import io.walden.core.RemoteCommitTimeoutException;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
-import io.walden.core.sync.SyncStrategy;
+import io.walden.core.internal.sync.SyncStrategy;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.InterruptedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -131,7 +132,7 @@ class SyncPolicyReplicasTest {
                         gate.wait();
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
-                        throw new java.io.InterruptedIOException();
+                        throw new InterruptedIOException();
                     }
                 }
             }

@@ -3,9 +3,11 @@ package io.walden.replication;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -34,7 +36,7 @@ public final class TcpProxy implements AutoCloseable {
     private TcpProxy(InetSocketAddress target, long oneWayDelayMicros) throws IOException {
         this.target = target;
         this.delayNanos = TimeUnit.MICROSECONDS.toNanos(oneWayDelayMicros);
-        this.listener = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread acceptor = new Thread(this::accept, "tcp-proxy-accept");
         acceptor.setDaemon(true);
         acceptor.start();
@@ -111,7 +113,7 @@ public final class TcpProxy implements AutoCloseable {
                     }
                     // A copy of what was read, not a fresh 64 KiB buffer per read: at thousands of small reads a
                     // second that garbage would put GC pauses into what a benchmark through this proxy measures.
-                    queue.put(new Chunk(System.nanoTime() + delayNanos, java.util.Arrays.copyOf(buffer, n), n));
+                    queue.put(new Chunk(System.nanoTime() + delayNanos, Arrays.copyOf(buffer, n), n));
                 }
             } catch (IOException | InterruptedException e) {
                 // the link ended

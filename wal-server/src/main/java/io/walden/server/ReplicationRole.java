@@ -3,9 +3,12 @@ package io.walden.server;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.handler.ssl.SslContext;
 import io.walden.core.Epoch;
+import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.core.archive.ArchiveTargets;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.PrimaryIdentity;
 import io.walden.replication.replica.ReplicaClient;
 import io.walden.replication.tls.ReplicationTls;
 import io.walden.replication.transport.EventLoops;
@@ -14,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
 
 import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
 import static io.walden.server.config.ServerSettings.AUTH_TOKEN;
@@ -122,7 +126,7 @@ public final class ReplicationRole implements AutoCloseable {
                 role.replica = ReplicaClient.builder(wal, config.get(REPLICATE_FROM), config.name())
                         .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops)
                         .restoreFrom(config.get(RESTORE_FROM) == null ? null
-                                : io.walden.core.archive.ArchiveTargets.openExisting(config.get(RESTORE_FROM),
+                                : ArchiveTargets.openExisting(config.get(RESTORE_FROM),
                                         config.get(ARCHIVE_ENDPOINT)))
                         .start();
                 if (config.replicationListen() != null) {
@@ -155,7 +159,7 @@ public final class ReplicationRole implements AutoCloseable {
         long limit = wal.readLimit();
         if (limit != Long.MAX_VALUE) {
             throw new IllegalStateException("the log in " + wal.config().directory() + " is a replica's (its readers stop at "
-                    + io.walden.core.Lsn.format(limit) + ", what its primary confirmed): start it with --replicate-from its "
+                    + Lsn.format(limit) + ", what its primary confirmed): start it with --replicate-from its "
                     + "primary, and promote it with POST /admin/promote if it is to take appends");
         }
     }
@@ -239,7 +243,7 @@ public final class ReplicationRole implements AutoCloseable {
      */
     public long pauseAndDrainAppends(String reason, long timeoutMillis) throws InterruptedException {
         wal.replication().pauseAppends(reason);
-        long end = wal.replication().drainAppends(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        long end = wal.replication().drainAppends(timeoutMillis, TimeUnit.MILLISECONDS);
         if (end >= 0) {
             wal.flush(); // the last appends' bytes written and forced now, not at the next writer tick
         }
@@ -261,12 +265,12 @@ public final class ReplicationRole implements AutoCloseable {
     }
 
     /** What a new replica needs from its primary before its log can be created. */
-    static io.walden.replication.replica.PrimaryIdentity fetchIdentity(ServerConfig config) throws InterruptedException {
+    static PrimaryIdentity fetchIdentity(ServerConfig config) throws InterruptedException {
         return fetchIdentity(config, config.get(REPLICATE_FROM));
     }
 
     /** As {@link #fetchIdentity(ServerConfig, InetSocketAddress, EventLoops)}, on an own NIO group. */
-    public static io.walden.replication.replica.PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary)
+    public static PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary)
             throws InterruptedException {
         return fetchIdentity(config, primary, null);
     }
@@ -275,9 +279,9 @@ public final class ReplicationRole implements AutoCloseable {
      * What a new replica needs from the primary at {@code primary} before its log can be created, asked on
      * {@code loops} (shared, left running; null: a NIO group of its own, shut down after).
      */
-    public static io.walden.replication.replica.PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary,
+    public static PrimaryIdentity fetchIdentity(ServerConfig config, InetSocketAddress primary,
                                                                               EventLoops loops) throws InterruptedException {
-        return io.walden.replication.replica.PrimaryIdentity.fetch(primary, config.name(), clientTls(config),
+        return PrimaryIdentity.fetch(primary, config.name(), clientTls(config),
                 config.get(REPLICATION_SECRET), 30_000, loops == null ? EventLoops.ownNio() : loops);
     }
 

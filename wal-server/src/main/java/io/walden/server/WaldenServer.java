@@ -24,23 +24,30 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
-import io.walden.core.thread.WaldenThreads;
+import io.walden.core.archive.ArchiveConfig;
+import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.replication.replica.PrimaryIdentity;
+import io.walden.replication.transport.EventLoops;
 import io.walden.server.admin.AdminApi;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.group.FailoverController;
 import io.walden.server.http.ConnectionLimit;
+import io.walden.server.http.CursorApi;
 import io.walden.server.http.DataApi;
 import io.walden.server.http.HttpRouter;
 import io.walden.server.http.RequestGate;
+import io.walden.server.http.Routes;
 import io.walden.server.http.Transports;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 
 import static io.walden.server.config.ServerSettings.AUTH_TOKEN;
 import static io.walden.server.config.ServerSettings.COORDINATOR;
@@ -78,7 +85,7 @@ public final class WaldenServer implements AutoCloseable {
     private final ServerConfig config;
     private Wal wal;
     /** The archive's settings (its target is opened here and closed after the log); null without archive-to. */
-    private io.walden.core.archive.ArchiveConfig archive;
+    private ArchiveConfig archive;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private ThreadPoolExecutor readers;
@@ -87,7 +94,7 @@ public final class WaldenServer implements AutoCloseable {
     private ExecutorService segmentWaits;
     private ReplicationRole replication;
     /** This server's part in a replica group (coordinator), or null for a server on its own. */
-    private io.walden.server.group.FailoverController group;
+    private FailoverController group;
     private Channel serverChannel;
     private DataApi data;
     private HttpRouter router;
@@ -123,7 +130,7 @@ public final class WaldenServer implements AutoCloseable {
         try {
             tls = config.get(TLS_CERT) == null ? null
                     : SslContextBuilder.forServer(config.get(TLS_CERT).toFile(), config.get(TLS_KEY).toFile()).build();
-        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+        } catch (SSLException | IllegalArgumentException e) {
             throw new IllegalStateException("cannot use the TLS certificate/key (" + config.get(TLS_CERT) + ", "
                     + config.get(TLS_KEY) + "): " + e.getMessage(), e);
         }
@@ -134,9 +141,9 @@ public final class WaldenServer implements AutoCloseable {
         // One group of event loops per process: replication's server, client and identity probe run on the HTTP
         // workers (shared: they never shut it down; shutDownEventLoops does, after replication has closed). Nothing
         // replication runs on a loop waits: the sender and the replica's write stage have threads of their own.
-        io.walden.replication.transport.EventLoops replicationLoops = transport.eventLoops(workers);
+        EventLoops replicationLoops = transport.eventLoops(workers);
         if (config.get(COORDINATOR) != null) {
-            group = io.walden.server.group.FailoverController.join(config);
+            group = FailoverController.join(config);
             archive = config.archiveConfig();
             try {
                 wal = group.openLog(config.walConfigBuilder().archive(archive));
@@ -147,7 +154,7 @@ public final class WaldenServer implements AutoCloseable {
             }
         } else if (config.get(REPLICATE_FROM) != null && !config.hasLog()) {
             // A new replica: its log must be a copy of the primary's (same id, same segment size).
-            io.walden.replication.replica.PrimaryIdentity id = ReplicationRole.fetchIdentity(config, config.get(REPLICATE_FROM),
+            PrimaryIdentity id = ReplicationRole.fetchIdentity(config, config.get(REPLICATE_FROM),
                     replicationLoops);
             archive = config.archiveConfig();
             wal = id.openReplicaLog(config.walConfigBuilder().archive(archive));
@@ -178,7 +185,7 @@ public final class WaldenServer implements AutoCloseable {
         data = new DataApi(wal, readers, config.get(MAX_BATCH_BYTES), config.get(MAX_BATCH_RECORDS), config.get(STREAM_WRITE_TIMEOUT).toMillis(),
                 segmentWaits, config.get(FLUSH_ON_EVENT_LOOP));
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
-        router = new HttpRouter(io.walden.server.http.Routes.of(data, new io.walden.server.http.CursorApi(wal, readers),
+        router = new HttpRouter(Routes.of(data, new CursorApi(wal, readers),
                 new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name())), wal.directory());
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.get(MAX_BATCH_BYTES));
         String token = config.get(AUTH_TOKEN);
@@ -228,7 +235,7 @@ public final class WaldenServer implements AutoCloseable {
     }
 
     /** The HTTP endpoints this server routes (docs/http-api.md), each with its token rule. */
-    public io.walden.server.http.Routes routes() {
+    public Routes routes() {
         return router.routes();
     }
 

@@ -2,24 +2,31 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Epoch;
+import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
+import io.walden.core.archive.ArchiveNames;
 import io.walden.core.archive.ArchiveTarget;
 import io.walden.core.archive.ArchiveTargets;
 import io.walden.core.archive.S3Server;
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentFiles;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
@@ -69,7 +76,7 @@ class ArchiveIT {
 
     private ServerProcess server(Path dataDir, int port, String... extra) throws Exception {
         return ServerProcess.startUnder(launcher(), work, dataDir, port, "http",
-                java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(5)).build(), extra);
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(), extra);
     }
 
     private static JsonNode archiveStatus(ServerProcess server) throws Exception {
@@ -127,10 +134,10 @@ class ArchiveIT {
             assertThat(archiveStatus(restarted).get("target").asText()).isEqualTo(uri);
             try (ArchiveTarget archive = ArchiveTargets.open(uri, s3.endpoint()); Stream<Path> files = Files.list(data)) {
                 long flushed = Lsn.parse(status(restarted).get("flushed_lsn").asText());
-                java.util.List<io.walden.core.Epoch> epochs = new java.util.ArrayList<>();
-                status(restarted).get("history").forEach(e -> epochs.add(new io.walden.core.Epoch(e.get("epoch").asInt(),
+                List<Epoch> epochs = new ArrayList<>();
+                status(restarted).get("history").forEach(e -> epochs.add(new Epoch(e.get("epoch").asInt(),
                         Lsn.parse(e.get("start_lsn").asText()))));
-                io.walden.core.EpochHistory history = io.walden.core.EpochHistory.of(epochs); // the kill began epoch 2
+                EpochHistory history = EpochHistory.of(epochs); // the kill began epoch 2
                 int compared = 0;
                 for (Path segment : files.filter(p -> SegmentFiles.parseName(p.getFileName().toString()) >= 0).sorted().toList()) {
                     long start = SegmentFiles.parseName(segment.getFileName().toString());
@@ -138,7 +145,7 @@ class ArchiveIT {
                         continue; // the current segment: not sealed
                     }
                     Path copy = work.resolve("copy");
-                    String object = io.walden.core.archive.ArchiveNames.segment(history.at(start + (64 << 10)).number(), start);
+                    String object = ArchiveNames.segment(history.at(start + (64 << 10)).number(), start);
                     assertThat(archive.get(object, copy)).as(object).isTrue();
                     assertThat(Files.readAllBytes(copy)).as(segment.toString()).isEqualTo(Files.readAllBytes(segment));
                     compared++;
@@ -216,7 +223,7 @@ class ArchiveIT {
         int replicaPort = ServerProcess.freePort();
         String[] replicaArgs = {"--replicate-from", "127.0.0.1:" + replication, "--name", "r1", "--restore-from", uri,
                 "--archive-endpoint", s3.endpoint()};
-        Map<Long, String> acked = new java.util.TreeMap<>();
+        Map<Long, String> acked = new TreeMap<>();
         try (ServerProcess primary = server(work.resolve("primary"), ServerProcess.freePort(), "--segment-size", SEGMENT,
                 "--archive-to", uri, "--archive-endpoint", s3.endpoint(), "--archive-timeout", "0", "--durability", "local",
                 "--replication-listen", "127.0.0.1:" + replication, "--max-slot-retained-bytes", "200000")) {
@@ -258,7 +265,7 @@ class ArchiveIT {
 
     static void deleteRecursively(Path dir) throws Exception {
         try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.walden.server;
 
+import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 /** Waiting, in the process tests, for a condition that other processes make true. */
@@ -25,7 +26,7 @@ final class Eventually {
                 if (check.holds()) {
                     return;
                 }
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 last = e; // a server between two lives: try again
             }
             Thread.sleep(50);

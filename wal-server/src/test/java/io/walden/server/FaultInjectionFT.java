@@ -2,12 +2,14 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Lsn;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -102,13 +104,13 @@ class FaultInjectionFT {
                                     payload.getBytes(StandardCharsets.UTF_8));
                             JsonNode body = JSON.readTree(r.body());
                             if (r.statusCode() == 200) {
-                                acknowledged.put(io.walden.core.Lsn.parse(body.get("lsn").asText()), payload);
+                                acknowledged.put(Lsn.parse(body.get("lsn").asText()), payload);
                             } else {
                                 assertThat(r.statusCode()).as("refused with %s", r.body()).isEqualTo(503);
                                 refusals.computeIfAbsent(body.get("error").asText(), k -> new AtomicInteger()).incrementAndGet();
                                 Thread.sleep(20);
                             }
-                        } catch (java.io.IOException e) {
+                        } catch (IOException e) {
                             refusals.computeIfAbsent("io: " + e.getClass().getSimpleName(), k -> new AtomicInteger()).incrementAndGet();
                         } catch (InterruptedException e) {
                             return;
@@ -155,13 +157,13 @@ class FaultInjectionFT {
         try (ServerProcess reopened = ServerProcess.start(dir, dir.resolve("primary"), ServerProcess.freePort())) {
             Map<Long, String> records = reopened.records();
             for (Map.Entry<Long, String> r : records.entrySet()) {
-                assertThat(sent).as("record at %s holds what a client sent", io.walden.core.Lsn.format(r.getKey()))
+                assertThat(sent).as("record at %s holds what a client sent", Lsn.format(r.getKey()))
                         .contains(r.getValue());
             }
             if (!durability.equals("off")) {
                 for (Map.Entry<Long, String> a : acknowledged.entrySet()) {
                     assertThat(records.get(a.getKey())).as("acknowledged record at %s (%s)",
-                            io.walden.core.Lsn.format(a.getKey()), outcome).isEqualTo(a.getValue());
+                            Lsn.format(a.getKey()), outcome).isEqualTo(a.getValue());
                 }
             }
         }

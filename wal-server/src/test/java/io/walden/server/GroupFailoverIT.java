@@ -3,6 +3,7 @@ package io.walden.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
+import io.walden.replication.TcpProxy;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
@@ -15,13 +16,16 @@ import org.junit.jupiter.api.extension.TestWatcher;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -100,7 +104,7 @@ class GroupFailoverIT {
     private static void reportMemberLogs(String test) {
         try (var logs = Files.list(keptLogs(test))) {
             Path copy = Path.of(System.getProperty("java.io.tmpdir"), "walden-group-failover-failures",
-                    java.time.Instant.now().toString().replace(':', '-') + "-" + test);
+                    Instant.now().toString().replace(':', '-') + "-" + test);
             Files.createDirectories(copy);
             for (Path log : logs.sorted().toList()) {
                 Files.copy(log, copy.resolve(log.getFileName()));
@@ -153,8 +157,8 @@ class GroupFailoverIT {
     @Test
     void shouldStopAPartitionedPrimaryAcknowledgingBeforeItsSuccessorIsElectedAndRewindItWhenItReturns() throws Exception {
         // A silent partition: the proxy forwards nothing either way, with no reset or close to tell either side.
-        try (io.walden.replication.TcpProxy toZooKeeper = io.walden.replication.TcpProxy.start(
-                new java.net.InetSocketAddress("127.0.0.1", zk.getPort()), 0)) {
+        try (TcpProxy toZooKeeper = TcpProxy.start(
+                new InetSocketAddress("127.0.0.1", zk.getPort()), 0)) {
             members.put("a", new Member("a", "127.0.0.1:" + toZooKeeper.address().getPort()));
             members.get("a").start();
             waitUntil(() -> "primary".equals(group("a").get("state").asText()));
@@ -369,7 +373,7 @@ class GroupFailoverIT {
         }
         assertThat(primariesSeen).hasSize(kills);
         assertThat(handovers).as("kills of the primary").isGreaterThanOrEqualTo(kills / 2);
-        assertThat(new java.util.HashSet<>(primariesSeen)).as("the group changed hands: primaries after each kill "
+        assertThat(new HashSet<>(primariesSeen)).as("the group changed hands: primaries after each kill "
                 + primariesSeen).hasSizeGreaterThan(1);
         System.out.printf("GroupFailoverIT: %d kills (%d of the primary), primaries after each: %s%n", kills, handovers,
                 primariesSeen);
@@ -569,7 +573,7 @@ class GroupFailoverIT {
             while (running) {
                 if (target == null) {
                     if (!doing.startsWith("looking")) {
-                        doing = "looking for the primary since " + java.time.Instant.now();
+                        doing = "looking for the primary since " + Instant.now();
                     }
                     target = primary();
                     if (target == null) {
@@ -580,11 +584,11 @@ class GroupFailoverIT {
                 String payload = (only == null ? "p" : only) + "-" + durability + "-" + seq++;
                 try {
                     ServerProcess p = members.get(target).process;
-                    doing = "posting " + payload + " to " + target + " since " + java.time.Instant.now();
+                    doing = "posting " + payload + " to " + target + " since " + Instant.now();
                     HttpResponse<String> r = p.post("/v1/records?durability=" + durability, payload.getBytes(StandardCharsets.UTF_8));
                     doing = "between requests";
                     if (r.statusCode() != 200) {
-                        lastRefusal = target + " answered " + r.statusCode() + " " + r.body() + " at " + java.time.Instant.now();
+                        lastRefusal = target + " answered " + r.statusCode() + " " + r.body() + " at " + Instant.now();
                     }
                     if (r.statusCode() == 200) {
                         synchronized (acks) {
@@ -594,7 +598,7 @@ class GroupFailoverIT {
                     }
                 } catch (IOException | RuntimeException e) {
                     // gone or refusing: find the primary again
-                    lastRefusal = target + " failed: " + e + " at " + java.time.Instant.now();
+                    lastRefusal = target + " failed: " + e + " at " + Instant.now();
                 } catch (InterruptedException e) {
                     return;
                 }

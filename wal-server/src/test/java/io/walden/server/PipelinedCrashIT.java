@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -153,7 +154,7 @@ class PipelinedCrashIT {
 
         private void read() {
             try {
-                InputStream in = new java.io.BufferedInputStream(socket.getInputStream());
+                InputStream in = new BufferedInputStream(socket.getInputStream());
                 long lastLsn = -1;
                 while (true) {
                     String answer = readAnswer(in);

@@ -2,6 +2,7 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
+import io.walden.core.internal.recovery.HistoryFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -84,7 +85,7 @@ class PromotionIT {
                 "--replication-listen", "none");
         assertThat(alone.exitCode()).as(alone.stdout() + alone.stderr()).isEqualTo(2);
         assertThat(alone.stderr()).contains("is a replica's").contains("--replicate-from").contains("POST /admin/promote");
-        assertThat(io.walden.core.recovery.HistoryFile.read(replicaDir).current().number())
+        assertThat(HistoryFile.read(replicaDir).current().number())
                 .as("no epoch began on its own").isEqualTo(1);
     }
 

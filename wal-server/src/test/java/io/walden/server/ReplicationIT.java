@@ -2,19 +2,30 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.luben.zstd.Zstd;
 import io.walden.core.Lsn;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.walden.server.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -149,9 +160,9 @@ class ReplicationIT {
         String[] replicaArgs = {"--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1", "--segment-size", "65536"};
         try (ServerProcess primary = ServerProcess.start(work, work.resolve("primary"), ServerProcess.freePort(),
                 "--replication-listen", "127.0.0.1:" + replicationPort, "--segment-size", "65536")) {
-            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-            java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
-            List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger sent = new AtomicInteger();
+            List<Throwable> errors = new CopyOnWriteArrayList<>();
             Thread load = new Thread(() -> {
                 try {
                     while (!stop.get()) {
@@ -188,11 +199,11 @@ class ReplicationIT {
             assertThat(primary.terminate()).isIn(0, 143);
         }
         int compared = 0;
-        for (Path segment : (Iterable<Path>) java.nio.file.Files.list(work.resolve("primary"))
+        for (Path segment : (Iterable<Path>) Files.list(work.resolve("primary"))
                 .filter(p -> p.toString().endsWith(".wal"))::iterator) {
             Path copy = replicaDir.resolve(segment.getFileName());
             assertThat(copy).exists();
-            assertThat(java.nio.file.Files.mismatch(segment, copy)).as("segment %s", segment.getFileName()).isEqualTo(-1L);
+            assertThat(Files.mismatch(segment, copy)).as("segment %s", segment.getFileName()).isEqualTo(-1L);
             compared++;
         }
         assertThat(compared).isGreaterThan(5);
@@ -204,14 +215,14 @@ class ReplicationIT {
         int port = ServerProcess.freePort();
         Path data = work.resolve("p");
         try (ServerProcess primary = ServerProcess.start(work, data, port, "--sync-replicas", "FIRST 1 (r1)")) {
-            java.util.concurrent.CompletableFuture<java.net.http.HttpResponse<String>> waiting = primary.http.sendAsync(
-                    java.net.http.HttpRequest.newBuilder(primary.uri("/v1/records?durability=on"))
-                            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("nobody has me")).build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            CompletableFuture<HttpResponse<String>> waiting = primary.http.sendAsync(
+                    HttpRequest.newBuilder(primary.uri("/v1/records?durability=on"))
+                            .POST(HttpRequest.BodyPublishers.ofString("nobody has me")).build(),
+                    HttpResponse.BodyHandlers.ofString());
             Thread.sleep(500);
             assertThat(waiting).as("the commit waits for r1").isNotDone();
             primary.terminate(); // SIGTERM, as an operator stopping the primary to fail over
-            java.net.http.HttpResponse<String> answer = waiting.get(60, TimeUnit.SECONDS);
+            HttpResponse<String> answer = waiting.get(60, TimeUnit.SECONDS);
             assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
             JsonNode body = JSON.readTree(answer.body());
             assertThat(body.get("error").asText()).isEqualTo("remote_commit_unconfirmed");
@@ -228,7 +239,7 @@ class ReplicationIT {
         int replicationPort = ServerProcess.freePort();
         try (ServerProcess primary = ServerProcess.start(work, work.resolve("p"), ServerProcess.freePort(),
                 "--replication-listen", "127.0.0.1:" + replicationPort, "--segment-size", "1048576")) {
-            java.nio.ByteBuffer batch = java.nio.ByteBuffer.allocate(600 * 5004);
+            ByteBuffer batch = ByteBuffer.allocate(600 * 5004);
             for (int i = 0; i < 600; i++) {
                 batch.putInt(5000).put(new byte[5000]);
             }
@@ -324,8 +335,8 @@ class ReplicationIT {
             long lastBatchStart = 0;
             for (int batch = 0; batch < 10; batch++, events += 2000) {
                 lastBatchStart = Lsn.parse(JSON.readTree(primary.get("/admin/status").body()).get("insert_lsn").asText());
-                java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
-                java.io.DataOutputStream out = new java.io.DataOutputStream(body);
+                ByteArrayOutputStream body = new ByteArrayOutputStream();
+                DataOutputStream out = new DataOutputStream(body);
                 for (int i = events; i < events + 2000; i++) {
                     byte[] e = OrderEvents.event(i);
                     out.writeInt(e.length);
@@ -336,7 +347,7 @@ class ReplicationIT {
                 Thread.sleep(100); // the dictionary trains in the background once the first MiB of samples is in
             }
             String insert = JSON.readTree(primary.get("/admin/status").body()).get("insert_lsn").asText();
-            long alone = 24 + 4 + com.github.luben.zstd.Zstd.compress(OrderEvents.event(events - 1), 3).length;
+            long alone = 24 + 4 + Zstd.compress(OrderEvents.event(events - 1), 3).length;
             assertThat((Lsn.parse(insert) - lastBatchStart) / 2000).as("bytes per record of the primary's last batch; "
                     + "compressed alone: %d", alone).isLessThan(alone * 6 / 10);
             waitUntil(() -> JSON.readTree(replica.get("/admin/status").body()).get("flushed_lsn").asText().equals(insert));
@@ -366,7 +377,7 @@ class ReplicationIT {
     }
 
     private static String[] concat(String[] a, String... b) {
-        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        String[] out = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }

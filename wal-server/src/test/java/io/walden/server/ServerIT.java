@@ -2,25 +2,37 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.uring.IoUring;
+import io.walden.core.ForgedRecords;
 import io.walden.core.Lsn;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static io.walden.server.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -157,8 +169,8 @@ class ServerIT {
     @Test
     void shouldServeOnEveryTransportItIsAskedFor() throws Exception {
         for (String transport : new String[] {"nio", "epoll", "io_uring"}) {
-            if (transport.equals("epoll") && !io.netty.channel.epoll.Epoll.isAvailable()
-                    || transport.equals("io_uring") && !io.netty.channel.uring.IoUring.isAvailable()) {
+            if (transport.equals("epoll") && !Epoll.isAvailable()
+                    || transport.equals("io_uring") && !IoUring.isAvailable()) {
                 continue; // not on this kernel (a server asked for it refuses to start, saying why)
             }
             try (ServerProcess server = ServerProcess.start(work, work.resolve("data-" + transport), ServerProcess.freePort(),
@@ -186,7 +198,7 @@ class ServerIT {
             assertThat(status.get("role").asText()).isEqualTo("primary");
             assertThat(status.get("durability").asText()).isEqualTo("on");
             assertThat(status.get("transport").asText()).as("epoll wherever it loads")
-                    .isEqualTo(io.netty.channel.epoll.Epoll.isAvailable() ? "epoll" : "nio");
+                    .isEqualTo(Epoll.isAvailable() ? "epoll" : "nio");
             assertThat(Lsn.parse(status.get("flushed_lsn").asText())).isEqualTo(Lsn.parse(status.get("insert_lsn").asText()));
             JsonNode segments = JSON.readTree(server.get("/admin/segments").body()).get("segments");
             assertThat(segments.get(0).get("name").asText()).isEqualTo("0000000000000000.wal");
@@ -212,7 +224,7 @@ class ServerIT {
                 batch.putInt(s.length()).put(s.getBytes(StandardCharsets.UTF_8));
             }
             HttpResponse<String> b = server.post("/v1/records/batch?durability=local&type=7",
-                    java.util.Arrays.copyOf(batch.array(), batch.position()));
+                    Arrays.copyOf(batch.array(), batch.position()));
             assertThat(b.statusCode()).as(b.body()).isEqualTo(200);
             JsonNode lsns = JSON.readTree(b.body()).get("lsns");
             assertThat(lsns).hasSize(3);
@@ -242,7 +254,7 @@ class ServerIT {
             HttpResponse<InputStream> stream = server.http.send(HttpRequest.newBuilder(server.uri("/v1/records/stream?from=0/0")).build(),
                     HttpResponse.BodyHandlers.ofInputStream());
             assertThat(stream.headers().firstValue("content-type")).hasValue("application/x-ndjson");
-            try (var lines = new java.io.BufferedReader(new java.io.InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+            try (var lines = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
                 for (String expected : new String[] {"one", "two", "three", "late"}) {
                     JsonNode rec = JSON.readTree(lines.readLine());
                     assertThat(new String(Base64.getDecoder().decode(rec.get("data").asText()))).isEqualTo(expected);
@@ -296,7 +308,7 @@ class ServerIT {
             assertError(server.post("/admin/checkpoint?lsn=oops", new byte[0]), 400, "not an LSN");
             long before = Lsn.parse(JSON.readTree(server.post("/v1/records?durability=local", "before".getBytes()).body())
                     .get("lsn").asText());
-            byte[] forged = io.walden.core.ForgedRecords.record(before, 666, "forged".getBytes(StandardCharsets.UTF_8));
+            byte[] forged = ForgedRecords.record(before, 666, "forged".getBytes(StandardCharsets.UTF_8));
             long outer = Lsn.parse(JSON.readTree(server.post("/v1/records?durability=local", forged).body()).get("lsn").asText());
             assertError(server.get("/v1/records?from=" + Lsn.format(outer + 24)), 400, "not a record boundary");
             assertError(server.get("/v1/records/stream?from=" + Lsn.format(outer + 24)), 400, "not a record boundary");
@@ -375,8 +387,8 @@ class ServerIT {
     @Test
     void shouldRefuseABatchOfMillionsOfEmptyRecordsWhileHealthStaysUnderASecond() throws Exception {
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
-            java.util.concurrent.atomic.AtomicLong slowest = new java.util.concurrent.atomic.AtomicLong();
-            java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+            AtomicLong slowest = new AtomicLong();
+            AtomicBoolean done = new AtomicBoolean();
             Thread prober = new Thread(() -> {
                 while (!done.get()) {
                     long t0 = System.nanoTime();
@@ -400,12 +412,12 @@ class ServerIT {
             assertThat(server.records()).as("nothing was written").isEmpty();
         }
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--max-batch-bytes", "1048576")) {
-            java.nio.ByteBuffer body = java.nio.ByteBuffer.allocate(12 * 40_000);
+            ByteBuffer body = ByteBuffer.allocate(12 * 40_000);
             while (body.hasRemaining()) {
                 body.putInt(8).putLong(42);
             }
             assertError(server.post("/v1/records/batch", body.array()), 413, "64 bytes of overhead per record");
-            java.nio.ByteBuffer fits = java.nio.ByteBuffer.allocate(12 * 1000);
+            ByteBuffer fits = ByteBuffer.allocate(12 * 1000);
             while (fits.hasRemaining()) {
                 fits.putInt(8).putLong(7);
             }
@@ -421,7 +433,7 @@ class ServerIT {
                 "--stream-write-timeout-ms", "1000")) {
             try (Socket stalled = new Socket()) {
                 stalled.setReceiveBufferSize(4096);
-                stalled.connect(new java.net.InetSocketAddress("127.0.0.1", server.port));
+                stalled.connect(new InetSocketAddress("127.0.0.1", server.port));
                 stalled.getOutputStream().write("GET /v1/records/stream?from=0/0 HTTP/1.1\r\nHost: x\r\n\r\n"
                         .getBytes(StandardCharsets.US_ASCII));
                 stalled.getOutputStream().flush();
@@ -447,8 +459,8 @@ class ServerIT {
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort())) {
             long lsn = Lsn.parse(JSON.readTree(server.post("/v1/records?durability=local", "to be damaged".getBytes()).body())
                     .get("lsn").asText());
-            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(data().resolve("0000000000000000.wal"),
-                    java.nio.file.StandardOpenOption.WRITE)) {
+            try (FileChannel ch = FileChannel.open(data().resolve("0000000000000000.wal"),
+                    StandardOpenOption.WRITE)) {
                 ch.write(ByteBuffer.wrap(new byte[] {'X'}), lsn + 30); // inside the payload: its CRC no longer matches
             }
             HttpResponse<String> r = server.get("/v1/records?from=" + Lsn.format(lsn));
@@ -509,25 +521,25 @@ class ServerIT {
     @Test
     void shouldTakeSettingsFromAConfigFileWithFlagsWinning() throws Exception {
         Path yaml = work.resolve("walden.yaml");
-        java.nio.file.Files.writeString(yaml, "data-dir: " + data() + "\ndurability: on\nsync-method: fsync\nsegment-size: 1048576\n");
+        Files.writeString(yaml, "data-dir: " + data() + "\ndurability: on\nsync-method: fsync\nsegment-size: 1048576\n");
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--config", yaml.toString(),
                 "--durability", "off")) {
             JsonNode status = JSON.readTree(server.get("/admin/status").body());
             assertThat(status.get("durability").asText()).isEqualTo("off");
             assertThat(status.get("sync_method").asText()).isEqualTo("fsync");
         }
-        java.nio.file.Files.writeString(yaml, "durability: on\n"); // YAML 1.1 would read that as a boolean
+        Files.writeString(yaml, "durability: on\n"); // YAML 1.1 would read that as a boolean
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort(), "--config", yaml.toString())) {
             JsonNode status = JSON.readTree(server.get("/admin/status").body());
             assertThat(status.get("durability").asText()).isEqualTo("on");
             assertThat(JSON.readTree(server.get("/admin/segments").body()).at("/segments/0/bytes").asLong())
                     .as("an existing log keeps its segment size without the flag").isEqualTo(1048576);
         }
-        java.nio.file.Files.writeString(yaml, "http: 0.0.0.0:" + ServerProcess.freePort() + "\nauth-token: ~\n");
+        Files.writeString(yaml, "http: 0.0.0.0:" + ServerProcess.freePort() + "\nauth-token: ~\n");
         WaldenJar.Run empty = WaldenJar.run(work, "serve", "--config", yaml.toString());
         assertThat(empty.exitCode()).as("a null token never becomes the token 'null'").isEqualTo(2);
         assertThat(empty.stderr()).contains("'auth-token' has no value");
-        java.nio.file.Files.writeString(yaml, "durabilty: local\n");
+        Files.writeString(yaml, "durabilty: local\n");
         WaldenJar.Run bad = WaldenJar.run(work, "serve", "--config", yaml.toString());
         assertThat(bad.exitCode()).isEqualTo(2);
         assertThat(bad.stderr()).contains("unknown setting 'durabilty'");

@@ -1,16 +1,24 @@
 package io.walden.server;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Lsn;
+
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /** {@code java -jar walden.jar serve ...} in a child process, on a free loopback port, talked to over real HTTP. */
@@ -100,16 +108,16 @@ final class ServerProcess implements AutoCloseable {
     }
 
     /** Every record the server holds, LSN → payload as UTF-8, read over the data API page by page. */
-    java.util.Map<Long, String> records() throws Exception {
-        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-        java.util.Map<Long, String> out = new java.util.TreeMap<>();
+    Map<Long, String> records() throws Exception {
+        ObjectMapper json = new ObjectMapper();
+        Map<Long, String> out = new TreeMap<>();
         String from = null; // the oldest record kept
         while (true) {
-            com.fasterxml.jackson.databind.JsonNode page = json.readTree(get("/v1/records?limit=1000"
+            JsonNode page = json.readTree(get("/v1/records?limit=1000"
                     + (from == null ? "" : "&from=" + from)).body());
-            for (com.fasterxml.jackson.databind.JsonNode r : page.get("records")) {
-                out.put(io.walden.core.Lsn.parse(r.get("lsn").asText()), new String(java.util.Base64.getDecoder()
-                        .decode(r.get("data").asText()), java.nio.charset.StandardCharsets.UTF_8));
+            for (JsonNode r : page.get("records")) {
+                out.put(Lsn.parse(r.get("lsn").asText()), new String(Base64.getDecoder()
+                        .decode(r.get("data").asText()), StandardCharsets.UTF_8));
             }
             if (page.get("records").isEmpty()) {
                 return out;

@@ -24,6 +24,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -145,7 +146,7 @@ class ShipBeforeFlushIT {
     private void killLoop(int kills, List<Member> members) throws Exception {
         long seed = Long.getLong("walden.killLoop.seed", System.nanoTime());
         System.out.println("ShipBeforeFlushIT kill loop: " + kills + " kills, -Dwalden.killLoop.seed=" + seed);
-        java.util.Random random = new java.util.Random(seed);
+        Random random = new Random(seed);
         Member primary = members.get(0);
         primary.startPrimary();
         for (Member m : members.subList(1, 3)) {

@@ -1,17 +1,22 @@
 package io.walden.server;
 
+import io.walden.replication.TestCertificates;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
+import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.time.Duration;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -23,7 +28,7 @@ class TlsIT {
 
     @Test
     void shouldServeHttpsFromPemFiles() throws Exception {
-        io.walden.replication.TestCertificates.Pair pair = io.walden.replication.TestCertificates.selfSigned(work, "localhost");
+        TestCertificates.Pair pair = TestCertificates.selfSigned(work, "localhost");
         Path cert = pair.cert();
         Path key = pair.key();
 
@@ -33,9 +38,9 @@ class TlsIT {
             assertThat(server.post("/v1/records?durability=local", "over tls".getBytes()).statusCode()).isEqualTo(200);
             assertThat(server.get("/health").body()).contains("alive");
             HttpClient plain = HttpClient.newHttpClient();
-            assertThatThrownBy(() -> plain.send(java.net.http.HttpRequest.newBuilder(
-                    java.net.URI.create("http://127.0.0.1:" + server.port + "/health")).build(),
-                    java.net.http.HttpResponse.BodyHandlers.ofString())).isInstanceOf(java.io.IOException.class);
+            assertThatThrownBy(() -> plain.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + server.port + "/health")).build(),
+                    HttpResponse.BodyHandlers.ofString())).isInstanceOf(IOException.class);
         }
     }
 

@@ -5,12 +5,14 @@ import io.walden.core.Durability;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
+import io.walden.core.internal.segment.SegmentFiles;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -129,17 +131,17 @@ class ToolsIT {
 
     @Test
     void demoUsesATemporaryDirectoryAndLeavesTheWorkingDirectoryAsItWas() throws Exception {
-        Path cwd = java.nio.file.Files.createDirectories(work.resolve("cwd"));
+        Path cwd = Files.createDirectories(work.resolve("cwd"));
         // A server's default directory, held: demo must not need it.
         try (Wal held = Wal.open(WalConfig.builder(cwd.resolve("walden-data")).segmentSize(SEGMENT).build())) {
             List<Path> before;
-            try (var files = java.nio.file.Files.list(cwd)) {
+            try (var files = Files.list(cwd)) {
                 before = files.sorted().toList();
             }
             WaldenJar.Run run = WaldenJar.run(cwd, "demo", "--records", "1000");
             assertThat(run.exitCode()).as(run.stdout() + run.stderr()).isZero();
             assertThat(run.stdout()).contains("Read back 1,000 records");
-            try (var files = java.nio.file.Files.list(cwd)) { // the held log's own files change meanwhile
+            try (var files = Files.list(cwd)) { // the held log's own files change meanwhile
                 assertThat(files.sorted().filter(p -> !p.getFileName().toString().matches("(out|err).*\\.txt")).toList())
                         .isEqualTo(before);
             }
@@ -202,6 +204,6 @@ class ToolsIT {
     }
 
     private Path segmentOf(long lsn) {
-        return log.resolve(io.walden.core.segment.SegmentFiles.name(lsn & -SEGMENT));
+        return log.resolve(SegmentFiles.name(lsn & -SEGMENT));
     }
 }

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /** Runs the real {@code walden.jar} (built by the package phase) in a child JVM, as a user would. */
@@ -25,11 +26,11 @@ final class WaldenJar {
     }
 
     static Run run(Path workDir, String... args) throws IOException, InterruptedException {
-        return run(workDir, java.util.Map.of(), args);
+        return run(workDir, Map.of(), args);
     }
 
     /** Runs with {@code env} added to this process's environment (the AWS SDK's default chain reads AWS_* from it). */
-    static Run run(Path workDir, java.util.Map<String, String> env, String... args) throws IOException, InterruptedException {
+    static Run run(Path workDir, Map<String, String> env, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-jar");

@@ -2,7 +2,7 @@ package io.walden.core.archive;
 
 import io.walden.core.Epoch;
 import io.walden.core.EpochHistory;
-import io.walden.core.recovery.HistoryFile;
+import io.walden.core.internal.recovery.HistoryFile;
 
 import java.io.IOException;
 import java.nio.file.Files;

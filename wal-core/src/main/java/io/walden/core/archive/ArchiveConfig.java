@@ -1,6 +1,7 @@
 package io.walden.core.archive;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -18,7 +19,7 @@ public final class ArchiveConfig {
 
         /** Parses {@code block} or {@code drop-archive}. */
         public static WhenFull parse(String s) {
-            switch (s.trim().toLowerCase(java.util.Locale.ROOT)) {
+            switch (s.trim().toLowerCase(Locale.ROOT)) {
                 case "block":
                     return BLOCK;
                 case "drop-archive":

@@ -1,6 +1,6 @@
 package io.walden.core.archive;
 
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentFiles;
 
 import java.util.Locale;
 

@@ -3,13 +3,13 @@ package io.walden.core.archive;
 import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
 import io.walden.core.WalCorruptedException;
-import io.walden.core.record.RecordDescriptor;
-import io.walden.core.recovery.ControlFile;
-import io.walden.core.recovery.CursorFile;
-import io.walden.core.recovery.HistoryFile;
-import io.walden.core.recovery.LogInspector;
-import io.walden.core.segment.SegmentFiles;
-import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.internal.record.RecordDescriptor;
+import io.walden.core.internal.recovery.ControlFile;
+import io.walden.core.internal.recovery.CursorFile;
+import io.walden.core.internal.recovery.HistoryFile;
+import io.walden.core.internal.recovery.LogInspector;
+import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,6 +23,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Builds a log from an archive (PostgreSQL's restore with {@code recovery_target_lsn}): the archive's oldest contiguous
@@ -312,7 +313,7 @@ public final class ArchiveRestore {
         if (kept[3] > 0) {
             // Cursor changes were restored: an empty base as of the oldest record makes the first open rebuild the
             // cursors from them (changes made before the archive's oldest segment are not in the archive).
-            CursorFile.write(dataDir, CursorFile.BASE, new CursorFile.Snapshot(walk.oldestLsn(), java.util.Map.of()));
+            CursorFile.write(dataDir, CursorFile.BASE, new CursorFile.Snapshot(walk.oldestLsn(), Map.of()));
         }
         SegmentFiles.forceDirectory(dataDir);
         return new Cut(end, kept[0], kept[1], walk.endLsn());

@@ -3,6 +3,7 @@ package io.walden.core.archive;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Opens an {@link ArchiveTarget} from the URI a user wrote ({@code --archive-to}, {@code --from}). */
@@ -42,7 +43,7 @@ public final class ArchiveTargets {
                             + uri + "'");
                 }
                 Path dir = Path.of(u);
-                if (!create && !java.nio.file.Files.isDirectory(dir)) {
+                if (!create && !Files.isDirectory(dir)) {
                     throw new IllegalArgumentException("no archive at " + uri + ": " + dir + " is not a directory");
                 }
                 try {

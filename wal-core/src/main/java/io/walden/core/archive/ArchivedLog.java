@@ -1,5 +1,6 @@
 package io.walden.core.archive;
 
+import io.walden.core.EpochHistory;
 import io.walden.core.SegmentInfo;
 
 import java.nio.file.Path;
@@ -29,7 +30,7 @@ public interface ArchivedLog {
      * The log's epoch history: archived objects are named by epoch, and after a promotion the segments from the current
      * epoch's start on differ from what the old primary archived.
      */
-    io.walden.core.EpochHistory history();
+    EpochHistory history();
 
     /** Refuses local appends with {@link io.walden.core.AppendsBlockedException}{@code (reason)}, or accepts them again (null). */
     void blockAppends(String reason);

@@ -3,9 +3,13 @@ package io.walden.core.archive;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.walden.core.SegmentInfo;
-import io.walden.core.segment.SegmentFiles;
-import io.walden.core.thread.Loop;
-import io.walden.core.thread.LoopRunner;
+import io.walden.core.internal.archive.ArchiveProgress;
+import io.walden.core.internal.archive.ArchiveStatus;
+import io.walden.core.internal.archive.ArchiveUploader;
+import io.walden.core.internal.archive.PendingBytesCap;
+import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.thread.Loop;
+import io.walden.core.internal.thread.LoopRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,6 +1,7 @@
 package io.walden.core.archive;
 
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.archive.Checksums;
+import io.walden.core.internal.segment.SegmentFiles;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;

@@ -1,5 +1,6 @@
 package io.walden.core.archive;
 
+import io.walden.core.internal.archive.Checksums;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.exception.SdkException;
@@ -20,6 +21,7 @@ import software.amazon.awssdk.services.s3.model.PutObjectRequest;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -142,7 +144,7 @@ public final class S3ArchiveTarget implements ArchiveTarget {
         try {
             FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
             InputStream in = Channels.newInputStream(ch);
-            return new java.io.FilterInputStream(in) {
+            return new FilterInputStream(in) {
                 private long left = length;
 
                 @Override

@@ -3,10 +3,11 @@ package io.walden.core.replication;
 import io.walden.core.Epoch;
 import io.walden.core.EpochHistory;
 import io.walden.core.ReplicationChunk;
-import io.walden.core.commit.RemoteWaits;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * A log as replication drives it: for wal-replication and wal-server, never for applications (which use
@@ -42,7 +43,7 @@ public interface ReplicatedLog {
      * supplier answers, nor any after it (replication slots: the oldest position a replica still needs;
      * {@code Long.MAX_VALUE} when none). The supplier is asked on each truncation, under the admin lock.
      */
-    void retentionFloor(java.util.function.LongSupplier floor);
+    void retentionFloor(LongSupplier floor);
 
     /**
      * Refuses every local append from now on with {@code reason} (a replica: "this log is a replica of
@@ -72,7 +73,7 @@ public interface ReplicatedLog {
      *
      * @return whether the condition holds
      */
-    boolean awaitPositions(java.util.function.BooleanSupplier condition, long timeout, TimeUnit unit) throws InterruptedException;
+    boolean awaitPositions(BooleanSupplier condition, long timeout, TimeUnit unit) throws InterruptedException;
 
     /**
      * Turns a replica's copy into a primary's log: flushes what was received, begins a new epoch at this log's

@@ -8,7 +8,7 @@ import io.walden.core.TestLogs;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static io.walden.core.TestLogs.SMALL_SEGMENT;
@@ -52,7 +53,7 @@ class ArchiveS3Test {
             assertThat(t.list()).containsExactly(new ArchiveTarget.StoredObject("a.wal", 1000));
             Path back = scratch.resolve("back");
             assertThat(t.get("a.wal", back)).isTrue();
-            assertThat(Files.readAllBytes(back)).isEqualTo(java.util.Arrays.copyOf(Files.readAllBytes(file), 1000));
+            assertThat(Files.readAllBytes(back)).isEqualTo(Arrays.copyOf(Files.readAllBytes(file), 1000));
             t.delete("a.wal");
             assertThat(t.list()).isEmpty();
             assertThat(t.get("a.wal", back)).isFalse();

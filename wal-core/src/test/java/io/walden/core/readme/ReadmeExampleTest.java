@@ -3,6 +3,7 @@ package io.walden.core.readme;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,7 +58,7 @@ class ReadmeExampleTest {
         List<String> undeclared = new ArrayList<>();
         int chronicle = 0;
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        for (String entry : classPath.split(java.io.File.pathSeparator)) {
+        for (String entry : classPath.split(File.pathSeparator)) {
             Matcher m = Pattern.compile(".*/net/openhft/([^/]+)/([^/]+)/[^/]+\\.jar$").matcher(entry.replace('\\', '/'));
             if (m.matches()) {
                 chronicle++;

@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerAdapter;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.walden.replication.transport.EventLoops;
 
@@ -75,7 +76,7 @@ final class ReplicaChannels {
     }
 
     /** The group, for the endpoint's own timers. */
-    io.netty.channel.EventLoopGroup group() {
+    EventLoopGroup group() {
         return loops.group();
     }
 

@@ -1,5 +1,6 @@
 package io.walden.replication.primary;
 
+import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,7 +21,7 @@ final class ReplicaState {
     volatile long flushLagMillis = -1;
     volatile long applyLagMillis = -1;
     /** Sent positions and when, oldest first; bounded (older samples are dropped). Guarded by itself. */
-    private final java.util.ArrayDeque<long[]> sent = new java.util.ArrayDeque<>();
+    private final ArrayDeque<long[]> sent = new ArrayDeque<>();
     private static final int MAX_SAMPLES = 4096;
 
     ReplicaState(String name, long catchUpTarget, long startLsn) {

@@ -1,5 +1,14 @@
 package io.walden.replication.primary;
 
+import io.walden.replication.policy.SyncPolicy;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
 /**
  * One connected replica as its primary sees it (PostgreSQL's {@code pg_stat_replication}).
  *
@@ -21,8 +30,8 @@ public record ReplicaStatus(String name, String state, long sentLsn, long writeL
      * The connected replicas in name order. For {@code FIRST n}, the n highest-priority streaming replicas are
      * {@code sync} and the other named ones {@code potential}; for {@code ANY n}, every streaming named one is {@code quorum}.
      */
-    static java.util.List<ReplicaStatus> of(java.util.Map<String, ReplicaState> replicas, io.walden.replication.policy.SyncPolicy p) {
-        java.util.Set<String> sync = new java.util.HashSet<>();
+    static List<ReplicaStatus> of(Map<String, ReplicaState> replicas, SyncPolicy p) {
+        Set<String> sync = new HashSet<>();
         if (p != null && !p.isQuorum()) {
             for (String name : p.names()) { // priority order
                 ReplicaState s = replicas.get(name);
@@ -31,7 +40,7 @@ public record ReplicaStatus(String name, String state, long sentLsn, long writeL
                 }
             }
         }
-        java.util.List<ReplicaStatus> out = new java.util.ArrayList<>();
+        List<ReplicaStatus> out = new ArrayList<>();
         for (ReplicaState s : replicas.values()) {
             boolean named = p != null && p.names().contains(s.name);
             String syncState = !named ? "async" : !s.streaming ? "potential" : p.isQuorum() ? "quorum"
@@ -39,7 +48,7 @@ public record ReplicaStatus(String name, String state, long sentLsn, long writeL
             out.add(new ReplicaStatus(s.name, s.streaming ? "streaming" : "catchup", s.sentLsn, s.written, s.flushed,
                     s.applied, s.writeLagMillis, s.flushLagMillis, s.applyLagMillis, syncState));
         }
-        out.sort(java.util.Comparator.comparing(ReplicaStatus::name));
+        out.sort(Comparator.comparing(ReplicaStatus::name));
         return out;
     }
 

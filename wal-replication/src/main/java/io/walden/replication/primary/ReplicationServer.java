@@ -1,5 +1,7 @@
 package io.walden.replication.primary;
 
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Wal;
 import io.walden.replication.policy.SyncPolicy;
@@ -10,13 +12,16 @@ import io.walden.replication.protocol.ProtocolErrorHandler;
 import io.walden.replication.transport.EventLoops;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import io.netty.handler.ssl.SslContext;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A primary's replication endpoint (docs/replication-protocol.md), optionally over TLS: it owns the listening
@@ -39,9 +44,9 @@ public final class ReplicationServer implements AutoCloseable {
     private final ReplicaMeters meters = new ReplicaMeters();
     private final SlotStore slots;
     private final SyncReleaser releaser;
-    private java.util.concurrent.ScheduledFuture<?> slotSaver;
+    private ScheduledFuture<?> slotSaver;
 
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     /** A primary's replication endpoint for {@code wal}: set the options, then {@link Builder#start()}. */
     public static Builder builder(Wal wal) {
@@ -206,7 +211,7 @@ public final class ReplicationServer implements AutoCloseable {
     }
 
     /** The per-replica positions and lags as meters ({@link ReplicaMeters}: {@code walden.replica.lsn}, {@code walden.replica.lag}). */
-    public io.micrometer.core.instrument.binder.MeterBinder meterBinder() {
+    public MeterBinder meterBinder() {
         return registry -> {
             meters.binder(replicas.values()).bindTo(registry);
         };
@@ -223,7 +228,7 @@ public final class ReplicationServer implements AutoCloseable {
     }
 
     /** The connected replica named {@code name}, as in {@link #replicaStatus()}, if it is connected. */
-    public java.util.Optional<ReplicaStatus> replica(String name) {
+    public Optional<ReplicaStatus> replica(String name) {
         return replicaStatus().stream().filter(r -> r.name().equals(name)).findFirst();
     }
 
@@ -232,7 +237,7 @@ public final class ReplicationServer implements AutoCloseable {
      * {@code FIRST n}, the n highest-priority streaming replicas are {@code sync} and the other named ones
      * {@code potential}; for {@code ANY n}, every streaming named replica is {@code quorum}.
      */
-    public java.util.List<ReplicaStatus> replicaStatus() {
+    public List<ReplicaStatus> replicaStatus() {
         return ReplicaStatus.of(replicas, releaser.policy());
     }
 

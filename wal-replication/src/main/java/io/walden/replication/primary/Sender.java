@@ -2,10 +2,15 @@ package io.walden.replication.primary;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.walden.core.EpochHistory;
+import io.walden.core.Lsn;
+import io.walden.core.LsnRemovedException;
 import io.walden.core.ReplicationChunk;
 import io.walden.core.Wal;
 import io.walden.core.WalClosedException;
 import io.walden.core.WalException;
+import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.protocol.Frame;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,7 +38,7 @@ final class Sender implements Runnable {
     private final Thread thread;
     private final SentListener onSent;
     /** The history told to the replica in the Welcome: if the log's changes, the replica must learn the new one. */
-    private final io.walden.core.EpochHistory history;
+    private final EpochHistory history;
     private volatile boolean running = true;
     private long position;
     /** Ship bytes once written (false: only once flushed, PostgreSQL's rule). */
@@ -45,7 +50,7 @@ final class Sender implements Runnable {
      * @param unflushed ship bytes once they are written here, before they are flushed
      * @param onSent    told (end LSN, nanoTime) of every chunk sent, for the lag figures
      */
-    Sender(Wal wal, Channel channel, long start, long keepaliveNanos, io.walden.core.EpochHistory history, boolean unflushed,
+    Sender(Wal wal, Channel channel, long start, long keepaliveNanos, EpochHistory history, boolean unflushed,
            SentListener onSent) {
         this.unflushed = unflushed;
         this.onSent = onSent;
@@ -54,7 +59,7 @@ final class Sender implements Runnable {
         this.channel = channel;
         this.position = start;
         this.keepaliveNanos = keepaliveNanos;
-        this.thread = io.walden.core.thread.WaldenThreads.daemon(this, "walden-sender-" + channel.remoteAddress());
+        this.thread = WaldenThreads.daemon(this, "walden-sender-" + channel.remoteAddress());
     }
 
     /** A promotion or an adopted history (cascading): the replica must reconnect and check the new one. */
@@ -141,22 +146,22 @@ final class Sender implements Runnable {
             channel.close();
         } catch (WalException e) {
             long shippable = wal.replication().shippableLsn(unflushed);
-            if (!(e instanceof io.walden.core.LsnRemovedException) && position > shippable) {
+            if (!(e instanceof LsnRemovedException) && position > shippable) {
                 // What was shipped before its flush is no longer shippable: this log stopped being a primary (fenced or
                 // stepped down, it refuses appends and ships only what it flushed). The replica did not diverge, and
                 // telling it so would take it out of the elections that must now choose a successor. Retry later:
                 // its next handshake, here or with the next primary, decides whether it rewinds.
                 LOG.info("Ending the stream to {}: this log ships only up to {} now, behind the {} already sent",
-                        channel.remoteAddress(), io.walden.core.Lsn.format(shippable), io.walden.core.Lsn.format(position));
+                        channel.remoteAddress(), Lsn.format(shippable), Lsn.format(position));
                 channel.writeAndFlush(new Frame.Error(Frame.Error.NOT_A_PRIMARY, "this log serves only up to "
-                        + io.walden.core.Lsn.format(shippable) + " now, behind the replica's " + io.walden.core.Lsn.format(position)
-                        + " (it stopped being a primary); retry later")).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+                        + Lsn.format(shippable) + " now, behind the replica's " + Lsn.format(position)
+                        + " (it stopped being a primary); retry later")).addListener(ChannelFutureListener.CLOSE);
                 return;
             }
             LOG.warn("Stopping the stream to {}: {}", channel.remoteAddress(), e.getMessage());
-            channel.writeAndFlush(new Frame.Error(e instanceof io.walden.core.LsnRemovedException ? Frame.Error.LSN_REMOVED
+            channel.writeAndFlush(new Frame.Error(e instanceof LsnRemovedException ? Frame.Error.LSN_REMOVED
                     : Frame.Error.EPOCH_DIVERGED, e.getMessage()))
-                    .addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+                    .addListener(ChannelFutureListener.CLOSE);
         } catch (Throwable e) {
             // Never a silent stall: a stream whose sender died would look connected and send nothing. The replica
             // reconnects and resumes from its end.

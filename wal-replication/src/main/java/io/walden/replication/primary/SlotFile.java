@@ -1,6 +1,7 @@
 package io.walden.replication.primary;
 
 import io.walden.core.Lsn;
+import io.walden.core.internal.segment.SegmentFiles;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,6 +59,6 @@ final class SlotFile {
     static void write(Path dir, Map<String, Long> slots) throws IOException {
         StringBuilder text = new StringBuilder(HEADER).append('\n');
         new TreeMap<>(slots).forEach((name, lsn) -> text.append(name).append(' ').append(Lsn.format(lsn)).append('\n'));
-        io.walden.core.segment.SegmentFiles.replaceDurably(dir, NAME, text.toString().getBytes(StandardCharsets.UTF_8));
+        SegmentFiles.replaceDurably(dir, NAME, text.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

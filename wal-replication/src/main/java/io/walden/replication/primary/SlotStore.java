@@ -2,14 +2,17 @@ package io.walden.replication.primary;
 
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.policy.SyncPolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -28,7 +31,7 @@ final class SlotStore {
     private final Map<String, Long> slots = new ConcurrentHashMap<>();
     /** Set when slots changed since they were last saved. */
     private final AtomicBoolean changed = new AtomicBoolean();
-    private final ExecutorService writer = Executors.newSingleThreadExecutor(io.walden.core.thread.WaldenThreads.named("walden-slot-writer"));
+    private final ExecutorService writer = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-slot-writer"));
 
     /** Takes the saved slots back, except those that can no longer be served or that this log never reached. */
     SlotStore(Wal wal, long maxRetainedBytes) {
@@ -106,7 +109,7 @@ final class SlotStore {
     void saveSoon() {
         try {
             writer.execute(this::save);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             // A tick already running on a shared event loop when the endpoint closed: close() saved the last positions.
         }
     }
@@ -117,7 +120,7 @@ final class SlotStore {
         }
         try {
             SlotFile.write(wal.directory(), slots);
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             changed.set(true); // retried at the next tick
             LOG.warn("Cannot save the replication slots in {}: {}", wal.directory(), e.toString());
         }

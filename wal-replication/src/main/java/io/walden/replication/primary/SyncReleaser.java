@@ -1,7 +1,8 @@
 package io.walden.replication.primary;
 
 import io.walden.core.Durability;
-import io.walden.core.commit.RemoteWaits;
+import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.core.replication.RemoteWaits;
 import io.walden.replication.policy.SyncPolicy;
 
 import java.util.HashMap;
@@ -19,7 +20,7 @@ import java.util.concurrent.Executors;
  */
 final class SyncReleaser {
     private final RemoteWaits waits;
-    private final ExecutorService completions = Executors.newSingleThreadExecutor(io.walden.core.thread.WaldenThreads.named("walden-sync-release"));
+    private final ExecutorService completions = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-sync-release"));
     private volatile SyncPolicy policy;
 
     SyncReleaser(RemoteWaits waits) {

@@ -2,6 +2,7 @@ package io.walden.replication.protocol;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.ReferenceCounted;
+import io.walden.core.EpochHistory;
 
 /**
  * The frames of the replication protocol (docs/replication-protocol.md). All but {@link Data} are plain values;
@@ -23,7 +24,7 @@ public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, F
      * {@code oldestLsn} is the first record the primary still keeps: where a new replica's log begins.
      */
     record Welcome(int version, long logId, long segmentSize, int epoch, long flushedLsn, long oldestLsn,
-                   io.walden.core.EpochHistory history) implements Frame {
+                   EpochHistory history) implements Frame {
     }
 
     /** Either way: why the connection ends (the sender closes it after this frame). */

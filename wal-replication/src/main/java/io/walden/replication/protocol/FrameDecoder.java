@@ -2,15 +2,18 @@ package io.walden.replication.protocol;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.walden.core.Epoch;
+import io.walden.core.EpochHistory;
 
 import java.nio.ByteBuffer;
-import java.util.List;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Reads {@link Frame}s (docs/replication-protocol.md): the length prefix bounds every frame before anything is
@@ -154,18 +157,18 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         return value;
     }
 
-    private static io.walden.core.EpochHistory history(ByteBuf f) {
+    private static EpochHistory history(ByteBuf f) {
         int count = f.readUnsignedShort();
         if (count < 1 || count > FrameDescriptor.MAX_HISTORY_ENTRIES) {
             throw new CorruptedFrameException("an epoch history of " + count + " entries (1 to "
                     + FrameDescriptor.MAX_HISTORY_ENTRIES + " allowed)");
         }
-        java.util.List<io.walden.core.Epoch> epochs = new java.util.ArrayList<>(count);
+        List<Epoch> epochs = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            epochs.add(new io.walden.core.Epoch(epochNumber(f.readInt()), lsn(f.readLong(), "epoch start LSN")));
+            epochs.add(new Epoch(epochNumber(f.readInt()), lsn(f.readLong(), "epoch start LSN")));
         }
         try {
-            return io.walden.core.EpochHistory.of(epochs);
+            return EpochHistory.of(epochs);
         } catch (IllegalArgumentException e) {
             throw new CorruptedFrameException("not an epoch history: " + e.getMessage());
         }

@@ -4,8 +4,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.MessageToByteEncoder;
+import io.walden.core.Epoch;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * Writes {@link Frame}s in the layout of {@link FrameDescriptor} (docs/replication-protocol.md). The bytes of a
@@ -31,13 +33,13 @@ public final class FrameEncoder extends MessageToByteEncoder<Frame> {
         } else if (frame instanceof Frame.Welcome w) {
             out.writeByte(FrameDescriptor.WELCOME).writeShort(w.version()).writeLong(w.logId()).writeLong(w.segmentSize())
                     .writeInt(w.epoch()).writeLong(w.flushedLsn()).writeLong(w.oldestLsn());
-            java.util.List<io.walden.core.Epoch> epochs = w.history().epochs();
+            List<Epoch> epochs = w.history().epochs();
             if (epochs.size() > FrameDescriptor.MAX_HISTORY_ENTRIES) {
                 throw new IllegalArgumentException("an epoch history of " + epochs.size() + " entries is longer than "
                         + FrameDescriptor.MAX_HISTORY_ENTRIES);
             }
             out.writeShort(epochs.size());
-            for (io.walden.core.Epoch e : epochs) {
+            for (Epoch e : epochs) {
                 out.writeInt(e.number()).writeLong(e.startLsn());
             }
         } else if (frame instanceof Frame.Error e) {

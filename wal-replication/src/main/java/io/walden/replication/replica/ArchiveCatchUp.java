@@ -7,9 +7,9 @@ import io.walden.core.WalException;
 import io.walden.core.archive.ArchiveCatalog;
 import io.walden.core.archive.ArchiveNames;
 import io.walden.core.archive.ArchiveTarget;
-import io.walden.core.record.RecordDescriptor;
-import io.walden.core.segment.SegmentFiles;
-import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.internal.record.RecordDescriptor;
+import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

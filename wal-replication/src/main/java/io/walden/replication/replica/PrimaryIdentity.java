@@ -1,13 +1,14 @@
 package io.walden.replication.replica;
 
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.ssl.SslContext;
 import io.walden.core.EpochHistory;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
-import io.walden.core.segment.SegmentHeaderDescriptor;
+import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
@@ -81,7 +82,7 @@ public record PrimaryIdentity(long logId, long segmentSize, long oldestLsn, Epoc
         byte[] secretBytes = secret == null ? new byte[0] : secret.getBytes(StandardCharsets.UTF_8);
         ChannelFuture connecting = null;
         try {
-            connecting = PrimaryConnections.to(loops, primary, tls, () -> new io.netty.channel.ChannelHandler[] {
+            connecting = PrimaryConnections.to(loops, primary, tls, () -> new ChannelHandler[] {
                             new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH), new FrameEncoder(),
                             new SimpleChannelInboundHandler<Frame>() {
                                 @Override

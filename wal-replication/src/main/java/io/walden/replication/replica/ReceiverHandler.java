@@ -4,6 +4,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.walden.core.Epoch;
+import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
@@ -159,7 +160,7 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
      * @throws IllegalStateException when the application's applier already took records beyond that point (the
      *                               replica must be rebuilt: the application's state holds what the primary lacks)
      */
-    private void rewindIfNeeded(io.walden.core.EpochHistory primaryHistory) {
+    private void rewindIfNeeded(EpochHistory primaryHistory) {
         long end = session.wal.insertLsn();
         Epoch own = session.wal.status().history().at(end);
         long to = primaryHistory.find(own.number()) == null

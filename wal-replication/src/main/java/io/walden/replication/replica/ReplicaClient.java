@@ -1,11 +1,15 @@
 package io.walden.replication.replica;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Epoch;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.protocol.FrameEncoder;
@@ -21,6 +25,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -55,7 +60,7 @@ public final class ReplicaClient implements AutoCloseable {
     private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
     private volatile Thread receiverThread;
     private final ExecutorService receiver = Executors.newSingleThreadExecutor(r -> {
-        Thread t = io.walden.core.thread.WaldenThreads.daemon(r, "walden-receiver");
+        Thread t = WaldenThreads.daemon(r, "walden-receiver");
         receiverThread = t;
         return t;
     });
@@ -63,7 +68,7 @@ public final class ReplicaClient implements AutoCloseable {
     private final Object lifecycle = new Object();
     private volatile boolean running = true;
     private volatile boolean promoted;
-    private java.util.concurrent.ScheduledFuture<?> statusTask;
+    private ScheduledFuture<?> statusTask;
     private long backoffMillis = 50;
 
     private ReplicaClient(Builder b) {
@@ -103,7 +108,7 @@ public final class ReplicaClient implements AutoCloseable {
         private RecordApplier applier;
         private long applyFrom;
         private long statusIntervalMillis = 10_000;
-        private io.walden.core.archive.ArchiveTarget archive;
+        private ArchiveTarget archive;
         private EventLoops loops;
         private String primaryHttp;
 
@@ -151,7 +156,7 @@ public final class ReplicaClient implements AutoCloseable {
          * that this log's end was removed, the archived segments from there on are applied, then streaming resumes.
          * Null (default): such a replica stops with that error. The replica closes the target when it closes.
          */
-        public Builder restoreFrom(io.walden.core.archive.ArchiveTarget archive) {
+        public Builder restoreFrom(ArchiveTarget archive) {
             this.archive = archive;
             return this;
         }
@@ -227,7 +232,7 @@ public final class ReplicaClient implements AutoCloseable {
     }
 
     private void connect() {
-        io.netty.channel.ChannelFuture connecting;
+        ChannelFuture connecting;
         // Under the lock, with running checked inside: stop() clears running, then lists the connections under it, so
         // a connection is either listed (and closed) or never made.
         synchronized (connections) {
@@ -236,7 +241,7 @@ public final class ReplicaClient implements AutoCloseable {
             }
             connecting = PrimaryConnections.to(loops, primary, tls, () -> {
                 FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised once welcomed
-                return new io.netty.channel.ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
+                return new ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
                         decoder, encoder, new ReceiverHandler(session, decoder), new ProtocolErrorHandler()};
             }).connect(primary);
             Channel c = connecting.channel();

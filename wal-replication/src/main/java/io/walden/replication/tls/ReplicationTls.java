@@ -4,8 +4,8 @@ import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 
-import javax.net.ssl.SSLException;
 import java.nio.file.Path;
+import javax.net.ssl.SSLException;
 
 /**
  * TLS contexts for replication connections, from PEM files (a certificate chain, a PKCS#8 private key, CA

@@ -6,9 +6,12 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.walden.core.Epoch;
+import io.walden.core.EpochHistory;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -45,8 +48,8 @@ class FrameCodecTest {
         assertThat(hello.name()).isEqualTo("replica-é");
         assertThat(new String(hello.secret(), StandardCharsets.UTF_8)).isEqualTo("s3cret");
 
-        io.walden.core.EpochHistory history = io.walden.core.EpochHistory.of(java.util.List.of(new io.walden.core.Epoch(1, 0),
-                new io.walden.core.Epoch(3, 0x1000)));
+        EpochHistory history = EpochHistory.of(List.of(new Epoch(1, 0),
+                new Epoch(3, 0x1000)));
         assertThat(roundTrip(new Frame.Welcome(3, 42, 64L << 20, 3, 1000, 0x40, history)))
                 .isEqualTo(new Frame.Welcome(3, 42, 64L << 20, 3, 1000, 0x40, history));
         assertThat(roundTrip(new Frame.Error(Frame.Error.LSN_REMOVED, "requested LSN 0/40 has already been removed")))

@@ -1,13 +1,16 @@
 package io.walden.replication.replica;
 
+import com.sun.management.ThreadMXBean;
 import io.walden.core.Durability;
+import io.walden.core.ReplicationChunk;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
 import io.walden.core.archive.ArchiveNames;
 import io.walden.core.archive.FileArchiveTarget;
-import io.walden.core.segment.SegmentFiles;
+import io.walden.core.internal.recovery.HistoryFile;
+import io.walden.core.internal.segment.SegmentFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -81,7 +84,7 @@ class ArchiveCatchUpTest {
     /** Copies what {@code from} wrote from {@code to}'s end on, as streaming would. */
     private static void copyWritten(Wal from, Wal to) {
         long position = to.insertLsn();
-        for (io.walden.core.ReplicationChunk c; (c = from.replication().readWritten(position, 8192)) != null; ) {
+        for (ReplicationChunk c; (c = from.replication().readWritten(position, 8192)) != null; ) {
             position = to.replication().writeReceived(c.startLsn(), c.bytes());
         }
         to.flush();
@@ -119,7 +122,7 @@ class ArchiveCatchUpTest {
             archive.put(ArchiveNames.segment(1, small), work.resolve("a").resolve(SegmentFiles.name(small)), small);
             archive.put(ArchiveNames.segment(2, small), work.resolve("b").resolve(SegmentFiles.name(small)), small);
             Path history = work.resolve("history");
-            Files.write(history, io.walden.core.recovery.HistoryFile.format(b.status().history(), false));
+            Files.write(history, HistoryFile.format(b.status().history(), false));
             archive.put(ArchiveNames.history(2), history, Files.size(history));
 
             new ArchiveCatchUp(c, archive).run();
@@ -141,7 +144,7 @@ class ArchiveCatchUpTest {
         try (FileArchiveTarget archive = new FileArchiveTarget(work.resolve("archive"));
              Wal primary = primaryWithArchivedFirstSegment(archive);
              Wal replica = newReplica(primary)) {
-            com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
             long before = threads.getCurrentThreadAllocatedBytes();
             new ArchiveCatchUp(replica, archive).run();
             long allocated = threads.getCurrentThreadAllocatedBytes() - before;

@@ -2,20 +2,37 @@ package io.walden.server.admin;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.walden.core.Cursors;
+import io.walden.core.Durability;
+import io.walden.core.Epoch;
 import io.walden.core.Lsn;
 import io.walden.core.RecoveryReport;
 import io.walden.core.SegmentInfo;
 import io.walden.core.Wal;
+import io.walden.core.WalClosedException;
+import io.walden.core.WalStatus;
+import io.walden.core.archive.Archiver;
+import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicaStatus;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
 import io.walden.server.ReplicationRole;
+import io.walden.server.group.FailoverController;
+import io.walden.server.http.CursorApi;
 import io.walden.server.http.Exchange;
+import io.walden.server.http.HttpResponses;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -26,10 +43,10 @@ public final class AdminApi {
     private final Wal wal;
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier accepting;
-    private final java.util.concurrent.Executor blocking;
+    private final Executor blocking;
     private final ReplicationRole role;
     /** This server's part in a replica group, or null for a server on its own. */
-    private final io.walden.server.group.FailoverController group;
+    private final FailoverController group;
     private final String transport;
 
     /**
@@ -38,8 +55,8 @@ public final class AdminApi {
      * @param group     the server's part in a replica group (automatic failover), or null
      * @param transport the network transport the event loops use (epoll, io_uring or nio), for the status
      */
-    public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, java.util.concurrent.Executor blocking,
-                    ReplicationRole role, io.walden.server.group.FailoverController group, String transport) {
+    public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, Executor blocking,
+                    ReplicationRole role, FailoverController group, String transport) {
         this.group = group;
         this.transport = transport;
         this.wal = wal;
@@ -58,15 +75,15 @@ public final class AdminApi {
 
     private static String loadPage() {
         try (var in = AdminApi.class.getResourceAsStream("status.html")) {
-            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        } catch (java.io.IOException | NullPointerException e) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException | NullPointerException e) {
             throw new IllegalStateException("status.html is missing from the jar", e);
         }
     }
 
     /** GET /health: {@code {"status":"alive"}}, a constant answer (the load balancers' and monitors' hot path). */
     public void health(Exchange ex) {
-        ex.respondEncoded(io.walden.server.http.HttpResponses.health(ex.keepAlive()));
+        ex.respondEncoded(HttpResponses.health(ex.keepAlive()));
     }
 
     public void ready(Exchange ex) {
@@ -102,7 +119,7 @@ public final class AdminApi {
             s.put("rewinds", replica.rewinds());
             s.put("archive_bytes_fetched", replica.archiveBytes());
         }
-        io.walden.core.WalStatus st = wal.status();
+        WalStatus st = wal.status();
         s.put("insert_lsn", Lsn.format(wal.insertLsn()));
         s.put("written_lsn", Lsn.format(wal.writtenLsn()));
         s.put("flushed_lsn", Lsn.format(wal.flushedLsn()));
@@ -114,7 +131,7 @@ public final class AdminApi {
         s.put("transport", transport);
         s.put("epoch", st.epoch());
         List<Map<String, Object>> history = new ArrayList<>();
-        for (io.walden.core.Epoch e : st.history().epochs()) {
+        for (Epoch e : st.history().epochs()) {
             history.add(Map.of("epoch", e.number(), "start_lsn", Lsn.format(e.startLsn())));
         }
         s.put("history", history);
@@ -122,7 +139,7 @@ public final class AdminApi {
         s.put("failure", st.failureReason() == null ? null : ex.redact(st.failureReason()));
         s.put("log_id", String.format("%016x", st.logId()));
         long appends = 0;
-        for (io.walden.core.Durability d : io.walden.core.Durability.values()) {
+        for (Durability d : Durability.values()) {
             appends += (long) registry.get("walden.appends").tag("durability", d.configName()).functionCounter().count();
         }
         s.put("appends_total", appends);
@@ -145,8 +162,8 @@ public final class AdminApi {
         s.put("remote_wait_warning", st.remoteWaitWarning());
         s.put("replicas", replicas(replication));
         List<Map<String, Object>> cursors = new ArrayList<>();
-        for (io.walden.core.Cursors.Cursor c : wal.cursors().list()) {
-            cursors.add(io.walden.server.http.CursorApi.json(c));
+        for (Cursors.Cursor c : wal.cursors().list()) {
+            cursors.add(CursorApi.json(c));
         }
         s.put("cursors", cursors);
         s.put("archive", st.archiver().map(AdminApi::archive).orElse(null));
@@ -169,7 +186,7 @@ public final class AdminApi {
         if (replication == null) {
             return out;
         }
-        for (io.walden.replication.primary.ReplicaStatus p : replication.replicaStatus()) {
+        for (ReplicaStatus p : replication.replicaStatus()) {
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("name", p.name());
             r.put("state", p.state());
@@ -199,8 +216,8 @@ public final class AdminApi {
                     + "; set the synchronous policy on the primary");
             return;
         }
-        String body = ex.request().content().toString(java.nio.charset.StandardCharsets.UTF_8).trim();
-        io.walden.replication.policy.SyncPolicy policy = body.isEmpty() ? null : io.walden.replication.policy.SyncPolicy.parse(body);
+        String body = ex.request().content().toString(StandardCharsets.UTF_8).trim();
+        SyncPolicy policy = body.isEmpty() ? null : SyncPolicy.parse(body);
         replication.policy(policy);
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("sync_replicas", policy == null ? null : policy.toString());
@@ -243,7 +260,7 @@ public final class AdminApi {
                     ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "promote_failed", e.getMessage());
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "busy", "no worker free for the promotion; retry shortly");
         }
     }
@@ -265,17 +282,17 @@ public final class AdminApi {
         try {
             blocking.execute(() -> {
                 try {
-                    io.walden.server.group.FailoverController.Switchover done = group.switchover(to);
+                    FailoverController.Switchover done = group.switchover(to);
                     Map<String, Object> out = new LinkedHashMap<>();
                     out.put("primary", done.epoch().primary());
                     out.put("epoch", done.epoch().epoch());
                     out.put("epoch_start_lsn", Lsn.format(done.epoch().startLsn()));
                     ex.json(HttpResponseStatus.OK, out);
-                } catch (java.util.NoSuchElementException e) {
+                } catch (NoSuchElementException e) {
                     ex.error(HttpResponseStatus.NOT_FOUND, "unknown_member", e.getMessage());
                 } catch (IllegalStateException e) {
                     ex.error(HttpResponseStatus.CONFLICT, "switchover_refused", e.getMessage());
-                } catch (java.util.concurrent.TimeoutException e) {
+                } catch (TimeoutException e) {
                     ex.error(HttpResponseStatus.GATEWAY_TIMEOUT, "switchover_timeout", e.getMessage());
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
@@ -284,7 +301,7 @@ public final class AdminApi {
                     ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "switchover_failed", e.toString());
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "busy", "no worker free for the switchover; retry shortly");
         }
     }
@@ -325,7 +342,7 @@ public final class AdminApi {
         ex.json(HttpResponseStatus.OK, Map.of("segments", out));
     }
 
-    private static Map<String, Object> archive(io.walden.core.archive.Archiver a) {
+    private static Map<String, Object> archive(Archiver a) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("target", a.target());
         m.put("archived_lsn", Lsn.format(a.archivedLsn()));
@@ -352,11 +369,11 @@ public final class AdminApi {
                     wal.truncateBefore(before);
                     ex.json(HttpResponseStatus.OK, Map.of("oldest_lsn", Lsn.format(wal.oldestLsn())));
                 } catch (RuntimeException e) {
-                    ex.error(e instanceof io.walden.core.WalClosedException ? HttpResponseStatus.SERVICE_UNAVAILABLE
+                    ex.error(e instanceof WalClosedException ? HttpResponseStatus.SERVICE_UNAVAILABLE
                             : HttpResponseStatus.INTERNAL_SERVER_ERROR, "checkpoint_failed", e.getMessage());
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "busy", "no worker free for the checkpoint; retry shortly");
         }
     }

@@ -9,10 +9,12 @@ import io.walden.core.WalRecord;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -56,14 +58,14 @@ final class DemoCommand implements Callable<Integer> {
     private static String fileSystem(Path dir) {
         try {
             return Files.getFileStore(dir).type();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "unknown";
         }
     }
 
-    private static void deleteTree(Path dir) throws java.io.IOException {
+    private static void deleteTree(Path dir) throws IOException {
         try (var files = Files.walk(dir)) {
-            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
             }
         }

@@ -1,13 +1,17 @@
 package io.walden.server.cli;
 
 import io.walden.core.Lsn;
+import io.walden.core.WalCorruptedException;
 import io.walden.core.archive.ArchiveRestore;
 import io.walden.core.archive.ArchiveTarget;
 import io.walden.core.archive.ArchiveTargets;
+import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.server.tools.Progress;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
@@ -36,15 +40,15 @@ final class RestoreCommand implements Callable<Integer> {
     String endpoint;
 
     /** Restore builds a new log: it never writes into a directory that holds anything. */
-    private static void refuseNonEmpty(Path dir) throws java.io.IOException {
-        if (java.nio.file.Files.isDirectory(dir)) {
-            try (var files = java.nio.file.Files.list(dir)) {
+    private static void refuseNonEmpty(Path dir) throws IOException {
+        if (Files.isDirectory(dir)) {
+            try (var files = Files.list(dir)) {
                 if (files.findAny().isPresent()) {
                     throw new UserError("refusing to restore into " + dir + ": it is not empty (restore builds a new log; "
                             + "move the old one away first)");
                 }
             }
-        } else if (java.nio.file.Files.exists(dir)) {
+        } else if (Files.exists(dir)) {
             throw new UserError("refusing to restore into " + dir + ": it is not a directory");
         }
     }
@@ -67,10 +71,10 @@ final class RestoreCommand implements Callable<Integer> {
                     System.err.println("restore: segment " + (index + 1) + "/" + count + " " + name + " (" + bytes + " bytes)");
                 }
             });
-        } catch (io.walden.core.WalCorruptedException e) {
+        } catch (WalCorruptedException e) {
             System.out.println("PROBLEM: " + e.getMessage());
             return 1;
-        } catch (java.io.IOException e) { // the store failed, or the archive holds nothing to restore
+        } catch (IOException e) { // the store failed, or the archive holds nothing to restore
             System.err.println("walden restore: " + e.getMessage());
             return 2;
         }
@@ -80,7 +84,7 @@ final class RestoreCommand implements Callable<Integer> {
                 r.usedPartial() ? " (the last from a partial upload)" : "", dataDir, ms, r.history().current().number(),
                 r.history());
         if (r.gapAt() >= 0) {
-            System.out.println("PROBLEM: segment " + io.walden.core.segment.SegmentFiles.name(r.gapAt()) + " is missing from the "
+            System.out.println("PROBLEM: segment " + SegmentFiles.name(r.gapAt()) + " is missing from the "
                     + "archive and later segments cannot follow the gap: the log in " + dataDir + " ends at "
                     + Lsn.format(r.endLsn()) + " (it opens; what lies past the gap is not in it)");
             return 1;

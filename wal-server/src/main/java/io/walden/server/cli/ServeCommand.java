@@ -5,11 +5,11 @@ import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.config.ServerSettings;
 import io.walden.server.config.Setting;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package io.walden.server.cli;
 
 import io.walden.core.Lsn;
-import io.walden.core.recovery.LogInspector;
+import io.walden.core.internal.recovery.LogInspector;
 import io.walden.server.tools.Progress;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

@@ -1,7 +1,8 @@
 package io.walden.server.cli;
 
-import picocli.CommandLine;
+import io.walden.core.WalLockedException;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 /**
  * The {@code walden} command line: {@code java -jar walden.jar <command>}. Each subcommand has {@code --help}.
@@ -36,7 +37,7 @@ public final class WaldenCli implements Runnable {
      * the problem, and exit status 2; anything else is a defect, shown with its stack trace (status 2 as well).
      */
     private static int userErrorsInOneLine(Exception e, CommandLine command, CommandLine.ParseResult parsed) {
-        if (e instanceof UserError || e instanceof IllegalArgumentException || e instanceof io.walden.core.WalLockedException) {
+        if (e instanceof UserError || e instanceof IllegalArgumentException || e instanceof WalLockedException) {
             command.getErr().println("walden " + command.getCommandName() + ": " + e.getMessage());
             return 2;
         }

@@ -1,11 +1,9 @@
 package io.walden.server.config;
 
+import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.archive.ArchiveTargets;
-import io.walden.core.recovery.ControlFile;
-
-import java.io.IOException;
 
 import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
 import static io.walden.server.config.ServerSettings.ARCHIVE_MAX_PENDING_BYTES;
@@ -83,13 +81,6 @@ final class LogConfigs {
         if (given != null) {
             return given;
         }
-        if (ControlFile.exists(c.dataDir())) {
-            try (ControlFile cf = ControlFile.open(c.dataDir())) {
-                return cf.read().segmentSize();
-            } catch (IOException e) {
-                // an unreadable control file is the log's business: Wal.open reports it properly
-            }
-        }
-        return WalConfig.DEFAULT_SEGMENT_SIZE;
+        return Wal.segmentSizeOf(c.dataDir()).orElse(WalConfig.DEFAULT_SEGMENT_SIZE);
     }
 }

@@ -1,8 +1,8 @@
 package io.walden.server.config;
 
+import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.archive.ArchiveConfig;
-import io.walden.core.recovery.ControlFile;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -116,7 +116,7 @@ public final class ServerConfig {
 
     /** True when the log directory already holds a log (a replica then keeps its own identity). */
     public boolean hasLog() {
-        return ControlFile.exists(dataDir());
+        return Wal.exists(dataDir());
     }
 
     /** True when the HTTP address is a loopback address (127.0.0.0/8, ::1). */

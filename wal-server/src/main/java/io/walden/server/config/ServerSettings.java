@@ -3,6 +3,7 @@ package io.walden.server.config;
 import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.SyncMethod;
+import io.walden.core.WalConfig;
 import io.walden.core.archive.ArchiveConfig;
 import io.walden.server.http.Transports;
 
@@ -40,7 +41,7 @@ public final class ServerSettings {
             + "are compressed with a dictionary the log trains on its first MiB of them and stores in every segment that "
             + "needs it.");
     public static final Setting<Integer> ZSTD_LEVEL = of("zstd-level", "LEVEL", ServerSettings::zstdLevel,
-            Integer.toString(io.walden.core.WalConfig.DEFAULT_ZSTD_LEVEL),
+            Integer.toString(WalConfig.DEFAULT_ZSTD_LEVEL),
             "The zstd level of zstd payloads, from zstd's negative fast levels to 22; readers need no setting.");
     public static final Setting<Duration> WRITER_DELAY = duration("writer-delay", ChronoUnit.MILLIS, "200ms",
             "Longest an off record waits for the background writer's force (PostgreSQL's wal_writer_delay).")

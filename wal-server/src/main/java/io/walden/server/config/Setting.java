@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /**
  * One setting of {@code walden serve}, declared once in {@link ServerSettings}: its key (the flag is {@code --key},
@@ -57,7 +58,7 @@ public record Setting<T>(String key, String label, Function<String, T> parse, Su
     }
 
     private static List<String> concat(List<String> names, String name) {
-        return java.util.stream.Stream.concat(names.stream(), java.util.stream.Stream.of(name)).toList();
+        return Stream.concat(names.stream(), Stream.of(name)).toList();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.walden.server.group;
 
+import io.walden.core.Lsn;
 import io.walden.replication.policy.SyncPolicy;
 
 import java.util.ArrayList;
@@ -92,7 +93,7 @@ final class ElectionRule {
         }
         Member best = eligible.stream().max(MOST_CAUGHT_UP).orElseThrow();
         return new Election(best.name(), "most caught up (epoch " + best.epoch() + ", "
-                + io.walden.core.Lsn.format(best.flushedLsn()) + ")");
+                + Lsn.format(best.flushedLsn()) + ")");
     }
 
     /**

@@ -7,6 +7,7 @@ import io.walden.core.Epoch;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
+import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.server.ReplicationRole;
 import io.walden.server.config.ServerConfig;
@@ -49,7 +50,7 @@ public final class FailoverController implements AutoCloseable {
     private final SyncPolicy policy;
     private final GroupCoordinator coordinator;
     private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(
-            io.walden.core.thread.WaldenThreads.named("walden-group"));
+            WaldenThreads.named("walden-group"));
     private final AtomicLong elections = new AtomicLong();
     private final AtomicLong sessionLosses = new AtomicLong();
     /**
@@ -351,11 +352,6 @@ public final class FailoverController implements AutoCloseable {
         claim(epoch);
     }
 
-    /** For {@link Handover}: whether this member still leads, as far as it knows. */
-    boolean isLeading() {
-        return state == Member.State.PRIMARY;
-    }
-
     private void publish() {
         long flushed = wal.flushedLsn();
         Member now = self(wal.status().history().at(flushed).number(), flushed);
@@ -375,7 +371,7 @@ public final class FailoverController implements AutoCloseable {
                 state == Member.State.LOOKING ? electionNote : null, elections.get(), sessionLosses.get());
     }
 
-    /** Whether this member is the group's primary now. */
+    /** Whether this member is the group's primary now, as far as it knows (a fence may be on its way). */
     public boolean isPrimary() {
         return state == Member.State.PRIMARY;
     }

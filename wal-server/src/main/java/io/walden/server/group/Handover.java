@@ -74,7 +74,7 @@ final class Handover {
             LOG.info("Switchover: handed the group to {} at {}", target, Lsn.format(end));
             return handedOver;
         } catch (Exception e) {
-            if (member.isLeading() && wal.status().appendsRefusedReason() != null) {
+            if (member.isPrimary() && wal.status().appendsRefusedReason() != null) {
                 member.fence("the switchover failed: " + e); // never stay a primary that refuses appends and leads
             }
             throw e;

@@ -5,6 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.Locale;
 
 /**
  * What a member publishes about itself in its ephemeral node ({@code PATH/members/NAME}, docs/operations.md
@@ -40,26 +44,26 @@ public record Member(String name, String http, String replication, State state, 
         FAILED;
 
         String wireName() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 
     /** Where to stream from this member when it is the primary. */
-    java.net.InetSocketAddress replicationAddress() {
+    InetSocketAddress replicationAddress() {
         int colon = replication.lastIndexOf(':');
-        return new java.net.InetSocketAddress(replication.substring(0, colon), Integer.parseInt(replication.substring(colon + 1)));
+        return new InetSocketAddress(replication.substring(0, colon), Integer.parseInt(replication.substring(colon + 1)));
     }
 
     /** host:port others reach a bound address at: a wildcard bind is advertised as this machine's name. */
-    static String advertised(java.net.InetSocketAddress a) {
+    static String advertised(InetSocketAddress a) {
         String host = a.getAddress() == null || a.getAddress().isAnyLocalAddress() ? localHost() : a.getAddress().getHostAddress();
         return host + ":" + a.getPort();
     }
 
     private static String localHost() {
         try {
-            return java.net.InetAddress.getLocalHost().getCanonicalHostName();
-        } catch (java.net.UnknownHostException e) {
+            return InetAddress.getLocalHost().getCanonicalHostName();
+        } catch (UnknownHostException e) {
             return "localhost";
         }
     }
@@ -84,7 +88,7 @@ public record Member(String name, String http, String replication, State state, 
         try {
             JsonNode n = JSON.readTree(bytes);
             return new Member(n.get("name").asText(), n.get("http").asText(), n.get("replication").asText(),
-                    State.valueOf(n.get("state").asText().toUpperCase(java.util.Locale.ROOT)), n.get("epoch").asInt(),
+                    State.valueOf(n.get("state").asText().toUpperCase(Locale.ROOT)), n.get("epoch").asInt(),
                     n.get("flushed_lsn").asLong());
         } catch (IOException | RuntimeException e) {
             throw new IllegalArgumentException("not a Walden member record: " + e.getMessage(), e);

@@ -3,6 +3,7 @@ package io.walden.server.group;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.replica.PrimaryIdentity;
 import io.walden.server.ReplicationRole;
 import io.walden.server.config.ServerConfig;
 import org.slf4j.Logger;
@@ -37,7 +38,7 @@ final class MemberLog {
                 coordinator.leaveLatch(); // a group exists: this member only waits for its primary
                 if (primary != null && primary.state() == Member.State.PRIMARY) {
                     LOG.info("Creating this member's log as a copy of the primary {}'s", primary.name());
-                    io.walden.replication.replica.PrimaryIdentity id = ReplicationRole.fetchIdentity(config, primary.replicationAddress());
+                    PrimaryIdentity id = ReplicationRole.fetchIdentity(config, primary.replicationAddress());
                     return id.openReplicaLog(log);
                 }
             } else if (config.name().equals(ElectionRule.decide(null, live, policy).candidate())) {

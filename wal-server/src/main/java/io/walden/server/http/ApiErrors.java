@@ -1,14 +1,22 @@
 package io.walden.server.http;
 
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.walden.core.AppendsBlockedException;
+import io.walden.core.AppendsRefusedException;
+import io.walden.core.CursorBackwardsException;
 import io.walden.core.IllegalLsnException;
 import io.walden.core.Lsn;
 import io.walden.core.LsnRemovedException;
 import io.walden.core.PayloadTooLargeException;
+import io.walden.core.RemoteCommitTimeoutException;
+import io.walden.core.RemoteCommitUnconfirmedException;
+import io.walden.core.UnknownCursorException;
 import io.walden.core.WalClosedException;
 import io.walden.core.WalCorruptedException;
-import io.walden.core.WalFailedException;
 import io.walden.core.WalException;
+import io.walden.core.WalFailedException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -16,7 +24,7 @@ import java.util.concurrent.CompletionException;
 
 /** Maps Walden's exceptions to HTTP answers, one place for every endpoint (docs/http-api.md lists them). */
 final class ApiErrors {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ApiErrors.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ApiErrors.class);
 
     private ApiErrors() {
     }
@@ -31,9 +39,9 @@ final class ApiErrors {
             body.put("detail", ex.redact(e.getMessage()));
             body.put("oldest_lsn", Lsn.format(((LsnRemovedException) e).oldest()));
             ex.json(HttpResponseStatus.GONE, body);
-        } else if (e instanceof io.walden.core.UnknownCursorException) {
+        } else if (e instanceof UnknownCursorException) {
             ex.error(HttpResponseStatus.NOT_FOUND, "unknown_cursor", e.getMessage());
-        } else if (e instanceof io.walden.core.CursorBackwardsException backwards) {
+        } else if (e instanceof CursorBackwardsException backwards) {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("error", "cursor_backwards");
             body.put("detail", e.getMessage());
@@ -41,17 +49,17 @@ final class ApiErrors {
             ex.json(HttpResponseStatus.CONFLICT, body);
         } else if (e instanceof IllegalLsnException || e instanceof IllegalArgumentException) {
             ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", e.getMessage());
-        } else if (e instanceof io.walden.core.AppendsBlockedException) {
+        } else if (e instanceof AppendsBlockedException) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "appends_blocked", e.getMessage());
-        } else if (e instanceof io.walden.core.AppendsRefusedException) {
+        } else if (e instanceof AppendsRefusedException) {
             ex.error(HttpResponseStatus.CONFLICT, "replica", e.getMessage());
-        } else if (e instanceof io.walden.core.RemoteCommitUnconfirmedException) {
+        } else if (e instanceof RemoteCommitUnconfirmedException) {
             // The record is durable locally: say so, and where it is, so that a client does not append it twice.
             Map<String, Object> body = new LinkedHashMap<>();
-            body.put("error", e instanceof io.walden.core.RemoteCommitTimeoutException ? "remote_commit_timeout"
+            body.put("error", e instanceof RemoteCommitTimeoutException ? "remote_commit_timeout"
                     : "remote_commit_unconfirmed");
             body.put("detail", ex.redact(e.getMessage()));
-            body.put("lsn", Lsn.format(((io.walden.core.RemoteCommitUnconfirmedException) e).lsn()));
+            body.put("lsn", Lsn.format(((RemoteCommitUnconfirmedException) e).lsn()));
             ex.json(HttpResponseStatus.SERVICE_UNAVAILABLE, body);
         } else if (e instanceof WalFailedException) {
             ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", e.getMessage());

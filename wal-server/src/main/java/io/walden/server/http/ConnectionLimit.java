@@ -5,16 +5,20 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.AttributeKey;
+import io.netty.util.ReferenceCountUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -64,13 +68,13 @@ public final class ConnectionLimit extends ChannelInboundHandlerAdapter {
             // reads it. What arrives is dropped (channelRead) until the client closes, or for at most a second.
             // Under a flood, at most max-connections refused sockets linger; the rest close at once.
             ctx.channel().writeAndFlush(response).addListener((ChannelFutureListener) f -> {
-                if (f.channel() instanceof io.netty.channel.socket.DuplexChannel duplex && f.isSuccess()
+                if (f.channel() instanceof DuplexChannel duplex && f.isSuccess()
                         && lingering.incrementAndGet() <= max) {
                     duplex.shutdownOutput();
                     f.channel().closeFuture().addListener(c -> lingering.decrementAndGet());
-                    f.channel().eventLoop().schedule(() -> f.channel().close(), 1, java.util.concurrent.TimeUnit.SECONDS);
+                    f.channel().eventLoop().schedule(() -> f.channel().close(), 1, TimeUnit.SECONDS);
                 } else {
-                    if (f.channel() instanceof io.netty.channel.socket.DuplexChannel && f.isSuccess()) {
+                    if (f.channel() instanceof DuplexChannel && f.isSuccess()) {
                         lingering.decrementAndGet();
                     }
                     f.channel().close();
@@ -84,7 +88,7 @@ public final class ConnectionLimit extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (ctx.channel().attr(REFUSED).get() != null) {
-            io.netty.util.ReferenceCountUtil.release(msg); // a refused connection is only waiting to be closed
+            ReferenceCountUtil.release(msg); // a refused connection is only waiting to be closed
             return;
         }
         ctx.fireChannelRead(msg);
@@ -98,5 +102,5 @@ public final class ConnectionLimit extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private static final io.netty.util.AttributeKey<Boolean> REFUSED = io.netty.util.AttributeKey.valueOf("walden.refused");
+    private static final AttributeKey<Boolean> REFUSED = AttributeKey.valueOf("walden.refused");
 }

@@ -21,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * One request and the means to answer it exactly once, from any thread: the answer is handed to the connection's
@@ -133,7 +134,7 @@ public final class Exchange extends AppendCompletion implements Runnable {
      * The first query parameter whose name is not in {@code known}, or null: a scan of the raw query, no decoding (a
      * request without one costs one {@code indexOf}).
      */
-    String unknownParam(java.util.Set<String> known) {
+    String unknownParam(Set<String> known) {
         int q = uri.indexOf('?');
         if (q < 0) {
             return null;

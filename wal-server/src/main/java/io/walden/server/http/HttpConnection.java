@@ -1,10 +1,15 @@
 package io.walden.server.http;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -228,17 +233,17 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
             if (response instanceof ByteBuf encoded) {
                 encodedCtx.write(encoded, ctx.voidPromise());
             } else {
-                ((io.netty.handler.codec.http.HttpResponse) response).headers().set(
-                        io.netty.handler.codec.http.HttpHeaderNames.CONNECTION, head.keepAlive()
-                                ? io.netty.handler.codec.http.HttpHeaderValues.KEEP_ALIVE
-                                : io.netty.handler.codec.http.HttpHeaderValues.CLOSE);
+                ((HttpResponse) response).headers().set(
+                        HttpHeaderNames.CONNECTION, head.keepAlive()
+                                ? HttpHeaderValues.KEEP_ALIVE
+                                : HttpHeaderValues.CLOSE);
                 ctx.write(response, ctx.voidPromise());
             }
             wrote = true;
             boolean keepAlive = head.keepAlive();
             recycle(head);
             if (!keepAlive) {
-                ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+                ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
                 closeQuietly();
                 return;
             }

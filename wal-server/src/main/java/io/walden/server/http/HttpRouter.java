@@ -1,12 +1,17 @@
 package io.walden.server.http;
 
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.File;
+import java.nio.file.Path;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 
 /**
  * Dispatches requests by the route table ({@link Routes}: the data, cursor and admin APIs of docs/http-api.md), and
@@ -21,14 +26,14 @@ public final class HttpRouter {
 
     private final Routes routes;
     private final AtomicInteger inFlight = new AtomicInteger();
-    private final java.util.function.UnaryOperator<String> redact;
+    private final UnaryOperator<String> redact;
 
     /**
      * @param dataDir the log directory: its absolute path is cut from error details (clients see file names only)
      */
-    public HttpRouter(Routes routes, java.nio.file.Path dataDir) {
+    public HttpRouter(Routes routes, Path dataDir) {
         String dir = dataDir.toAbsolutePath().normalize().toString();
-        this.redact = message -> message.replace(dir + java.io.File.separator, "").replace(dir, "the data directory");
+        this.redact = message -> message.replace(dir + File.separator, "").replace(dir, "the data directory");
         this.routes = routes;
     }
 
@@ -38,7 +43,7 @@ public final class HttpRouter {
     }
 
     /** The handler of one new connection (placed last in its pipeline). */
-    public io.netty.channel.ChannelHandler newConnection() {
+    public ChannelHandler newConnection() {
         return new HttpConnection(this);
     }
 
@@ -84,7 +89,7 @@ public final class HttpRouter {
             if (unknown != null) {
                 ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", "unknown parameter '" + unknown + "' for "
                         + route.method() + " " + route.path() + (route.params().isEmpty() ? ": it takes none"
-                        : " (known: " + String.join(", ", new java.util.TreeSet<>(route.params())) + ")") + "; nothing was done");
+                        : " (known: " + String.join(", ", new TreeSet<>(route.params())) + ")") + "; nothing was done");
                 return;
             }
             route.handler().accept(ex);

@@ -3,11 +3,13 @@ package io.walden.server.http;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 
 import java.nio.charset.StandardCharsets;
@@ -32,7 +34,7 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
     public static final int SMALL_BODY = 4096;
 
     /** Stands for a refused request; answered by the handler in the request's turn. */
-    record Refusal(io.netty.handler.codec.http.FullHttpRequest request, HttpResponseStatus status, String error, String detail) {
+    record Refusal(FullHttpRequest request, HttpResponseStatus status, String error, String detail) {
     }
 
     private final Routes routes;
@@ -74,7 +76,7 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
                 return;
             }
         }
-        if (msg instanceof io.netty.handler.codec.http.LastHttpContent) {
+        if (msg instanceof LastHttpContent) {
             current = null;
         }
         ctx.fireChannelRead(msg);

@@ -4,6 +4,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.walden.server.admin.AdminApi;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -144,7 +145,7 @@ public final class Routes {
     }
 
     private static Route[] concat(Route[] a, Route[] b) {
-        Route[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        Route[] out = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }

@@ -1,17 +1,22 @@
 package io.walden.server.http;
 
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioChannelOption;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringChannelOption;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
@@ -106,23 +111,23 @@ public final class Transports {
      * TCP keepalive on accepted connections: after {@code idleSeconds} of silence, {@code probes} probes
      * {@code intervalSeconds} apart find a peer that vanished without a FIN.
      */
-    public void keepAlive(io.netty.bootstrap.ServerBootstrap b, int idleSeconds, int intervalSeconds, int probes) {
-        b.childOption(io.netty.channel.ChannelOption.SO_KEEPALIVE, true);
+    public void keepAlive(ServerBootstrap b, int idleSeconds, int intervalSeconds, int probes) {
+        b.childOption(ChannelOption.SO_KEEPALIVE, true);
         switch (kind) {
             case EPOLL:
-                b.childOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPIDLE, idleSeconds)
-                        .childOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPINTVL, intervalSeconds)
-                        .childOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPCNT, probes);
+                b.childOption(EpollChannelOption.TCP_KEEPIDLE, idleSeconds)
+                        .childOption(EpollChannelOption.TCP_KEEPINTVL, intervalSeconds)
+                        .childOption(EpollChannelOption.TCP_KEEPCNT, probes);
                 break;
             case IO_URING:
-                b.childOption(io.netty.channel.uring.IoUringChannelOption.TCP_KEEPIDLE, idleSeconds)
-                        .childOption(io.netty.channel.uring.IoUringChannelOption.TCP_KEEPINTVL, intervalSeconds)
-                        .childOption(io.netty.channel.uring.IoUringChannelOption.TCP_KEEPCNT, probes);
+                b.childOption(IoUringChannelOption.TCP_KEEPIDLE, idleSeconds)
+                        .childOption(IoUringChannelOption.TCP_KEEPINTVL, intervalSeconds)
+                        .childOption(IoUringChannelOption.TCP_KEEPCNT, probes);
                 break;
             default:
-                b.childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE), idleSeconds)
-                        .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL), intervalSeconds)
-                        .childOption(io.netty.channel.socket.nio.NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT), probes);
+                b.childOption(NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE), idleSeconds)
+                        .childOption(NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPINTERVAL), intervalSeconds)
+                        .childOption(NioChannelOption.of(jdk.net.ExtendedSocketOptions.TCP_KEEPCOUNT), probes);
         }
     }
 

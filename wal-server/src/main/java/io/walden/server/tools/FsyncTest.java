@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -104,7 +105,7 @@ public final class FsyncTest {
     private void growing(Path file, String method, Set<StandardOpenOption> extra, Boolean forceMetadata, ByteBuffer block)
             throws IOException {
         Files.deleteIfExists(file);
-        Set<StandardOpenOption> options = new java.util.HashSet<>(extra);
+        Set<StandardOpenOption> options = new HashSet<>(extra);
         options.add(StandardOpenOption.CREATE);
         options.add(StandardOpenOption.WRITE);
         try (FileChannel ch = FileChannel.open(file, options)) {

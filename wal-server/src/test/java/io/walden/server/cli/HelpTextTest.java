@@ -3,6 +3,8 @@ package io.walden.server.cli;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +33,7 @@ class HelpTextTest {
 
     @Test
     void dumpVerifyAndTheOperationsGuideSayTheSameOfARunningServersDirectory() throws Exception {
-        String guide = String.join(" ", java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "operations.md"))
+        String guide = String.join(" ", Files.readString(Path.of("..", "docs", "operations.md"))
                 .split("\\s+"));
         assertThat(guide).contains(DumpCommand.LIVE);
         for (String command : new String[] {"dump", "verify"}) {

@@ -5,10 +5,9 @@ import org.junit.jupiter.api.Test;
 import java.util.HashMap;
 import java.util.Map;
 
+import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
-import static io.walden.server.config.ServerSettings.COORDINATOR;
 
 class CoordinatorSettingsTest {
     private static Map<String, String> member() {

@@ -1,11 +1,13 @@
 package io.walden.server.config;
 
+import io.walden.core.Durability;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,7 +22,7 @@ class ServerSettingsTest {
     Path dir;
 
     private static ServerConfig flags(String... keysAndValues) throws Exception {
-        Map<String, String> flags = new java.util.HashMap<>();
+        Map<String, String> flags = new HashMap<>();
         for (int i = 0; i < keysAndValues.length; i += 2) {
             flags.put(keysAndValues[i], keysAndValues[i + 1]);
         }
@@ -73,7 +75,7 @@ class ServerSettingsTest {
         Path yaml = dir.resolve("walden.yaml");
         Files.writeString(yaml, "durability: local\nmax-readers: 8\n");
         ServerConfig c = ServerConfig.load(yaml, Map.of("durability", "off"));
-        assertThat(c.get(ServerSettings.DURABILITY)).isEqualTo(io.walden.core.Durability.OFF);
+        assertThat(c.get(ServerSettings.DURABILITY)).isEqualTo(Durability.OFF);
         assertThat(c.get(ServerSettings.MAX_READERS)).isEqualTo(8);
         assertThat(c.get(ServerSettings.MAX_CONNECTIONS)).isEqualTo(1024);
     }

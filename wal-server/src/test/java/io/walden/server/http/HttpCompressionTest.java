@@ -2,9 +2,10 @@ package io.walden.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.luben.zstd.Zstd;
 import io.walden.core.Compression;
 import io.walden.core.Lsn;
-import io.walden.core.recovery.LogInspector;
+import io.walden.core.internal.recovery.LogInspector;
 import io.walden.server.OrderEvents;
 import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
@@ -125,7 +126,7 @@ class HttpCompressionTest {
             assertThat(post("/v1/records", OrderEvents.event(i + n)).statusCode()).isEqualTo(200);
         }
         long perRecord = (server.wal().insertLsn() - before) / 99;
-        long alone = 24 + 4 + com.github.luben.zstd.Zstd.compress(OrderEvents.event(i), 3).length; // header, prefix, the frame
+        long alone = 24 + 4 + Zstd.compress(OrderEvents.event(i), 3).length; // header, prefix, the frame
         assertThat(perRecord).as("bytes per record with the dictionary; compressed alone: %d", alone)
                 .isLessThan(alone * 6 / 10);
         JsonNode page = JSON.readTree(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"

@@ -3,6 +3,8 @@ package io.walden.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
+import io.walden.core.WalReader;
+import io.walden.core.WalRecord;
 import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
 import org.junit.jupiter.api.AfterEach;
@@ -160,9 +162,9 @@ class HttpConnectionTest {
             lsns.add(lsn);
         }
         server.wal().flush();
-        try (io.walden.core.WalReader r = server.wal().reader(start)) {
+        try (WalReader r = server.wal().reader(start)) {
             for (int i = 0; i < 60; i++) {
-                io.walden.core.WalRecord rec = r.next();
+                WalRecord rec = r.next();
                 assertThat(rec.lsn()).isEqualTo(lsns.get(i));
                 assertThat(new String(rec.payload(), StandardCharsets.UTF_8)).as("record %d", i).isEqualTo(payloads.get(i));
             }

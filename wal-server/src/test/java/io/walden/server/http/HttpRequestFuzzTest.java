@@ -16,6 +16,7 @@ import io.walden.server.config.ServerConfig;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -76,7 +77,7 @@ class HttpRequestFuzzTest {
             }
             try {
                 answer = socket.getInputStream().readAllBytes();
-            } catch (java.net.SocketException reset) {
+            } catch (SocketException reset) {
                 answer = new byte[0];
             }
         }

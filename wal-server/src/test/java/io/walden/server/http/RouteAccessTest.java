@@ -14,6 +14,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RouteAccessTest {
     private static final String TOKEN = "gate-token";
     /** The endpoints anyone who reaches the port may call: adding one here must be a decision, not an accident. */
-    private static final java.util.Set<String> READ_ONLY = java.util.Set.of("GET /", "GET /health", "GET /ready",
+    private static final Set<String> READ_ONLY = Set.of("GET /", "GET /health", "GET /ready",
             "GET /metrics", "GET /admin/status", "GET /admin/segments");
 
     @TempDir

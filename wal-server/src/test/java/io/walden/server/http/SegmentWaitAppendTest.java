@@ -11,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -72,7 +74,7 @@ class SegmentWaitAppendTest {
         return b;
     }
 
-    private static byte[] batch(List<byte[]> records) throws java.io.IOException {
+    private static byte[] batch(List<byte[]> records) throws IOException {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         DataOutputStream out = new DataOutputStream(bytes);
         for (byte[] r : records) {
@@ -82,7 +84,7 @@ class SegmentWaitAppendTest {
         return bytes.toByteArray();
     }
 
-    private static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + 20_000_000_000L;
         while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
             Thread.sleep(5);

@@ -1,0 +1,130 @@
+package io.walden.core.internal;
+
+import io.walden.core.IllegalLsnException;
+import io.walden.core.Lsn;
+import io.walden.core.WalConfig;
+import io.walden.core.WalException;
+import io.walden.core.internal.commit.Appender;
+import io.walden.core.internal.commit.GroupCommit;
+import io.walden.core.internal.commit.Position;
+import io.walden.core.internal.commit.ReadNotifier;
+import io.walden.core.internal.cursor.CursorReplay;
+import io.walden.core.internal.record.RecordDescriptor;
+import io.walden.core.internal.recovery.Checkpointer;
+import io.walden.core.internal.segment.Segment;
+import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentHeaderDescriptor;
+import io.walden.core.internal.segment.SegmentPreparer;
+import io.walden.core.internal.segment.SegmentRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.function.LongConsumer;
+
+/**
+ * A replica's rewind (docs/replication.md, "Shipping before the flush", step 4): removes, durably, the records past a
+ * point its primary's history says it never had. The positions move back and a checkpoint at the point is written
+ * (under the checkpointer's lock, so that no periodic checkpoint records the old flush point), then the bytes past it
+ * are zeroed and forced and later segments cut back; the cursors and the archive markers forget what went with them.
+ *
+ * <p>Thread-safety: {@link #removeAfter} under the log's admin lock, with the caller inside the log's activity.
+ */
+final class LogRewind {
+    private static final Logger LOG = LoggerFactory.getLogger(LogRewind.class);
+
+    private final WalParts parts;
+    private final WalConfig config;
+    private final Path dir;
+    private final GroupCommit commit;
+    private final Checkpointer checkpointer;
+    private final Appender appender;
+    private final SegmentPreparer preparer;
+    private final SegmentRegistry registry;
+    private final ReadNotifier notifier;
+    private final CursorReplay cursors;
+    private final Position insert;
+    private final Position written;
+    private final Position readLimit;
+    /** Told after a rewind, with the LSN the log now ends at (the archiver forgets what it archived from there). */
+    private final LongConsumer rewound;
+
+    LogRewind(WalParts parts, WalReplication.Parts p) {
+        this.parts = parts;
+        this.config = p.config();
+        this.dir = p.dir();
+        this.commit = p.commit();
+        this.checkpointer = p.checkpointer();
+        this.appender = p.appender();
+        this.preparer = p.preparer();
+        this.registry = p.registry();
+        this.notifier = p.notifier();
+        this.cursors = p.cursors();
+        this.insert = p.insert();
+        this.written = p.written();
+        this.readLimit = p.readLimit();
+        this.rewound = p.rewound();
+    }
+
+    /** Removes the records from {@code lsn} on; returns how many bytes went (0: the log ends at or before it). */
+    long removeAfter(long lsn) {
+        long end = insert.get();
+        if (lsn >= end) {
+            return 0;
+        }
+        if (lsn < parts.oldestLsn()) {
+            throw new IllegalStateException("cannot rewind to " + Lsn.format(lsn) + ": below this log's oldest record "
+                    + Lsn.format(parts.oldestLsn()));
+        }
+        commit.flushAll(); // nothing unwritten in the ring: only the link ahead of the end
+        long from = ReadStart.pastHeader(lsn, config.segmentSize());
+        long expected;
+        try {
+            expected = ReadStart.expectedPrev(registry, from, written.get(), end, parts.oldestLsn());
+        } catch (IllegalLsnException e) {
+            throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": " + e.getMessage(), e);
+        }
+        Segment seg = registry.get(from);
+        long prev = seg.readLong(from - seg.startLsn() + RecordDescriptor.PREV_OFFSET);
+        if (expected != ReadStart.ANY_PREV && expected != prev) {
+            throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": its record's link does not "
+                    + "match the chain before it");
+        }
+        long firstPrev = from - seg.startLsn() == SegmentHeaderDescriptor.LENGTH ? prev
+                : seg.readLong(SegmentHeaderDescriptor.LENGTH + RecordDescriptor.PREV_OFFSET);
+        try {
+            // The positions move back and the checkpoint is written under the checkpointer's lock: no periodic
+            // checkpoint can record the old flush point in between.
+            checkpointer.rewind(from, firstPrev, () -> {
+                commit.rewindPositions(from, insert);
+                readLimit.set(Math.min(readLimit.get(), from));
+                appender.rewindLink(end, from, prev);
+            });
+            SegmentFiles.writeZeros(seg.channel(), from - seg.startLsn(), seg.size());
+            seg.force(false);
+            seg.boundaries().forgetFrom(from - seg.startLsn());
+            preparer.cutBack(seg.startLsn());
+        } catch (IOException e) {
+            // The checkpoint or the removal failed: the files may hold the old records below an old flush point
+            // while the positions say otherwise. The log must be reopened (recovery then finds the old records,
+            // and the next connection to the primary rewinds again).
+            commit.fail("rewinding to " + Lsn.format(from) + " failed: " + e, e);
+            throw new WalException("could not remove the records after " + Lsn.format(from) + " from " + dir
+                    + ": " + e.getMessage() + "; reopen the log (the next rewind removes them)", e);
+        }
+        preparer.request(seg.startLsn() + config.segmentSize());
+        notifier.signal();
+        LOG.warn("Rewound the log in {} from {} to {}: the records after it were never its primary's", dir,
+                Lsn.format(end), Lsn.format(from));
+        try {
+            cursors.rewound(from); // cursor changes removed with the records are undone
+        } catch (IOException e) {
+            throw new WalException("rewound to " + Lsn.format(from) + " but could not rebuild the cursors: "
+                    + e.getMessage() + "; reopen the log", e);
+        } finally {
+            rewound.accept(from); // whatever the cursors did: the archive markers from here on no longer hold
+        }
+        return end - from;
+    }
+}

@@ -1,0 +1,99 @@
+package io.walden.core.internal;
+
+import io.walden.core.IllegalLsnException;
+import io.walden.core.Lsn;
+import io.walden.core.LsnRemovedException;
+import io.walden.core.ReplicationChunk;
+import io.walden.core.WalCorruptedException;
+import io.walden.core.internal.commit.Position;
+import io.walden.core.internal.record.RecordCursor;
+import io.walden.core.internal.segment.Segment;
+import io.walden.core.internal.segment.SegmentRegistry;
+
+import java.nio.ByteBuffer;
+
+/**
+ * What replication senders read (ReplicatedLog.readFlushed and readWritten): a chunk of whole records from a proven
+ * record boundary, below the shippable end (the flushed or written position, and a replica's read limit), copied out
+ * of the segment so that truncation may remove it while the chunk is on its way (docs/replication-protocol.md, Data
+ * frames). A chunk never spans segments and holds at least one record when one is shippable.
+ *
+ * <p>Thread-safety: any number of senders at once; each read holds its segment against truncation while it copies.
+ */
+public final class ShippingReads {
+    private final WalParts parts;
+    private final SegmentRegistry registry;
+    private final Position written;
+    private final Position flushed;
+    private final Position readLimit;
+    private final Position insert;
+    private final long segmentSize;
+
+    public ShippingReads(WalParts parts, SegmentRegistry registry, Position written, Position flushed, Position readLimit,
+                  Position insert, long segmentSize) {
+        this.parts = parts;
+        this.registry = registry;
+        this.written = written;
+        this.flushed = flushed;
+        this.readLimit = readLimit;
+        this.insert = insert;
+        this.segmentSize = segmentSize;
+    }
+
+    /** See ReplicatedLog.shippableLsn. */
+    public long shippableLsn(boolean unflushed) {
+        return Math.min(unflushed ? written.get() : flushed.get(), readLimit.get());
+    }
+
+    public ReplicationChunk read(long fromLsn, int maxBytes, boolean unflushed) {
+        parts.writes.ensureOpen();
+        long limit = shippableLsn(unflushed);
+        long from = fromLsn;
+        if (from > limit) {
+            long end = unflushed ? written.get() : flushed.get();
+            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the shippable end " + Lsn.format(limit)
+                    + (limit < end ? " (the read limit; " : " (") + (unflushed ? "written " : "flushed ") + Lsn.format(end) + ")");
+        }
+        from = ReadStart.pastHeader(from, segmentSize); // a segment's start: its first record follows the header
+        if (from >= limit) {
+            return null;
+        }
+        if (from < parts.oldestLsn()) {
+            throw new LsnRemovedException(from, parts.oldestLsn());
+        }
+        ReadStart.expectedPrev(registry, from, written.get(), insert.get(), parts.oldestLsn()); // refuses a non-boundary
+        Segment seg = registry.get(from);
+        if (seg == null || !seg.tryEnter()) {
+            throw new LsnRemovedException(from, parts.oldestLsn());
+        }
+        try {
+            long offset = from - seg.startLsn();
+            long end = offset;
+            long max = Math.min(limit, seg.endLsn()) - seg.startLsn();
+            ByteBuffer view = seg.newView();
+            RecordCursor records = new RecordCursor().start(view, seg.startLsn(), offset, -1);
+            while (end < max) {
+                long next = records.at(end).nextPublished();
+                if (next < 0 || (next - offset > maxBytes && end > offset)) {
+                    break;
+                }
+                end = next;
+            }
+            if (end == offset) {
+                if (seg.readIntAcquire(offset) != 0) { // a length word no record could have: damage, at a proven boundary
+                    throw new WalCorruptedException("record at " + Lsn.format(from) + " in " + seg.path()
+                            + " has an impossible length word; it cannot be shipped", from, seg.path());
+                }
+                throw new IllegalLsnException("no record starts at " + Lsn.format(from) + " (below the shippable end "
+                        + Lsn.format(limit) + "): not a record boundary of this log");
+            }
+            byte[] bytes = new byte[(int) (end - offset)];
+            view.position((int) offset).limit((int) end);
+            view.get(bytes);
+            return new ReplicationChunk(from, ByteBuffer.wrap(bytes).asReadOnlyBuffer(),
+                    ReadStart.pastHeader(from + bytes.length, segmentSize));
+        } finally {
+            seg.exit();
+        }
+    }
+}

@@ -1,0 +1,364 @@
+package io.walden.core.internal;
+
+import io.walden.core.Lsn;
+import io.walden.core.RecoveryReport;
+import io.walden.core.SegmentInfo;
+import io.walden.core.WalConfig;
+import io.walden.core.WalException;
+import io.walden.core.WalFailedException;
+import io.walden.core.archive.ArchiveConfig;
+import io.walden.core.archive.Archiver;
+import io.walden.core.internal.commit.Activity;
+import io.walden.core.internal.commit.Appender;
+import io.walden.core.internal.commit.GroupCommit;
+import io.walden.core.internal.commit.Position;
+import io.walden.core.internal.commit.ReadNotifier;
+import io.walden.core.internal.commit.WalBuffers;
+import io.walden.core.internal.cursor.CursorBook;
+import io.walden.core.internal.metrics.WalMetrics;
+import io.walden.core.internal.metrics.WalStats;
+import io.walden.core.internal.record.DictionaryTrainer;
+import io.walden.core.internal.record.RecordDescriptor;
+import io.walden.core.internal.record.ZstdDictionary;
+import io.walden.core.internal.recovery.Checkpointer;
+import io.walden.core.internal.recovery.ControlFile;
+import io.walden.core.internal.recovery.LogOpener;
+import io.walden.core.internal.recovery.RecoveryScanner;
+import io.walden.core.internal.segment.Segment;
+import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentHeaderDescriptor;
+import io.walden.core.internal.segment.SegmentLinks;
+import io.walden.core.internal.segment.SegmentPreparer;
+import io.walden.core.internal.segment.SegmentRegistry;
+import io.walden.core.internal.sync.BackgroundWriter;
+import io.walden.core.internal.sync.SyncStrategy;
+import io.walden.core.replication.RemoteWaits;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The parts of one open {@link Wal} and the order they start and stop in: recovery's result wired into the
+ * positions, the WAL buffers, the appender, group commit, the background writer, the checkpointer, the cursors, the
+ * archiver, the replication side and the write path. {@code Wal} is the facade over them; this class owns their
+ * lifetimes and the truncation that spans several of them.
+ *
+ * <p>Thread-safety: the parts are final and safely published by {@link Wal#open}; {@link #truncateBefore} and
+ * {@link #close} serialise on {@link #adminLock}.
+ */
+public final class WalParts {
+    private static final Logger LOG = LoggerFactory.getLogger(WalParts.class);
+    private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    public final WalConfig config;
+    public final Path dir;
+    public final FileChannel lockChannel;
+    public final FileLock lock;
+    public final long logId;
+    public final ControlFile controlFile;
+    public final SegmentRegistry registry;
+    public final SegmentPreparer preparer;
+    public final Position insert;
+    /** The end of the records published in the WAL buffers (appenders move it; the flush leader writes up to it). */
+    public final Position published;
+    /** The end of what the segment files hold: readers, boundary proofs and senders read the files below it. */
+    public final Position written;
+    /** The WAL buffers: appenders copy records here; the flush leader writes them into the files. */
+    public final WalBuffers ring;
+    public final Position flushed;
+    public final ReadNotifier notifier = new ReadNotifier();
+    public final Appender appender;
+    /** The writer's zstd dictionary (sampled and trained after open). */
+    public final DictionaryTrainer dictionaries;
+    public final GroupCommit commit;
+    public final BackgroundWriter writer;
+    public final Checkpointer checkpointer;
+    public final SyncStrategy sync;
+    public final RecoveryReport report;
+    public final int maxPayload;
+    public final WalStats stats = new WalStats();
+    /** Who is inside the log: close() waits for them, truncation's grace periods too (see Activity). */
+    public final Activity activity = new Activity();
+    public final RemoteWaits remote;
+    public final WalMetrics metrics;
+    public final CursorBook cursors;
+    public final Object adminLock = new Object();
+    /** The side replication drives: the role (appends refused on a replica), the epoch history, rewinds. */
+    public final WalReplication replication;
+    /** Admission, the copy into the WAL buffers and each append's durability wait. */
+    public final WritePath writes;
+    /** All a reader sees of the log. */
+    public final ReadPath reads = new ReadPath(this);
+    /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
+    public final Archiver archiver;
+    /**
+     * A replica's read limit: its primary had flushed everything below it; readers, appliers and cascading senders see
+     * nothing at or beyond it (it may still be rewound). {@code Long.MAX_VALUE} for a primary's log. Moved forward by
+     * the replica's receiver, back only by {@link WalReplication#rewindTo}, both under the admin lock; persisted with checkpoints.
+     */
+    public final Position readLimit;
+
+    public WalParts(WalConfig config, LogOpener.OpenedLog opened) {
+        this.config = config;
+        this.dir = opened.dir();
+        this.lockChannel = opened.lockChannel();
+        this.lock = opened.lock();
+        this.logId = opened.logId();
+        this.controlFile = opened.controlFile();
+        this.registry = opened.registry();
+        RecoveryScanner.Result scan = opened.scan();
+        ControlFile.Checkpoint after = opened.after();
+        this.maxPayload = config.maxPayloadSize();
+        this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos());
+        this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
+        long end = scan.endLsn();
+        this.insert = new Position(end);
+        this.published = new Position(end);
+        this.written = new Position(end);
+        this.ring = WalBuffers.allocate(config.walBuffers(), config.segmentSize(),
+                RecordDescriptor.aligned(RecordDescriptor.recordLength(config.maxPayloadSize())));
+        this.flushed = new Position(end);
+        SegmentLinks links = new SegmentLinks(scan.firstPrevBySegment());
+        links.begins(after.scanStart(), after.scanStartPrev());
+        this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
+                opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
+        this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.zstdLevel(), config.segmentSize(), config.maxPayloadSize(),
+                dir.toString(), this::newestDictionaryInLog);
+        this.appender = new Appender(registry, preparer, ring, insert, published, written, notifier, links,
+                scan.lastRecordLsn(), stats, dictionaries);
+        this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
+                config.commitDelay().toNanos(), config.commitSiblings());
+        this.readLimit = new Position(after.readLimit());
+        this.checkpointer = new Checkpointer(controlFile, registry, flushed, links, logId, after.scanStart(), sync.durable(),
+                readLimit::get);
+        this.cursors = new CursorBook(this, dir); // before the writer, whose periodic task samples for them
+        this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
+                checkpointer, appender, preparer, registry, notifier, cursors.replay, remote, insert, written, flushed,
+                readLimit, opened.history().history(), opened.history().begunHere(), opened.shutDownCleanly(),
+                this::rewound));
+        this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
+                config.checkpointInterval().toNanos(),
+                () -> {
+                    checkpointer.checkpoint();
+                    cursors.tick(); // when the end passed which LSN: the cursors' lag in time
+                });
+        this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
+        this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
+        this.metrics = new WalMetrics(stats, new MeterSources(this));
+        this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
+                scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
+                System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
+    }
+
+    private Archiver newArchiver(ArchiveConfig archive) {
+        try {
+            return new Archiver(new ArchivedWal(this), archive);
+        } catch (IOException e) {
+            throw new WalException("could not read the archive status in " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** A background thread that owns progress hit an Error: the log fails loudly rather than hang "ready". */
+    private void failFromBackground(String what, Throwable cause) {
+        GroupCommit c = commit;
+        if (c != null) {
+            c.fail(what, cause);
+        }
+    }
+
+    /**
+     * The newest zstd dictionary the segment of the log's written end holds, or null (DictionaryTrainer looks here, in
+     * the background, before its first training: a log reopened, or a replica promoted, goes on with the dictionary it
+     * carries). Only that segment is walked, and only its written records.
+     */
+    private ZstdDictionary newestDictionaryInLog() {
+        long end = written.get();
+        Segment seg = registry.get(end);
+        if (seg == null || !seg.tryEnter()) {
+            return null;
+        }
+        try {
+            return SegmentDictionaries.newestIn(seg.newView(), seg.startLsn(), end - seg.startLsn());
+        } finally {
+            seg.exit();
+        }
+    }
+
+    /** The log's name in its meters' {@code log} tag: its directory's name. */
+    public String logName() {
+        return String.valueOf(dir.getFileName());
+    }
+
+    /** Starts the background work, in order, once recovery is done (Wal.open). */
+    public void start() {
+        // A replica's log (a read limit, an epoch it did not begin) never begins an epoch on its own: its application
+        // decides (it follows its primary, or promotes it by name).
+        if (config.newEpochAfterCrash() && !report.shutDownCleanly() && readLimit.get() == Long.MAX_VALUE) {
+            replication.beginEpochAfterCrash();
+        }
+        if (!sync.durable()) {
+            LOG.warn("Walden log {} uses sync method NONE: NOTHING appended to it is durable across a power failure "
+                    + "or OS crash, whatever durability an append asks for", dir);
+        }
+        try {
+            cursors.open();
+        } catch (IOException e) {
+            throw new WalException("could not read the cursor files in " + dir + ": " + e.getMessage(), e);
+        }
+        preparer.start();
+        preparer.request(registry.segmentStart(insert.get()) + config.segmentSize());
+        writer.start();
+        if (archiver != null) {
+            archiver.start();
+        }
+        // A replica's log says where its readers stop: what its primary had confirmed when it last knew.
+        String limit = readLimit.get() == Long.MAX_VALUE ? ""
+                : "; a replica's log: its readers stop at " + Lsn.format(readLimit.get()) + " until its primary confirms more";
+        if (report.repaired()) {
+            LOG.warn("Opened Walden log {}: {}{}", dir, report, limit);
+        } else {
+            LOG.info("Opened Walden log {}: {}{}", dir, report, limit);
+        }
+    }
+
+    /** See {@link Wal#truncateBefore}. */
+    public void truncateBefore(long lsn) {
+        synchronized (adminLock) {
+            writes.ensureOpen();
+            try {
+                checkpointer.write(true);
+            } catch (IOException e) {
+                throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
+            }
+            long keep = Math.min(Math.min(Math.min(lsn, flushed.get()), replication.retentionFloor()), cursors.retention.floor());
+            if (archiver != null) {
+                keep = Math.min(keep, archiver.retentionFloor()); // never a segment the archive does not hold yet
+            }
+            long limit = Math.min(registry.segmentStart(keep), checkpointer.durableScanStart());
+            Segment oldestSegment = registry.oldest();
+            if (oldestSegment != null && oldestSegment.endLsn() <= limit) {
+                try {
+                    cursors.retention.beforeTruncation(limit); // the control records about to go: into the base cursor file
+                } catch (IOException e) {
+                    throw new WalException("could not write the cursor file before truncating: " + e.getMessage(), e);
+                }
+            }
+            for (Segment s : registry.snapshot()) {
+                if (s.endLsn() > limit) {
+                    break;
+                }
+                Path removedFile = dir.resolve(s.path().getFileName() + SegmentFiles.REMOVED_SUFFIX);
+                try {
+                    // Out of the log at once (a crash from here on never brings it back); the mapping stays
+                    // valid for whoever still reads it, and is released after the grace period.
+                    SegmentFiles.rename(dir, s.path(), removedFile);
+                } catch (IOException e) {
+                    throw new WalException("could not remove segment " + s.path() + ": " + e.getMessage(), e);
+                }
+                registry.remove(s);
+                preparer.dispose(s, removedFile);
+                LOG.debug("Truncated segment {}", s.path().getFileName());
+            }
+            cursors.retention.afterTruncation();
+        }
+    }
+
+    /** See {@link Wal#close}: stops everything in the reverse order of {@link #start()}. */
+    public void close() {
+        synchronized (adminLock) {
+            if (writes.isClosed()) {
+                return;
+            }
+            if (activity.callerInside()) {
+                throw new IllegalStateException("close() called from inside an append, commit callback or claim of this "
+                        + "log: it would wait for itself; close it from another thread");
+            }
+            writes.close(); // from now on every entry is refused (see WritePath.enter())
+            if (archiver != null) {
+                archiver.close(); // first: it reads segment files that are unmapped below
+            }
+            remote.fail("the log in " + dir.getFileName() + " is closing");
+            writer.close();
+            boolean quiescent = activity.awaitNoneInside(CLOSE_WAIT_NANOS, TimeUnit.NANOSECONDS);
+            if (!quiescent) {
+                LOG.error("Closing {} while appends, commits or claims are still in progress after {} s: the segments "
+                        + "stay mapped and the directory stays locked until this process exits, so that a late claim "
+                        + "can neither fault nor write into a log reopened by someone else", dir,
+                        TimeUnit.NANOSECONDS.toSeconds(CLOSE_WAIT_NANOS));
+            }
+            List<Throwable> problems = new ArrayList<>();
+            try {
+                if (commit.failure() == null) {
+                    commit.flushAll();
+                    cursors.replay.close();
+                    if (quiescent && flushed.get() >= insert.get()) {
+                        checkpointer.writeShutdown(); // everything appended is flushed: no replica can hold more
+                    } else {
+                        checkpointer.write(true);
+                    }
+                } else {
+                    commit.completeAsync();
+                }
+            } catch (IOException | RuntimeException e) {
+                problems.add(e);
+            }
+            preparer.close();
+            notifier.signal();
+            if (quiescent) {
+                appender.close(); // no one is inside: its codec contexts can go
+                ring.free(); // no one is inside: no appender can touch the ring again
+                for (Segment s : registry.snapshot()) {
+                    registry.remove(s);
+                    s.markRemoved();
+                }
+                try {
+                    controlFile.close();
+                    lock.release();
+                    lockChannel.close();
+                } catch (IOException e) {
+                    problems.add(e);
+                }
+            }
+            LOG.info("Closed Walden log {} at {}", dir, Lsn.format(flushed.get()));
+            if (!problems.isEmpty()) {
+                Throwable first = problems.get(0);
+                if (first instanceof WalFailedException) {
+                    throw (WalFailedException) first;
+                }
+                throw new WalException("closing the log in " + dir + " failed: " + first.getMessage(),
+                        first instanceof IOException ? new UncheckedIOException((IOException) first) : first);
+            }
+        }
+    }
+
+    /** After a replica's rewind to {@code lsn}: what the archiver marked archived from there on no longer holds. */
+    private void rewound(long lsn) {
+        reads.rewound(lsn);
+        if (archiver != null) {
+            archiver.rewound(lsn);
+        }
+    }
+
+    /** The live segment files, oldest first (see {@link WalStatus#segments()}). */
+    public List<SegmentInfo> segments() {
+        List<SegmentInfo> out = new ArrayList<>();
+        for (Segment s : registry.snapshot()) {
+            out.add(new SegmentInfo(s.startLsn(), s.endLsn(), s.path()));
+        }
+        return out;
+    }
+
+    /** The first record still kept (see {@link Wal#oldestLsn()}). */
+    public long oldestLsn() {
+        Segment s = registry.oldest();
+        return s == null ? insert.get() : s.startLsn() + SegmentHeaderDescriptor.LENGTH;
+    }
+}

@@ -1,0 +1,145 @@
+package io.walden.core.internal.commit;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.lang.ref.WeakReference;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Who is inside the log right now: every thread that appends, commits, claims or flushes brackets that work
+ * with {@link #enter} and {@link #exit} on its own {@link Cell}, so that (a) {@code close()} can wait until
+ * no one is inside before it unmaps anything, and (b) truncation can wait for a grace period (every thread
+ * inside when a segment was removed has left since) before the segment is unmapped — quiescent-state based
+ * reclamation, as RCU does. Appender-side code reads segments by raw address, so it must never see one
+ * unmapped.
+ *
+ * <p>Cost on the hot path: one volatile store on entry (the StoreLoad fence that pairs with close()'s store
+ * of the closed flag, Dekker style) and one release store on exit, both on a line only that thread writes.
+ *
+ * <p>Thread-safety: {@link #enter}/{@link #exit} only by the cell's owner; the rest from any thread.
+ */
+public final class Activity {
+    private static final VarHandle SEQ;
+
+    static {
+        try {
+            SEQ = MethodHandles.lookup().findVarHandle(Cell.class, "seq", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** One thread's activity: {@code seq} is odd while the thread is inside. Padded: written on every append. */
+    public static final class Cell {
+        long p1, p2, p3, p4, p5, p6, p7;
+        volatile long seq;
+        long q1, q2, q3, q4, q5, q6, q7;
+        /** Nesting depth, owner-only (an append's commit wait may lead a flush: still one activity). */
+        int depth;
+        private final WeakReference<Thread> owner = new WeakReference<>(Thread.currentThread());
+
+        boolean ownerGone() {
+            Thread t = owner.get();
+            return t == null || !t.isAlive();
+        }
+    }
+
+    /** The cells inside at some moment, with the sequence each had then. */
+    public static final class Snapshot {
+        private final Cell[] cells;
+        private final long[] seqs;
+
+        private Snapshot(Cell[] cells, long[] seqs) {
+            this.cells = cells;
+            this.seqs = seqs;
+        }
+    }
+
+    private final List<Cell> cells = new CopyOnWriteArrayList<>();
+    private final ThreadLocal<Cell> cellOfThread = ThreadLocal.withInitial(this::register);
+
+    private Cell register() {
+        Cell c = new Cell();
+        cells.add(c);
+        return c;
+    }
+
+    public Cell cell() {
+        return cellOfThread.get();
+    }
+
+    /** Marks the owner inside; a volatile store, so a later read of a closed flag cannot pass it. */
+    public static void enter(Cell c) {
+        if (c.depth++ == 0) {
+            c.seq = c.seq + 1; // volatile store: odd = inside
+        }
+    }
+
+    public static void exit(Cell c) {
+        if (--c.depth == 0) {
+            SEQ.setRelease(c, c.seq + 1); // even = outside; everything done inside happens-before it
+        }
+    }
+
+    /** True when the calling thread is inside (a caller that must not wait for everyone to leave). */
+    public boolean callerInside() {
+        return cellOfThread.get().depth > 0;
+    }
+
+    /** The threads inside now; cells of threads that died are dropped on the way (thread churn does not grow the list). */
+    public Snapshot snapshot() {
+        List<Cell> inside = new ArrayList<>();
+        List<Long> seqs = new ArrayList<>();
+        List<Cell> dead = new ArrayList<>();
+        for (Cell c : cells) {
+            long s = c.seq;
+            if ((s & 1) != 0) {
+                inside.add(c);
+                seqs.add(s);
+            } else if (c.ownerGone()) {
+                dead.add(c);
+            }
+        }
+        if (!dead.isEmpty()) {
+            cells.removeAll(dead);
+        }
+        long[] arr = new long[seqs.size()];
+        for (int i = 0; i < arr.length; i++) {
+            arr[i] = seqs.get(i);
+        }
+        return new Snapshot(inside.toArray(new Cell[0]), arr);
+    }
+
+    /** True once every thread that was inside at {@code snapshot} has left at least once. */
+    public boolean passed(Snapshot snapshot) {
+        for (int i = 0; i < snapshot.cells.length; i++) {
+            if (snapshot.cells[i].seq == snapshot.seqs[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Starts a grace period: the answer turns true once every thread inside now has left. For reclaiming
+     * memory that threads inside may still reach (a truncated segment's mapping).
+     */
+    public BooleanSupplier gracePeriod() {
+        Snapshot s = snapshot();
+        return () -> passed(s);
+    }
+
+    /** Waits until no thread is inside (or the timeout passes); true when none is. */
+    public boolean awaitNoneInside(long timeout, TimeUnit unit) {
+        Snapshot s = snapshot();
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (!passed(s) && System.nanoTime() < deadline) {
+            Thread.yield();
+        }
+        return passed(s);
+    }
+}

@@ -1,0 +1,160 @@
+package io.walden.core.internal.commit;
+
+import io.walden.core.Lsn;
+import io.walden.core.internal.segment.Segment;
+import io.walden.core.internal.segment.SegmentRegistry;
+import io.walden.core.internal.sync.SyncStrategy;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * PostgreSQL's flush leader: the one committer at a time that writes, forces and moves the flushed position for
+ * everyone (docs/group-commit.md, "The flush leader"). It is elected by one CAS on a flag; the committers that lose
+ * the election wait in GroupCommit.awaitFlushed and mostly find, when woken, that the leader covered them.
+ *
+ * <p>Guarantees:
+ * <ul>
+ *   <li>At most one flush is in flight ({@code leader} is a mutual-exclusion flag taken by CAS); stepping down is a
+ *       volatile store, so the next leader sees everything this one did.</li>
+ *   <li>{@code flushed} never exceeds what a completed force covered: the leader samples its target from the published
+ *       position (every record below it published, seen through acquire loads), writes up to it
+ *       ({@link WalWriteLock#writeForFlush}), forces, and only then stores the target (volatile) into {@code flushed};
+ *       once the log failed, never again ({@link LogFailure}).</li>
+ *   <li>No lost wake-up: the leader stores {@code flushed} and steps down before it pops the waiter stack, while a
+ *       waiter pushes itself before it re-reads both; one of the two sees the other.</li>
+ * </ul>
+ *
+ * <p>Before sampling its target the leader waits, boundedly, for the commits the recent load says are coming
+ * ({@link CommitBatching}), then, briefly, for records already reserved by other appenders to be published
+ * (PostgreSQL's WaitXLogInsertionsToFinish).
+ *
+ * <p>Thread-safety: {@link #tryElect}, {@link #isVacant}, {@link #flushCount} and {@link #observer} from any thread;
+ * {@link #lead} and {@link #stepDown} by the elected leader only.
+ */
+public final class FlushLeader {
+    /** Longest the adaptive gather waits for in-flight records before forcing. */
+    private static final long GATHER_MAX_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+
+    private final Appender appender;
+    private final Position flushed;
+    private final WalWriteLock writes;
+    private final SegmentRegistry registry;
+    private final SyncStrategy sync;
+    private final ReadNotifier notifier;
+    private final CommitBatching batching;
+    private final Waiter.Stack waiters;
+    private final FlushedWaits async;
+    private final LogFailure failure;
+    private final AtomicInteger leader = new AtomicInteger();
+    private volatile FlushObserver observer = FlushObserver.NONE;
+    /** Written by the leader only. */
+    private volatile long flushCount;
+
+    public FlushLeader(Appender appender, Position flushed, WalWriteLock writes, SegmentRegistry registry, SyncStrategy sync,
+                ReadNotifier notifier, CommitBatching batching, Waiter.Stack waiters, FlushedWaits async,
+                LogFailure failure) {
+        this.appender = appender;
+        this.flushed = flushed;
+        this.writes = writes;
+        this.registry = registry;
+        this.sync = sync;
+        this.notifier = notifier;
+        this.batching = batching;
+        this.waiters = waiters;
+        this.async = async;
+        this.failure = failure;
+    }
+
+    public void observer(FlushObserver observer) {
+        this.observer = observer == null ? FlushObserver.NONE : observer;
+    }
+
+    public long flushCount() {
+        return flushCount;
+    }
+
+    /** Becomes the leader unless someone is; the winner must then {@link #lead} (or {@link #stepDown}). */
+    public boolean tryElect() {
+        return leader.get() == 0 && leader.compareAndSet(0, 1);
+    }
+
+    /** Whether no one leads: a waiter about to park must not, or no one would wake it. */
+    public boolean isVacant() {
+        return leader.get() == 0;
+    }
+
+    /** Elected leader only, without a flush (a replica's rewind): the next committer may lead. */
+    public void stepDown() {
+        leader.set(0);
+    }
+
+    /**
+     * Elected leader only: one flush round, then steps down and tells everyone it satisfied.
+     *
+     * @param gather whether to wait, boundedly, for the commits the recent load says are coming (see the class comment)
+     */
+    public void lead(boolean gather) {
+        long from = flushed.get();
+        try {
+            if (gather) {
+                batching.awaitExpectedCommits(batching.committers() - 1);
+            }
+            long target = gather();
+            if (target > from && !failure.failed()) {
+                long commits = batching.takeRequests();
+                long start = System.nanoTime();
+                writes.writeForFlush(target);
+                force(from, target);
+                long nanos = System.nanoTime() - start;
+                // Once failed (another writer failed meanwhile), the durable point never moves again.
+                if (!failure.failed()) {
+                    flushed.set(target); // volatile store: publishes the new durable point to every waiter
+                    flushCount++;
+                    batching.learn(nanos, batching.committers() + async.outstanding());
+                    observer.onFlush(nanos, target - from, commits);
+                }
+            }
+        } catch (Throwable e) {
+            // An Error too (an InternalError from a fault in mapped memory, an OutOfMemoryError): whether the force
+            // happened is unknown, so the flushed position can never move again. Failing the log releases everyone.
+            failure.fail("write and force of " + Lsn.format(from) + " up to the published position failed: " + e, e);
+        } finally {
+            leader.set(0);
+        }
+        notifier.signal(); // first: a replication sender waiting to ship these bytes is on remote commits' critical path
+        // The waiters this flush satisfied (all, if the log failed) are unparked, and one more to lead the next flush.
+        waiters.wake(flushed.get(), failure.failed(), true);
+        async.drain();
+    }
+
+    /** The flush target: the published position after waiting (boundedly) for records reserved before now. */
+    private long gather() {
+        long w = appender.advancePublished();
+        long reserved = appender.insertPosition();
+        if (reserved > w) {
+            long deadline = System.nanoTime() + GATHER_MAX_NANOS;
+            while (w < reserved && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+                w = appender.advancePublished();
+            }
+        }
+        return w;
+    }
+
+    private void force(long from, long to) throws IOException {
+        long size = registry.segmentSize();
+        for (long start = registry.segmentStart(from); start < to; start += size) {
+            Segment seg = registry.get(start);
+            if (seg == null) {
+                throw new IOException("segment " + Lsn.format(start) + " vanished while being flushed");
+            }
+            long lo = Math.max(from, start) - start;
+            long hi = Math.min(to, start + size) - start;
+            if (hi > lo) {
+                sync.force(seg, lo, hi);
+            }
+        }
+    }
+}

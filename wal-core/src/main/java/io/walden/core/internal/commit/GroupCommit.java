@@ -1,0 +1,268 @@
+package io.walden.core.internal.commit;
+
+import io.walden.core.WalFailedException;
+import io.walden.core.internal.segment.SegmentRegistry;
+import io.walden.core.internal.sync.SyncStrategy;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Group commit without locks: PostgreSQL's flush leader and WAL write lock, as two flags taken by CAS. This class is
+ * the committers' side and the log's single entry point to it; each other part is a class of its own:
+ * <ul>
+ *   <li>{@link FlushLeader}: the leader's flush round (gather, write, force, publish the flushed position, step
+ *       down, wake exactly the waiters it satisfied plus one to lead the next flush);</li>
+ *   <li>{@link WalWriteLock}: who writes the WAL buffers into the files ({@link LogWriter}), and when: the leader
+ *       before its force, the background writer ({@link #writeAll}), an appender that needs room in the ring;</li>
+ *   <li>{@link LogFailure}: the failed state, never left: a failed write or force is never retried;</li>
+ *   <li>{@link FlushedWaits}: asynchronous waits for the flushed position; {@link CommitBatching}: how long a leader
+ *       waits for the commits it can expect.</li>
+ * </ul>
+ *
+ * <p>Guarantees:
+ * <ul>
+ *   <li>A committer whose record is not flushed yet either becomes the leader or waits for the current one and then
+ *       re-checks, so most committers never force; it returns only once {@code flushed} passed its record, which
+ *       happens only after a completed force covered it ({@link FlushLeader}), or throws once the log failed.</li>
+ *   <li>No lost wake-up: a waiter pushes itself, then re-reads the flushed position, the failed state and the leader
+ *       flag before it parks; whoever moves the flushed position (and steps down) or enters the failed state does so
+ *       before it pops the waiters.</li>
+ *   <li>At most one flush and at most one write are in flight (the two flags).</li>
+ * </ul>
+ *
+ * <p>Thread-safety: every public method may be called from any thread.
+ */
+public final class GroupCommit {
+    private static final int SPIN_TRIES = 64;
+    /** Safety net only: a waiter re-checks at least this often even if a wake-up were missed. */
+    private static final long PARK_CAP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private final Appender appender;
+    private final Position published;
+    private final Position flushed;
+    /** How long a leader waits for the commits it can expect (the adaptive gather and commit_delay). */
+    private final CommitBatching batching;
+    private final Waiter.Stack waiters = new Waiter.Stack();
+    private final ThreadLocal<Waiter> waiterOfThread = ThreadLocal.withInitial(() -> new Waiter(Thread.currentThread()));
+    /** Asynchronous waits for the flushed position, told by whoever moves it (see OrderedCompletions). */
+    private final FlushedWaits async;
+    private final LogFailure failure;
+    private final WalWriteLock writes;
+    private final FlushLeader leader;
+
+    /**
+     * @param published the end of the records published in the WAL buffers (moved by the appender)
+     * @param written   the end of what the files hold (moved by the writes into the files, {@link WalWriteLock})
+     */
+    public GroupCommit(Appender appender, Position published, Position written, Position flushed, SegmentRegistry registry,
+                       SyncStrategy sync, ReadNotifier notifier, long commitDelayNanos, int commitSiblings) {
+        this.appender = appender;
+        this.published = published;
+        this.flushed = flushed;
+        this.batching = new CommitBatching(commitDelayNanos, commitSiblings);
+        this.failure = new LogFailure(waiters, notifier);
+        this.async = new FlushedWaits(flushed, failure);
+        failure.bind(async); // each needs the other: failing fails the waits, and a wait asks whether the log failed
+        this.writes = new WalWriteLock(appender, published, written, registry, sync, notifier, failure);
+        this.leader = new FlushLeader(appender, flushed, writes, registry, sync, notifier, batching, waiters, async,
+                failure);
+        appender.bind(failure, writes);
+    }
+
+    public void observer(FlushObserver observer) {
+        leader.observer(observer);
+    }
+
+    public long flushCount() {
+        return leader.flushCount();
+    }
+
+    public WalFailedException failure() {
+        return failure.get();
+    }
+
+    /** Throws the failed state's exception if the log has failed. */
+    public void checkNotFailed() {
+        failure.check();
+    }
+
+    /**
+     * Blocks until the record at {@code lsn} is flushed ({@code flushed > lsn}).
+     *
+     * @throws WalFailedException when the log is or becomes failed first
+     */
+    public void awaitFlushed(long lsn) {
+        awaitFlushed(lsn, true);
+    }
+
+    /**
+     * @param commit whether the caller is a commit of its own (false for the background writer flushing for
+     *               pending futures, which are counted already: counting it too would make the leader wait for a
+     *               second commit that never comes, up to half a flush, on every asynchronous commit)
+     */
+    private void awaitFlushed(long lsn, boolean commit) {
+        if (flushed.get() > lsn) {
+            return;
+        }
+        if (commit) {
+            batching.notePeak(batching.committerBlocks() + async.outstanding());
+        }
+        Waiter w = null;
+        try {
+            int spins = 0;
+            while (true) {
+                if (flushed.get() > lsn) {
+                    return;
+                }
+                failure.check();
+                if (published.get() <= lsn && appender.advancePublished() <= lsn) {
+                    Backoff.pause(spins++); // this record or an earlier one is still being copied
+                    continue;
+                }
+                if (leader.tryElect()) {
+                    leader.lead(true);
+                    continue;
+                }
+                if (spins++ < SPIN_TRIES) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                if (w == null) {
+                    w = waiterOfThread.get();
+                    w.target = lsn;
+                    w.waiting = true;
+                }
+                if (!w.inStack) {
+                    w.inStack = true;
+                    waiters.push(w);
+                }
+                // Re-check after being visible to the leader: a flush that finished before the push is seen here.
+                if (flushed.get() > lsn || failure.failed() || leader.isVacant()) {
+                    continue;
+                }
+                LockSupport.parkNanos(this, PARK_CAP_NANOS);
+            }
+        } finally {
+            if (commit) {
+                batching.committerReturns();
+            }
+            if (w != null) {
+                w.waiting = false;
+            }
+        }
+    }
+
+    /** {@link #awaitFlushed} for a durable append: also counted as a commit for the commits-per-flush figure. */
+    public void awaitCommit(long lsn) {
+        batching.commitRequested();
+        awaitFlushed(lsn);
+    }
+
+    /** Registers an asynchronous wait for the record at {@code lsn}; the caller must make sure someone flushes. */
+    public CompletableFuture<Long> flushedFuture(long lsn) {
+        FutureCompletion f = new FutureCompletion();
+        awaitFlushedAsync(f, lsn);
+        return f.future;
+    }
+
+    /**
+     * Registers {@code completion} to be told once the record at {@code lsn} is flushed (at once, on this thread, if it
+     * is already); counted as a commit. The caller must make sure someone flushes ({@link #leadIfIdle}, or the
+     * background writer).
+     */
+    public void awaitFlushedAsync(Completion completion, long lsn) {
+        batching.commitRequested();
+        async.add(completion, lsn);
+        batching.notePeak(batching.committers() + async.outstanding());
+        async.drain();
+    }
+
+    /** Whether asynchronous waits for the flushed position remain (after a drain: their records are not flushed). */
+    public boolean hasAsyncWaits() {
+        return async.outstanding() > 0;
+    }
+
+    /**
+     * Flushes now, on this thread, unless a flush is in progress: one write and force of everything published, then
+     * the asynchronous waits it satisfied are told (on this thread). No waiting for other commits to gather first:
+     * the caller (an event loop at the end of a batch of reads) has gathered what it could.
+     *
+     * @return false when another thread was flushing (its flush, or the one after it, covers the caller's records
+     *         only if someone asks for it: the caller then wakes the background writer)
+     */
+    public boolean leadIfIdle() {
+        if (failure.failed() || published.get() <= flushed.get() && appender.advancePublished() <= flushed.get()) {
+            async.drain();
+            return true;
+        }
+        if (!leader.tryElect()) {
+            return false;
+        }
+        leader.lead(false);
+        return true;
+    }
+
+    /** Completes pending futures that are flushed (or fails them all if the log failed). */
+    public void completeAsync() {
+        async.drain();
+    }
+
+    /**
+     * Flushes everything written so far, leading if no one else is; used by the background writer and close.
+     *
+     * @throws WalFailedException when the log is failed
+     */
+    public void flushAll() {
+        long w = appender.advancePublished();
+        if (w > flushed.get()) {
+            awaitFlushed(w - 1, false);
+        }
+        completeAsync();
+    }
+
+    /** Enters the failed state (idempotent) and releases everybody ({@link LogFailure}). */
+    public void fail(String what, Throwable cause) {
+        failure.fail(what, cause);
+    }
+
+    /** Whether published records are not in the files yet ({@link WalWriteLock#hasUnwritten}). */
+    public boolean hasUnwritten() {
+        return writes.hasUnwritten();
+    }
+
+    /**
+     * Writes every published record into the files without forcing them, unless someone else is writing; for the
+     * background writer ({@link WalWriteLock#writeAll}). Failing here fails the log, like a force.
+     *
+     * @return whether this call wrote (false: another writer was busy, or the log is failed)
+     */
+    public boolean writeAll() {
+        return writes.writeAll();
+    }
+
+    /**
+     * Moves every position back to {@code lsn} (a replica's rewind, see ReplicatedLog.rewindTo): with the leader flag and the
+     * write lock held, so that no flush or write can move a position past it meanwhile. Everything must be flushed
+     * before (the ring holds nothing unwritten), and nothing may be appended meanwhile (the log refuses appends).
+     */
+    public void rewindPositions(long lsn, Position insert) {
+        for (int spins = 0; !leader.tryElect(); spins++) {
+            Backoff.pause(spins);
+        }
+        try {
+            writes.lock();
+            try {
+                flushed.set(lsn);
+                writes.rewindWritten(lsn);
+                published.set(lsn);
+                insert.set(lsn);
+            } finally {
+                writes.unlock();
+            }
+        } finally {
+            leader.stepDown();
+        }
+    }
+}

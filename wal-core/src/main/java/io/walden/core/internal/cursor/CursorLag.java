@@ -1,0 +1,93 @@
+package io.walden.core.internal.cursor;
+
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.walden.core.internal.WalParts;
+import io.walden.core.internal.record.RecordDescriptor;
+
+/**
+ * How far behind the log's end each cursor is, in bytes and in time, for {@link CursorBook#list()} and the meters
+ * ({@link CursorMeters}, whose gauges it answers). A cursor committed to the log's end lags 0, even though its own
+ * control record moved the end past it.
+ *
+ * <p>Thread-safety: the gauges and {@link #meterBinder()} take the {@link CursorBook} lock (the {@code lock} given, that
+ * object's monitor), as they are called from the meter registries' threads; {@link #trailing} and {@link #endFor} are
+ * called under it; {@link #sample} and {@link #seconds} need no lock (the clock serialises itself).
+ */
+public final class CursorLag {
+    /** When the log's end passed which LSN: the cursors' lag in time. */
+    private final EndClock clock = new EndClock();
+    /** The run of control records this log appended last, [start, end): a cursor committed to the log's end lags 0. */
+    private long trailingControlStart = -1;
+    private long trailingControlEnd = -1;
+
+    /** The log's positions and settings (not the facade: a part never reaches back up to Wal). */
+    private final WalParts parts;
+    /** The {@link CursorBook} object: its monitor guards {@link #state} and the trailing run. */
+    private final Object lock;
+    private final CursorState state;
+    /** The gauges per cursor, added and removed with the cursors by their keepers, and the lost counter. */
+    public final CursorMeters meters = new CursorMeters(this::lagBytes, this::lagSeconds);
+
+    /** Calls nothing on {@code parts} yet: the log is still being put together. */
+    public CursorLag(WalParts parts, Object lock, CursorState state) {
+        this.parts = parts;
+        this.lock = lock;
+        this.state = state;
+    }
+
+    /** Extends (or starts) the run of trailing control records with the one at {@code lsn} (under the lock). */
+    public void trailing(long lsn, int payloadLength) {
+        if (lsn != trailingControlEnd) {
+            trailingControlStart = lsn; // something else came between: a new run
+        }
+        trailingControlEnd = lsn + RecordDescriptor.aligned(RecordDescriptor.recordLength(payloadLength));
+    }
+
+    /** This log stopped appending its own records (it follows a primary, or was rewound): no run of its own trails. */
+    public void forgetOwnRun() {
+        trailingControlStart = -1;
+        trailingControlEnd = -1;
+    }
+
+    /** The log's end as a cursor at {@code lsn} sees it: only the cursors' own records after it do not count. */
+    public long endFor(long lsn, long end) {
+        return end == trailingControlEnd && lsn >= trailingControlStart ? Math.min(lsn, end) : end;
+    }
+
+    /** The background writer's periodic sample of the log's end. */
+    public void sample() {
+        clock.sample(parts.insert.get(), System.nanoTime());
+    }
+
+    /** How long ago {@code end} (as {@link #endFor} gave it) passed {@code lsn}. */
+    public double seconds(long lsn, long end) {
+        return lsn >= end ? 0 : clock.secondsSincePassed(lsn, System.nanoTime());
+    }
+
+    /** {@code walden.cursor.lag.bytes} and {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}), {@code walden.cursor.lost}. */
+    public MeterBinder meterBinder() {
+        return registry -> {
+            synchronized (lock) { // no cursor comes or goes while the registry gets its gauges
+                meters.bindTo(registry, Tags.of("log", parts.logName()), state.lsns.keySet());
+            }
+        };
+    }
+
+    private double lagSeconds(String name) {
+        Long lsn;
+        long end;
+        synchronized (lock) {
+            lsn = state.lsns.get(name);
+            end = lsn == null ? 0 : endFor(lsn, parts.insert.get());
+        }
+        return lsn == null ? 0 : seconds(lsn, end);
+    }
+
+    private double lagBytes(String name) {
+        synchronized (lock) {
+            Long lsn = state.lsns.get(name);
+            return lsn == null ? 0 : Math.max(0, endFor(lsn, parts.insert.get()) - lsn);
+        }
+    }
+}

@@ -1,0 +1,247 @@
+package io.walden.core.internal.recovery;
+
+import io.walden.core.Lsn;
+import io.walden.core.WalConfig;
+import io.walden.core.WalCorruptedException;
+import io.walden.core.WalException;
+import io.walden.core.WalLockedException;
+import io.walden.core.internal.segment.Segment;
+import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.segment.SegmentHeaderDescriptor;
+import io.walden.core.internal.segment.SegmentRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.List;
+
+/**
+ * Opening a log directory, up to the point where appends may start: lock the directory, clear leftovers,
+ * create a new log or read the control file (rebuilding it when missing), map and check every segment, run
+ * the recovery scan, make its repair durable, and write a fresh checkpoint. The {@code Wal} builds its
+ * machinery on the {@link OpenedLog} this returns.
+ *
+ * <p>On any failure everything taken so far (mappings, control file, lock) is released before the exception
+ * leaves. Thread-safety: used by the opening thread only.
+ */
+public final class LogOpener {
+    private static final Logger LOG = LoggerFactory.getLogger(LogOpener.class);
+    /** Held with an exclusive FileChannel lock while a process has the log open. */
+    public static final String LOCK_FILE = "walden.lock";
+
+    /**
+     * What an open found and holds; the Wal takes ownership of every resource in it.
+     *
+     * @param history         the epoch history, and whether this log began its current epoch itself
+     * @param shutDownCleanly whether the log was closed cleanly before this open (true for a new log)
+     */
+    public record OpenedLog(Path dir, FileChannel lockChannel, FileLock lock, long logId, ControlFile controlFile,
+                            SegmentRegistry registry, List<Path> spares, RecoveryScanner.Result scan,
+                            ControlFile.Checkpoint after, HistoryFile.Stored history, boolean created, boolean rebuilt,
+                            boolean shutDownCleanly, long startNanos) {
+    }
+
+    private LogOpener() {
+    }
+
+    /**
+     * @throws WalLockedException    when another process or another Wal holds the directory
+     * @throws WalCorruptedException when once-durable data fails validation
+     * @throws WalException          on any I/O error, with the cause
+     */
+    public static OpenedLog open(WalConfig config) {
+        long startNanos = System.nanoTime();
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+            throw new WalException("Walden maps little-endian files and needs a little-endian platform");
+        }
+        Path dir = config.directory().toAbsolutePath();
+        FileChannel lockChannel = null;
+        FileLock lock = null;
+        SegmentRegistry registry = new SegmentRegistry(config.segmentSize());
+        ControlFile controlFile = null;
+        try {
+            Files.createDirectories(dir);
+            lockChannel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            try {
+                lock = lockChannel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                throw new WalLockedException("log directory " + dir + " is already open in this JVM");
+            }
+            if (lock == null) {
+                throw new WalLockedException("log directory " + dir + " is in use by another process (" + LOCK_FILE
+                        + " is locked); stop that process first");
+            }
+            for (Path temp : SegmentFiles.listWithSuffix(dir, SegmentFiles.TEMP_SUFFIX)) {
+                LOG.info("Removing {} left by an interrupted write (a segment being prepared or a file being replaced)",
+                        temp.getFileName());
+                Files.delete(temp);
+            }
+            for (Path old : SegmentFiles.listWithSuffix(dir, SegmentFiles.REMOVED_SUFFIX)) {
+                LOG.info("Removing {}, truncated before the last stop", old.getFileName());
+                Files.delete(old);
+            }
+            List<Long> starts = SegmentFiles.list(dir);
+            boolean hasControl = ControlFile.exists(dir);
+            boolean created = false;
+            boolean rebuilt = false;
+            long logId;
+            ControlFile.Checkpoint cp;
+            if (!hasControl && starts.isEmpty()) {
+                created = true;
+                logId = config.logId() != 0 ? config.logId() : newLogId();
+                long base = config.baseLsn();
+                SegmentFiles.prepare(dir, config.segmentSize(), base, logId, null);
+                starts = List.of(base);
+                // A log beginning at a later segment does not know the link before its first record (-1: any below it).
+                cp = new ControlFile.Checkpoint(logId, config.segmentSize(), base, base == 0 ? Lsn.INVALID : -1,
+                        base + SegmentHeaderDescriptor.LENGTH);
+                controlFile = ControlFile.create(dir, cp);
+            } else if (!hasControl) {
+                rebuilt = true;
+                logId = logIdOf(SegmentFiles.path(dir, starts.get(0)));
+                LOG.warn("Control file {} is missing in {}: rebuilding it by scanning from the oldest segment; "
+                        + "damage anywhere in the scan will be treated as a torn tail", ControlFile.NAME, dir);
+                cp = new ControlFile.Checkpoint(logId, config.segmentSize(), starts.get(0), -1, 0);
+            } else {
+                controlFile = ControlFile.open(dir);
+                cp = controlFile.read();
+                logId = cp.logId();
+                if (cp.segmentSize() != config.segmentSize()) {
+                    throw new WalException("the log in " + dir + " was created with segments of " + cp.segmentSize()
+                            + " bytes but the config asks for " + config.segmentSize() + "; the size of an existing log cannot change");
+                }
+            }
+            if (config.logId() != 0 && logId != config.logId()) {
+                throw new WalCorruptedException("the log in " + dir + " has log id " + Long.toHexString(logId)
+                        + ", not the " + Long.toHexString(config.logId()) + " asked for: it is a copy of another log",
+                        Lsn.INVALID, dir);
+            }
+            HistoryFile.Stored history = HistoryFile.readStored(dir); // refused before recovery changes anything
+            mapSegments(dir, config.segmentSize(), logId, starts, registry);
+            RecoveryScanner.Result scan = RecoveryScanner.scan(registry, cp.scanStart(), cp.scanStartPrev(),
+                    cp.flushedLsn(), config.truncateAtCorruption());
+            long endSegment = registry.segmentStart(scan.endLsn());
+            if (registry.get(endSegment) == null) {
+                Path p = SegmentFiles.prepare(dir, config.segmentSize(), endSegment, logId, null);
+                registry.add(Segment.map(p, endSegment, config.segmentSize()));
+            }
+            // Make what recovery found durable before anything is appended after it.
+            for (Segment s : registry.snapshot()) {
+                if (s.startLsn() >= scan.scanStart()) {
+                    s.force(false);
+                }
+            }
+            SegmentFiles.forceDirectory(dir);
+            Long endPrev = scan.firstPrevBySegment().get(endSegment);
+            long readLimit = readLimit(dir, cp, history, scan.endLsn());
+            ControlFile.Checkpoint after = new ControlFile.Checkpoint(logId, config.segmentSize(), endSegment,
+                    endPrev == null ? scan.lastRecordLsn() : endPrev, scan.endLsn(), false, readLimit);
+            if (controlFile == null) {
+                controlFile = ControlFile.create(dir, after);
+            } else {
+                controlFile.write(after);
+            }
+            List<Path> spares = SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX);
+            return new OpenedLog(dir, lockChannel, lock, logId, controlFile, registry, spares, scan, after,
+                    history, created, rebuilt, created || (hasControl && cp.shutDown()), startNanos);
+        } catch (IOException e) {
+            cleanUpFailedOpen(registry, controlFile, lockChannel);
+            throw new WalException("could not open the log in " + dir + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            cleanUpFailedOpen(registry, controlFile, lockChannel);
+            throw e;
+        }
+    }
+
+    /**
+     * A replica's read limit stays (records beyond it may still be rewound), never beyond what recovery kept. A log that
+     * began its current epoch itself has none: it was promoted (or began an epoch after a crash), and its checkpoint
+     * may predate that (docs/format.md, "Epoch history file").
+     */
+    private static long readLimit(Path dir, ControlFile.Checkpoint cp, HistoryFile.Stored history, long end) {
+        if (cp.readLimit() == Long.MAX_VALUE) {
+            return Long.MAX_VALUE;
+        }
+        if (history.begunHere()) {
+            LOG.warn("The control file of {} holds a replica's read limit {}, but the log began its current epoch {} "
+                    + "itself (a promotion whose checkpoint a crash took): its readers see everything it holds",
+                    dir, Lsn.format(cp.readLimit()), history.history().current());
+            return Long.MAX_VALUE;
+        }
+        return Math.min(cp.readLimit(), end);
+    }
+
+    private static void mapSegments(Path dir, long segmentSize, long logId, List<Long> starts, SegmentRegistry registry)
+            throws IOException {
+        long expected = -1;
+        for (long start : starts) {
+            Path p = SegmentFiles.path(dir, start);
+            if (expected >= 0 && start != expected) {
+                throw new WalCorruptedException("segment " + SegmentFiles.name(expected) + " is missing from " + dir
+                        + " (the segments before and after it are present)", expected, SegmentFiles.path(dir, expected));
+            }
+            if ((start & (segmentSize - 1)) != 0) {
+                throw new WalCorruptedException("segment file " + p.getFileName() + " does not start on a segment boundary",
+                        start, p);
+            }
+            Segment s;
+            try {
+                s = Segment.map(p, start, segmentSize);
+            } catch (IOException e) {
+                throw new WalCorruptedException("segment " + p + " cannot be mapped: " + e.getMessage(), start, p);
+            }
+            registry.add(s);
+            ByteBuffer header = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            s.channel().read(header, 0);
+            String problem = SegmentHeaderDescriptor.validate(header, segmentSize, start, logId);
+            if (problem != null) {
+                throw new WalCorruptedException("segment " + p + " is not part of this log: " + problem, start, p);
+            }
+            expected = start + segmentSize;
+        }
+    }
+
+    private static long logIdOf(Path segment) throws IOException {
+        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            ch.read(b, 0);
+            return b.getLong(SegmentHeaderDescriptor.LOG_ID_OFFSET);
+        }
+    }
+
+    private static long newLogId() {
+        long id;
+        SecureRandom random = new SecureRandom();
+        do {
+            id = random.nextLong();
+        } while (id == 0);
+        return id;
+    }
+
+    private static void cleanUpFailedOpen(SegmentRegistry registry, ControlFile controlFile, FileChannel lockChannel) {
+        for (Segment s : registry.snapshot()) {
+            registry.remove(s);
+            s.markRemoved();
+        }
+        try {
+            if (controlFile != null) {
+                controlFile.close();
+            }
+            if (lockChannel != null) {
+                lockChannel.close(); // releases the lock
+            }
+        } catch (IOException e) {
+            LOG.warn("Cleaning up after a failed open: {}", e.toString());
+        }
+    }
+
+}
