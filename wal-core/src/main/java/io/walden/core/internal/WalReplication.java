@@ -18,6 +18,7 @@ import io.walden.core.internal.recovery.HistoryFile;
 import io.walden.core.internal.segment.SegmentPreparer;
 import io.walden.core.internal.segment.SegmentRegistry;
 import io.walden.core.replication.RemoteWaits;
+import io.walden.core.replication.WriteStage;
 import io.walden.core.replication.ReplicatedLog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -361,6 +362,11 @@ public final class WalReplication implements ReplicatedLog {
         } finally {
             Activity.exit(cell);
         }
+    }
+
+    @Override
+    public WriteStage writeStage() {
+        return new ReplicaWriteStage(this, parts.writes, written, flushed);
     }
 
     @Override

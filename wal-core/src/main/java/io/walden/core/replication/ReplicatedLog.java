@@ -144,11 +144,18 @@ public interface ReplicatedLog {
      * Appends log bytes received from a primary, verbatim and byte for byte (see Appender.applyReplicated):
      * whole records from exactly {@link io.walden.core.Wal#insertLsn()}, within one segment, each checked (prev chain, CRC)
      * before the positions move. Not made durable here: call {@link io.walden.core.Wal#flush()} (a replica's flush is what it
-     * reports to its primary). For one receiver thread; local appends must be refused meanwhile.
+     * reports to its primary), or use a {@link #writeStage()}, which also decides when. For one receiver thread; local
+     * appends must be refused meanwhile.
      *
      * @return the new written position
      */
     long writeReceived(long startLsn, ByteBuffer bytes);
+
+    /**
+     * A new write stage for one receiver: {@link #writeReceived} with the replica's flush policy, the one place that
+     * decides when received bytes are forced (and so what a replica can acknowledge as flushed).
+     */
+    WriteStage writeStage();
 
     /**
      * Copies flushed log bytes for a replica (a primary's sender): whole records from {@code fromLsn}, within one

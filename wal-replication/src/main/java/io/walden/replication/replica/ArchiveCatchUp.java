@@ -7,6 +7,7 @@ import io.walden.core.WalException;
 import io.walden.core.archive.ArchiveCatalog;
 import io.walden.core.archive.ArchiveNames;
 import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.replication.WriteStage;
 import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
@@ -26,7 +27,7 @@ import java.nio.file.StandardOpenOption;
  * this log's end, each archived segment (or, last, the head of one that was not sealed), chosen as this log's epoch
  * history says ({@link ArchiveCatalog}: never an object of a history it does not follow, nor past where the history ends
  * the object's epoch), is applied as if it had been
- * streamed, record by record checked by {@link io.walden.core.replication.ReplicatedLog#writeReceived}, then flushed. Archived bytes had been flushed by
+ * streamed, through a {@link WriteStage} (record by record checked), then forced. Archived bytes had been flushed by
  * the primary before they were archived, so readers may see them at once.
  *
  * <p>Thread-safety: runs on the replica's receiver thread, which alone applies bytes to the log.
@@ -38,6 +39,7 @@ final class ArchiveCatchUp {
     static final int CHUNK_BYTES = 1 << 20;
 
     private final Wal wal;
+    private final WriteStage writes;
     private final ArchiveTarget archive;
     private final int chunkBytes;
     /** Reused for every chunk, made at the first fetch; direct, so that reading and writing it copies nothing more. */
@@ -49,6 +51,7 @@ final class ArchiveCatchUp {
 
     ArchiveCatchUp(Wal wal, ArchiveTarget archive, int chunkBytes) {
         this.wal = wal;
+        this.writes = wal.replication().writeStage();
         this.archive = archive;
         this.chunkBytes = chunkBytes;
     }
@@ -133,13 +136,13 @@ final class ArchiveCatchUp {
                     break; // zeros: the archived head ends here
                 }
                 int length = records.remaining();
-                wal.replication().writeReceived(start + offset, records);
+                writes.write(start + offset, records);
                 offset += length;
             }
             if (offset == end - start) {
                 return 0;
             }
-            wal.flush();
+            writes.flushWritten();
             wal.replication().raiseReadLimit(wal.insertLsn()); // the primary had flushed it before archiving it
             return offset - (end - start);
         }

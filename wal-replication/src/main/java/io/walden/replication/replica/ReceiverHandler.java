@@ -1,5 +1,7 @@
 package io.walden.replication.replica;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -13,14 +15,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One connection to the primary, the replica's side of the protocol (docs/replication-protocol.md): the hello, the
  * welcome (a rewind and the primary's history, before any byte of it is applied), then data frames written in order
- * on the receiver thread and flushed in batches, keepalives, and errors (final ones stop the replica). Backpressure:
- * reading stops while more than {@value #MAX_PENDING_BYTES} bytes wait for the receiver thread.
+ * on the receiver thread and forced when the session's {@link io.walden.core.replication.WriteStage} says,
+ * keepalives, and errors (final ones stop the replica). Backpressure: reading stops while more than
+ * {@value #MAX_PENDING_BYTES} bytes wait for the receiver thread. A data frame's bytes are not copied: the frame's
+ * slice of the received buffer is retained until the receiver thread has written it.
  *
  * <p>Thread-safety: Netty's event loop calls the handler; everything that touches the log runs on the receiver thread.
  */
@@ -32,18 +37,12 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
     private static final int HANDSHAKE_SECONDS = 30;
     /** Received but not yet applied bytes above which the replica stops reading (backpressure to the primary). */
     private static final long MAX_PENDING_BYTES = 16L << 20;
-    /** A flush is not put off past this many applied bytes or this long, however busy the stream. */
-    private static final long MAX_UNFLUSHED_BYTES = 4L << 20;
-    private static final long MAX_FLUSH_DELAY_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final ReplicaSession session;
     private final FrameDecoder decoder;
     private final AtomicLong pending = new AtomicLong();
     /** Set on the receiver thread once the primary's history is adopted; data is applied only then. */
     private boolean accepted;
-    /** Receiver thread only: bytes applied since the last flush, and when that was. */
-    private long unflushedBytes;
-    private long lastFlushNanos = System.nanoTime();
 
     ReceiverHandler(ReplicaSession session, FrameDecoder decoder) {
         this.session = session;
@@ -104,27 +103,31 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
                 session.primaryFlushed(ctx.channel(), welcome.flushedLsn());
             });
         } else if (frame instanceof Frame.Data data) {
-            long start = data.startLsn();
-            byte[] bytes = new byte[data.bytes().readableBytes()];
-            data.bytes().getBytes(data.bytes().readerIndex(), bytes);
-            if (pending.addAndGet(bytes.length) > MAX_PENDING_BYTES) {
+            int length = data.bytes().readableBytes();
+            if (pending.addAndGet(length) > MAX_PENDING_BYTES) {
                 ctx.channel().config().setAutoRead(false); // the receiver is behind: let TCP push back on the primary
             }
-            long primaryFlushed = data.flushedLsn();
-            session.receiver.execute(() -> {
-                try {
-                    // Frames received before a connection broke are still applied: they are contiguous, and
-                    // the next hello is queued after them, so it starts at their end.
-                    if (accepted && !session.dropping) {
-                        apply(ctx, start, bytes);
-                        session.primaryFlushed(ctx.channel(), primaryFlushed);
+            data.retain(); // SimpleChannelInboundHandler releases it on return; the receiver thread releases this one
+            try {
+                session.receiver.execute(() -> {
+                    try {
+                        // Frames received before a connection broke are still applied: they are contiguous, and
+                        // the next hello is queued after them, so it starts at their end.
+                        if (accepted && !session.dropping) {
+                            apply(ctx, data.startLsn(), data.bytes(), length);
+                            session.primaryFlushed(ctx.channel(), data.flushedLsn());
+                        }
+                    } finally {
+                        data.release();
+                        if (pending.addAndGet(-length) <= MAX_PENDING_BYTES / 2 && !ctx.channel().config().isAutoRead()) {
+                            ctx.channel().config().setAutoRead(true);
+                        }
                     }
-                } finally {
-                    if (pending.addAndGet(-bytes.length) <= MAX_PENDING_BYTES / 2 && !ctx.channel().config().isAutoRead()) {
-                        ctx.channel().config().setAutoRead(true);
-                    }
-                }
-            });
+                });
+            } catch (RejectedExecutionException e) { // the client is closing: its receiver takes nothing more
+                data.release();
+                pending.addAndGet(-length);
+            }
         } else if (frame instanceof Frame.Keepalive keepalive) {
             session.receiver.execute(() -> {
                 if (accepted && !session.dropping) {
@@ -184,21 +187,17 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
     }
 
     /**
-     * Writes one frame's bytes and reports them written; flushes (and reports) once no further frame is queued,
-     * as PostgreSQL's walreceiver flushes after draining its socket: one force covers every frame that arrived
-     * during the last one. Bounded, so that a continuous stream still flushes at least every millisecond.
+     * Writes one frame's bytes through the write stage and reports them written; when the stage forced them (no
+     * further frame queued, or its bounds reached), reports them flushed as well.
      */
-    private void apply(ChannelHandlerContext ctx, long start, byte[] bytes) {
+    private void apply(ChannelHandlerContext ctx, long start, ByteBuf bytes, int length) {
         try {
-            long end = session.wal.replication().writeReceived(start, ByteBuffer.wrap(bytes));
+            ByteBuffer view = bytes.nioBufferCount() == 1
+                    ? bytes.nioBuffer()
+                    : ByteBuffer.wrap(ByteBufUtil.getBytes(bytes)); // a frame split over buffers: copied once
+            long end = session.writes.write(start, view);
             ctx.writeAndFlush(new Frame.Status(end, session.wal.flushedLsn(), session.applier.applied(), ReplicaSession.now(), false));
-            unflushedBytes += bytes.length;
-            boolean moreQueued = pending.get() > bytes.length;
-            if (!moreQueued || unflushedBytes >= MAX_UNFLUSHED_BYTES
-                    || System.nanoTime() - lastFlushNanos >= MAX_FLUSH_DELAY_NANOS) {
-                session.wal.flush();
-                unflushedBytes = 0;
-                lastFlushNanos = System.nanoTime();
+            if (session.writes.flushIfDue(pending.get() > length)) {
                 session.status(ctx.channel());
             }
         } catch (RuntimeException | Error e) {

@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A replica's receiver (docs/replication-protocol.md): connects to the primary, sends its epoch and end, adopts
- * the primary's epoch history, applies what arrives byte for byte ({@link io.walden.core.replication.ReplicatedLog#writeReceived}), flushes it
+ * the primary's epoch history, applies what arrives byte for byte (through the log's {@link io.walden.core.replication.WriteStage}), flushes it
  * through its own group commit, hands each flushed record to the application's {@link RecordApplier} if one is
  * registered, and reports written, flushed and applied positions after each batch, at a status interval and
  * whenever asked. Reconnects with backoff and resumes exactly at its end. While it runs, local appends are refused

@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.replication.WriteStage;
 import io.walden.replication.protocol.Frame;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,7 +16,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What a replica's successive connections share: the log and who it follows, the receiver thread that writes,
- * flushes and applies in order, the applied position, the archive to fetch from, and what the status reports
+ * flushes and applies in order, the log's write stage (which alone decides when received bytes are forced), the
+ * applied position, the archive to fetch from, and what the status reports
  * (the current and the streaming connection, the last error, a final refusal, counters). One per
  * {@link ReplicaClient}; each connection's {@link ReceiverHandler} works on it.
  *
@@ -25,6 +27,8 @@ final class ReplicaSession {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaSession.class);
 
     final Wal wal;
+    /** Receiver thread only. */
+    final WriteStage writes;
     final InetSocketAddress primary;
     final String name;
     final byte[] secret;
@@ -53,6 +57,7 @@ final class ReplicaSession {
     ReplicaSession(Wal wal, InetSocketAddress primary, String name, byte[] secret, ApplierDriver applier,
                    ArchiveTarget archive, ExecutorService receiver, Runnable welcomed, Runnable disconnected) {
         this.wal = wal;
+        this.writes = wal.replication().writeStage();
         this.primary = primary;
         this.name = name;
         this.secret = secret;
@@ -66,14 +71,10 @@ final class ReplicaSession {
 
     /** Reports where this replica stands. */
     void status(Channel c) {
-        if (wal.writtenLsn() > wal.flushedLsn()) {
-            // Bytes applied without a flush (their batch was cut short by a broken connection): a resumed stream
-            // starts after them, so nothing else would flush them, and ON commits would wait for them forever.
-            try {
-                wal.flush();
-            } catch (RuntimeException e) { // failed or closed log: report what is flushed, and nothing more
-                LOG.warn("Cannot flush the replica's log before reporting: {}", e.getMessage());
-            }
+        try {
+            writes.flushWritten(); // a batch cut short by a broken connection is forced before it is reported
+        } catch (RuntimeException e) { // failed or closed log: report what is flushed, and nothing more
+            LOG.warn("Cannot flush the replica's log before reporting: {}", e.getMessage());
         }
         long flushed = wal.flushedLsn();
         applier.advance(flushed);

@@ -1,0 +1,59 @@
+package io.walden.core.internal;
+
+import io.walden.core.internal.commit.Position;
+import io.walden.core.replication.ReplicatedLog;
+import io.walden.core.replication.WriteStage;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@link WriteStage} over a log's replication side and its write path: the policy's state (bytes written since the
+ * last force, and when that was) belongs to the one receiver thread that uses it.
+ */
+final class ReplicaWriteStage implements WriteStage {
+    private static final long MAX_FLUSH_DELAY_NANOS = TimeUnit.MICROSECONDS.toNanos(MAX_FLUSH_DELAY_MICROS);
+
+    private final ReplicatedLog log;
+    private final WritePath writes;
+    private final Position written;
+    private final Position flushed;
+    /** Receiver thread only. */
+    private long unflushedBytes;
+    private long lastFlushNanos = System.nanoTime();
+
+    ReplicaWriteStage(ReplicatedLog log, WritePath writes, Position written, Position flushed) {
+        this.log = log;
+        this.writes = writes;
+        this.written = written;
+        this.flushed = flushed;
+    }
+
+    @Override
+    public long write(long startLsn, ByteBuffer bytes) {
+        int length = bytes.remaining();
+        long end = log.writeReceived(startLsn, bytes);
+        unflushedBytes += length;
+        return end;
+    }
+
+    @Override
+    public boolean flushIfDue(boolean moreQueued) {
+        if (moreQueued && unflushedBytes < MAX_UNFLUSHED_BYTES && System.nanoTime() - lastFlushNanos < MAX_FLUSH_DELAY_NANOS) {
+            return false;
+        }
+        return flushWritten();
+    }
+
+    @Override
+    public boolean flushWritten() {
+        if (written.get() <= flushed.get()) {
+            unflushedBytes = 0;
+            return false;
+        }
+        writes.flush();
+        unflushedBytes = 0;
+        lastFlushNanos = System.nanoTime();
+        return true;
+    }
+}

@@ -1,0 +1,48 @@
+package io.walden.core.replication;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A replica's write stage: it writes what its primary sent and decides when to force it, by one policy
+ * (PostgreSQL's walreceiver's): force once nothing more is queued, so that one force covers every frame that arrived
+ * during the last, but never put it off past {@value #MAX_UNFLUSHED_BYTES} bytes or
+ * {@value #MAX_FLUSH_DELAY_MICROS} µs, however busy the stream. Got from {@link ReplicatedLog#writeStage()}.
+ *
+ * <p>What the receiver acknowledges follows from it (docs/replication-protocol.md, "Replica behaviour"): the written position
+ * after every {@link #write} ({@code remote_write} commits wait for it), the flushed one after every force
+ * ({@code on} commits wait for it). A replica never reports flushed what it did not force.
+ *
+ * <p>Thread-safety: one receiver thread; local appends must be refused meanwhile (the log is a replica's).
+ */
+public interface WriteStage {
+    /** A force is not put off past this many written bytes. */
+    long MAX_UNFLUSHED_BYTES = 4L << 20;
+    /** Nor past this long since the last one. */
+    long MAX_FLUSH_DELAY_MICROS = 1000;
+
+    /**
+     * Writes whole records received from a primary, verbatim, from exactly the log's insert position
+     * ({@link ReplicatedLog#writeReceived}: each record checked before the positions move). Not forced here.
+     *
+     * @return the new written position
+     */
+    long write(long startLsn, ByteBuffer bytes);
+
+    /**
+     * After a {@link #write}: forces what is written when nothing more is queued, or when the bounds above are
+     * reached.
+     *
+     * @param moreQueued whether further received bytes wait for this stage
+     * @return whether it forced (the flushed position moved to the written one)
+     */
+    boolean flushIfDue(boolean moreQueued);
+
+    /**
+     * Forces whatever is written and not yet flushed: a batch cut short by a broken connection, before a report (a
+     * resumed stream starts after those bytes, so nothing else would force them, and {@code on} commits would wait
+     * for them forever), or bytes fetched from an archive.
+     *
+     * @return whether there was anything to force
+     */
+    boolean flushWritten();
+}
