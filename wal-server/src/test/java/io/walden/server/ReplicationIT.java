@@ -219,7 +219,8 @@ class ReplicationIT {
                     HttpRequest.newBuilder(primary.uri("/v1/records?durability=on"))
                             .POST(HttpRequest.BodyPublishers.ofString("nobody has me")).build(),
                     HttpResponse.BodyHandlers.ofString());
-            Thread.sleep(500);
+            // Stopped only once the commit is in the log and waiting: a request still on its way has no answer to get.
+            waitUntil(() -> JSON.readTree(primary.get("/admin/status").body()).get("remote_wait_oldest_ms").asLong() > 0);
             assertThat(waiting).as("the commit waits for r1").isNotDone();
             primary.terminate(); // SIGTERM, as an operator stopping the primary to fail over
             HttpResponse<String> answer = waiting.get(60, TimeUnit.SECONDS);
