@@ -12,8 +12,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>The protocol, in one place: append a batch with {@link #tryAppend} (or {@link #tryAppendAsync}), which flushes
  * nothing by itself, then either {@link #flushIfIdle()} (this thread forces now unless a flush is in progress: a lone
- * request's commit costs no thread hand-off) or {@link #requestFlush()} (the background writer forces; no thread
- * waits). The batch then costs one force. Completions run on the thread that advanced the position they waited for.
+ * request's commit costs no thread hand-off), {@link #flushWhenGathered()} (as that, but it puts the force off, without
+ * blocking, until the siblings the log expects have appended too) or {@link #requestFlush()} (the background writer
+ * forces; no thread waits). The batch then costs one force. Completions run on the thread that advanced the position they waited for.
  *
  * <p>Thread-safety: every method may be called from any number of threads at once, as {@link Wal}'s appends.
  * Allocation: {@link #tryAppend} allocates nothing (AllocationTest); the futures of {@link #tryAppendAsync} do.
@@ -69,6 +70,24 @@ public final class NonWaitingAppends {
      */
     public boolean flushIfIdle() {
         return writes.flushIfIdle();
+    }
+
+    /**
+     * {@link #flushIfIdle()} for a caller that gathers its siblings as a blocking committer's flush leader does,
+     * without blocking: for an event loop among several that append (the sidecar's). Forces now, on this thread,
+     * once that serves the commits the log expects: as many durable appends as recent flushes served have asked for
+     * this one, or a few recent flush times have passed since the first of them did, or no more than one is expected
+     * (a lone request never waits). Otherwise, or while another thread is flushing, it returns at once and says when
+     * to call again. It never hands the flush to the background writer: call it again after the returned time (a
+     * timer of the event loop, which goes on reading meanwhile) until it returns 0. Completions run on the thread that
+     * forced.
+     *
+     * @return 0 when no append of {@link #tryAppend} waits for a flush any more; otherwise nanoseconds after which to
+     *         call again
+     * @throws WalClosedException when the log is closed (the background writer flushes what was appended)
+     */
+    public long flushWhenGathered() {
+        return writes.flushWhenGathered();
     }
 
     /** Asks the background writer to force what is published: no thread waits. */

@@ -244,6 +244,17 @@ public final class WritePath {
         return led;
     }
 
+    public long flushWhenGathered() {
+        Activity.Cell cell = activity.cell();
+        Activity.enter(cell); // as flushIfIdle: a replica's appended records must still be flushed
+        try {
+            ensureOpen();
+            return commit.leadWhenGathered();
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
     public void requestFlush() {
         writer.wakeUp();
     }

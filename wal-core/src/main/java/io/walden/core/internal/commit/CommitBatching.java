@@ -21,13 +21,33 @@ import java.util.concurrent.locks.LockSupport;
  * the estimate a little low); the rest from the flush leader only (one at a time).
  */
 public final class CommitBatching {
+    /**
+     * How many recent flush times a deferred gather ({@link #gatherRemainingNanos}) lasts at most, from the first
+     * commit. Longer than a blocking leader's half: the siblings it waits for are requests of remote clients, each a
+     * network round trip and a pass of an event loop away. On two cores, 64 connections' requests arrive over a few
+     * flush times: a window of half a flush time gathered half of them per flush, two flush times 0.75, four 0.95
+     * (wal-bench HttpLoad). A wrong estimate costs the commits of one flush this long, and the estimate decays by an
+     * eighth per flush.
+     */
+    static final int DEFERRED_GATHER_FLUSHES = 4;
+    /** The shortest re-check {@link #flushInProgressRecheckNanos} asks for. */
+    static final long MIN_RECHECK_NANOS = TimeUnit.MICROSECONDS.toNanos(10);
     private final long commitDelayNanos;
     private final int commitSiblings;
     /** Highest number of outstanding commits seen since the last flush; written racily (an estimate). */
     private volatile int peakOutstanding;
-    /** Leader-owned estimates: commits to expect per flush (x16, fixed point) and the mean flush time. */
-    private int expectedX16 = 16;
-    private long flushNanosEwma = TimeUnit.MICROSECONDS.toNanos(200);
+    /**
+     * Leader-owned estimates: commits to expect per flush (x16, fixed point) and the mean flush time. Written by the
+     * leader only; volatile because a thread deciding whether to flush yet ({@link #gatherRemainingNanos}) reads them.
+     */
+    private volatile int expectedX16 = 16;
+    private volatile long flushNanosEwma = TimeUnit.MICROSECONDS.toNanos(200);
+    /**
+     * When the first commit since the last flush asked for one ({@link System#nanoTime()}), 0 when none did: where
+     * the gather of a thread that defers its flush instead of waiting starts. Set racily: a lost update moves the
+     * deadline by the few nanoseconds between two commits.
+     */
+    private volatile long firstRequestNanos;
     private final LongAdder flushRequests = new LongAdder();
     /** Committers blocked for a commit of their own (the other outstanding commits are pending futures). */
     private final AtomicInteger committers = new AtomicInteger();
@@ -61,6 +81,29 @@ public final class CommitBatching {
     /** A durable append asked for a flush (counted for the commits-per-flush figure and the leader's wait). */
     public void commitRequested() {
         flushRequests.increment();
+        if (firstRequestNanos == 0) {
+            firstRequestNanos = System.nanoTime();
+        }
+    }
+
+    /**
+     * Any thread: how much longer to put a flush off for the commits the log expects ({@link #awaitExpectedCommits}'s
+     * estimate), for a thread that must not block and defers its flush instead: 0 when the expected commits asked
+     * for a flush, when no more than one is expected (a lone committer never waits), or when
+     * {@value #DEFERRED_GATHER_FLUSHES} recent flush times have passed since the first of them asked.
+     */
+    public long gatherRemainingNanos() {
+        int expected = expectedX16 >> 4;
+        long first = firstRequestNanos;
+        if (expected <= 1 || first == 0 || flushRequests.sum() >= expected) {
+            return 0;
+        }
+        return Math.max(0, first + DEFERRED_GATHER_FLUSHES * flushNanosEwma - System.nanoTime());
+    }
+
+    /** Any thread: when to look again at a flush in progress elsewhere, which may not cover what asked since. */
+    public long flushInProgressRecheckNanos() {
+        return Math.max(MIN_RECHECK_NANOS, flushNanosEwma / 4);
     }
 
     /**
@@ -87,6 +130,7 @@ public final class CommitBatching {
 
     /** Leader only, as it writes: the commits that asked for this flush (and the count starts again). */
     public long takeRequests() {
+        firstRequestNanos = 0; // before the reset: a commit asking meanwhile starts the next gather, a little early
         return flushRequests.sumThenReset();
     }
 

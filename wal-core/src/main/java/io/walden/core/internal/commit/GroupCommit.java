@@ -204,6 +204,39 @@ public final class GroupCommit {
         return true;
     }
 
+    /**
+     * {@link #leadIfIdle} for a thread that must not block but gathers its siblings all the same (an event loop that
+     * flushes its own batches, with other loops appending beside it): flushes now, on this thread, once that serves
+     * the commits the log expects ({@link CommitBatching#gatherRemainingNanos}), and otherwise says when to ask again.
+     * Never waits, and never hands the flush to the background writer: every caller with a commit of its own waiting
+     * asks again until this returns 0, so the records are flushed by one of them.
+     *
+     * @return 0 when no asynchronous wait is left for a flush (this thread flushed them, another did, or the log
+     *         failed and told them so); otherwise the nanoseconds after which to call again: the rest of the gather,
+     *         a flush in progress elsewhere, records still being copied in, or commits that asked during this flush
+     */
+    public long leadWhenGathered() {
+        if (failure.failed()) {
+            async.drain();
+            return 0;
+        }
+        if (published.get() <= flushed.get() && appender.advancePublished() <= flushed.get()) {
+            async.drain();
+            // What still waits is for a record another thread is copying in: look again once it is published.
+            return async.outstanding() > 0 ? CommitBatching.MIN_RECHECK_NANOS : 0;
+        }
+        long gather = batching.gatherRemainingNanos();
+        if (gather > 0) {
+            return gather;
+        }
+        if (!leader.tryElect()) {
+            return batching.flushInProgressRecheckNanos();
+        }
+        leader.lead(false);
+        // Commits that asked during this flush: their gather began with the first of them, maybe long enough ago.
+        return async.outstanding() > 0 ? Math.max(1, batching.gatherRemainingNanos()) : 0;
+    }
+
     /** Completes pending futures that are flushed (or fails them all if the log failed). */
     public void completeAsync() {
         async.drain();
