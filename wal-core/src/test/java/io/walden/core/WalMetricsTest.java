@@ -67,6 +67,8 @@ class WalMetricsTest {
                     .contains("walden_flush_duration_seconds{log=\"orders\",quantile=\"0.99\"}")
                     .contains("walden_flush_duration_seconds_count{log=\"orders\"}")
                     .contains("walden_commits_per_flush{log=\"orders\",quantile=\"0.5\"}")
+                    .contains("walden_flush_commits_bucket{log=\"orders\",le=\"16.0\"}")
+                    .contains("walden_flush_latency_seconds_bucket{log=\"orders\",le=\"0.001\"}")
                     .contains("walden_lsn{log=\"orders\",position=\"flushed\"} " + (double) wal.flushedLsn())
                     .contains("walden_segments{log=\"orders\"}")
                     .contains("walden_segment_rolls_total{log=\"orders\"}")

@@ -25,6 +25,8 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code walden.flushes} counter ({@code walden_flushes_total})</li>
  *   <li>{@code walden.flush.duration} timer with p50/p99/p99.9 ({@code walden_flush_duration_seconds})</li>
  *   <li>{@code walden.commits.per.flush} distribution summary ({@code walden_commits_per_flush})</li>
+ *   <li>their histograms, {@code walden.flush.latency} and {@code walden.flush.commits}
+ *       ({@code walden_flush_latency_seconds_bucket}, {@code walden_flush_commits_bucket})</li>
  *   <li>{@code walden.lsn} gauge, tag {@code position} = insert/written/flushed/oldest ({@code walden_lsn})</li>
  *   <li>{@code walden.segments} gauge; {@code walden.segment.rolls} and {@code walden.segment.recycles} counters</li>
  *   <li>{@code walden.retained.bytes} gauge; {@code walden.failed} gauge (1 once a force failed)</li>
@@ -118,9 +120,19 @@ public final class WalMetrics implements MeterBinder {
                 .description("Durable commits served by one force (group commit)")
                 .publishPercentiles(0.5, 0.99).distributionStatisticExpiry(Duration.ofMinutes(1))
                 .tags(tags).register(registry);
+        // The same two as histograms: buckets add up across instances and over any window (Prometheus'
+        // histogram_quantile), the percentiles above do not. Names of their own: Prometheus text cannot hold a
+        // family's quantiles and its buckets at once, and the summaries' names are a contract.
+        Timer flushLatency = Timer.builder("walden.flush.latency").description("Time one force of the log took")
+                .serviceLevelObjectives(LatencyBuckets.FLUSH).tags(tags).register(registry);
+        DistributionSummary flushCommits = DistributionSummary.builder("walden.flush.commits")
+                .description("Durable commits served by one force (group commit)")
+                .serviceLevelObjectives(LatencyBuckets.COMMITS_PER_FLUSH).tags(tags).register(registry);
         addObserver((nanos, bytes, commits) -> {
             flushTimer.record(nanos, TimeUnit.NANOSECONDS);
             perFlush.record(commits);
+            flushLatency.record(nanos, TimeUnit.NANOSECONDS);
+            flushCommits.record(commits);
         });
     }
 
