@@ -183,7 +183,7 @@ public final class WaldenServer implements AutoCloseable {
                 new SynchronousQueue<>(), WaldenThreads.numbered("walden-reader"));
         segmentWaits = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-segment-wait"));
         data = new DataApi(wal, readers, config.get(MAX_BATCH_BYTES), config.get(MAX_BATCH_RECORDS), config.get(STREAM_WRITE_TIMEOUT).toMillis(),
-                segmentWaits, config.get(FLUSH_ON_EVENT_LOOP));
+                segmentWaits, config.get(FLUSH_ON_EVENT_LOOP), transport.hasFineTimers(), registry);
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
         router = new HttpRouter(Routes.of(data, new CursorApi(wal, readers),
                 new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name())), wal.directory());

@@ -12,6 +12,7 @@ import io.walden.core.Wal;
 import io.walden.core.WalClaim;
 import io.walden.core.WalReader;
 import io.walden.core.WalStatus;
+import io.walden.core.internal.metrics.LatencyBuckets;
 import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.recovery.LogInspector;
 import io.walden.core.internal.segment.SegmentFiles;
@@ -84,14 +85,16 @@ class ArchitectureTest {
      *   <li>{@code SegmentHeaderDescriptor}, {@code RecordDescriptor}: the file formats docs/format.md specifies, which a
      *       replica checks and walks when it fetches archived segments;</li>
      *   <li>{@code LogInspector}: the engine of the offline tools (dump, verify), which read a directory without
-     *       opening the log.</li>
+     *       opening the log;</li>
+     *   <li>{@code LatencyBuckets}: one set of histogram buckets per kind of value, so that the server's commit latency
+     *       aggregates with the log's own histograms.</li>
      * </ul>
      */
     @Test
     void otherModulesUseTheLogThroughItsApiAndOnlyTheListedInternals() {
         DescribedPredicate<JavaClass> allowed = belongToAnyOf(WaldenThreads.class, SegmentFiles.class,
                 SegmentHeaderDescriptor.class, RecordDescriptor.class, LogInspector.class, LogInspector.Visitor.class,
-                LogInspector.RecordInfo.class, LogInspector.Result.class);
+                LogInspector.RecordInfo.class, LogInspector.Result.class, LatencyBuckets.class);
         noClasses().that().resideOutsideOfPackage("io.walden.core..")
                 .should().dependOnClassesThat(resideInAPackage("io.walden.core.internal..").and(DescribedPredicate.not(allowed)))
                 .check(main);

@@ -206,7 +206,11 @@ class ServerIT {
             assertThat(metrics).contains("walden_appends_total{durability=\"on\",log=\"data\"} 5.0")
                     .contains("walden_flushes_total").contains("walden_flush_duration_seconds_count")
                     .contains("walden_commits_per_flush_count").contains("walden_lsn{log=\"data\",position=\"flushed\"}")
-                    .contains("jvm_memory_used_bytes").contains("netty_allocator_memory_used");
+                    .contains("jvm_memory_used_bytes").contains("netty_allocator_memory_used")
+                    .contains("walden_commit_latency_seconds_count{durability=\"on\"} 5")
+                    .contains("walden_commit_latency_seconds_bucket{durability=\"on\",le=\"10.0\"} 5")
+                    .contains("walden_flush_latency_seconds_bucket{log=\"data\",le=")
+                    .contains("walden_flush_commits_bucket{log=\"data\",le=");
             for (String line : metrics.split("\n")) {
                 assertThat(line).as("Prometheus text format").matches("^(#.*|[a-zA-Z_:][a-zA-Z0-9_:]*(\\{.*\\})? \\S+)$");
             }

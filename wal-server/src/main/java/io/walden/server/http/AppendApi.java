@@ -21,12 +21,14 @@ final class AppendApi {
     private final RecordParams params;
     private final SegmentWaits segmentWaits;
     private final LoopFlush loopFlush;
+    private final CommitLatency latency;
 
-    AppendApi(Wal wal, RecordParams params, SegmentWaits segmentWaits, LoopFlush loopFlush) {
+    AppendApi(Wal wal, RecordParams params, SegmentWaits segmentWaits, LoopFlush loopFlush, CommitLatency latency) {
         this.wal = wal;
         this.params = params;
         this.segmentWaits = segmentWaits;
         this.loopFlush = loopFlush;
+        this.latency = latency;
     }
 
     /**
@@ -44,7 +46,7 @@ final class AppendApi {
         }
         ByteBuffer payload = body.nioBuffer(body.readerIndex(), length);
         Compression compression = params.compression(ex);
-        ex.appending(level);
+        ex.appending(level, latency);
         if (!wal.nonWaiting().tryAppend(type, payload, level, compression, ex)) {
             // The next segment is not prepared yet, or the WAL buffers are full of records not yet written: never wait
             // on the event loop. The append runs where waiting is allowed; the body is held until it is copied (the

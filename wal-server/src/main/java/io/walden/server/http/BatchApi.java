@@ -2,6 +2,7 @@ package io.walden.server.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.walden.core.AppendCompletion;
 import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.Lsn;
@@ -29,13 +30,18 @@ final class BatchApi {
     private final Wal wal;
     private final RecordParams params;
     private final SegmentWaits segmentWaits;
+    private final LoopFlush loopFlush;
+    private final CommitLatency latency;
     private final long maxBatchBytes;
     private final int maxBatchRecords;
 
-    BatchApi(Wal wal, RecordParams params, SegmentWaits segmentWaits, long maxBatchBytes, int maxBatchRecords) {
+    BatchApi(Wal wal, RecordParams params, SegmentWaits segmentWaits, LoopFlush loopFlush, CommitLatency latency,
+             long maxBatchBytes, int maxBatchRecords) {
         this.wal = wal;
         this.params = params;
         this.segmentWaits = segmentWaits;
+        this.loopFlush = loopFlush;
+        this.latency = latency;
         this.maxBatchBytes = maxBatchBytes;
         this.maxBatchRecords = maxBatchRecords;
     }
@@ -60,31 +66,40 @@ final class BatchApi {
     }
 
     /**
-     * Appends records {@code from} to {@code count - 1} of a validated batch body starting at byte {@code at}. On an
-     * event loop ({@code mayWait} false) a record that needs a segment not prepared yet hands the rest of the batch
-     * to a thread that may wait.
+     * Appends records {@code from} to {@code count - 1} of a validated batch body starting at byte {@code at}: all but
+     * the last at durability off, the last at the batch's level, whose completion answers. On an event loop
+     * ({@code mayWait} false) the batch's flush is the loop's ({@link LoopFlush}), as a single append's; a record
+     * that needs a segment not prepared yet hands the rest of the batch to a thread that may wait.
      */
     private void appendBatch(Exchange ex, ByteBuf body, int type, Durability level, Compression compression, int count,
                              int from, int at, List<String> lsns, boolean mayWait) {
-        CompletableFuture<Long> last = null;
         for (int i = from; i < count; i++) {
             int length = (int) body.getUnsignedInt(at);
-            boolean isLast = i == count - 1;
-            Durability recordLevel = isLast ? level : Durability.OFF;
             ByteBuffer payload = body.nioBuffer(at + 4, length);
             try {
-                CompletableFuture<Long> f = mayWait ? wal.appendAsync(type, payload, recordLevel, compression)
-                        : wal.nonWaiting().tryAppendAsync(type, payload, recordLevel, compression);
-                if (f == null) {
+                boolean appended;
+                if (i < count - 1) {
+                    CompletableFuture<Long> f = mayWait ? wal.appendAsync(type, payload, Durability.OFF, compression)
+                            : wal.nonWaiting().tryAppendAsync(type, payload, Durability.OFF, compression);
+                    appended = f != null;
+                    if (appended) {
+                        lsns.add(Lsn.format(f.join())); // OFF futures are complete on return
+                    }
+                } else {
+                    BatchAnswer answer = new BatchAnswer(ex, lsns, level, latency);
+                    appended = true;
+                    if (mayWait) {
+                        wal.appendAsync(type, payload, level, compression).whenComplete(answer::tell);
+                    } else {
+                        appended = wal.nonWaiting().tryAppend(type, payload, level, compression, answer);
+                    }
+                }
+                if (!appended) {
                     int index = i;
                     int position = at;
                     segmentWaits.submit(ex, () -> appendBatch(ex, body, type, level, compression, count, index, position, lsns, true));
                     return;
                 }
-                if (!isLast) {
-                    lsns.add(Lsn.format(f.join())); // OFF futures are complete on return
-                }
-                last = f;
             } catch (RuntimeException e) {
                 answerPartialBatch(ex, e, lsns);
                 releaseIfOnLoop(ex);
@@ -92,18 +107,52 @@ final class BatchApi {
             }
             at += 4 + length;
         }
-        releaseIfOnLoop(ex);
-        last.whenComplete((lsn, error) -> { // the answer goes to the connection's event loop from wherever this runs
-            if (error != null) {
-                ApiErrors.answer(ex, error);
-                return;
+        if (!mayWait) {
+            ex.releaseRequest(); // copied into the log: do not hold the body through the durability wait
+            if (level.waitsForLocalFlush()) {
+                loopFlush.afterBatch(ex);
             }
+        }
+    }
+
+    /** Answers a batch once its last record reached the batch's level: the LSNs of all its records, in order. */
+    private static final class BatchAnswer extends AppendCompletion {
+        private final Exchange ex;
+        private final List<String> lsns;
+        private final Durability level;
+        private final CommitLatency latency;
+        private final long startNanos = System.nanoTime();
+
+        BatchAnswer(Exchange ex, List<String> lsns, Durability level, CommitLatency latency) {
+            this.ex = ex;
+            this.lsns = lsns;
+            this.level = level;
+            this.latency = latency;
+        }
+
+        @Override
+        protected void durable(long lsn) {
+            latency.record(level, startNanos);
             lsns.add(Lsn.format(lsn));
             Map<String, Object> out = new LinkedHashMap<>();
             out.put("lsns", lsns);
             out.put("durability", level.configName());
-            ex.json(HttpResponseStatus.OK, out);
-        });
+            ex.json(HttpResponseStatus.OK, out); // to the connection's event loop from wherever this runs
+        }
+
+        @Override
+        protected void failed(Throwable cause) {
+            ApiErrors.answer(ex, cause);
+        }
+
+        /** For an append off the event loop, whose future tells. */
+        void tell(Long lsn, Throwable error) {
+            if (error != null) {
+                ApiErrors.answer(ex, error);
+            } else {
+                durable(lsn);
+            }
+        }
     }
 
     /**

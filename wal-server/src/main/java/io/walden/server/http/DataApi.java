@@ -1,5 +1,6 @@
 package io.walden.server.http;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.walden.core.Wal;
 
 import java.util.concurrent.Executor;
@@ -33,14 +34,19 @@ public final class DataApi {
      * @param segmentWaits    runs appends that must wait for the next segment to be prepared (off the event loops)
      * @param flushOnEventLoop whether an event loop flushes its own batch of durable appends when no flush is in
      *                         progress (no thread hand-off for a lone request), or always leaves it to the writer
+     * @param fineTimers       whether the event loops' timers fire to the microsecond, so that a loop may put its
+     *                         flush off while its siblings' appends arrive ({@link LoopFlush})
+     * @param registry         where the appends' commit latency goes ({@code walden.commit.latency})
      */
     public DataApi(Wal wal, ExecutorService readers, long maxBatchBytes, int maxBatchRecords, long streamWriteTimeoutMillis,
-                   Executor segmentWaits, boolean flushOnEventLoop) {
+                   Executor segmentWaits, boolean flushOnEventLoop, boolean fineTimers, MeterRegistry registry) {
         RecordParams params = new RecordParams(wal);
         this.readers = new ReaderPool(wal, readers);
         this.segmentWaits = new SegmentWaits(segmentWaits);
-        this.appends = new AppendApi(wal, params, this.segmentWaits, new LoopFlush(wal, flushOnEventLoop));
-        this.batches = new BatchApi(wal, params, this.segmentWaits, maxBatchBytes, maxBatchRecords);
+        LoopFlush loopFlush = new LoopFlush(wal, flushOnEventLoop, fineTimers);
+        CommitLatency latency = new CommitLatency(registry);
+        this.appends = new AppendApi(wal, params, this.segmentWaits, loopFlush, latency);
+        this.batches = new BatchApi(wal, params, this.segmentWaits, loopFlush, latency, maxBatchBytes, maxBatchRecords);
         this.reads = new ReadApi(wal, params, this.readers, maxBatchBytes);
         this.streams = new StreamApi(wal, params, this.readers, streamWriteTimeoutMillis);
     }

@@ -60,6 +60,9 @@ public final class Exchange extends AppendCompletion implements Runnable {
     /** The answer, once there is one: a pre-encoded {@link ByteBuf} or an {@link io.netty.handler.codec.http.HttpResponse}. */
     private Object answer;
     private Durability level;
+    /** When the append began, and where its latency goes once durable. */
+    private long appendNanos;
+    private CommitLatency latency;
     private Handoff handoff = Handoff.NONE;
     private long lsn;
     private Throwable failure;
@@ -240,12 +243,15 @@ public final class Exchange extends AppendCompletion implements Runnable {
     // ------------------------------------------------------------------ appends
 
     /** Before the exchange is given to the log as the completion of an append at {@code level}. */
-    void appending(Durability level) {
+    void appending(Durability level, CommitLatency latency) {
         this.level = level;
+        this.latency = latency;
+        this.appendNanos = System.nanoTime();
     }
 
     @Override
     protected void durable(long lsn) {
+        latency.record(level, appendNanos);
         if (connection.inEventLoop()) {
             answerAppended(lsn);
         } else {

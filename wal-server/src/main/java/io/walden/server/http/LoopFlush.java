@@ -1,26 +1,36 @@
 package io.walden.server.http;
 
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.walden.core.Wal;
 import io.walden.core.WalException;
 
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
- * The flush of an event loop's batch of durable appends: runs once per batch of reads, after every connection of the
- * loop that had something to read was read (Netty runs tasks after the I/O it processed). If no flush is in
- * progress, the loop flushes now itself: a lone request's commit then costs no thread hand-off at all, and the
- * loop's own answers go out without one. If one is, the background writer is asked for the next, and the loop goes
- * back to its connections. Either way the loop blocks for at most one write and force, and only for records some
- * of its own requests wait for.
+ * The flush of the event loops' durable appends (docs/group-commit.md, "Over HTTP"). Each loop asks once per batch of
+ * reads, after every connection it had to read was read (Netty runs tasks after the I/O it processed), and the log
+ * decides ({@link io.walden.core.NonWaitingAppends#flushWhenGathered}): it forces at once, on this loop, when that
+ * serves the commits it expects (as many as recent flushes served, from every loop), when only one is expected (a
+ * lone request's commit then costs no thread hand-off at all), or when the first of them has waited a few recent
+ * flush times. Otherwise, and while another loop is forcing, the loop goes back to its connections and asks again on
+ * a timer of its own, so that requests read meanwhile, on it or on another loop, join the same force. A loop blocks
+ * for at most one write and force at a time, and only for records some request waits for; no flush is handed to
+ * another thread, so the loop that forced answers its own requests without a hand-off.
+ *
+ * <p>Where the loop's timers are coarse (Java's NIO selector wakes in whole milliseconds), the loop forces as soon as
+ * no other flush is in progress instead ({@code flushIfIdle}), and the background writer takes what it could not.
  *
  * <p>Thread-safety: each event loop has its own task (a thread-local), touched only by that loop;
  * {@link #afterBatch} is called on an event loop.
  */
 final class LoopFlush {
     private final Wal wal;
-    /** Whether the loop flushes itself when no flush is in progress, or always leaves it to the writer. */
+    /** Whether the loop flushes itself, or always leaves it to the background writer. */
     private final boolean flushOnEventLoop;
+    /** Whether the loop's timers are fine enough (epoll, io_uring: nanoseconds) to put a force off by microseconds. */
+    private final boolean gather;
 
     private final FastThreadLocal<Task> tasks = new FastThreadLocal<>() {
         @Override
@@ -29,39 +39,61 @@ final class LoopFlush {
         }
     };
 
-    LoopFlush(Wal wal, boolean flushOnEventLoop) {
+    LoopFlush(Wal wal, boolean flushOnEventLoop, boolean gather) {
         this.wal = wal;
         this.flushOnEventLoop = flushOnEventLoop;
+        this.gather = gather;
     }
 
     /** Asks for the flush at the end of the current batch of reads of the loop running {@code ex}, once per batch. */
     void afterBatch(Exchange ex) {
         Task flush = tasks.get();
-        if (!flush.scheduled) {
-            flush.scheduled = true;
+        if (!flush.queued) {
+            flush.queued = true;
+            flush.loop = ex.ctx().executor();
             try {
-                ex.ctx().executor().execute(flush);
+                flush.loop.execute(flush);
             } catch (RejectedExecutionException e) {
-                flush.scheduled = false; // the event loop is shutting down: the writer flushes what is waiting
+                flush.queued = false; // the event loop is shutting down: the writer flushes what is waiting
                 wal.nonWaiting().requestFlush();
             }
         }
     }
 
     private final class Task implements Runnable {
-        private boolean scheduled;
+        private final Runnable timer = this::onTimer;
+        private EventExecutor loop;
+        private boolean queued;
+        /** A timer is armed for this task; it runs it when it fires. */
+        private boolean armed;
 
         @Override
         public void run() {
-            scheduled = false;
+            queued = false;
+            decide();
+        }
+
+        private void onTimer() {
+            armed = false;
+            decide();
+        }
+
+        private void decide() {
             try {
-                if (flushOnEventLoop) {
+                if (!flushOnEventLoop) {
+                    wal.nonWaiting().requestFlush();
+                } else if (!gather) {
                     wal.nonWaiting().flushIfIdle();
                 } else {
-                    wal.nonWaiting().requestFlush();
+                    long again = wal.nonWaiting().flushWhenGathered();
+                    if (again > 0 && !armed) { // one timer per loop: when it fires, the log says again how long is left
+                        armed = true;
+                        loop.schedule(timer, again, TimeUnit.NANOSECONDS);
+                    }
                 }
-            } catch (WalException e) {
+            } catch (WalException | RejectedExecutionException e) {
                 // closed or failed: the appends' completions are told so by the log; the writer flushes what it can
+                armed = false;
                 wal.nonWaiting().requestFlush();
             }
         }

@@ -91,6 +91,14 @@ public final class Transports {
         return note;
     }
 
+    /**
+     * Whether the loops' timers fire to the microsecond (epoll and io_uring use a timerfd), or only to the millisecond
+     * (Java's NIO selector), too coarse to put a flush off by a fraction of one.
+     */
+    public boolean hasFineTimers() {
+        return kind != Kind.NIO;
+    }
+
     /** An event loop group of {@code threads} (0: Netty's default, twice the cores) on this transport. */
     public EventLoopGroup group(int threads) {
         return new MultiThreadIoEventLoopGroup(threads, factory());
