@@ -44,7 +44,9 @@ if command -v gcc >/dev/null 2>&1 && gcc -O2 -o wal-bench/target/http-floor wal-
 else
   echo "gcc not found: the machine's HTTP floor (a minimal C epoll responder) is not measured" >&2
 fi
+# --postgres: pgbench runs in the same rounds as the sidecar and the embedded log (skipped, and said so, without PostgreSQL)
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.HttpLoad "$MODE" --jar wal-server/target/walden.jar "${FLOOR[@]}" \
+  --postgres wal-bench/postgres.sh \
   --dir "$DATA" --json wal-bench/target/http-load.json
 
 echo "== PostgreSQL peer (pgbench; skipped, and said so, when PostgreSQL is not installed)"

@@ -33,9 +33,15 @@ import java.util.concurrent.atomic.LongAdder;
  * own (at most two threads), shut down before the loop returns.
  */
 final class ClosedLoop {
-    /** What one closed loop saw: its measured window, the answers counted in it, the server's CPU, a failure. */
+    /**
+     * What one closed loop saw: its measured window (with the server's forces in it, from its
+     * {@code walden_flushes_total}; -1 where it has no such meter), the answers counted in it, the server's CPU, a
+     * failure.
+     */
     record Outcome(LoadMeasurement.Window window, long answers, long serverCpuNanos, String failure) {
     }
+
+    private static final String FLUSHES = "walden_flushes_total";
 
     private final LoadMeasurement measurement;
 
@@ -89,7 +95,10 @@ final class ClosedLoop {
                 throw new IllegalStateException("the connections did not start within 30 s");
             }
             long serverCpu0 = server.cpuNanos();
-            LoadMeasurement.Window w = seconds < 0 ? measurement.window(recorder, counting, () -> -1) : null;
+            LoadMeasurement.Window w = seconds < 0 ? measurement.window(recorder, counting, () -> {
+                double flushes = server.metric(FLUSHES);
+                return Double.isNaN(flushes) ? -1 : (long) flushes;
+            }) : null;
             if (seconds >= 0) {
                 Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
             }

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
@@ -24,7 +25,10 @@ import java.util.regex.Pattern;
  * a minimal epoll responder that answers {@code /health}'s bytes; the same client drives it at the same connection
  * counts, so the ratio says what the server adds to the kernel's own cost of a request on this machine.
  *
- * <p>Usage: {@code HttpLoad --jar wal-server/target/walden.jar [--floor BIN] [--server-opts 'JVM OPTIONS']
+ * <p>With {@code --postgres wal-bench/postgres.sh}, PostgreSQL's pgbench runs in the same rounds as the sidecar and the
+ * embedded log ({@link InterleavedBatching}), so that the ratios between them come from the same minutes.
+ *
+ * <p>Usage: {@code HttpLoad --jar wal-server/target/walden.jar [--floor BIN] [--postgres SCRIPT] [--server-opts 'JVM OPTIONS']
  * [--server-args 'SERVE FLAGS'] [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]}; {@code --only} runs the
  * scenarios whose name ("http local 16") contains a match; {@code --server-opts} adds JVM options to the server's
  * command line (a profiler agent, say), {@code --server-args} flags of {@code walden serve} ({@code --event-loops 4}).
@@ -43,8 +47,12 @@ public final class HttpLoad {
     private final Path floor;
     private final List<String> serverOpts;
     private final List<String> serverArgs;
+    /** {@code wal-bench/postgres.sh}, to measure PostgreSQL in the same minutes (null: not measured). */
+    private final Path postgres;
 
-    private HttpLoad(boolean full, String only, Path jar, Path floor, List<String> serverOpts, List<String> serverArgs) {
+    private HttpLoad(boolean full, String only, Path jar, Path floor, List<String> serverOpts, List<String> serverArgs,
+                     Path postgres) {
+        this.postgres = postgres;
         this.serverArgs = serverArgs;
         this.floor = floor;
         this.full = full;
@@ -61,11 +69,14 @@ public final class HttpLoad {
         List<String> serverOpts = List.of();
         List<String> serverArgs = List.of();
         Path floor = null;
+        Path postgres = null;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--jar")) {
                 jar = Path.of(args[++i]);
             } else if (args[i].equals("--floor")) {
                 floor = Path.of(args[++i]);
+            } else if (args[i].equals("--postgres")) {
+                postgres = Path.of(args[++i]);
             } else if (args[i].equals("--server-opts")) {
                 serverOpts = List.of(args[++i].trim().split("\\s+"));
             } else if (args[i].equals("--server-args")) {
@@ -74,12 +85,12 @@ public final class HttpLoad {
                 rest.add(args[i]);
             }
         }
-        LoadArgs a = LoadArgs.parse("HttpLoad [--jar JAR] [--floor BIN] [--server-opts OPTS] [--server-args ARGS]",
+        LoadArgs a = LoadArgs.parse("HttpLoad [--jar JAR] [--floor BIN] [--postgres SCRIPT] [--server-opts OPTS] [--server-args ARGS]",
                 rest.toArray(new String[0]),
                 Path.of("target/http-load.json"));
         Files.createDirectories(a.dir());
         System.setProperty("walden.bench.dir", a.dir().toString());
-        HttpLoad load = new HttpLoad(a.full(), a.only(), jar, floor, serverOpts, serverArgs);
+        HttpLoad load = new HttpLoad(a.full(), a.only(), jar, floor, serverOpts, serverArgs, postgres);
         load.runAll();
         load.measurement.writeJson(a.json(), a.dir());
     }
@@ -94,6 +105,12 @@ public final class HttpLoad {
             warmUp(server);
             if (wanted("http local vs embedded, interleaved")) {
                 measurement.results().add(InterleavedLoneHttp.run(server, PAYLOAD, full ? 50 : 25, 200));
+            }
+            if (wanted(InterleavedBatching.NAME)) {
+                try (PostgresPeer pg = postgres == null ? null : PostgresPeer.start(postgres, Path.of(System.getProperty("walden.bench.dir")))) {
+                    measurement.results().addAll(new InterleavedBatching(full).run(server, pg, new int[] {4, 16, 64, 256},
+                            full ? 5 : 3, full ? 5 : 3));
+                }
             }
             Durability[] levels = full ? Durability.values() : new Durability[] {Durability.OFF, Durability.LOCAL, Durability.ON};
             for (int n : CONNECTIONS) {
@@ -111,7 +128,49 @@ public final class HttpLoad {
         } finally {
             BenchFiles.delete(d);
         }
+        runReplicated();
         runFloor();
+    }
+
+    /**
+     * A primary whose {@code on} commits wait for one replica ({@code --sync-replicas 'FIRST 1 (r1)'}), a second
+     * {@code walden.jar serve} process on the same machine over loopback: {@code local} and {@code on} side by side on
+     * it, so that what the replica's confirmation adds is the only difference.
+     */
+    private void runReplicated() throws Exception {
+        if (!wanted("http local replicated") && !wanted("http on replicated")) {
+            return;
+        }
+        Path d = BenchFiles.newDir("http-replicated");
+        List<String> primaryArgs = new ArrayList<>(serverArgs);
+        primaryArgs.addAll(List.of("--sync-replicas", "FIRST 1 (r1)"));
+        try (ServerProcess primary = ServerProcess.start(jar, serverOpts, primaryArgs, d.resolve("primary"));
+             ServerProcess replica = ServerProcess.start(jar, serverOpts, List.of("--replicate-from",
+                     primary.replicationAddress.getHostString() + ":" + primary.replicationAddress.getPort(),
+                     "--name", "r1"), d.resolve("replica"))) {
+            awaitReplica(primary);
+            long seconds = full ? 5 : 3;
+            closedLoop.warmUp(primary, 16, HttpMessages.post("/v1/records?durability=on", new byte[PAYLOAD]), seconds);
+            for (int n : full ? CONNECTIONS : new int[] {1, 4, 16, 64}) {
+                for (Durability level : new Durability[] {Durability.LOCAL, Durability.ON}) {
+                    run(primary, "http " + level.configName() + " replicated", "append", n, 1,
+                            HttpMessages.post("/v1/records?durability=" + level.configName(), new byte[PAYLOAD]), true);
+                }
+            }
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    /** Waits until the primary lists a connected replica (its status names one), at most a minute. */
+    private static void awaitReplica(ServerProcess primary) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+        while (!primary.get("/admin/status").contains("\"replicas\":[{")) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the replica did not connect to the primary within a minute");
+            }
+            Thread.sleep(100);
+        }
     }
 
     /** The minimal C responder, at the same connection counts as /health (skipped, and said so, without --floor). */
@@ -156,7 +215,8 @@ public final class HttpLoad {
         }
         LoadMeasurement.Window w = o.window();
         Map<String, Object> r = measurement.record(name, kind, SyncMethod.FDATASYNC,
-                kind.equals("health") ? 0 : PAYLOAD, connections, o.answers(), w.elapsedNanos(), -1, w.histogram(),
+                kind.equals("health") ? 0 : PAYLOAD, connections, o.answers(), w.elapsedNanos(),
+                kind.equals("health") ? -1 : w.flushes(), w.histogram(),
                 w.cpuNanos());
         r.put("connections", connections);
         r.put("pipeline", pipeline);

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,10 +18,13 @@ import java.util.concurrent.TimeUnit;
 final class ServerProcess implements AutoCloseable {
     private final Process process;
     final InetSocketAddress address;
+    /** Where it accepts replicas (null for the C floor). */
+    final InetSocketAddress replicationAddress;
 
-    private ServerProcess(Process process, InetSocketAddress address) {
+    private ServerProcess(Process process, InetSocketAddress address, InetSocketAddress replicationAddress) {
         this.process = process;
         this.address = address;
+        this.replicationAddress = replicationAddress;
     }
 
     /** The C floor on a free port (it has no /ready: it is ready once it accepts a connection and answers). */
@@ -28,7 +32,7 @@ final class ServerProcess implements AutoCloseable {
         int port = freePort();
         Process p = new ProcessBuilder(binary.toAbsolutePath().toString(), Integer.toString(port))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        return awaitAnswer(p, new InetSocketAddress("127.0.0.1", port), "the C floor");
+        return awaitAnswer(p, new InetSocketAddress("127.0.0.1", port), null, "the C floor");
     }
 
     static ServerProcess start(Path jar, List<String> jvmOptions, List<String> serveArgs, Path dataDir) throws Exception {
@@ -41,9 +45,10 @@ final class ServerProcess implements AutoCloseable {
                 "--http", "127.0.0.1:" + port, "--replication-listen", "127.0.0.1:" + replicationPort));
         command.addAll(serveArgs);
         ProcessBuilder pb = new ProcessBuilder(command);
-        pb.redirectErrorStream(true).redirectOutput(dataDir.resolveSibling("server.log").toFile());
-        return awaitAnswer(pb.start(), new InetSocketAddress("127.0.0.1", port), "walden serve (see "
-                + dataDir.resolveSibling("server.log") + ")");
+        Path log = dataDir.resolveSibling(dataDir.getFileName() + "-server.log");
+        pb.redirectErrorStream(true).redirectOutput(log.toFile());
+        return awaitAnswer(pb.start(), new InetSocketAddress("127.0.0.1", port),
+                new InetSocketAddress("127.0.0.1", replicationPort), "walden serve (see " + log + ")");
     }
 
     private static int freePort() throws IOException {
@@ -53,7 +58,8 @@ final class ServerProcess implements AutoCloseable {
     }
 
     /** Waits until {@code p} answers {@code GET /ready} with 200 (up to a minute). */
-    private static ServerProcess awaitAnswer(Process p, InetSocketAddress address, String what) throws Exception {
+    private static ServerProcess awaitAnswer(Process p, InetSocketAddress address, InetSocketAddress replication,
+                                             String what) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
             if (!p.isAlive()) {
@@ -63,13 +69,46 @@ final class ServerProcess implements AutoCloseable {
                 s.connect(address, 200);
                 s.getOutputStream().write(HttpMessages.get("/ready"));
                 HttpMessages.readAnswer(s.getInputStream(), new byte[4096]);
-                return new ServerProcess(p, address);
+                return new ServerProcess(p, address, replication);
             } catch (IOException notYet) {
                 Thread.sleep(50);
             }
         }
         p.destroyForcibly();
         throw new IllegalStateException(what + " did not become ready within 60 s");
+    }
+
+    /**
+     * The sum of every sample of Prometheus series {@code name} (all its label sets) on the server's {@code /metrics};
+     * NaN where it has none (the C floor).
+     */
+    double metric(String name) {
+        if (replicationAddress == null) {
+            return Double.NaN; // the C floor answers every request with /health's bytes and keeps the connection open
+        }
+        try {
+            double sum = Double.NaN;
+            for (String line : get("/metrics").split("\n")) {
+                if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+                    double value = Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+                    sum = Double.isNaN(sum) ? value : sum + value;
+                }
+            }
+            return sum;
+        } catch (IOException | RuntimeException e) {
+            return Double.NaN;
+        }
+    }
+
+    /** The whole answer (head and body) to {@code GET path}, on a connection of its own. */
+    String get(String path) throws IOException {
+        try (Socket s = new Socket()) {
+            s.connect(address, 1000);
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: walden\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        }
     }
 
     /** The server's CPU time so far (user + system), from /proc; 0 where there is none. */
