@@ -1,6 +1,7 @@
 package io.walden.server;
 
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.DiskSpaceMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
@@ -169,6 +170,9 @@ public final class WaldenServer implements AutoCloseable {
         new ClassLoaderMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
+        BuildInfo.bindTo(registry);
+        // disk_free_bytes / disk_total_bytes of the data directory's file system: the disk-nearly-full alert (ops/)
+        new DiskSpaceMetrics(config.dataDir().toAbsolutePath().toFile()).bindTo(registry);
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
         wal.meterBinder().bindTo(registry);
         if (group != null) {

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.walden.core.internal.metrics.LatencyBuckets;
 
 import java.util.Collection;
 import java.util.List;
@@ -14,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Meters per connected replica (PostgreSQL's pg_stat_replication as meters): {@code walden.replica.lsn} gauges tagged
  * {@code replica} and {@code position} = write/flush/apply, and {@code walden.replica.lag} timers with the same tags
- * (time from sending a position until the replica reported it). Registered while a replica is connected, removed when
+ * (time from sending a position until the replica reported it; Prometheus histograms, so that they aggregate). Registered while a replica is connected, removed when
  * it goes, so that meters do not pile up with names.
  *
  * <p>Thread-safety: every method from any thread.
@@ -64,7 +65,8 @@ final class ReplicaMeters {
     private static void lag(MeterRegistry registry, String replica, String position, long millis) {
         if (millis >= 0) {
             Timer.builder("walden.replica.lag").tags("replica", replica, "position", position)
-                    .description("Time from sending a position until the replica reported it").register(registry)
+                    .description("Time from sending a position until the replica reported it")
+                    .serviceLevelObjectives(LatencyBuckets.COMMIT).register(registry)
                     .record(millis, TimeUnit.MILLISECONDS);
         }
     }

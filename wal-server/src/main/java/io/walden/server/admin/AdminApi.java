@@ -2,32 +2,21 @@ package io.walden.server.admin;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.walden.core.Cursors;
-import io.walden.core.Durability;
-import io.walden.core.Epoch;
 import io.walden.core.Lsn;
-import io.walden.core.RecoveryReport;
 import io.walden.core.SegmentInfo;
 import io.walden.core.Wal;
 import io.walden.core.WalClosedException;
-import io.walden.core.WalStatus;
-import io.walden.core.archive.Archiver;
 import io.walden.replication.policy.SyncPolicy;
-import io.walden.replication.primary.ReplicaStatus;
 import io.walden.replication.primary.ReplicationServer;
-import io.walden.replication.replica.ReplicaClient;
 import io.walden.server.ReplicationRole;
 import io.walden.server.group.FailoverController;
-import io.walden.server.http.CursorApi;
 import io.walden.server.http.Exchange;
 import io.walden.server.http.HttpResponses;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.Executor;
@@ -47,7 +36,7 @@ public final class AdminApi {
     private final ReplicationRole role;
     /** This server's part in a replica group, or null for a server on its own. */
     private final FailoverController group;
-    private final String transport;
+    private final StatusReport report;
 
     /**
      * @param blocking  runs admin work that blocks (truncation and promotion force files), off the event loops
@@ -58,7 +47,7 @@ public final class AdminApi {
     public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, Executor blocking,
                     ReplicationRole role, FailoverController group, String transport) {
         this.group = group;
-        this.transport = transport;
+        this.report = new StatusReport(wal, registry, role, group, transport);
         this.wal = wal;
         this.registry = registry;
         this.accepting = accepting;
@@ -66,19 +55,9 @@ public final class AdminApi {
         this.role = role;
     }
 
-    /** GET / : the live status page (plain HTML and JS, no build step). */
+    /** GET / : the live status page, with the status of the moment in it ({@link StatusPage}). */
     public void page(Exchange ex) {
-        ex.text(HttpResponseStatus.OK, STATUS_PAGE, "text/html; charset=utf-8");
-    }
-
-    private static final String STATUS_PAGE = loadPage();
-
-    private static String loadPage() {
-        try (var in = AdminApi.class.getResourceAsStream("status.html")) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException | NullPointerException e) {
-            throw new IllegalStateException("status.html is missing from the jar", e);
-        }
+        ex.text(HttpResponseStatus.OK, StatusPage.render(report.build(ex::redact)), "text/html; charset=utf-8");
     }
 
     /** GET /health: {@code {"status":"alive"}}, a constant answer (the load balancers' and monitors' hot path). */
@@ -102,105 +81,7 @@ public final class AdminApi {
     }
 
     public void status(Exchange ex) {
-        Map<String, Object> s = new LinkedHashMap<>();
-        ReplicaClient replica = role.replica();
-        ReplicationServer replication = role.server();
-        // A group member that neither follows nor leads (electing, fenced) is not a primary: it takes no appends.
-        s.put("role", replica == null && (group == null || group.isPrimary()) ? "primary" : "replica");
-        if (replica != null) {
-            s.put("primary", replica.primary().getHostString() + ":" + replica.primary().getPort());
-            s.put("primary_connected", replica.isStreaming());
-            s.put("replication_error", replica.fatalError());
-            s.put("last_connection_error", replica.lastError());
-            s.put("apply_error", replica.applyError());
-            s.put("apply_lsn", Lsn.format(replica.appliedLsn()));
-            // What this replica's readers see up to: what its primary reported flushed (docs/replication.md).
-            s.put("read_limit_lsn", Lsn.format(Math.min(wal.readLimit(), wal.flushedLsn())));
-            s.put("rewinds", replica.rewinds());
-            s.put("archive_bytes_fetched", replica.archiveBytes());
-        }
-        WalStatus st = wal.status();
-        s.put("insert_lsn", Lsn.format(wal.insertLsn()));
-        s.put("written_lsn", Lsn.format(wal.writtenLsn()));
-        s.put("flushed_lsn", Lsn.format(wal.flushedLsn()));
-        s.put("oldest_lsn", Lsn.format(wal.oldestLsn()));
-        s.put("segments", st.segmentCount());
-        s.put("bytes", st.retainedBytes());
-        s.put("durability", wal.config().durability().configName());
-        s.put("sync_method", wal.config().syncMethod().name().toLowerCase(Locale.ROOT));
-        s.put("transport", transport);
-        s.put("epoch", st.epoch());
-        List<Map<String, Object>> history = new ArrayList<>();
-        for (Epoch e : st.history().epochs()) {
-            history.add(Map.of("epoch", e.number(), "start_lsn", Lsn.format(e.startLsn())));
-        }
-        s.put("history", history);
-        s.put("failed", st.isFailed());
-        s.put("failure", st.failureReason() == null ? null : ex.redact(st.failureReason()));
-        s.put("log_id", String.format("%016x", st.logId()));
-        long appends = 0;
-        for (Durability d : Durability.values()) {
-            appends += (long) registry.get("walden.appends").tag("durability", d.configName()).functionCounter().count();
-        }
-        s.put("appends_total", appends);
-        s.put("flushes_total", st.flushCount());
-        RecoveryReport r = st.recoveryReport();
-        Map<String, Object> rec = new LinkedHashMap<>();
-        rec.put("created_new_log", r.createdNewLog());
-        rec.put("records_scanned", r.recordsScanned());
-        rec.put("segments_scanned", r.segmentsScanned());
-        rec.put("scan_start_lsn", Lsn.format(r.scanStartLsn()));
-        rec.put("end_lsn", Lsn.format(r.endLsn()));
-        rec.put("bytes_cut_off", r.bytesCutOff());
-        rec.put("shut_down_cleanly", r.shutDownCleanly());
-        rec.put("reason", r.reason());
-        rec.put("duration_ms", r.durationNanos() / 1_000_000);
-        s.put("recovery", rec);
-        s.put("sync_replicas", replication == null || replication.policy() == null ? null : replication.policy().toString());
-        // Durable commits held by the policy: /ready stays 200 (the log serves), this says they are stuck.
-        s.put("remote_wait_oldest_ms", st.oldestRemoteWait().toMillis());
-        s.put("remote_wait_warning", st.remoteWaitWarning());
-        s.put("replicas", replicas(replication));
-        List<Map<String, Object>> cursors = new ArrayList<>();
-        for (Cursors.Cursor c : wal.cursors().list()) {
-            cursors.add(CursorApi.json(c));
-        }
-        s.put("cursors", cursors);
-        s.put("archive", st.archiver().map(AdminApi::archive).orElse(null));
-        List<Map<String, Object>> slots = new ArrayList<>();
-        if (replication != null) {
-            replication.slots().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
-                Map<String, Object> slot = new LinkedHashMap<>();
-                slot.put("name", e.getKey());
-                slot.put("lsn", Lsn.format(e.getValue()));
-                slots.add(slot);
-            });
-        }
-        s.put("replication_slots", slots);
-        s.put("group", group == null ? null : group.status());
-        ex.json(HttpResponseStatus.OK, s);
-    }
-
-    private static List<Map<String, Object>> replicas(ReplicationServer replication) {
-        List<Map<String, Object>> out = new ArrayList<>();
-        if (replication == null) {
-            return out;
-        }
-        for (ReplicaStatus p : replication.replicaStatus()) {
-            Map<String, Object> r = new LinkedHashMap<>();
-            r.put("name", p.name());
-            r.put("state", p.state());
-            r.put("sent_lsn", Lsn.format(p.sentLsn()));
-            r.put("write_lsn", Lsn.format(p.writeLsn()));
-            r.put("flush_lsn", Lsn.format(p.flushLsn()));
-            r.put("apply_lsn", Lsn.format(p.applyLsn()));
-            r.put("write_lag_ms", p.writeLagMillis() < 0 ? null : p.writeLagMillis()); // from sending until reported
-            r.put("flush_lag_ms", p.flushLagMillis() < 0 ? null : p.flushLagMillis());
-            r.put("apply_lag_ms", p.applyLagMillis() < 0 ? null : p.applyLagMillis());
-            r.put("sync_state", p.syncState());
-            out.add(r);
-        }
-        return out;
+        ex.json(HttpResponseStatus.OK, report.build(ex::redact));
     }
 
     /** PUT /admin/sync-replicas with the policy as body ('FIRST n (a, b)' / 'ANY n (a, b)'; empty clears it). */
@@ -340,20 +221,6 @@ public final class AdminApi {
             out.add(m);
         }
         ex.json(HttpResponseStatus.OK, Map.of("segments", out));
-    }
-
-    private static Map<String, Object> archive(Archiver a) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("target", a.target());
-        m.put("archived_lsn", Lsn.format(a.archivedLsn()));
-        m.put("pending_segments", a.pendingSegments());
-        m.put("last_error", a.lastError());
-        m.put("lag_bytes", a.lagBytes());
-        m.put("archived_segments", a.archivedSegments());
-        m.put("failures", a.failures());
-        m.put("dropped_segments", a.droppedSegments());
-        m.put("blocking_appends", a.blocking());
-        return m;
     }
 
     /** POST /admin/checkpoint?lsn= : removes the segments wholly below lsn's segment (truncateBefore). */

@@ -2,9 +2,11 @@ package io.walden.server.cli;
 
 import io.walden.core.WalException;
 import io.walden.server.WaldenServer;
+import io.walden.server.config.ConfigTemplate;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.config.ServerSettings;
 import io.walden.server.config.Setting;
+import io.walden.server.logging.ServerLogging;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
@@ -62,7 +64,7 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private static OptionSpec option(Setting<?> s, String name, boolean alias) {
-        List<String> help = new ArrayList<>(List.of(wrap(s.help() + (alias ? " (The older name of --" + s.key() + ".)" : ""),
+        List<String> help = new ArrayList<>(List.of(ConfigTemplate.wrap(s.help() + (alias ? " (The older name of --" + s.key() + ".)" : ""),
                 DESCRIPTION_WIDTH)));
         if (s.defaultValue() != null && !alias) {
             help.add("Default: ${DEFAULT-VALUE}."); // a line of its own: never broken, whatever the value's length
@@ -73,21 +75,6 @@ final class ServeCommand implements Callable<Integer> {
             b.arity("0..1").fallbackValue("true");
         }
         return b.build();
-    }
-
-    /** Help text in lines of at most {@code width}, broken between words only (an address or a URI stays whole). */
-    static String[] wrap(String text, int width) {
-        List<String> lines = new ArrayList<>();
-        StringBuilder line = new StringBuilder();
-        for (String word : text.split(" ")) {
-            if (line.length() > 0 && line.length() + 1 + word.length() > width) {
-                lines.add(line.toString());
-                line.setLength(0);
-            }
-            line.append(line.length() == 0 ? "" : " ").append(word);
-        }
-        lines.add(line.toString());
-        return lines.toArray(new String[0]);
     }
 
     /** The flags given on the command line, by name without dashes (an older name as given). */
@@ -111,6 +98,8 @@ final class ServeCommand implements Callable<Integer> {
             System.err.println("walden serve: " + e.getMessage());
             return 2;
         }
+        ServerLogging.configure(config.get(ServerSettings.LOG_LEVEL), config.get(ServerSettings.LOG_FORMAT),
+                config.dataDir().toAbsolutePath().normalize().getFileName().toString(), config.get(ServerSettings.NAME));
         WaldenServer server = new WaldenServer(config);
         try {
             server.start();

@@ -1,13 +1,14 @@
 package io.walden.server.cli;
 
 import io.walden.core.WalLockedException;
+import io.walden.server.BuildInfo;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
 
 /**
  * The {@code walden} command line: {@code java -jar walden.jar <command>}. Each subcommand has {@code --help}.
  */
-@Command(name = "walden", mixinStandardHelpOptions = true, version = "Walden 0.1.0", usageHelpWidth = WaldenCli.HELP_WIDTH,
+@Command(name = "walden", mixinStandardHelpOptions = true, versionProvider = WaldenCli.Version.class, usageHelpWidth = WaldenCli.HELP_WIDTH,
         description = "A durable write-ahead log for the JVM.",
         subcommands = {ServeCommand.class, DemoCommand.class, DumpCommand.class, VerifyCommand.class, RestoreCommand.class, TestFsyncCommand.class,
                 CommandLine.HelpCommand.class})
@@ -44,6 +45,15 @@ public final class WaldenCli implements Runnable {
         command.getErr().println("walden " + command.getCommandName() + " failed: " + e);
         e.printStackTrace(command.getErr());
         return 2;
+    }
+
+    /** {@code walden --version}: the build's version (from the Maven project) and the Java running it. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"walden " + BuildInfo.version(),
+                    "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vm.name") + ")"};
+        }
     }
 
     @Override

@@ -57,11 +57,11 @@ final class ConfigSources {
                 .enable(YAMLParser.Feature.PARSE_BOOLEAN_LIKE_WORDS_AS_STRINGS)
                 .build();
         JsonNode root = new ObjectMapper(factory).readTree(yaml.toFile());
-        if (root != null && !root.isObject()) {
-            throw new IllegalArgumentException(yaml + ": expected a mapping of settings");
+        if (root == null || root.isMissingNode()) {
+            return; // nothing but comments (the template with every setting commented out)
         }
-        if (root == null) {
-            return;
+        if (!root.isObject()) {
+            throw new IllegalArgumentException(yaml + ": expected a mapping of settings");
         }
         for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();

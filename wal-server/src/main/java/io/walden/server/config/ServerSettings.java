@@ -7,6 +7,9 @@ import io.walden.core.WalConfig;
 import io.walden.core.archive.ArchiveConfig;
 import io.walden.server.http.Transports;
 
+import io.walden.server.logging.LogFormat;
+import io.walden.server.logging.ServerLogging;
+
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -147,6 +150,14 @@ public final class ServerSettings {
                     + "long. ZooKeeper may grant another (2 to 20 ticks): a warning at start says so, and /admin/status "
                     + "shows the one in force.").alias("coordinator-session-timeout-ms");
 
+    // ------------------------------------------------------------------ logging
+    public static final Setting<String> LOG_LEVEL = of("log-level", "LEVEL", ServerLogging::parseLevel, "info",
+            "Level of Walden's log lines (trace, debug, info, warn, error), on standard error; libraries log at warn "
+                    + "and above.");
+    public static final Setting<LogFormat> LOG_FORMAT = of("log-format", "FORMAT", LogFormat::parse, "text",
+            "text, or json: one object per line with time, level, logger, thread, message, log and member (for a log "
+                    + "shipper).");
+
     /** Every setting, in the order --help lists them. */
     public static final List<Setting<?>> ALL = List.of(DATA_DIR, DURABILITY, SYNC_METHOD, SEGMENT_SIZE, WAL_BUFFERS,
             COMPRESSION, ZSTD_DICTIONARY, ZSTD_LEVEL, WRITER_DELAY, CHECKPOINT_INTERVAL, MAX_CURSOR_RETAINED_BYTES,
@@ -156,7 +167,7 @@ public final class ServerSettings {
             MAX_SLOT_RETAINED_BYTES, REPLICATION_SECRET, REPLICATION_TLS_CERT, REPLICATION_TLS_KEY, REPLICATION_TLS_CA,
             REPLICATION_INSECURE,
             ARCHIVE_TO, ARCHIVE_ENDPOINT, ARCHIVE_TIMEOUT, ARCHIVE_MAX_PENDING_BYTES, ARCHIVE_WHEN_FULL, RESTORE_FROM,
-            COORDINATOR, COORDINATOR_SESSION_TIMEOUT);
+            COORDINATOR, COORDINATOR_SESSION_TIMEOUT, LOG_LEVEL, LOG_FORMAT);
 
     private ServerSettings() {
     }
@@ -172,16 +183,17 @@ public final class ServerSettings {
     }
 
     private static <T> Setting<T> of(String key, String label, Function<String, T> parse, String defaultText, String help) {
-        return new Setting<>(key, label, parse, defaultText == null ? null : () -> defaultText, help, List.of(), false, false);
+        return new Setting<>(key, label, parse, defaultText == null ? null : () -> defaultText, help, List.of(), false,
+                false, false);
     }
 
     private static <T> Setting<T> computed(String key, String label, Function<String, T> parse, Supplier<String> defaultText,
                                            String help) {
-        return new Setting<>(key, label, parse, defaultText, help, List.of(), false, false);
+        return new Setting<>(key, label, parse, defaultText, help, List.of(), false, false, true);
     }
 
     private static Setting<Boolean> flag(String key, String defaultText, String help) {
-        return new Setting<>(key, "BOOL", Values::bool, () -> defaultText, help, List.of(), false, true);
+        return new Setting<>(key, "BOOL", Values::bool, () -> defaultText, help, List.of(), false, true, false);
     }
 
     /** A duration; a plain number is in {@code plainUnit} (the unit of the setting's older {@code -ms} name). */

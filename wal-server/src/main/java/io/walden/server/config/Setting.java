@@ -20,9 +20,11 @@ import java.util.stream.Stream;
  * @param aliases  older names, still accepted as flags and YAML keys with the same meaning
  * @param secret   hidden in logs and {@link ServerConfig#toString()}
  * @param flag     a boolean that may be given as a bare {@code --key} (meaning true)
+ * @param machineDefault whether the default is worked out on the machine the server starts on (one event loop per
+ *                 core): the configuration template then shows no value for it
  */
 public record Setting<T>(String key, String label, Function<String, T> parse, Supplier<String> defaultText, String help,
-                         List<String> aliases, boolean secret, boolean flag) {
+                         List<String> aliases, boolean secret, boolean flag, boolean machineDefault) {
     public Setting {
         Objects.requireNonNull(key);
         Objects.requireNonNull(parse);
@@ -50,11 +52,11 @@ public record Setting<T>(String key, String label, Function<String, T> parse, Su
     }
 
     Setting<T> alias(String name) {
-        return new Setting<>(key, label, parse, defaultText, help, concat(aliases, name), secret, flag);
+        return new Setting<>(key, label, parse, defaultText, help, concat(aliases, name), secret, flag, machineDefault);
     }
 
     Setting<T> secretValue() {
-        return new Setting<>(key, label, parse, defaultText, help, aliases, true, flag);
+        return new Setting<>(key, label, parse, defaultText, help, aliases, true, flag, machineDefault);
     }
 
     private static List<String> concat(List<String> names, String name) {

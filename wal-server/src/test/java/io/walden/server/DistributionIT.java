@@ -1,0 +1,120 @@
+package io.walden.server;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The distribution as an operator installs it: {@code tar xf walden-<version>.tar.gz} and {@code bin/walden}, with
+ * nothing but a JDK (this test's) on the machine.
+ */
+class DistributionIT {
+    private static final String VERSION = System.getProperty("walden.version");
+
+    @TempDir
+    Path work;
+    private Path home;
+
+    @BeforeEach
+    void unpack() throws Exception {
+        Path tarball = Path.of(System.getProperty("walden.dist", "target/walden-" + VERSION + ".tar.gz"));
+        assertThat(tarball).as("built by the package phase").exists();
+        Process tar = new ProcessBuilder("tar", "xzf", tarball.toAbsolutePath().toString()).directory(work.toFile())
+                .inheritIO().start();
+        assertThat(tar.waitFor()).isZero();
+        home = work.resolve("walden-" + VERSION);
+    }
+
+    @Test
+    void theTarballHoldsTheLauncherTheJarTheConfigurationTheUnitTheReadmeAndTheLicence() {
+        for (String file : List.of("bin/walden", "lib/walden.jar", "conf/walden.yaml", "systemd/walden.service",
+                "README.md", "LICENSE")) {
+            assertThat(home.resolve(file)).as(file).isRegularFile();
+        }
+        assertThat(Files.isExecutable(home.resolve("bin/walden"))).isTrue();
+    }
+
+    @Test
+    void theLauncherPrintsTheVersion() throws Exception {
+        Result r = run(Map.of(), "--version");
+        assertThat(r.exitCode).as(r.output).isZero();
+        assertThat(r.output).startsWith("walden " + VERSION);
+    }
+
+    @Test
+    void serveRunsWithNoFlagAndReadsTheShippedConfiguration() throws Exception {
+        int port = ServerProcess.freePort();
+        // The shipped file, edited as an operator would: free ports instead of 7400 and 7401 (a test must not take those).
+        Path conf = home.resolve("conf/walden.yaml");
+        Files.writeString(conf, Files.readString(conf) + "\nhttp: 127.0.0.1:" + port + "\nreplication-listen: 127.0.0.1:"
+                + ServerProcess.freePort() + "\n");
+        Path log = work.resolve("serve.log");
+        ProcessBuilder pb = new ProcessBuilder(home.resolve("bin/walden").toString(), "serve").directory(work.toFile())
+                .redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process serve = pb.start();
+        try {
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+            HttpResponse<String> appended = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (appended == null && System.nanoTime() < deadline && serve.isAlive()) {
+                try {
+                    appended = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/records"))
+                            .POST(HttpRequest.BodyPublishers.ofString("hello")).build(), HttpResponse.BodyHandlers.ofString());
+                } catch (java.io.IOException notYet) {
+                    Thread.sleep(100);
+                }
+            }
+            assertThat(appended).as(Files.readString(log)).isNotNull();
+            assertThat(appended.statusCode()).isEqualTo(200);
+            assertThat(appended.body()).contains("\"durability\":\"on\"");
+        } finally {
+            serve.destroy();
+            assertThat(serve.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(serve.exitValue()).as(Files.readString(log)).isEqualTo(143); // 128 + SIGTERM, after a clean close
+        assertThat(work.resolve("walden-data")).as("the default data directory, in the working directory").isDirectory();
+    }
+
+    @Test
+    void theLauncherRefusesAJavaOlderThan17AndSaysWhy() throws Exception {
+        Path fakeHome = work.resolve("old-java");
+        Files.createDirectories(fakeHome.resolve("bin"));
+        Path java = fakeHome.resolve("bin/java");
+        Files.writeString(java, "#!/bin/sh\necho '    java.specification.version = 11' >&2\n");
+        Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Result r = run(Map.of("JAVA_HOME", fakeHome.toString()), "--version");
+        assertThat(r.exitCode).isEqualTo(1);
+        assertThat(r.output).contains("Java 11").contains("needs Java 17 or newer");
+    }
+
+    private record Result(int exitCode, String output) {
+    }
+
+    private Result run(Map<String, String> env, String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of(home.resolve("bin/walden").toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true);
+        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new Result(p.exitValue(), out);
+    }
+}
