@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 /** Runs the real {@code walden.jar} (built by the package phase) in a child JVM, as a user would. */
 final class WaldenJar {
-    record Run(int exitCode, String stdout, String stderr) {
+    record Run(int exitCode, String stdout, String stderr, byte[] stdoutBytes) {
     }
 
     private WaldenJar() {
@@ -31,6 +31,11 @@ final class WaldenJar {
 
     /** Runs with {@code env} added to this process's environment (the AWS SDK's default chain reads AWS_* from it). */
     static Run run(Path workDir, Map<String, String> env, String... args) throws IOException, InterruptedException {
+        return run(workDir, env, null, args);
+    }
+
+    /** Runs with {@code stdin} (a file, or null for none) as standard input. */
+    static Run run(Path workDir, Map<String, String> env, Path stdin, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.add("-jar");
@@ -41,11 +46,15 @@ final class WaldenJar {
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(workDir.toFile())
                 .redirectOutput(out.toFile()).redirectError(err.toFile());
         pb.environment().putAll(env);
+        if (stdin != null) {
+            pb.redirectInput(stdin.toFile());
+        }
         Process p = pb.start();
         if (!p.waitFor(120, TimeUnit.SECONDS)) {
             p.destroyForcibly();
             throw new AssertionError("walden " + String.join(" ", args) + " did not finish");
         }
-        return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+        return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8),
+                Files.readAllBytes(out));
     }
 }

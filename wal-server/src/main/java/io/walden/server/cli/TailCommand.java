@@ -1,0 +1,152 @@
+package io.walden.server.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.walden.core.Lsn;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URLEncoder;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code walden tail}: Kafka's console consumer for Walden. Prints the records of a running server from an LSN, or
+ * from a consumer cursor's position, one payload per line (or one JSON object per line), page by page through
+ * {@code GET /v1/records} (docs/http-api.md); stops at the end of the log unless {@code --follow}, which long-polls
+ * for new records. With {@code --cursor}, the cursor moves past each page once it is printed and flushed, so a
+ * restarted tail resumes after the last page it printed: at least once, never a gap. SIGINT (Ctrl-C) ends it; the
+ * page being printed may then be printed again by the next tail.
+ */
+@Command(name = "tail", mixinStandardHelpOptions = true, usageHelpWidth = WaldenCli.HELP_WIDTH,
+        description = {"Print the records of a running server, one payload per line.",
+                "From --from or a --cursor's position; stops at the end of the log unless --follow. With --cursor, the",
+                "cursor moves past each printed page, so a restarted tail resumes after it.", ""})
+final class TailCommand implements Callable<Integer> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Mixin
+    ServerConnection server;
+
+    @Option(names = "--from", paramLabel = "LSN", description = "First record (X/Y or decimal; default: the oldest kept, "
+            + "or the cursor's position).")
+    String from;
+
+    @Option(names = "--cursor", paramLabel = "NAME", description = "Start at this consumer cursor and move it past each "
+            + "printed page (created at --from, or at the oldest record, when it does not exist).")
+    String cursor;
+
+    @Option(names = "--follow", description = "At the end of the log, wait for new records instead of stopping.")
+    boolean follow;
+
+    @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "text",
+            description = "text: each payload as it is, then a newline; json: {\"lsn\",\"type\",\"payload\"} per line "
+                    + "(payload_base64 instead when it is not UTF-8). Default: ${DEFAULT-VALUE}.")
+    String format;
+
+    @Option(names = "--page", paramLabel = "N", defaultValue = "1000", description = "Records per read (default: ${DEFAULT-VALUE}).")
+    int page;
+
+    @Override
+    public Integer call() throws Exception {
+        boolean json = switch (format) {
+            case "text" -> false;
+            case "json" -> true;
+            default -> throw new UserError("--format must be text or json, not '" + format + "'");
+        };
+        if (from != null) {
+            Lsn.parse(from); // a malformed LSN is the user's mistake, said before anything is read
+        }
+        PrintStream out = new PrintStream(System.out, false);
+        Runtime.getRuntime().addShutdownHook(new Thread(out::flush, "walden-tail-flush"));
+        String position = from; // null: the oldest record kept
+        boolean fromCursor = from == null && cursor != null && cursorExists();
+        while (true) {
+            StringBuilder query = new StringBuilder("/v1/records?limit=").append(page);
+            if (fromCursor) {
+                query.append("&cursor=").append(URLEncoder.encode(cursor, StandardCharsets.UTF_8));
+            } else if (position != null) {
+                query.append("&from=").append(position);
+            }
+            if (follow) {
+                query.append("&wait_ms=30000");
+            }
+            ServerConnection.Answer a = server.get(query.toString(), Duration.ofSeconds(90));
+            if (!a.ok()) {
+                throw new UserError("read failed: " + a.error());
+            }
+            JsonNode records = a.body().get("records");
+            for (JsonNode r : records) {
+                byte[] payload = Base64.getDecoder().decode(r.get("data").asText());
+                if (json) {
+                    out.println(jsonLine(r, payload));
+                } else {
+                    out.write(payload);
+                    out.write('\n');
+                }
+            }
+            out.flush();
+            if (records.isEmpty()) {
+                if (!follow) {
+                    return 0;
+                }
+                continue; // the long poll ended with nothing new: ask again from the same place
+            }
+            position = a.body().get("next").asText();
+            fromCursor = false;
+            if (cursor != null) {
+                commit(position);
+            }
+        }
+    }
+
+    /** Whether the cursor exists (the first read then starts at it); otherwise the first commit creates it. */
+    private boolean cursorExists() throws IOException, InterruptedException {
+        ServerConnection.Answer a = server.get("/v1/cursors/" + URLEncoder.encode(cursor, StandardCharsets.UTF_8),
+                Duration.ofSeconds(30));
+        if (a.ok() || a.status() == 404) {
+            return a.ok();
+        }
+        throw new UserError("cursor " + cursor + ": " + a.error());
+    }
+
+    private void commit(String lsn) throws IOException, InterruptedException {
+        ServerConnection.Answer a = server.put("/v1/cursors/" + URLEncoder.encode(cursor, StandardCharsets.UTF_8),
+                JSON.writeValueAsString(JSON.createObjectNode().put("lsn", lsn)));
+        if (!a.ok()) {
+            throw new UserError("moving cursor " + cursor + " to " + lsn + " failed: " + a.error());
+        }
+    }
+
+    private static String jsonLine(JsonNode record, byte[] payload) throws IOException {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("lsn", record.get("lsn").asText());
+        o.put("type", record.get("type").asInt());
+        String text = utf8(payload);
+        if (text != null) {
+            o.put("payload", text);
+        } else {
+            o.put("payload_base64", record.get("data").asText());
+        }
+        return JSON.writeValueAsString(o);
+    }
+
+    /** The payload as text when it is valid UTF-8, else null. */
+    private static String utf8(byte[] payload) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(payload)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+}

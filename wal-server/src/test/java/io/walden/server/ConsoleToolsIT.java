@@ -1,0 +1,150 @@
+package io.walden.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static io.walden.server.Eventually.waitUntil;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code walden append} and {@code walden tail} against a running {@code walden.jar serve}, as a shell user runs them. */
+class ConsoleToolsIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Lines a producer might send: scripts, emoji, a tab, a carriage return kept as a byte, an empty line, quotes. */
+    private static final List<String> LINES = List.of("plain ascii", "naïve café — ünïcödé", "日本語のテキスト",
+            "emoji 🚀🔥 and a tab\there", "windows line\r", "", "{\"json\": \"with \\\"quotes\\\"\"}", "last line");
+
+    @TempDir
+    Path work;
+
+    private WaldenJar.Run walden(ServerProcess server, Path stdin, String... args) throws Exception {
+        return WaldenJar.run(work, Map.of("WALDEN_URL", server.uri("").toString()), stdin, args);
+    }
+
+    private Path input(List<String> lines) throws Exception {
+        Path f = Files.createTempFile(work, "in", ".txt");
+        Files.write(f, (String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
+        return f;
+    }
+
+    @Test
+    void appendThenTailRoundTripsArbitraryUtf8LinesByteForByte() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
+            Path in = input(LINES);
+            WaldenJar.Run appended = walden(server, in, "append", "--batch", "3", "--durability", "local");
+            assertThat(appended.exitCode()).as(appended.stderr()).isZero();
+            assertThat(appended.stdout().lines().toList()).hasSize(LINES.size()).allMatch(l -> l.matches("[0-9A-F]+/[0-9A-F]+"));
+            WaldenJar.Run tailed = walden(server, null, "tail");
+            assertThat(tailed.exitCode()).as(tailed.stderr()).isZero();
+            assertThat(tailed.stdoutBytes()).isEqualTo(Files.readAllBytes(in));
+        }
+    }
+
+    @Test
+    void nullSeparatedRecordsMayHoldNewlines() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
+            Path in = work.resolve("records.bin");
+            Files.write(in, "one\ntwo lines\u0000three\u0000".getBytes(StandardCharsets.UTF_8));
+            assertThat(walden(server, null, "append", "--file", in.toString(), "--null-separated", "--quiet").exitCode()).isZero();
+            WaldenJar.Run tailed = walden(server, null, "tail", "--format", "json");
+            List<String> payloads = new ArrayList<>();
+            for (String line : tailed.stdout().lines().toList()) {
+                payloads.add(JSON.readTree(line).get("payload").asText());
+            }
+            assertThat(payloads).containsExactly("one\ntwo lines", "three");
+        }
+    }
+
+    @Test
+    void aTailWithACursorResumesAfterWhatItPrinted() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
+            walden(server, input(List.of("a", "b", "c")), "append", "--quiet");
+            WaldenJar.Run first = walden(server, null, "tail", "--cursor", "reporting", "--page", "2");
+            assertThat(first.stdout()).isEqualTo("a\nb\nc\n");
+            walden(server, input(List.of("d", "e")), "append", "--quiet");
+            WaldenJar.Run second = walden(server, null, "tail", "--cursor", "reporting");
+            assertThat(second.exitCode()).as(second.stderr()).isZero();
+            assertThat(second.stdout()).isEqualTo("d\ne\n");
+            assertThat(walden(server, null, "tail", "--cursor", "reporting").stdout()).isEmpty();
+        }
+    }
+
+    @Test
+    void aFollowingTailPrintsNewRecordsAndEndsCleanlyOnSigint() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
+            Path out = work.resolve("tail.out");
+            Path err = work.resolve("tail.err");
+            ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
+                    WaldenJar.jar().toAbsolutePath().toString(), "tail", "--follow", "--cursor", "live")
+                    .redirectOutput(out.toFile()).redirectError(err.toFile());
+            pb.environment().put("WALDEN_URL", server.uri("").toString());
+            Process tail = pb.start();
+            try {
+                walden(server, input(List.of("first", "second")), "append", "--quiet");
+                waitUntil(() -> Files.readString(out).equals("first\nsecond\n"));
+                walden(server, input(List.of("third")), "append", "--quiet");
+                waitUntil(() -> Files.readString(out).equals("first\nsecond\nthird\n"));
+                // The cursor has moved past everything printed: a read from it finds nothing.
+                waitUntil(() -> JSON.readTree(server.get("/v1/records?cursor=live").body()).get("records").isEmpty());
+                assertThat(new ProcessBuilder("kill", "-INT", Long.toString(tail.pid())).start().waitFor()).isZero();
+                assertThat(tail.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(tail.exitValue()).as("128 + SIGINT").isEqualTo(130);
+                assertThat(Files.readString(err)).isEmpty();
+            } finally {
+                tail.destroyForcibly();
+            }
+            // Restarted, it prints nothing again: the cursor moved past each printed page.
+            assertThat(walden(server, null, "tail", "--cursor", "live").stdout()).isEmpty();
+        }
+    }
+
+    @Test
+    void aFailedAppendExitsNonZeroNamingTheFirstLineNotAppended() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort(),
+                "--max-batch-bytes", "1KiB")) {
+            List<String> lines = new ArrayList<>(List.of("ok 1", "ok 2"));
+            lines.add("x".repeat(2000)); // line 3: over the server's max-batch-bytes on its own
+            lines.add("never sent");
+            WaldenJar.Run run = walden(server, input(lines), "append", "--batch", "1");
+            assertThat(run.exitCode()).isNotZero();
+            assertThat(run.stderr()).contains("line 3").contains("payload_too_large");
+            assertThat(run.stdout().lines().toList()).hasSize(2);
+            JsonNode records = JSON.readTree(server.get("/v1/records").body()).get("records");
+            assertThat(records).hasSize(2);
+        }
+    }
+
+    @Test
+    void theTokenComesFromTheEnvironmentOrTheFlag() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort(),
+                "--auth-token", "s3cret", "--replication-listen", "none")) {
+            Path in = input(List.of("secured"));
+            WaldenJar.Run refused = walden(server, in, "append");
+            assertThat(refused.exitCode()).isNotZero();
+            assertThat(refused.stderr()).contains("401 unauthorized");
+            WaldenJar.Run withEnv = WaldenJar.run(work, Map.of("WALDEN_URL", server.uri("").toString(), "WALDEN_TOKEN", "s3cret"),
+                    in, "append", "--quiet");
+            assertThat(withEnv.exitCode()).as(withEnv.stderr()).isZero();
+            WaldenJar.Run withFlag = walden(server, null, "tail", "--token", "s3cret");
+            assertThat(withFlag.stdout()).isEqualTo("secured\n");
+        }
+    }
+
+    @Test
+    void bothToolsHaveHelp() throws Exception {
+        for (String tool : List.of("append", "tail")) {
+            WaldenJar.Run help = WaldenJar.run(work, tool, "--help");
+            assertThat(help.exitCode()).isZero();
+            assertThat(help.stdout()).contains("--url").contains("--token").contains("WALDEN_URL");
+        }
+    }
+}
