@@ -36,6 +36,8 @@ import java.util.regex.Pattern;
 public final class HttpLoad {
     private static final int PAYLOAD = 64;
     private static final int BATCH = 16;
+    /** Records per read request in the read scenarios. */
+    static final int READ_PAGE = 1000;
     /** Also the rows of {@link HttpReport}'s tables. */
     static final int[] CONNECTIONS = {1, 4, 16, 64, 256};
 
@@ -121,6 +123,13 @@ public final class HttpLoad {
                 run(server, "http local batch", "batch", n, 1,
                         HttpMessages.post("/v1/records/batch?durability=local", HttpMessages.batchBody(BATCH, PAYLOAD)), false);
                 run(server, "http health", "health", n, 1, HttpMessages.get("/health"), false);
+            }
+            // Reads of a page of READ_PAGE records (the appends above filled the log): JSON with base64 payloads
+            // against the same page as binary frames (docs/http-api.md, "Binary records").
+            for (int n : new int[] {1, 4}) {
+                String page = "/v1/records?from=0/0&limit=" + READ_PAGE;
+                run(server, "http read json", "read", n, 1, HttpMessages.get(page), false);
+                run(server, "http read binary", "read", n, 1, HttpMessages.get(page, "application/octet-stream"), false);
             }
             // Pipelining under load: every connection keeps 8 requests in flight; answers must come in order.
             run(server, "http local pipelined", "pipelined", 16, 8,
@@ -216,11 +225,16 @@ public final class HttpLoad {
         LoadMeasurement.Window w = o.window();
         Map<String, Object> r = measurement.record(name, kind, SyncMethod.FDATASYNC,
                 kind.equals("health") ? 0 : PAYLOAD, connections, o.answers(), w.elapsedNanos(),
-                kind.equals("health") ? -1 : w.flushes(), w.histogram(),
+                kind.equals("health") || kind.equals("read") ? -1 : w.flushes(), w.histogram(),
                 w.cpuNanos());
         r.put("connections", connections);
         r.put("pipeline", pipeline);
-        r.put("recordsPerRequest", kind.equals("batch") ? BATCH : kind.equals("health") ? 0 : 1);
+        r.put("recordsPerRequest", switch (kind) {
+            case "batch" -> BATCH;
+            case "read" -> READ_PAGE;
+            case "health" -> 0;
+            default -> 1;
+        });
         r.put("serverCpuCores", LoadMeasurement.round2(o.serverCpuNanos() / (double) w.elapsedNanos()));
         r.put("clientCpuCores", r.get("cpuCores"));
         System.out.printf(Locale.ROOT, "    server cpu %.2f cores, load generator cpu %.2f cores%n",

@@ -29,6 +29,12 @@ final class HttpMessages {
         return ("GET " + path + " HTTP/1.1\r\nHost: walden\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
     }
 
+    /** A GET that asks for {@code mediaType} ({@code application/octet-stream}: binary record frames). */
+    static byte[] get(String path, String mediaType) {
+        return ("GET " + path + " HTTP/1.1\r\nHost: walden\r\nAccept: " + mediaType + "\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII);
+    }
+
     /** A batch body: {@code count} records, each a 4-byte big-endian length and its bytes (docs/http-api.md). */
     static byte[] batchBody(int count, int payload) {
         ByteBuf b = Unpooled.buffer();

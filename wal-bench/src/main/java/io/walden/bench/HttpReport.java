@@ -145,6 +145,19 @@ final class HttpReport {
                             + "`GET /health` at **%.2f ×** the floor | - |", floorHealth.get("commitsPerSecond").asLong(),
                     health.get("commitsPerSecond").asDouble() / floorHealth.get("commitsPerSecond").asDouble()));
         }
+        for (int n : new int[] {1, 4}) {
+            JsonNode json = find("http read json", n);
+            JsonNode binary = find("http read binary", n);
+            if (json != null && binary != null) {
+                long page = binary.get("recordsPerRequest").asLong();
+                double jsonRate = json.get("commitsPerSecond").asDouble() * page;
+                double binaryRate = binary.get("commitsPerSecond").asDouble() * page;
+                line.accept(String.format(Locale.ROOT, "| reads of %d records of %d B per request, %d connection%s: binary frames "
+                                + "beside JSON (base64) | %,.0f vs %,.0f records/s = **%.2f×** (p50 %d vs %d µs per page) | - |",
+                        page, binary.get("payload").asInt(), n, n == 1 ? "" : "s", binaryRate, jsonRate, binaryRate / jsonRate,
+                        binary.get("p50us").asLong(), json.get("p50us").asLong()));
+            }
+        }
         JsonNode pipelined = find("http local pipelined", 16);
         if (pipelined != null) {
             line.accept(String.format(Locale.ROOT, "| pipelining under load: answers in order, nothing lost | 16 connections × 8 in flight: "

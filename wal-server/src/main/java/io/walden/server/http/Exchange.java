@@ -4,13 +4,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.walden.core.AppendCompletion;
 import io.walden.core.Durability;
@@ -228,10 +225,18 @@ public final class Exchange extends AppendCompletion implements Runnable {
         connection.answered(this, response);
     }
 
+    /** Answers 200 with record frames ({@link RecordFrames}); {@code next} is where to continue, in a header. */
+    void frames(ByteBuf content, String next) {
+        FullHttpResponse response = HttpResponses.full(HttpResponseStatus.OK, content, RecordFrames.MEDIA_TYPE);
+        response.headers().set(RecordFrames.NEXT_HEADER, next);
+        deliver(response);
+    }
+
     private void send(HttpResponseStatus status, ByteBuf content, String contentType) {
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
-        response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
-        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+        deliver(HttpResponses.full(status, content, contentType));
+    }
+
+    private void deliver(FullHttpResponse response) {
         if (connection.inEventLoop()) {
             connection.answered(this, response);
         } else {

@@ -3,6 +3,11 @@ package io.walden.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
 import io.walden.core.Durability;
 
 import java.nio.charset.StandardCharsets;
@@ -85,5 +90,13 @@ public final class HttpResponses {
         for (; divisor > 0; divisor /= 10) {
             b.writeByte('0' + v / divisor % 10);
         }
+    }
+
+    /** A whole response with {@code content} as its body, of {@code contentType}. */
+    static FullHttpResponse full(HttpResponseStatus status, ByteBuf content, String contentType) {
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+        return response;
     }
 }

@@ -1,5 +1,6 @@
 package io.walden.server.http;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
@@ -40,7 +41,12 @@ final class ReadApi {
         int limit = RecordParams.intParam(ex, "limit", 100, 1, MAX_LIMIT);
         long waitMs = RecordParams.intParam(ex, "wait_ms", 0, 0, (int) MAX_WAIT_MS);
         WalReader.Visibility visibility = RecordParams.visibility(ex);
+        boolean frames = RecordFrames.wanted(ex);
         pool.open(ex, () -> wal.reader(params.start(ex, wal.oldestLsn()), visibility), reader -> {
+            if (frames) {
+                readFrames(ex, reader, limit, waitMs);
+                return;
+            }
             List<Map<String, Object>> records = new ArrayList<>();
             try (reader) {
                 WalRecord r = reader.next();
@@ -59,6 +65,27 @@ final class ReadApi {
                 ex.json(HttpResponseStatus.OK, out);
             }
         });
+    }
+
+    /** The page as binary frames (RecordFrames), {@code next} in a header: the same records as the JSON page. */
+    private void readFrames(Exchange ex, WalReader reader, int limit, long waitMs) throws Exception {
+        ByteBuf out = ex.ctx().alloc().buffer();
+        try (reader) {
+            WalRecord r = reader.next();
+            if (r == null && waitMs > 0) {
+                r = reader.poll(waitMs, TimeUnit.MILLISECONDS);
+            }
+            int n = 0;
+            while (r != null) {
+                RecordFrames.write(out, r);
+                n++;
+                r = n < limit && out.readableBytes() < maxResponseBytes ? reader.next() : null;
+            }
+            ex.frames(out, Lsn.format(reader.position()));
+        } catch (Exception | Error e) {
+            out.release();
+            throw e;
+        }
     }
 
     /** The record as reads and streams show it. */

@@ -1,5 +1,6 @@
 package io.walden.server.http;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -19,7 +20,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code GET /v1/records/stream}: records as NDJSON over chunked transfer, one per line, for as long as the client
+ * {@code GET /v1/records/stream}: records as NDJSON over chunked transfer, one per line (or as binary frames,
+ * {@link RecordFrames}, for a client that accepts {@code application/octet-stream}), for as long as the client
  * reads, holding one reader thread for the stream's life.
  *
  * <p>Thread-safety: stateless beyond the log and its helpers; {@link #stream} runs on an event loop, the stream
@@ -44,11 +46,12 @@ final class StreamApi {
     /** GET /v1/records/stream?from=&visibility= : NDJSON over chunked transfer, one record per line, until the client goes (or half-closes). */
     void stream(Exchange ex) {
         WalReader.Visibility visibility = RecordParams.visibility(ex);
+        boolean frames = RecordFrames.wanted(ex);
         pool.open(ex, () -> wal.reader(params.start(ex, wal.insertLsn()), visibility), reader -> {
             ex.markStreaming();
             var channel = ex.ctx().channel();
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-            head.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/x-ndjson");
+            head.headers().set(HttpHeaderNames.CONTENT_TYPE, frames ? RecordFrames.MEDIA_TYPE : "application/x-ndjson");
             head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
             channel.writeAndFlush(head);
             try (reader) {
@@ -57,8 +60,15 @@ final class StreamApi {
                     if (r == null) {
                         continue;
                     }
-                    byte[] line = (Exchange.JSON.writeValueAsString(ReadApi.recordJson(r)) + "\n").getBytes(StandardCharsets.UTF_8);
-                    channel.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(line)));
+                    ByteBuf chunk;
+                    if (frames) {
+                        chunk = channel.alloc().buffer(RecordFrames.size(r));
+                        RecordFrames.write(chunk, r);
+                    } else {
+                        chunk = Unpooled.wrappedBuffer((Exchange.JSON.writeValueAsString(ReadApi.recordJson(r)) + "\n")
+                                .getBytes(StandardCharsets.UTF_8));
+                    }
+                    channel.writeAndFlush(new DefaultHttpContent(chunk));
                     long stalledSince = System.nanoTime();
                     while (!channel.isWritable() && channel.isActive()) {
                         // The client reads slowly: wait rather than buffer without bound, but not forever: a client

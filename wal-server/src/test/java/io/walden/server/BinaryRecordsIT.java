@@ -1,0 +1,132 @@
+package io.walden.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.DataInputStream;
+import java.io.InputStream;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Reads and streams as binary frames ({@code Accept: application/octet-stream}; docs/http-api.md, "Binary records"):
+ * the same records as the JSON answers, byte for byte, with no base64 on either side.
+ */
+class BinaryRecordsIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path work;
+
+    record Frame(long lsn, int type, byte[] payload) {
+    }
+
+    private static List<Frame> frames(ByteBuffer b) {
+        List<Frame> out = new ArrayList<>();
+        while (b.hasRemaining()) {
+            long lsn = b.getLong();
+            int type = Short.toUnsignedInt(b.getShort());
+            byte[] payload = new byte[b.getInt()];
+            b.get(payload);
+            out.add(new Frame(lsn, type, payload));
+        }
+        return out;
+    }
+
+    private static List<Frame> framesOfJson(JsonNode page) {
+        List<Frame> out = new ArrayList<>();
+        for (JsonNode r : page.get("records")) {
+            String[] lsn = r.get("lsn").asText().split("/");
+            out.add(new Frame((Long.parseLong(lsn[0], 16) << 32) | Long.parseLong(lsn[1], 16), r.get("type").asInt(),
+                    Base64.getDecoder().decode(r.get("data").asText())));
+        }
+        return out;
+    }
+
+    /** Records of every kind: binary bytes (zeros, 0xFF), an empty one, types up to 65535, one compressed. */
+    private static void appendMixed(ServerProcess server) throws Exception {
+        Random random = new Random(7);
+        for (int i = 0; i < 40; i++) {
+            byte[] payload = new byte[i == 5 ? 0 : random.nextInt(3000)];
+            random.nextBytes(payload);
+            int type = i == 7 ? 65535 : i % 5;
+            assertThat(server.post("/v1/records?durability=local&type=" + type, payload).statusCode()).isEqualTo(200);
+        }
+        byte[] json = "{\"event\":\"repeated\",\"event2\":\"repeated\",\"event3\":\"repeated\"}".repeat(50).getBytes(StandardCharsets.UTF_8);
+        assertThat(server.post("/v1/records?durability=local&compression=zstd", json).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aBinaryReadHoldsTheSameRecordsAsTheJsonReadAndSaysWhereToContinue() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
+            appendMixed(server);
+            JsonNode page = JSON.readTree(server.get("/v1/records?limit=25").body());
+            HttpResponse<byte[]> binary = server.http.send(HttpRequest.newBuilder(server.uri("/v1/records?limit=25"))
+                    .header("Accept", "application/octet-stream").build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(binary.statusCode()).isEqualTo(200);
+            assertThat(binary.headers().firstValue("content-type")).hasValue("application/octet-stream");
+            assertThat(binary.headers().firstValue("walden-next")).hasValue(page.get("next").asText());
+            List<Frame> fromBinary = frames(ByteBuffer.wrap(binary.body()));
+            List<Frame> fromJson = framesOfJson(page);
+            assertThat(fromBinary).hasSize(25).usingRecursiveFieldByFieldElementComparator().isEqualTo(fromJson);
+
+            // The rest, from where the header said, includes the compressed record as it was appended.
+            HttpResponse<byte[]> rest = server.http.send(HttpRequest.newBuilder(server.uri("/v1/records?limit=100&from="
+                    + page.get("next").asText())).header("Accept", "application/octet-stream").build(), HttpResponse.BodyHandlers.ofByteArray());
+            List<Frame> tail = frames(ByteBuffer.wrap(rest.body()));
+            assertThat(tail).hasSize(16);
+            assertThat(new String(tail.get(15).payload(), StandardCharsets.UTF_8)).startsWith("{\"event\":\"repeated\"");
+        }
+    }
+
+    @Test
+    void anEmptyBinaryPageHasNoBodyAndTheSameNext() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
+            server.post("/v1/records?durability=local", "one".getBytes(StandardCharsets.UTF_8));
+            String next = JSON.readTree(server.get("/v1/records").body()).get("next").asText();
+            HttpResponse<byte[]> empty = server.http.send(HttpRequest.newBuilder(server.uri("/v1/records?from=" + next))
+                    .header("Accept", "application/octet-stream").build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(empty.statusCode()).isEqualTo(200);
+            assertThat(empty.body()).isEmpty();
+            assertThat(empty.headers().firstValue("walden-next")).hasValue(next);
+        }
+    }
+
+    @Test
+    void aBinaryStreamCarriesTheSameFramesAsRecordsArrive() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
+            appendMixed(server);
+            List<Frame> expected = framesOfJson(JSON.readTree(server.get("/v1/records?limit=1000").body()));
+            HttpResponse<InputStream> stream = server.http.send(HttpRequest.newBuilder(server.uri("/v1/records/stream?from=0/0"))
+                    .header("Accept", "application/octet-stream").build(), HttpResponse.BodyHandlers.ofInputStream());
+            assertThat(stream.headers().firstValue("content-type")).hasValue("application/octet-stream");
+            List<Frame> received = new ArrayList<>();
+            try (DataInputStream in = new DataInputStream(stream.body())) {
+                while (received.size() < expected.size() + 1) {
+                    if (received.size() == expected.size()) {
+                        server.post("/v1/records?durability=local&type=9", "late".getBytes(StandardCharsets.UTF_8));
+                    }
+                    long lsn = in.readLong();
+                    int type = in.readUnsignedShort();
+                    byte[] payload = new byte[in.readInt()];
+                    in.readFully(payload);
+                    received.add(new Frame(lsn, type, payload));
+                }
+            }
+            assertThat(received.subList(0, expected.size())).usingRecursiveFieldByFieldElementComparator().isEqualTo(expected);
+            assertThat(received.get(expected.size()).type()).isEqualTo(9);
+            assertThat(received.get(expected.size()).payload()).isEqualTo("late".getBytes(StandardCharsets.UTF_8));
+        }
+    }
+}
