@@ -129,4 +129,38 @@ class BinaryRecordsIT {
             assertThat(received.get(expected.size()).payload()).isEqualTo("late".getBytes(StandardCharsets.UTF_8));
         }
     }
+
+    @Test
+    void framesReadFromOneLogArePostedToAnotherAsABatchKeepingEachRecordsType() throws Exception {
+        try (ServerProcess source = ServerProcess.start(work, work.resolve("source"), ServerProcess.freePort());
+             ServerProcess target = ServerProcess.start(work, work.resolve("target"), ServerProcess.freePort())) {
+            appendMixed(source);
+            byte[] page = source.http.send(HttpRequest.newBuilder(source.uri("/v1/records?limit=1000"))
+                    .header("Accept", "application/octet-stream").build(), HttpResponse.BodyHandlers.ofByteArray()).body();
+            HttpResponse<String> posted = target.post("/v1/records/batch?durability=local", page,
+                    "Content-Type", "application/vnd.walden.frames");
+            assertThat(posted.statusCode()).as(posted.body()).isEqualTo(200);
+            assertThat(JSON.readTree(posted.body()).get("lsns")).hasSize(41);
+            List<Frame> copied = framesOfJson(JSON.readTree(target.get("/v1/records?limit=1000").body()));
+            List<Frame> original = frames(ByteBuffer.wrap(page));
+            assertThat(copied).hasSize(original.size());
+            for (int i = 0; i < original.size(); i++) {
+                assertThat(copied.get(i).type()).isEqualTo(original.get(i).type());
+                assertThat(copied.get(i).payload()).isEqualTo(original.get(i).payload());
+            }
+        }
+    }
+
+    @Test
+    void aTruncatedFrameIsRefusedAndNothingIsAppended() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
+            ByteBuffer frame = ByteBuffer.allocate(14 + 5).putLong(0).putShort((short) 3).putInt(5).put("hello".getBytes(StandardCharsets.UTF_8));
+            byte[] body = new byte[frame.capacity() + 10];
+            System.arraycopy(frame.array(), 0, body, 0, frame.capacity()); // then 10 bytes of a second, cut-off header
+            HttpResponse<String> refused = server.post("/v1/records/batch", body, "Content-Type", "application/vnd.walden.frames");
+            assertThat(refused.statusCode()).isEqualTo(400);
+            assertThat(refused.body()).contains("14-byte record header");
+            assertThat(JSON.readTree(server.get("/v1/records").body()).get("records")).isEmpty();
+        }
+    }
 }

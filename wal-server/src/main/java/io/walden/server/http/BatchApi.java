@@ -58,11 +58,13 @@ final class BatchApi {
         Durability level = params.durability(ex);
         int type = RecordParams.type(ex);
         ByteBuf body = ex.request().content();
-        int count = countBatch(ex, body);
+        BatchFraming framing = BatchFraming.of(ex);
+        int count = countBatch(ex, body, framing);
         if (count < 0) {
             return; // refused, answered
         }
-        appendBatch(ex, body, type, level, params.compression(ex), count, 0, body.readerIndex(), new ArrayList<>(count), false);
+        appendBatch(ex, body, framing, type, level, params.compression(ex), count, 0, body.readerIndex(),
+                new ArrayList<>(count), false);
     }
 
     /**
@@ -71,11 +73,12 @@ final class BatchApi {
      * ({@code mayWait} false) the batch's flush is the loop's ({@link LoopFlush}), as a single append's; a record
      * that needs a segment not prepared yet hands the rest of the batch to a thread that may wait.
      */
-    private void appendBatch(Exchange ex, ByteBuf body, int type, Durability level, Compression compression, int count,
-                             int from, int at, List<String> lsns, boolean mayWait) {
+    private void appendBatch(Exchange ex, ByteBuf body, BatchFraming framing, int batchType, Durability level,
+                             Compression compression, int count, int from, int at, List<String> lsns, boolean mayWait) {
         for (int i = from; i < count; i++) {
-            int length = (int) body.getUnsignedInt(at);
-            ByteBuffer payload = body.nioBuffer(at + 4, length);
+            int length = framing.length(body, at);
+            int type = framing.type(body, at, batchType);
+            ByteBuffer payload = body.nioBuffer(at + framing.headerBytes(), length);
             try {
                 boolean appended;
                 if (i < count - 1) {
@@ -97,7 +100,8 @@ final class BatchApi {
                 if (!appended) {
                     int index = i;
                     int position = at;
-                    segmentWaits.submit(ex, () -> appendBatch(ex, body, type, level, compression, count, index, position, lsns, true));
+                    segmentWaits.submit(ex, () -> appendBatch(ex, body, framing, batchType, level, compression, count, index,
+                            position, lsns, true));
                     return;
                 }
             } catch (RuntimeException e) {
@@ -105,7 +109,7 @@ final class BatchApi {
                 releaseIfOnLoop(ex);
                 return;
             }
-            at += 4 + length;
+            at += framing.headerBytes() + length;
         }
         if (!mayWait) {
             ex.releaseRequest(); // copied into the log: do not hold the body through the durability wait
@@ -166,17 +170,17 @@ final class BatchApi {
     }
 
     /** Validates a batch body; returns its record count, or -1 after answering a refusal. */
-    private int countBatch(Exchange ex, ByteBuf body) {
+    private int countBatch(Exchange ex, ByteBuf body, BatchFraming framing) {
         int max = wal.config().maxPayloadSize();
         int count = 0;
         long charged = 0;
         for (int at = body.readerIndex(); at < body.writerIndex(); ) {
-            if (body.writerIndex() - at < 4) {
-                throw new IllegalArgumentException("batch body: " + (body.writerIndex() - at)
-                        + " trailing bytes where a 4-byte length was expected (record " + count + ")");
+            if (body.writerIndex() - at < framing.headerBytes()) {
+                throw new IllegalArgumentException("batch body: " + (body.writerIndex() - at) + " trailing bytes where a "
+                        + framing.headerBytes() + "-byte record header was expected (record " + count + ")");
             }
-            long length = body.getUnsignedInt(at);
-            at += 4;
+            long length = framing.declaredLength(body, at);
+            at += framing.headerBytes();
             if (length > max) {
                 throw new PayloadTooLargeException(length, max);
             }

@@ -1,0 +1,53 @@
+package io.walden.server.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.HttpHeaderNames;
+
+/**
+ * How a batch body frames its records (docs/http-api.md, "POST /v1/records/batch"): each a 4-byte length then the
+ * payload, all of the batch's {@code type}; or, with {@code Content-Type: application/vnd.walden.frames}, the frames
+ * binary reads answer with ({@link RecordFrames}: LSN, type, length, payload), each record with its own type and the
+ * LSN ignored, so that frames read from one log can be posted to another as they are.
+ */
+enum BatchFraming {
+    LENGTH_PREFIXED(4, 0, -1),
+    FRAMES(RecordFrames.HEADER_BYTES, 10, 8);
+
+    /** The batch's Content-Type for frames: not application/octet-stream, which length-prefixed batches have always been sent as. */
+    static final String FRAMES_MEDIA_TYPE = "application/vnd.walden.frames";
+
+    private final int headerBytes;
+    private final int lengthOffset;
+    /** Where a record's own type is, or -1 when the batch's type applies to all. */
+    private final int typeOffset;
+
+    BatchFraming(int headerBytes, int lengthOffset, int typeOffset) {
+        this.headerBytes = headerBytes;
+        this.lengthOffset = lengthOffset;
+        this.typeOffset = typeOffset;
+    }
+
+    static BatchFraming of(Exchange ex) {
+        String contentType = ex.request().headers().get(HttpHeaderNames.CONTENT_TYPE);
+        return contentType != null && contentType.startsWith(FRAMES_MEDIA_TYPE) ? FRAMES : LENGTH_PREFIXED;
+    }
+
+    int headerBytes() {
+        return headerBytes;
+    }
+
+    /** The payload length the record at {@code at} declares (unchecked: see countBatch). */
+    long declaredLength(ByteBuf body, int at) {
+        return body.getUnsignedInt(at + lengthOffset);
+    }
+
+    /** The length of a record already validated. */
+    int length(ByteBuf body, int at) {
+        return (int) body.getUnsignedInt(at + lengthOffset);
+    }
+
+    /** The type of the record at {@code at}: its own in a frame, else {@code batchType}. */
+    int type(ByteBuf body, int at, int batchType) {
+        return typeOffset < 0 ? batchType : body.getUnsignedShort(at + typeOffset);
+    }
+}
