@@ -83,7 +83,10 @@ class ConsoleToolsIT {
         try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
             Path out = work.resolve("tail.out");
             Path err = work.resolve("tail.err");
-            ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
+            // A shell starts background jobs with SIGINT ignored, and a JVM leaves an ignored SIGINT ignored: give
+            // the tail the default disposition a user's terminal gives it (coreutils' env), whoever runs this test.
+            ProcessBuilder pb = new ProcessBuilder("env", "--default-signal=INT",
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
                     WaldenJar.jar().toAbsolutePath().toString(), "tail", "--follow", "--cursor", "live")
                     .redirectOutput(out.toFile()).redirectError(err.toFile());
             pb.environment().put("WALDEN_URL", server.uri("").toString());
