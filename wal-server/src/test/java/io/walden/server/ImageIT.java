@@ -35,7 +35,7 @@ class ImageIT {
 
     @Test
     void theImageRunsWaldenServeAsAnUnprivilegedUserFromItsOwnJavaRuntime() throws Exception {
-        assumeTrue(Files.exists(IMAGE), IMAGE + " was not built (-Dwalden.image.skip=true)");
+        assumeTrue(Files.exists(IMAGE), IMAGE + " was not built (only on Linux, and not with -Dwalden.image.skip=true)");
         assertThat(run(work, 60, "tar", "xf", IMAGE.toAbsolutePath().toString()).exit).isZero();
         JsonNode manifest = JSON.readTree(work.resolve("manifest.json").toFile()).get(0);
         assertThat(manifest.get("RepoTags").toString()).contains("walden:" + VERSION);
@@ -56,7 +56,7 @@ class ImageIT {
 
     @Test
     void theImageServesUnderPodman() throws Exception {
-        assumeTrue(Files.exists(IMAGE), IMAGE + " was not built (-Dwalden.image.skip=true)");
+        assumeTrue(Files.exists(IMAGE), IMAGE + " was not built (only on Linux, and not with -Dwalden.image.skip=true)");
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/podman")), "podman is not installed (apt-get install podman)");
         String image = load();
         try {
