@@ -54,6 +54,7 @@ public final class Routes {
                 probe(GET, "/metrics", Route.Kind.FREE, admin::metrics),
                 readOnly(GET, "/admin/status", Route.Kind.OTHER, admin::status),
                 readOnly(GET, "/admin/segments", Route.Kind.OTHER, admin::segments),
+                readOnly(GET, "/v1/openapi.json", Route.Kind.OTHER, ApiDocument::serve),
                 records(POST, "/v1/records", appendParams, data::append),
                 route(GET, "/v1/records", Route.Kind.OTHER, Set.of("from", "cursor", "limit", "wait_ms", "visibility"), data::read),
                 records(POST, "/v1/records/batch", appendParams, data::batch),
