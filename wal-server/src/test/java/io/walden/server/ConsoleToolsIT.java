@@ -2,11 +2,13 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,6 +82,8 @@ class ConsoleToolsIT {
 
     @Test
     void aFollowingTailPrintsNewRecordsAndEndsCleanlyOnSigint() throws Exception {
+        Assumptions.assumeTrue(new ProcessBuilder("env", "--default-signal=INT", "true").start().waitFor() == 0,
+                "this env cannot reset SIGINT's disposition (GNU coreutils 8.31+ can): the SIGINT case is not run");
         try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
             Path out = work.resolve("tail.out");
             Path err = work.resolve("tail.err");
@@ -107,6 +111,33 @@ class ConsoleToolsIT {
             }
             // Restarted, it prints nothing again: the cursor moved past each printed page.
             assertThat(walden(server, null, "tail", "--cursor", "live").stdout()).isEmpty();
+        }
+    }
+
+    @Test
+    void aTailWhoseReaderWentAwayStopsWithoutMovingItsCursorToTheEnd() throws Exception {
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
+            List<String> lines = new ArrayList<>();
+            for (int i = 0; i < 20_000; i++) {
+                lines.add("line " + i + " " + "x".repeat(40));
+            }
+            assertThat(walden(server, input(lines), "append", "--quiet").exitCode()).isZero();
+            // head takes one line and exits: the pipe closes while the tail still has pages to print.
+            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            ProcessBuilder pb = new ProcessBuilder("sh", "-c", "'" + java + "' -jar '" + WaldenJar.jar().toAbsolutePath()
+                    + "' tail --cursor piped --page 1000 | head -n 1").redirectErrorStream(true)
+                    .redirectOutput(work.resolve("piped.out").toFile());
+            pb.environment().put("WALDEN_URL", server.uri("").toString());
+            Process p = pb.start();
+            boolean stopped = p.waitFor(60, TimeUnit.SECONDS);
+            p.destroyForcibly();
+            assertThat(stopped).as("the tail stops once nothing reads it").isTrue();
+            assertThat(Files.readString(work.resolve("piped.out"))).startsWith("line 0 ");
+            // The cursor is where the last page the pipe took ended, or was never made: never at the end.
+            HttpResponse<String> after = server.get("/v1/records?cursor=piped&limit=1");
+            if (after.statusCode() != 404) {
+                assertThat(JSON.readTree(after.body()).get("records")).as("records after the cursor").isNotEmpty();
+            }
         }
     }
 

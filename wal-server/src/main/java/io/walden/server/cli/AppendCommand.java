@@ -41,7 +41,8 @@ final class AppendCommand implements Callable<Integer> {
     boolean nullSeparated;
 
     @Option(names = "--batch", paramLabel = "N", defaultValue = "1000",
-            description = "Records per request (default: ${DEFAULT-VALUE}; a batch is also sent at 4 MiB).")
+            description = "Most records per request (default: ${DEFAULT-VALUE}); a batch is sent sooner at 4 MiB, or when the "
+                    + "input has nothing more for now.")
     int batch;
 
     @Option(names = "--durability", paramLabel = "LEVEL",
@@ -89,7 +90,9 @@ final class AppendCommand implements Callable<Integer> {
                 writeFramed(body, record);
                 record.reset();
                 inBatch++;
-                if (inBatch == batch || body.size() >= MAX_BATCH_BYTES || b == -1) {
+                // A full batch goes at once; so does a partial one when the input has nothing more for now (a followed
+                // log, a person typing): lines are never held back waiting for others that may not come.
+                if (inBatch == batch || body.size() >= MAX_BATCH_BYTES || b == -1 || in.available() == 0) {
                     send(query.toString(), body.toByteArray(), firstInBatch, out);
                     body.reset();
                     inBatch = 0;
@@ -127,8 +130,12 @@ final class AppendCommand implements Callable<Integer> {
                 done++;
             }
         }
+        out.flush();
+        if (out.checkError()) {
+            throw new UserError("standard output was closed after line " + (firstLine + done - 1)
+                    + " was appended (use --quiet when nothing reads the LSNs)");
+        }
         if (!a.ok()) {
-            out.flush();
             throw new UserError("line " + (firstLine + done) + " and after not appended: " + a.error()
                     + (done > 0 ? " (lines " + firstLine + " to " + (firstLine + done - 1) + " were)" : ""));
         }

@@ -95,6 +95,11 @@ final class TailCommand implements Callable<Integer> {
                 }
             }
             out.flush();
+            if (out.checkError()) {
+                // The reader went away (a closed pipe: the JVM ignores SIGPIPE and PrintStream hides the error): stop
+                // before the cursor moves past a page nobody received.
+                throw new UserError("standard output was closed; the cursor stays before the last page");
+            }
             if (records.isEmpty()) {
                 if (!follow) {
                     return 0;
