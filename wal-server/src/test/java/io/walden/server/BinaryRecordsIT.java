@@ -3,6 +3,7 @@ package io.walden.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.DataInputStream;
@@ -23,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Reads and streams as binary frames ({@code Accept: application/octet-stream}; docs/http-api.md, "Binary records"):
  * the same records as the JSON answers, byte for byte, with no base64 on either side.
  */
+@Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD) // a stream read blocks: fail, never hang
 class BinaryRecordsIT {
     private static final ObjectMapper JSON = new ObjectMapper();
 

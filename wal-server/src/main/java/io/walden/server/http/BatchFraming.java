@@ -3,6 +3,8 @@ package io.walden.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaderNames;
 
+import java.util.Locale;
+
 /**
  * How a batch body frames its records (docs/http-api.md, "POST /v1/records/batch"): each a 4-byte length then the
  * payload, all of the batch's {@code type}; or, with {@code Content-Type: application/vnd.walden.frames}, the frames
@@ -29,7 +31,8 @@ enum BatchFraming {
 
     static BatchFraming of(Exchange ex) {
         String contentType = ex.request().headers().get(HttpHeaderNames.CONTENT_TYPE);
-        return contentType != null && contentType.startsWith(FRAMES_MEDIA_TYPE) ? FRAMES : LENGTH_PREFIXED;
+        return contentType != null && contentType.trim().toLowerCase(Locale.ROOT).startsWith(FRAMES_MEDIA_TYPE)
+                ? FRAMES : LENGTH_PREFIXED;
     }
 
     int headerBytes() {

@@ -229,6 +229,7 @@ public final class Exchange extends AppendCompletion implements Runnable {
     void frames(ByteBuf content, String next) {
         FullHttpResponse response = HttpResponses.full(HttpResponseStatus.OK, content, RecordFrames.MEDIA_TYPE);
         response.headers().set(RecordFrames.NEXT_HEADER, next);
+        response.headers().set("Vary", "Accept"); // the same URL answers JSON without that Accept
         deliver(response);
     }
 

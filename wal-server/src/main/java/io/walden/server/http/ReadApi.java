@@ -49,16 +49,10 @@ final class ReadApi {
             }
             List<Map<String, Object>> records = new ArrayList<>();
             try (reader) {
-                WalRecord r = reader.next();
-                if (r == null && waitMs > 0) {
-                    r = reader.poll(waitMs, TimeUnit.MILLISECONDS);
-                }
-                long bytes = 0;
-                while (r != null) {
+                page(reader, limit, waitMs, r -> {
                     records.add(recordJson(r));
-                    bytes += 64 + (r.size() + 2L) / 3 * 4; // base64 and the JSON around it
-                    r = records.size() < limit && bytes < maxResponseBytes ? reader.next() : null;
-                }
+                    return 64 + (r.size() + 2L) / 3 * 4; // base64 and the JSON around it
+                });
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("records", records);
                 out.put("next", Lsn.format(reader.position()));
@@ -67,24 +61,47 @@ final class ReadApi {
         });
     }
 
-    /** The page as binary frames (RecordFrames), {@code next} in a header: the same records as the JSON page. */
+    /**
+     * The page as binary frames (RecordFrames), {@code next} in a header. The same records as the JSON page when the
+     * limit ends the page; when the answer's size cap ends it, frames (no base64) fit more records.
+     */
     private void readFrames(Exchange ex, WalReader reader, int limit, long waitMs) throws Exception {
         ByteBuf out = ex.ctx().alloc().buffer();
+        String next;
         try (reader) {
-            WalRecord r = reader.next();
-            if (r == null && waitMs > 0) {
-                r = reader.poll(waitMs, TimeUnit.MILLISECONDS);
-            }
-            int n = 0;
-            while (r != null) {
+            page(reader, limit, waitMs, r -> {
                 RecordFrames.write(out, r);
-                n++;
-                r = n < limit && out.readableBytes() < maxResponseBytes ? reader.next() : null;
-            }
-            ex.frames(out, Lsn.format(reader.position()));
+                return RecordFrames.size(r);
+            });
+            next = Lsn.format(reader.position());
         } catch (Exception | Error e) {
-            out.release();
+            out.release(); // still ours: the answer below takes it only once the reader is closed
             throw e;
+        }
+        ex.frames(out, next);
+    }
+
+    /** Where a page's records go; returns what the record adds to the answer, in bytes. */
+    @FunctionalInterface
+    private interface PageSink {
+        long take(WalRecord r) throws Exception;
+    }
+
+    /**
+     * One page: the first record (long-polling up to {@code waitMs} for it when there is none yet), then more while
+     * the page holds fewer than {@code limit} records and fewer bytes than the answer may carry (always at least one).
+     */
+    private void page(WalReader reader, int limit, long waitMs, PageSink sink) throws Exception {
+        WalRecord r = reader.next();
+        if (r == null && waitMs > 0) {
+            r = reader.poll(waitMs, TimeUnit.MILLISECONDS);
+        }
+        long bytes = 0;
+        int n = 0;
+        while (r != null) {
+            bytes += sink.take(r);
+            n++;
+            r = n < limit && bytes < maxResponseBytes ? reader.next() : null;
         }
     }
 

@@ -4,6 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.walden.core.WalRecord;
 
+import java.util.Locale;
+
 /**
  * Records as binary frames instead of base64 JSON (docs/http-api.md, "Binary records"), for reads and streams whose
  * client sends {@code Accept: application/octet-stream}: each record is its LSN (8 bytes), its type (2 bytes) and
@@ -20,10 +22,28 @@ final class RecordFrames {
     private RecordFrames() {
     }
 
-    /** Whether the client asked for frames: its {@code Accept} names {@code application/octet-stream}. */
+    /**
+     * Whether the client asked for frames: its {@code Accept} names {@code application/octet-stream} (in any letter
+     * case), without refusing it ({@code ;q=0}).
+     */
     static boolean wanted(Exchange ex) {
         String accept = ex.request().headers().get(HttpHeaderNames.ACCEPT);
-        return accept != null && accept.contains(MEDIA_TYPE);
+        if (accept == null) {
+            return false;
+        }
+        for (String range : accept.toLowerCase(Locale.ROOT).split(",")) {
+            String[] parts = range.trim().split(";");
+            if (parts[0].trim().equals(MEDIA_TYPE)) {
+                for (int i = 1; i < parts.length; i++) {
+                    String p = parts[i].replace(" ", "");
+                    if (p.startsWith("q=") && Double.parseDouble(p.substring(2)) == 0) {
+                        return false;
+                    }
+                }
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Appends {@code r}'s frame to {@code out}, copying the payload straight from the reader's view of it. */
