@@ -66,6 +66,8 @@ final class LoopFlush {
         private boolean queued;
         /** A timer is armed for this task; it runs it when it fires. */
         private boolean armed;
+        /** When the earliest armed timer fires ({@link System#nanoTime()}). */
+        private long armedAt;
 
         @Override
         public void run() {
@@ -86,9 +88,15 @@ final class LoopFlush {
                     wal.nonWaiting().flushIfIdle();
                 } else {
                     long again = wal.nonWaiting().flushWhenGathered();
-                    if (again > 0 && !armed) { // one timer per loop: when it fires, the log says again how long is left
-                        armed = true;
-                        loop.schedule(timer, again, TimeUnit.NANOSECONDS);
+                    if (again > 0) {
+                        long at = System.nanoTime() + again;
+                        // One timer, unless the log now asks sooner (a flush elsewhere ended before the gather's end):
+                        // a timer that fires late only asks again, so an extra one costs a call, a missed one a wait.
+                        if (!armed || at < armedAt) {
+                            armed = true;
+                            armedAt = at;
+                            loop.schedule(timer, again, TimeUnit.NANOSECONDS);
+                        }
                     }
                 }
             } catch (WalException | RejectedExecutionException e) {
