@@ -19,6 +19,9 @@ if [ "$(id -u)" = 0 ]; then
 fi
 case "$CMD" in
   start)
+    # Whatever fails after the cluster exists stops it and removes it: a caller sets up its cleanup only after this
+    # succeeded.
+    trap '"${AS[@]}" "$PGBIN/pg_ctl" -D "$DIR/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$DIR"' ERR
     mkdir -p "$DIR"
     [ "$(id -u)" = 0 ] && chown postgres "$DIR"
     PORT=$(( 20000 + RANDOM % 20000 ))

@@ -7,6 +7,7 @@
 #   wal-server/src/image/runtime.sh OUT_DIR
 set -euo pipefail
 OUT="$1"
+PATH="$PATH:/sbin:/usr/sbin" # ldconfig, for a user whose PATH has no sbin
 JAVA_BIN="${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}/bin"
 rm -rf "$OUT"
 mkdir -p "$OUT/opt" "$OUT/etc" "$OUT/tmp" "$OUT/var/lib/walden"
@@ -21,7 +22,7 @@ if [ -f /etc/ssl/certs/java/cacerts ]; then
 fi
 # Every shared library the runtime's binaries load, and what those load, at the same paths.
 find "$OUT/opt/java" -type f \( -name '*.so' -o -perm -u+x \) -print0 | while IFS= read -r -d '' elf; do
-  ldd "$elf" 2>/dev/null | awk '/=> \// {print $3} /^[[:space:]]*\/[^ ]+ \(/ {print $1}'
+  { ldd "$elf" 2>/dev/null || true; } | awk '/=> \// {print $3} /^[[:space:]]*\/[^ ]+ \(/ {print $1}'
 done | sort -u | while read -r lib; do
   [ -e "$lib" ] || continue
   mkdir -p "$OUT$(dirname "$lib")"

@@ -85,7 +85,10 @@ class DistributionIT {
             assertThat(appended.body()).contains("\"durability\":\"on\"");
         } finally {
             serve.destroy();
-            assertThat(serve.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            if (!serve.waitFor(60, TimeUnit.SECONDS)) {
+                serve.destroyForcibly();
+                throw new AssertionError("bin/walden serve did not stop on SIGTERM: " + Files.readString(log));
+            }
         }
         assertThat(serve.exitValue()).as(Files.readString(log)).isEqualTo(143); // 128 + SIGTERM, after a clean close
         assertThat(work.resolve("walden-data")).as("the default data directory, in the working directory").isDirectory();
@@ -109,12 +112,16 @@ class DistributionIT {
     private Result run(Map<String, String> env, String... args) throws Exception {
         List<String> cmd = new java.util.ArrayList<>(List.of(home.resolve("bin/walden").toString()));
         cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true);
+        Path output = Files.createTempFile(work, "run", ".out");
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(work.toFile()).redirectErrorStream(true)
+                .redirectOutput(output.toFile());
         pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
         pb.environment().putAll(env);
         Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new Result(p.exitValue(), out);
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(String.join(" ", cmd) + " did not finish in 60 s: " + Files.readString(output));
+        }
+        return new Result(p.exitValue(), Files.readString(output, StandardCharsets.UTF_8));
     }
 }

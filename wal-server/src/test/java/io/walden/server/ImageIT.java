@@ -107,12 +107,14 @@ class ImageIT {
     }
 
     private static Result run(Path dir, int seconds, String... command) throws Exception {
-        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        Path output = Files.createTempFile(dir, "run", ".out");
+        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectOutput(output.toFile()).start();
         if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
             p.destroyForcibly();
-            return new Result(-1, String.join(" ", command) + " did not finish in " + seconds + " s: " + out);
+            return new Result(-1, String.join(" ", command) + " did not finish in " + seconds + " s: "
+                    + Files.readString(output, StandardCharsets.UTF_8));
         }
-        return new Result(p.exitValue(), out);
+        return new Result(p.exitValue(), Files.readString(output, StandardCharsets.UTF_8));
     }
 }

@@ -89,9 +89,14 @@ class OpsFilesIT {
         for (String[] command : new String[][] {
                 {promtool.toString(), "check", "rules", "walden-alerts.yml"},
                 {promtool.toString(), "test", "rules", "walden-alerts.test.yml"}}) {
-            Process p = new ProcessBuilder(command).directory(rules.toFile()).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            assertThat(p.waitFor()).as(String.join(" ", command) + ":\n" + out).isZero();
+            Path output = work.resolve("promtool.out");
+            Process p = new ProcessBuilder(command).directory(rules.toFile()).redirectErrorStream(true)
+                    .redirectOutput(output.toFile()).start();
+            if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError(String.join(" ", command) + " did not finish in 60 s");
+            }
+            assertThat(p.exitValue()).as(String.join(" ", command) + ":\n" + Files.readString(output)).isZero();
         }
     }
 

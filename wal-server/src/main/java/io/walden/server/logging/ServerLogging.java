@@ -10,6 +10,7 @@ import ch.qos.logback.core.encoder.Encoder;
 import ch.qos.logback.core.encoder.LayoutWrappingEncoder;
 import org.slf4j.LoggerFactory;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
@@ -69,12 +70,14 @@ public final class ServerLogging {
             layout.start();
             LayoutWrappingEncoder<ILoggingEvent> e = new LayoutWrappingEncoder<>();
             e.setContext(ctx);
+            e.setCharset(StandardCharsets.UTF_8); // never the platform's (a service's C locale would turn é into ?)
             e.setLayout(layout);
             e.start();
             return e;
         }
         PatternLayoutEncoder e = new PatternLayoutEncoder();
         e.setContext(ctx);
+        e.setCharset(StandardCharsets.UTF_8);
         e.setPattern(TEXT_PATTERN);
         e.start();
         return e;
