@@ -10,6 +10,7 @@ import io.walden.core.archive.ArchiveTarget;
 import io.walden.core.archive.ArchiveTargets;
 import io.walden.core.archive.S3Server;
 import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -76,7 +77,7 @@ class ArchiveIT {
 
     private ServerProcess server(Path dataDir, int port, String... extra) throws Exception {
         return ServerProcess.startUnder(launcher(), work, dataDir, port, "http",
-                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(), extra);
+                ContractCheckedClient.wrap(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()), extra);
     }
 
     private static JsonNode archiveStatus(ServerProcess server) throws Exception {

@@ -1,5 +1,6 @@
 package io.walden.server;
 
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -69,7 +70,7 @@ class DistributionIT {
         pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
         Process serve = pb.start();
         try {
-            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+            HttpClient http = ContractCheckedClient.wrap(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build());
             HttpResponse<String> appended = null;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (appended == null && System.nanoTime() < deadline && serve.isAlive()) {

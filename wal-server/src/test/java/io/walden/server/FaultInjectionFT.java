@@ -3,6 +3,7 @@ package io.walden.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -79,7 +80,7 @@ class FaultInjectionFT {
     private void runRound(Path dir, String durability, String point, int errno, double probability) throws Exception {
         Files.createDirectories(dir);
         int replicationPort = ServerProcess.freePort();
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        HttpClient http = ContractCheckedClient.wrap(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build());
         Map<Long, String> acknowledged = new ConcurrentSkipListMap<>();
         Set<String> sent = ConcurrentHashMap.newKeySet();
         Map<String, AtomicInteger> refusals = new ConcurrentHashMap<>();

@@ -2,6 +2,7 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -76,7 +77,7 @@ class ImageIT {
                 "serve", "--data-dir", "/var/lib/walden/data", "--http", "127.0.0.1:" + port, "--replication-listen", "none");
         assertThat(started.exit).as(started.output).isZero();
         try {
-            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+            HttpClient http = ContractCheckedClient.wrap(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build());
             HttpResponse<String> appended = null;
             for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); appended == null && System.nanoTime() < deadline; ) {
                 try {

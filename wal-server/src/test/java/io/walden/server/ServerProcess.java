@@ -3,6 +3,7 @@ package io.walden.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
+import io.walden.server.contract.ContractCheckedClient;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -44,7 +45,8 @@ final class ServerProcess implements AutoCloseable {
     }
 
     static ServerProcess start(Path work, Path dataDir, int port, String... extra) throws Exception {
-        return start(work, dataDir, port, "http", HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(), extra);
+        return start(work, dataDir, port, "http",
+                ContractCheckedClient.wrap(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()), extra);
     }
 
     static ServerProcess start(Path work, Path dataDir, int port, String scheme, HttpClient client, String... extra)

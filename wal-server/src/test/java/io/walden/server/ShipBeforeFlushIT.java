@@ -3,6 +3,7 @@ package io.walden.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -372,7 +373,7 @@ class ShipBeforeFlushIT {
         private final AtomicBoolean running = new AtomicBoolean(true);
         private final AtomicInteger sequence = new AtomicInteger();
         private final List<Thread> threads = new ArrayList<>();
-        private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        private final HttpClient http = ContractCheckedClient.wrap(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build());
         private volatile int port;
 
         Load(int port) {

@@ -1,6 +1,7 @@
 package io.walden.server;
 
 import io.walden.server.config.ServerConfig;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,7 +27,7 @@ class StandaloneServerTest {
         Map<String, String> flags = Map.of("data-dir", dir.toString(), "http", "127.0.0.1:0", "auth-token", "t",
                 "replication-listen", "none", "durability", "local");
         try (WaldenServer server = new WaldenServer(ServerConfig.load(null, flags)).start()) {
-            HttpResponse<String> appended = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+            HttpResponse<String> appended = ContractCheckedClient.create().send(HttpRequest.newBuilder(URI.create(
                     "http://127.0.0.1:" + server.boundAddress().getPort() + "/v1/records")).header("Authorization", "Bearer t")
                     .POST(HttpRequest.BodyPublishers.ofString("alone")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(appended.statusCode()).as(appended.body()).isEqualTo(200);

@@ -3,6 +3,7 @@ package io.walden.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class StuckSyncCommitTest {
     @TempDir
     Path dir;
     private WaldenServer server;
-    private final HttpClient http = HttpClient.newHttpClient();
+    private final HttpClient http = ContractCheckedClient.create();
 
     @BeforeEach
     void start() throws Exception {

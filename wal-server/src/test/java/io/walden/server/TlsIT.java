@@ -1,6 +1,7 @@
 package io.walden.server;
 
 import io.walden.replication.TestCertificates;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,12 +33,12 @@ class TlsIT {
         Path cert = pair.cert();
         Path key = pair.key();
 
-        HttpClient client = HttpClient.newBuilder().sslContext(trusting(cert)).connectTimeout(Duration.ofSeconds(5)).build();
+        HttpClient client = ContractCheckedClient.wrap(HttpClient.newBuilder().sslContext(trusting(cert)).connectTimeout(Duration.ofSeconds(5)).build());
         try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort(), "https", client,
                 "--tls-cert", cert.toString(), "--tls-key", key.toString())) {
             assertThat(server.post("/v1/records?durability=local", "over tls".getBytes()).statusCode()).isEqualTo(200);
             assertThat(server.get("/health").body()).contains("alive");
-            HttpClient plain = HttpClient.newHttpClient();
+            HttpClient plain = ContractCheckedClient.create();
             assertThatThrownBy(() -> plain.send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + server.port + "/health")).build(),
                     HttpResponse.BodyHandlers.ofString())).isInstanceOf(IOException.class);

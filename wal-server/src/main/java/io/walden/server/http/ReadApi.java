@@ -41,7 +41,7 @@ final class ReadApi {
         int limit = RecordParams.intParam(ex, "limit", 100, 1, MAX_LIMIT);
         long waitMs = RecordParams.intParam(ex, "wait_ms", 0, 0, (int) MAX_WAIT_MS);
         WalReader.Visibility visibility = RecordParams.visibility(ex);
-        boolean frames = RecordFrames.wanted(ex);
+        boolean frames = RecordFrames.wanted(ex, "application/json");
         pool.open(ex, () -> wal.reader(params.start(ex, wal.oldestLsn()), visibility), reader -> {
             if (frames) {
                 readFrames(ex, reader, limit, waitMs);

@@ -23,27 +23,53 @@ final class RecordFrames {
     }
 
     /**
-     * Whether the client asked for frames: its {@code Accept} names {@code application/octet-stream} (in any letter
-     * case), without refusing it ({@code ;q=0}).
+     * Whether to answer with frames: the client's {@code Accept} (media types in any letter case) ranks
+     * {@code application/octet-stream} above the JSON answer ({@code jsonType}: application/json, or
+     * application/x-ndjson for a stream), by quality (RFC 9110, 12.5.1), the most specific range deciding each type's.
+     * On a tie JSON wins, being the default answer: a client that lists both without ranking them (as generated
+     * clients do) gets JSON, and one that names only octet-stream gets frames. A malformed quality counts as 1.
      */
-    static boolean wanted(Exchange ex) {
-        String accept = ex.request().headers().get(HttpHeaderNames.ACCEPT);
+    static boolean wanted(Exchange ex, String jsonType) {
+        return prefersFrames(ex.request().headers().get(HttpHeaderNames.ACCEPT), jsonType);
+    }
+
+    static boolean prefersFrames(String accept, String jsonType) {
         if (accept == null) {
             return false;
         }
+        double frames = quality(accept, MEDIA_TYPE);
+        return frames > 0 && frames > quality(accept, jsonType);
+    }
+
+    /** The quality {@code accept} gives {@code type}: its most specific matching range's, 0 when none matches. */
+    static double quality(String accept, String type) {
+        int best = -1; // 0: */*, 1: application/*, 2: the type itself
+        double q = 0;
         for (String range : accept.toLowerCase(Locale.ROOT).split(",")) {
             String[] parts = range.trim().split(";");
-            if (parts[0].trim().equals(MEDIA_TYPE)) {
-                for (int i = 1; i < parts.length; i++) {
-                    String p = parts[i].replace(" ", "");
-                    if (p.startsWith("q=") && Double.parseDouble(p.substring(2)) == 0) {
-                        return false;
-                    }
-                }
-                return true;
+            String name = parts[0].trim();
+            int specificity = name.equals(type) ? 2 : name.equals(type.substring(0, type.indexOf('/')) + "/*") ? 1
+                    : name.equals("*/*") ? 0 : -1;
+            if (specificity > best) {
+                best = specificity;
+                q = qualityParameter(parts);
             }
         }
-        return false;
+        return q;
+    }
+
+    private static double qualityParameter(String[] parts) {
+        for (int i = 1; i < parts.length; i++) {
+            String p = parts[i].replace(" ", "");
+            if (p.startsWith("q=")) {
+                try {
+                    return Double.parseDouble(p.substring(2));
+                } catch (NumberFormatException malformed) {
+                    return 1;
+                }
+            }
+        }
+        return 1;
     }
 
     /** Appends {@code r}'s frame to {@code out}, copying the payload straight from the reader's view of it. */

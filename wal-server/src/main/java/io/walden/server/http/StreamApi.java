@@ -31,6 +31,7 @@ final class StreamApi {
     /** Logged under DataApi, where the data API has always logged, so that log settings naming it keep working. */
     private static final Logger LOG = LoggerFactory.getLogger(DataApi.class);
 
+    static final String NDJSON = "application/x-ndjson";
     private final Wal wal;
     private final RecordParams params;
     private final ReaderPool pool;
@@ -46,12 +47,12 @@ final class StreamApi {
     /** GET /v1/records/stream?from=&visibility= : NDJSON over chunked transfer, one record per line, until the client goes (or half-closes). */
     void stream(Exchange ex) {
         WalReader.Visibility visibility = RecordParams.visibility(ex);
-        boolean frames = RecordFrames.wanted(ex);
+        boolean frames = RecordFrames.wanted(ex, NDJSON);
         pool.open(ex, () -> wal.reader(params.start(ex, wal.insertLsn()), visibility), reader -> {
             ex.markStreaming();
             var channel = ex.ctx().channel();
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-            head.headers().set(HttpHeaderNames.CONTENT_TYPE, frames ? RecordFrames.MEDIA_TYPE : "application/x-ndjson");
+            head.headers().set(HttpHeaderNames.CONTENT_TYPE, frames ? RecordFrames.MEDIA_TYPE : NDJSON);
             head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
             channel.writeAndFlush(head);
             try (reader) {

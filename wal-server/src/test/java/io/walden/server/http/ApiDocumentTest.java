@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -73,7 +74,7 @@ class ApiDocumentTest {
 
     @Test
     void theServerServesTheDocumentWithoutAToken() throws Exception {
-        HttpResponse<String> answer = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+        HttpResponse<String> answer = ContractCheckedClient.create().send(HttpRequest.newBuilder(URI.create(
                 "http://127.0.0.1:" + server.boundAddress().getPort() + "/v1/openapi.json")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(answer.statusCode()).isEqualTo(200);
         assertThat(answer.headers().firstValue("content-type")).hasValue("application/json");

@@ -9,6 +9,7 @@ import io.walden.core.internal.recovery.LogInspector;
 import io.walden.server.OrderEvents;
 import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -39,7 +40,7 @@ class HttpCompressionTest {
     @TempDir
     Path dir;
     private WaldenServer server;
-    private final HttpClient http = HttpClient.newHttpClient();
+    private final HttpClient http = ContractCheckedClient.create();
 
     @BeforeEach
     void start() throws Exception {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
 import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,7 @@ class HttpCursorTest {
     @TempDir
     Path dir;
     private WaldenServer server;
-    private final HttpClient http = HttpClient.newHttpClient();
+    private final HttpClient http = ContractCheckedClient.create();
     private final List<String> lsns = new ArrayList<>();
 
     @BeforeEach

@@ -12,6 +12,7 @@ import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.HttpUtil;
 import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.contract.ApiContract;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -87,6 +88,8 @@ class HttpRequestFuzzTest {
                 String type = response.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
                 if (type.startsWith("application/json") && response.content().isReadable()) {
                     JSON.readTree(body(response)); // throws on a malformed body
+                    ApiContract.get().checkError(response.status().code(), type,
+                            body(response).getBytes(StandardCharsets.UTF_8));
                 }
             } finally {
                 response.release();

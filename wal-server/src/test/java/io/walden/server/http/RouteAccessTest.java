@@ -2,6 +2,7 @@ package io.walden.server.http;
 
 import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,7 @@ class RouteAccessTest {
     @TempDir
     Path dir;
     private WaldenServer server;
-    private final HttpClient http = HttpClient.newHttpClient();
+    private final HttpClient http = ContractCheckedClient.create();
 
     @BeforeEach
     void start() throws Exception {
