@@ -186,9 +186,8 @@ public final class CompressionLoad {
             for (int i = trained; i < events.size(); i++) {
                 byte[] e = events.get(i);
                 int n = 4 + ctx.compressByteArray(out, 0, out.length, e, 0, e.length);
-                stored += RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH
-                        + Math.min(n, e.length));
-                plain += RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH + e.length);
+                stored += RecordDescriptor.aligned(RecordDescriptor.recordLength(Math.min(n, e.length)));
+                plain += RecordDescriptor.aligned(RecordDescriptor.recordLength(e.length));
             }
         }
         Map<String, Object> r = new LinkedHashMap<>();

@@ -13,6 +13,7 @@ import net.openhft.chronicle.bytes.BytesStore;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
@@ -211,6 +212,30 @@ public final class Wal implements AutoCloseable {
      */
     public WalReader reader(long fromLsn, WalReader.Visibility visibility) {
         return new WalReader(parts.reads.reader(fromLsn, visibility));
+    }
+
+    /**
+     * A reader from the first record whose time is at or after {@code from} ({@link #lsnAt}): "the records since
+     * 10:00".
+     */
+    public WalReader reader(Instant from, WalReader.Visibility visibility) {
+        return reader(lsnAt(from), visibility);
+    }
+
+    /** {@link #reader(Instant, WalReader.Visibility)} of flushed records. */
+    public WalReader reader(Instant from) {
+        return reader(from, WalReader.Visibility.FLUSHED);
+    }
+
+    /**
+     * The LSN of the first record whose time ({@link WalRecord#timestamp()}) is at or after {@code time}; when no record
+     * is that recent, the insert LSN (precisely: the end of what is written, which is the insert LSN once appends in
+     * flight are in the files). O(log segments) record headers and a page or two of one segment, never a scan of the
+     * log (docs/format.md, "Finding a record by time"). Records without a time (written before format 2) count as older
+     * than any time.
+     */
+    public long lsnAt(Instant time) {
+        return parts.times.lsnAt(RecordTime.toMicros(time));
     }
 
     // ------------------------------------------------------------------ positions

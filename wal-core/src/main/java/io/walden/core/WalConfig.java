@@ -4,6 +4,7 @@ import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.internal.sync.SyncStrategy;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -168,16 +169,22 @@ public final class WalConfig {
 
     @Override
     public String toString() {
-        WalSettings s = settings;
-        return "WalConfig{directory=" + s.directory + ", segmentSize=" + s.segmentSize + ", maxPayloadSize="
-                + s.maxPayloadSize + ", walBuffers=" + s.walBuffers + ", syncMethod=" + s.syncMethod
-                + (s.syncStrategy != null ? " (custom " + s.syncStrategy + ")" : "")
-                + ", durability=" + s.durability.configName() + ", compression=" + s.compression.configName()
-                + (s.compression == Compression.ZSTD ? " (level " + s.zstdLevel + ")" : "")
-                + ", writerDelay=" + s.writerDelay.toMillis() + "ms, checkpointInterval="
-                + s.checkpointInterval.toMillis() + "ms, spareSegments=" + s.spareSegments + ", truncateAtCorruption="
-                + s.truncateAtCorruption + ", commitDelay=" + s.commitDelay.toNanos() / 1000 + "us, commitSiblings="
-                + s.commitSiblings + "}";
+        return settings.describe();
+    }
+
+    /** The wall clock records' times are read from (the system's UTC clock unless a test set another). */
+    public Clock clock() {
+        return settings.clock;
+    }
+
+    /** Sealed segments whose records are all older than this are removed (null: no limit); see the builder. */
+    public Duration retentionTime() {
+        return settings.retentionTime;
+    }
+
+    /** Oldest sealed segments are removed while the log holds more bytes than this (0: no limit); see the builder. */
+    public long retentionBytes() {
+        return settings.retentionBytes;
     }
 
     /**
@@ -224,6 +231,36 @@ public final class WalConfig {
 
         public Builder syncMethod(SyncMethod method) {
             settings.syncMethod = Objects.requireNonNull(method, "syncMethod");
+            return this;
+        }
+
+        /**
+         * The wall clock records' times come from (default: the system's UTC clock). For tests and simulations: a
+         * clock that steps back never makes times decrease in LSN order (see {@link WalRecord#timestamp()}).
+         */
+        public Builder clock(Clock clock) {
+            settings.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Time-based retention (Kafka's {@code retention.ms}): whole sealed segments are removed, oldest first, once
+         * every record in them is older than {@code age}, unless a replication slot, a consumer cursor or the
+         * archiver still needs them (docs/operations.md, "Retention"). Null (the default) keeps everything.
+         */
+        public Builder retentionTime(Duration age) {
+            settings.retentionTime = age;
+            return this;
+        }
+
+        /**
+         * Size-based retention (Kafka's {@code retention.bytes}): while the log's segments hold more than
+         * {@code bytes}, the oldest sealed segment is removed, with the same holders as {@link #retentionTime}. The
+         * segment being written is never removed, so a log may hold up to one segment more. 0 (the default) keeps
+         * everything.
+         */
+        public Builder retentionBytes(long bytes) {
+            settings.retentionBytes = bytes;
             return this;
         }
 

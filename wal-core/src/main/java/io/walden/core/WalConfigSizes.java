@@ -17,7 +17,9 @@ final class WalConfigSizes {
 
     /** See {@link WalConfig#largestPayloadFor}. */
     static int largestPayloadFor(long segmentSize) {
-        long room = segmentSize - SegmentHeaderDescriptor.LENGTH - 2L * RecordDescriptor.HEADER_LENGTH;
+        // one record (header and time) and the room for one more header the fit rule keeps
+        long room = segmentSize - SegmentHeaderDescriptor.LENGTH - RecordDescriptor.TIMED_HEADER_LENGTH
+                - RecordDescriptor.HEADER_LENGTH;
         return (int) Math.min(Integer.MAX_VALUE - 64, room & ~7L);
     }
 
@@ -37,7 +39,7 @@ final class WalConfigSizes {
         }
         int max = Math.min(WalConfig.DEFAULT_MAX_PAYLOAD, largestPayloadFor(segmentSize));
         if (walBuffers > 0) {
-            long ringRoom = (walBuffers - 2L * RecordDescriptor.HEADER_LENGTH) & ~7L;
+            long ringRoom = (walBuffers - RecordDescriptor.TIMED_HEADER_LENGTH - RecordDescriptor.HEADER_LENGTH) & ~7L;
             max = (int) Math.min(max, ringRoom);
         }
         return max;

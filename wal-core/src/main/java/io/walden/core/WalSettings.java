@@ -4,6 +4,7 @@ import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.internal.sync.SyncStrategy;
 
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 
 /**
@@ -41,6 +42,9 @@ final class WalSettings implements Cloneable {
     long logId;
     long baseLsn;
     boolean newEpochAfterCrash;
+    Clock clock = Clock.systemUTC();
+    Duration retentionTime;
+    long retentionBytes;
 
     WalSettings(Path directory) {
         this.directory = directory;
@@ -52,5 +56,20 @@ final class WalSettings implements Cloneable {
         } catch (CloneNotSupportedException e) {
             throw new AssertionError("WalSettings is Cloneable", e);
         }
+    }
+
+    /** What {@link WalConfig#toString()} shows. */
+    String describe() {
+        WalSettings s = this;
+        return "WalConfig{directory=" + s.directory + ", segmentSize=" + s.segmentSize + ", maxPayloadSize="
+                + s.maxPayloadSize + ", walBuffers=" + s.walBuffers + ", syncMethod=" + s.syncMethod
+                + (s.syncStrategy != null ? " (custom " + s.syncStrategy + ")" : "")
+                + ", durability=" + s.durability.configName() + ", compression=" + s.compression.configName()
+                + (s.compression == Compression.ZSTD ? " (level " + s.zstdLevel + ")" : "")
+                + ", writerDelay=" + s.writerDelay.toMillis() + "ms, checkpointInterval="
+                + s.checkpointInterval.toMillis() + "ms, spareSegments=" + s.spareSegments + ", truncateAtCorruption="
+                + s.truncateAtCorruption + ", commitDelay=" + s.commitDelay.toNanos() / 1000 + "us, commitSiblings="
+                + s.commitSiblings + (s.retentionTime != null ? ", retentionTime=" + s.retentionTime : "")
+                + (s.retentionBytes > 0 ? ", retentionBytes=" + s.retentionBytes : "") + "}";
     }
 }

@@ -77,7 +77,7 @@ class CompressionTest {
             byte[] random = new byte[1000];
             new Random(1).nextBytes(random);
             long stored = storedBytes(wal, () -> wal.append(0, random, 0, random.length, Durability.OFF, Compression.ZSTD));
-            assertThat(stored).isEqualTo(RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH + 1000));
+            assertThat(stored).isEqualTo(RecordDescriptor.aligned(RecordDescriptor.recordLength(1000)));
             assertThat(only(wal).compression()).isEqualTo(Compression.NONE);
         }
     }
@@ -87,7 +87,7 @@ class CompressionTest {
         try (Wal wal = Wal.open(TestLogs.small(work).build())) {
             byte[] small = "a".repeat(Compression.MIN_PAYLOAD - 1).getBytes(StandardCharsets.UTF_8);
             long stored = storedBytes(wal, () -> wal.append(0, small, 0, small.length, Durability.OFF, Compression.LZ4));
-            assertThat(stored).isEqualTo(RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH + small.length));
+            assertThat(stored).isEqualTo(RecordDescriptor.aligned(RecordDescriptor.recordLength(small.length)));
         }
     }
 
@@ -243,10 +243,10 @@ class CompressionTest {
             int length = lengthWord.getInt(0);
             ByteBuffer record = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
             ch.read(record, offset);
-            byte[] stored = new byte[length - RecordDescriptor.HEADER_LENGTH];
-            record.get(RecordDescriptor.HEADER_LENGTH, stored);
+            byte[] stored = new byte[length - RecordDescriptor.TIMED_HEADER_LENGTH];
+            record.get(RecordDescriptor.TIMED_HEADER_LENGTH, stored);
             change.accept(stored);
-            record.put(RecordDescriptor.HEADER_LENGTH, stored);
+            record.put(RecordDescriptor.TIMED_HEADER_LENGTH, stored);
             CRC32C crc = new CRC32C();
             crc.update(record.array(), RecordDescriptor.CRC_COVERAGE_OFFSET, length - RecordDescriptor.CRC_COVERAGE_OFFSET);
             crc.update(record.array(), RecordDescriptor.LENGTH_OFFSET, 4);

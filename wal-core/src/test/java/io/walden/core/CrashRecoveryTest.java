@@ -6,7 +6,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteOrder;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class CrashRecoveryTest {
     @TempDir
     Path dir;
+    /** No record's time may precede the test (records carry the wall clock of their append). */
+    private final Instant started = Instant.now().minusSeconds(1);
 
     @Test
     void shouldKeepEveryAcknowledgedRecordAcrossRepeatedKills() throws Exception {
@@ -94,9 +99,17 @@ class CrashRecoveryTest {
     private void verify(Path log, Map<Long, long[]> acknowledged, boolean compressible) {
         try (Wal wal = Wal.open(WalConfig.builder(log).segmentSize(TestLogs.SMALL_SEGMENT).build())) {
             Map<Long, Long> lastSeqOfThread = new HashMap<>();
+            List<long[]> times = new ArrayList<>(); // {lsn, time in µs}, in LSN order
             int found = 0;
             try (WalReader r = wal.reader(wal.oldestLsn())) {
                 for (WalRecord rec; (rec = r.next()) != null; ) {
+                    assertThat(rec.timestamp()).as("record %s has its time", Lsn.format(rec.lsn()))
+                            .isBetween(started, Instant.now());
+                    if (!times.isEmpty()) {
+                        assertThat(rec.timeMicros()).as("times never decrease in LSN order, across kills too")
+                                .isGreaterThanOrEqualTo(times.get(times.size() - 1)[1]);
+                    }
+                    times.add(new long[] {rec.lsn(), rec.timeMicros()});
                     long seq = rec.payloadView().order(ByteOrder.BIG_ENDIAN).getLong(0);
                     assertThat(rec.payload()).as("record %s", Lsn.format(rec.lsn()))
                             .isEqualTo(CrashingAppender.payload(rec.type(), seq, compressible));
@@ -113,6 +126,16 @@ class CrashRecoveryTest {
             }
             assertThat(found).as("every acknowledged record is there (recovery: %s)", wal.status().recoveryReport())
                     .isEqualTo(acknowledged.size());
+            // The time index after recovery: each sampled record's time leads to the first record with that time.
+            for (int i = 0; i < times.size(); i += Math.max(1, times.size() / 50)) {
+                long t = times.get(i)[1];
+                int first = i;
+                while (first > 0 && times.get(first - 1)[1] >= t) {
+                    first--;
+                }
+                assertThat(wal.lsnAt(RecordTime.ofMicros(t))).as("lsnAt(%s)", RecordTime.ofMicros(t))
+                        .isEqualTo(times.get(first)[0]);
+            }
         }
     }
 }

@@ -170,7 +170,7 @@ class PromotionTest {
                 assertThat(primary.status().epoch()).isEqualTo(2);
             }
         }
-        assertThat(HistoryFile.read(primaryDir).epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, 0x40 + 40));
+        assertThat(HistoryFile.read(primaryDir).epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, 0x40 + 48));
     }
 
     @Test
@@ -214,8 +214,8 @@ class PromotionTest {
             }
         }
         assertThat(HistoryFile.readStored(primaryDir))
-                .isEqualTo(new HistoryFile.Stored(EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x40 + 40))), false));
-        assertThat(Files.readString(replicaDir.resolve(HistoryFile.NAME))).contains("2 0/68 begun-here\n");
+                .isEqualTo(new HistoryFile.Stored(EpochHistory.of(List.of(new Epoch(1, 0), new Epoch(2, 0x40 + 48))), false));
+        assertThat(Files.readString(replicaDir.resolve(HistoryFile.NAME))).contains("2 0/70 begun-here\n");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.walden.core;
 
+import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
@@ -68,6 +69,9 @@ class RecoveryTest {
             assertThat(r.next()).isNull();
         }
     }
+
+    /** The space a record of "r0" to "r9999" takes: header, time and payload, aligned. */
+    private static final long SMALL_RECORD = RecordDescriptor.aligned(RecordDescriptor.recordLength(5));
 
     @Test
     void shouldCutOffAGarbageTailAndKeepEverythingBeforeIt() {
@@ -148,7 +152,7 @@ class RecoveryTest {
                 .hasMessageContaining("corruption")
                 .satisfies(e -> assertThat(((WalCorruptedException) e).lsn()).isEqualTo(bad));
         // Nothing was changed: the records after the bad one are still on disk.
-        assertThat(string(files().read(lsns.get(99) + 24, 3))).isEqualTo("r99");
+        assertThat(string(files().read(lsns.get(99) + RecordDescriptor.TIMED_HEADER_LENGTH, 3))).isEqualTo("r99");
     }
 
     @Test
@@ -178,7 +182,7 @@ class RecoveryTest {
             }
         }
         files().restoreControl();
-        long end = lsns.get(2999) + 64;
+        long end = lsns.get(2999) + RecordDescriptor.aligned(RecordDescriptor.recordLength(40));
         long segment = end & -SMALL_SEGMENT;
         assertThat(segment).as("the log spans several segments").isGreaterThanOrEqualTo(2 * SMALL_SEGMENT);
         // What an unzeroed recycled segment would hold: an older segment's valid records at the same offsets.
@@ -255,7 +259,7 @@ class RecoveryTest {
     void shouldTreatARecordThatBreaksTheFitRuleAsTheEnd() {
         List<Long> lsns = appendRecords(10, true);
         // A CRC-valid record ending 8 bytes before the segment's end: no room for a closing header after it.
-        long at = lsns.get(9) + 32;
+        long at = lsns.get(9) + SMALL_RECORD;
         int length = (int) (SMALL_SEGMENT - 8 - (at & (SMALL_SEGMENT - 1)));
         ByteBuffer rec = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
         rec.putInt(0, length).putLong(8, lsns.get(9));
@@ -281,7 +285,7 @@ class RecoveryTest {
 
         try (Wal wal = Wal.open(config().build())) {
             assertThat(wal.status().recoveryReport().rebuiltControlFile()).isTrue();
-            assertThat(wal.status().recoveryReport().endLsn()).isEqualTo(lsns.get(2999) + 32);
+            assertThat(wal.status().recoveryReport().endLsn()).isEqualTo(lsns.get(2999) + SMALL_RECORD);
             assertRecords(wal, lsns, 3000);
         }
         assertThat(dir.resolve(ControlFile.NAME)).exists();
@@ -311,7 +315,7 @@ class RecoveryTest {
         List<Long> lsns = appendRecords(200, false);
         try (Wal wal = Wal.open(config().build())) {
             wal.append(bytes("r200"), Durability.LOCAL);
-            lsns.add(wal.insertLsn() - 32);
+            lsns.add(wal.insertLsn() - SMALL_RECORD);
         }
         // Damage whichever slot was written last: the other still holds a valid, older checkpoint.
         for (int slot = 0; slot < 2; slot++) {

@@ -98,7 +98,7 @@ class WalBuffersTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cannot hold a record of " + (1 << 20));
         assertThat(WalConfig.builder(dir).walBuffers(64 << 10).build().maxPayloadSize())
-                .as("small WAL buffers chosen explicitly bound the default largest payload").isEqualTo((64 << 10) - 48);
+                .as("small WAL buffers chosen explicitly bound the default largest payload").isEqualTo((64 << 10) - 56);
         assertThatThrownBy(() -> WalConfig.builder(dir).walBuffers(100_000).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("power of two");
         assertThat(WalConfig.builder(dir).build().walBuffers()).isEqualTo(WalConfig.DEFAULT_WAL_BUFFERS);

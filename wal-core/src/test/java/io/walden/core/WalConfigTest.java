@@ -24,7 +24,7 @@ class WalConfigTest {
     @Test
     void shouldShrinkTheDefaultMaximumPayloadToWhatASmallSegmentHolds() {
         WalConfig c = WalConfig.builder(dir).segmentSize(64 << 10).build();
-        assertThat(c.maxPayloadSize()).isEqualTo((64 << 10) - 64 - 48);
+        assertThat(c.maxPayloadSize()).isEqualTo((64 << 10) - 64 - 56); // segment header, timed header, closing header
     }
 
     @Test

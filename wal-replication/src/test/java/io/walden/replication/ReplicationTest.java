@@ -101,21 +101,21 @@ class ReplicationTest {
     void shouldRefuseAReplicaWhoseEndIsNotARecordBoundaryOfThePrimaryEvenWhenAForgedRecordStartsThere() throws Exception {
         try (Wal primary = Wal.open(config(work.resolve("p")).build());
              ReplicationServer server = serve(primary)) {
-            // The primary's first record hides a well-formed record 16 bytes into its payload, at 0/68.
+            // The primary's first record hides a well-formed record 16 bytes into its payload, at 0/70.
             byte[] payload = new byte[16 + 40];
             byte[] forged = ForgedRecords.record(0x40, 1, new byte[8]);
             System.arraycopy(forged, 0, payload, 16, forged.length);
             primary.append(payload, Durability.LOCAL);
             Path replicaDir = work.resolve("r1");
             try (Wal own = Wal.open(config(replicaDir).logId(primary.status().logId()).build())) {
-                own.append(new byte[16], Durability.LOCAL); // the replica's own log ends at 0/68: inside that payload
-                assertThat(own.insertLsn()).isEqualTo(0x68);
+                own.append(new byte[16], Durability.LOCAL); // the replica's own log ends at 0/70: inside that payload
+                assertThat(own.insertLsn()).isEqualTo(0x70);
             }
             try (Wal replica = Wal.open(config(replicaDir).logId(primary.status().logId()).build());
                  ReplicaClient client = follow(replica, server, "r1")) {
                 waitUntil(() -> client.fatalError() != null);
                 assertThat(client.fatalError()).contains("not a record boundary");
-                assertThat(replica.insertLsn()).as("nothing was applied").isEqualTo(0x68);
+                assertThat(replica.insertLsn()).as("nothing was applied").isEqualTo(0x70);
             }
         }
     }

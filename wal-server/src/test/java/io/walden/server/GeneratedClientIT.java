@@ -25,6 +25,8 @@ import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -103,11 +105,25 @@ class GeneratedClientIT {
 
         assertThat(one.getDurability()).isEqualTo(Durability.LOCAL);
         assertThat(many.getLsns()).hasSize(2);
-        RecordPage page = data.read(one.getLsn(), null, null, 10, null);
+        RecordPage page = data.read(one.getLsn(), null, null, null, 10, null);
         assertThat(page.getRecords()).extracting(GeneratedClientIT::text).containsExactly("first", "second", "third");
         assertThat(page.getRecords()).extracting(Record::getType).containsExactly(7, 8, 8);
         assertThat(page.getRecords()).extracting(Record::getLsn)
                 .containsExactly(one.getLsn(), many.getLsns().get(0), many.getLsns().get(1));
+    }
+
+    @Test
+    void aReadFromATimeStartsAtTheFirstRecordAppendedAtOrAfterIt() throws Exception {
+        DataApi data = new DataApi(client);
+        data.append(file("before".getBytes(StandardCharsets.UTF_8)), null, null, null);
+        Thread.sleep(50);
+        OffsetDateTime since = OffsetDateTime.now(ZoneOffset.UTC);
+        Thread.sleep(50);
+        Appended after = data.append(file("after".getBytes(StandardCharsets.UTF_8)), null, null, null);
+
+        RecordPage page = data.read(null, since, null, null, 10, null);
+        assertThat(page.getRecords()).extracting(Record::getLsn).containsExactly(after.getLsn());
+        assertThat(page.getRecords().get(0).getTime()).isAfterOrEqualTo(since);
     }
 
     @Test
@@ -116,7 +132,7 @@ class GeneratedClientIT {
         String end = new AdminApi(client).status().getInsertLsn();
         CompletableFuture<RecordPage> poll = CompletableFuture.supplyAsync(() -> {
             try {
-                return data.read(end, null, null, 10, 20_000);
+                return data.read(end, null, null, null, 10, 20_000);
             } catch (ApiException e) {
                 throw new IllegalStateException(e);
             }
@@ -140,7 +156,7 @@ class GeneratedClientIT {
         assertThat(set.getLsn()).isEqualTo(second);
         assertThat(cursors.getCursor("generated").getLsn()).isEqualTo(second);
         assertThat(cursors.listCursors().getCursors()).extracting(Cursor::getName).contains("generated");
-        List<Record> fromCursor = data.read(null, "generated", null, 10, null).getRecords();
+        List<Record> fromCursor = data.read(null, null, "generated", null, 10, null).getRecords();
         assertThat(fromCursor).extracting(Record::getLsn).startsWith(second).doesNotContain(first);
 
         cursors.deleteCursor("generated");
@@ -166,7 +182,7 @@ class GeneratedClientIT {
         DataApi data = new DataApi(client);
         DataApi stranger = new DataApi(clientWith(null));
 
-        assertThatThrownBy(() -> data.read("not-an-lsn", null, null, null, null))
+        assertThatThrownBy(() -> data.read("not-an-lsn", null, null, null, null, null))
                 .isInstanceOfSatisfying(ApiException.class, e -> {
                     assertThat(e.getCode()).isEqualTo(400);
                     assertThat(e.getResponseBody()).contains("\"error\"");

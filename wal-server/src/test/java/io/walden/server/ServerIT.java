@@ -554,7 +554,7 @@ class ServerIT {
         try (ServerProcess server = ServerProcess.start(work, data(), ServerProcess.freePort());
              Socket s = new Socket("127.0.0.1", server.port)) {
             long start = Lsn.parse(JSON.readTree(server.get("/admin/status").body()).get("insert_lsn").asText());
-            String afterFirst = Lsn.format(start + 32); // the 5-byte record takes 24 + 5 bytes, aligned to 32
+            String afterFirst = Lsn.format(start + 40); // the 5-byte record takes 24 + 8 (its time) + 5 bytes, aligned to 40
             String pipelined = "POST /v1/records?durability=on HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nfirst"
                     + "GET /v1/records?from=" + afterFirst + "&wait_ms=1000 HTTP/1.1\r\nHost: x\r\n\r\n" // slow: long-polls
                     + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"

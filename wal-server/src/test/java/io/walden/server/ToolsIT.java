@@ -45,7 +45,8 @@ class ToolsIT {
         assertThat(run.exitCode()).as(run.stderr()).isZero();
         String[] lines = run.stdout().split("\n");
         assertThat(lines).hasSize(3000);
-        assertThat(lines[0]).isEqualTo("lsn: 0/40, prev: 0/0, len (rec/payload): 32/8, type: 0, crc: ok");
+        assertThat(lines[0]).matches("lsn: 0/40, prev: 0/0, time: \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{6}Z, "
+                + "len \\(rec/payload\\): 40/8, type: 0, crc: ok");
         assertThat(lines[1]).startsWith("lsn: " + Lsn.format(lsns.get(1)) + ", prev: 0/40,").contains("type: 1");
     }
 
@@ -103,7 +104,7 @@ class ToolsIT {
 
     @Test
     void verifyShouldReportATornTail() throws Exception {
-        long end = lsns.get(2999) + 40;
+        long end = lsns.get(2999) + 48; // "record 2999": 24 bytes of header, 8 of time and 11 of payload, aligned
         write(end, new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9});
         WaldenJar.Run run = WaldenJar.run(work, "verify", "--data-dir", log.toString());
         assertThat(run.exitCode()).isEqualTo(1);

@@ -2,7 +2,9 @@ package io.walden.core.archive;
 
 import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
+import io.walden.core.RecordTime;
 import io.walden.core.WalCorruptedException;
+import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.CursorFile;
@@ -21,6 +23,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -81,6 +84,17 @@ public final class ArchiveRestore {
      * @throws WalCorruptedException when an archived segment or record fails its checks (naming the LSN)
      */
     public static Result restore(ArchiveTarget from, Path dataDir, long untilLsn, Listener listener) throws IOException {
+        return restore(from, dataDir, untilLsn, null, listener);
+    }
+
+    /**
+     * {@link #restore(ArchiveTarget, Path, long, Listener)} that also stops after the last record whose time is at or
+     * before {@code untilTime} (PostgreSQL's {@code recovery_target_time}; null: no time limit): the earlier of the two
+     * limits wins. Records without a time (written before format 2) are older than any time.
+     */
+    public static Result restore(ArchiveTarget from, Path dataDir, long untilLsn, Instant untilTime, Listener listener)
+            throws IOException {
+        long untilMicros = untilTime == null ? Long.MAX_VALUE : RecordTime.toMicros(untilTime);
         refuseNonEmpty(dataDir);
         ArchiveCatalog catalog = ArchiveCatalog.read(from, null);
         long first = catalog.oldestStart();
@@ -119,7 +133,7 @@ public final class ArchiveRestore {
         }
         Files.createDirectories(dataDir);
         try {
-            return build(from, dataDir, untilLsn, listener, run.pieces, catalog, first, segmentSize, gapAt);
+            return build(from, dataDir, untilLsn, untilMicros, listener, run.pieces, catalog, first, segmentSize, gapAt);
         } catch (IOException | RuntimeException e) {
             removeWhatWasWritten(dataDir); // never leave half a log that a later open would take for a whole one
             throw e;
@@ -155,7 +169,7 @@ public final class ArchiveRestore {
         return new Run(pieces, -1);
     }
 
-    private static Result build(ArchiveTarget from, Path dataDir, long untilLsn, Listener listener,
+    private static Result build(ArchiveTarget from, Path dataDir, long untilLsn, long untilMicros, Listener listener,
                                 List<ArchiveCatalog.Piece> run, ArchiveCatalog catalog, long first, long segmentSize,
                                 long gapAt) throws IOException {
         long logId = 0;
@@ -167,7 +181,8 @@ public final class ArchiveRestore {
         ArchiveCatalog.Piece last = run.get(run.size() - 1);
         // The last object may be one whose epoch ended inside it (an old primary's): read only up to that end.
         boolean epochEnded = last.usableEnd() < last.start() + (last.partial() ? last.size() : segmentSize);
-        Cut cut = inspectAndCut(dataDir, segmentSize, epochEnded ? Math.min(untilLsn, last.usableEnd()) : untilLsn);
+        Cut cut = inspectAndCut(dataDir, segmentSize, epochEnded ? Math.min(untilLsn, last.usableEnd()) : untilLsn,
+                untilMicros);
         long archiveEnd = epochEnded ? Math.min(cut.archiveEnd, last.usableEnd()) : cut.archiveEnd;
         EpochHistory restored = catalog.history().next(cut.end, catalog.history().current().number() + 1);
         HistoryFile.write(dataDir, restored, true);
@@ -266,14 +281,14 @@ public final class ArchiveRestore {
     }
 
     /** Walks every record (failing on the first bad one) and cuts the log after the last record ending at or before until. */
-    private static Cut inspectAndCut(Path dataDir, long segmentSize, long untilLsn) throws IOException {
+    private static Cut inspectAndCut(Path dataDir, long segmentSize, long untilLsn, long untilMicros) throws IOException {
         long[] kept = {Lsn.INVALID, 0, -1, 0}; // last record's LSN, records kept, end of the last record kept, cursor changes
         LogInspector.Result walk = LogInspector.segmentsOnly(dataDir).inspect(new LogInspector.Visitor() {
             @Override
             public boolean onRecord(LogInspector.RecordInfo r) {
                 long end = r.lsn() + RecordDescriptor.aligned(r.length());
-                if (end > untilLsn) {
-                    return false;
+                if (end > untilLsn || (r.time() != RecordCursor.NO_TIME && r.time() > untilMicros)) {
+                    return false; // the first record past either limit, and every later one, is left out
                 }
                 if (r.control()) {
                     kept[3]++;

@@ -41,7 +41,7 @@ public final class ClaimSlot {
 
     /** Where the claimed payload starts in {@link #ring()}'s buffer. */
     public int payloadOffset() {
-        return (int) ring.offset(lsn) + RecordDescriptor.HEADER_LENGTH;
+        return (int) ring.offset(lsn) + RecordDescriptor.TIMED_HEADER_LENGTH;
     }
 
     public long lsn() {
@@ -66,6 +66,6 @@ public final class ClaimSlot {
     public void finish(int flags, Durability durability) {
         WritePath w = wal;
         wal = null;
-        w.finishClaim(lsn, RecordDescriptor.HEADER_LENGTH + length, flags, durability, activity);
+        w.finishClaim(lsn, RecordDescriptor.recordLength(length), flags, durability, activity);
     }
 }

@@ -112,6 +112,7 @@ public final class LogReader implements AutoCloseable {
             boolean wanted = (flags & RecordDescriptor.FLAG_PADDING) == 0 && control == (controls != null);
             ByteBuffer stored = wanted ? record.payload() : null;
             int type = record.type();
+            long time = record.time();
             long lsn = position;
             long prevOfThis = expectedPrev;
             boolean closing = record.advance();
@@ -141,7 +142,7 @@ public final class LogReader implements AutoCloseable {
                 }
                 payload = restored;
             }
-            return new WalRecord(lsn, position, type, payload);
+            return new WalRecord(lsn, position, type, time, payload);
         }
         return null;
     }

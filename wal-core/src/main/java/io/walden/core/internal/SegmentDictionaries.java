@@ -82,7 +82,7 @@ public final class SegmentDictionaries {
     }
 
     private ZstdDictionary dictionaryAtCursor() {
-        return cursor.flags() == RecordDescriptor.FLAG_CONTROL ? ControlRecord.decodeDictionary(cursor.payload()) : null;
+        return (cursor.flags() & RecordDescriptor.FLAG_CONTROL) != 0 ? ControlRecord.decodeDictionary(cursor.payload()) : null;
     }
 
     /** The last dictionary stored in a segment below offset {@code before}, or null (for the writer, at open). */
@@ -99,7 +99,7 @@ public final class SegmentDictionaries {
     private static void each(ByteBuffer view, long startLsn, long before, Consumer<ZstdDictionary> found) {
         RecordCursor cursor = new RecordCursor().start(view, startLsn, SegmentHeaderDescriptor.LENGTH, -1);
         while (cursor.offset() < before && cursor.check() == RecordCheck.VALID) {
-            if (cursor.flags() == RecordDescriptor.FLAG_CONTROL) {
+            if ((cursor.flags() & RecordDescriptor.FLAG_CONTROL) != 0) {
                 ZstdDictionary d = ControlRecord.decodeDictionary(cursor.payload());
                 if (d != null) {
                     found.accept(d);

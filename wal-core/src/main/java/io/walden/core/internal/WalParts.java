@@ -13,11 +13,13 @@ import io.walden.core.internal.commit.Appender;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
 import io.walden.core.internal.commit.ReadNotifier;
+import io.walden.core.internal.commit.RecordClock;
 import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.cursor.CursorBook;
 import io.walden.core.internal.metrics.WalMetrics;
 import io.walden.core.internal.metrics.WalStats;
 import io.walden.core.internal.record.DictionaryTrainer;
+import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.record.ZstdDictionary;
 import io.walden.core.internal.recovery.Checkpointer;
@@ -97,6 +99,10 @@ public final class WalParts {
     public final WritePath writes;
     /** All a reader sees of the log. */
     public final ReadPath reads = new ReadPath(this);
+    /** Every record's time (RecordClock): read by appenders inside their reservation. */
+    public final RecordClock clock;
+    /** Seek by time. */
+    public final TimeIndex times;
     /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
     public final Archiver archiver;
     /**
@@ -132,8 +138,14 @@ public final class WalParts {
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
         this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.zstdLevel(), config.segmentSize(), config.maxPayloadSize(),
                 dir.toString(), this::newestDictionaryInLog);
+        this.clock = new RecordClock(config.clock(), insert::get);
+        this.times = new TimeIndex(registry, written::get);
+        long lastTime = times.latestTime(end);
+        if (lastTime != RecordCursor.NO_TIME) {
+            clock.observe(lastTime); // a clock set back while the log was closed never makes times go backwards
+        }
         this.appender = new Appender(registry, preparer, ring, insert, published, written, notifier, links,
-                scan.lastRecordLsn(), stats, dictionaries);
+                scan.lastRecordLsn(), stats, dictionaries, clock);
         this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
         this.readLimit = new Position(after.readLimit());
@@ -214,6 +226,7 @@ public final class WalParts {
             throw new WalException("could not read the cursor files in " + dir + ": " + e.getMessage(), e);
         }
         preparer.start();
+        clock.start();
         preparer.request(registry.segmentStart(insert.get()) + config.segmentSize());
         writer.start();
         if (archiver != null) {
@@ -287,6 +300,7 @@ public final class WalParts {
             }
             remote.fail("the log in " + dir.getFileName() + " is closing");
             writer.close();
+            clock.close();
             boolean quiescent = activity.awaitNoneInside(CLOSE_WAIT_NANOS, TimeUnit.NANOSECONDS);
             if (!quiescent) {
                 LOG.error("Closing {} while appends, commits or claims are still in progress after {} s: the segments "

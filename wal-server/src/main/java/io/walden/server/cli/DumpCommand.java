@@ -2,6 +2,7 @@ package io.walden.server.cli;
 
 import io.walden.core.Compression;
 import io.walden.core.Lsn;
+import io.walden.core.RecordTime;
 import io.walden.core.internal.recovery.LogInspector;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -63,8 +64,9 @@ final class DumpCommand implements Callable<Integer> {
                     t[2] += r.payloadLength();
                     t[3] += Math.max(0, r.uncompressedLength()); // -1: a damaged compressed payload
                 } else {
-                    out.printf(Locale.ROOT, "lsn: %s, prev: %s, len (rec/payload): %d/%d, type: %s, crc: ok%s%n",
-                            Lsn.format(r.lsn()), Lsn.format(r.prev()), r.length(), r.payloadLength(),
+                    out.printf(Locale.ROOT, "lsn: %s, prev: %s, time: %s, len (rec/payload): %d/%d, type: %s, crc: ok%s%n",
+                            Lsn.format(r.lsn()), Lsn.format(r.prev()),
+                            r.timestamp() == null ? "-" : RecordTime.format(r.timestamp()), r.length(), r.payloadLength(),
                             r.padding() ? "padding" : r.control() ? "control" : Integer.toString(r.type()),
                             r.compression() == Compression.NONE ? "" : ", compression: " + r.compression().configName()
                                     + " (uncompressed " + r.uncompressedLength() + ")");

@@ -1,6 +1,7 @@
 package io.walden.server.cli;
 
 import io.walden.core.Lsn;
+import io.walden.core.RecordTime;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.archive.ArchiveRestore;
 import io.walden.core.archive.ArchiveTarget;
@@ -13,13 +14,15 @@ import picocli.CommandLine.Option;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.concurrent.Callable;
 
 /** Builds a log from an archive, up to an LSN (docs/operations.md, "Backup and restore"). */
 @Command(name = "restore", mixinStandardHelpOptions = true, usageHelpWidth = WaldenCli.HELP_WIDTH,
         description = {"Build a log in --data-dir from the segments archived at --from.",
                 "The archive is s3://bucket[/prefix] or file:///dir. Every segment header and record is checked, and the",
-                "log ends at the last whole record that ends at or before --until (default: the end of the archive).",
+                "log ends at the last whole record that ends at or before --until, and whose time is at or before",
+                "--until-time (PostgreSQL's recovery_target_time; the earlier wins; default: the end of the archive).",
                 "The directory must be empty or absent.",
                 "S3 credentials and region come from the AWS SDK's default chains (AWS_ACCESS_KEY_ID, AWS_REGION, profiles...).",
                 "Exit code: 0 restored, 1 the archive failed a check (nothing is left in --data-dir) or holds less than asked",
@@ -35,6 +38,10 @@ final class RestoreCommand implements Callable<Integer> {
 
     @Option(names = "--until", description = "Last LSN to restore up to (X/Y or decimal): records ending after it are left out.")
     String until;
+
+    @Option(names = "--until-time", paramLabel = "TIME", description = "Stop after the last record appended at or before "
+            + "this RFC 3339 time (2026-11-25T14:31:59Z, or with an offset): restore to just before a bad deploy.")
+    String untilTime;
 
     @Option(names = "--archive-endpoint", description = "Endpoint of an S3-compatible store (http://host:port); requests are then path-style.")
     String endpoint;
@@ -56,12 +63,13 @@ final class RestoreCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         long untilLsn = until == null ? Long.MAX_VALUE : Lsn.parse(until);
+        Instant untilInstant = untilTime == null ? null : RecordTime.parse(untilTime); // refused before anything is read
         long start = System.nanoTime();
         ArchiveRestore.Result r;
         boolean terminal = System.console() != null;
         refuseNonEmpty(dataDir);
         try (ArchiveTarget target = ArchiveTargets.openExisting(from, endpoint); Progress bar = Progress.onTerminal()) {
-            r = ArchiveRestore.restore(target, dataDir, untilLsn, (index, count, name, bytes) -> {
+            r = ArchiveRestore.restore(target, dataDir, untilLsn, untilInstant, (index, count, name, bytes) -> {
                 if (terminal) {
                     int width = 30;
                     int done = count == 0 ? width : (int) ((long) index * width / count);

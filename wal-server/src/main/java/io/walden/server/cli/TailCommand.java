@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.walden.core.Lsn;
+import io.walden.core.RecordTime;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -41,6 +42,10 @@ final class TailCommand implements Callable<Integer> {
             + "or the cursor's position).")
     String from;
 
+    @Option(names = "--from-time", paramLabel = "TIME", description = "Start at the first record appended at or after "
+            + "this RFC 3339 time (2026-11-25T10:00:00Z, or with an offset), instead of --from.")
+    String fromTime;
+
     @Option(names = "--cursor", paramLabel = "NAME", description = "Start at this consumer cursor and move it past each "
             + "printed page (created at --from, or at the oldest record, when it does not exist).")
     String cursor;
@@ -49,7 +54,7 @@ final class TailCommand implements Callable<Integer> {
     boolean follow;
 
     @Option(names = "--format", paramLabel = "FORMAT", defaultValue = "text",
-            description = "text: each payload as it is, then a newline; json: {\"lsn\",\"type\",\"payload\"} per line "
+            description = "text: each payload as it is, then a newline; json: {\"lsn\",\"type\",\"time\",\"payload\"} per line "
                     + "(payload_base64 instead when it is not UTF-8). Default: ${DEFAULT-VALUE}.")
     String format;
 
@@ -66,14 +71,23 @@ final class TailCommand implements Callable<Integer> {
         if (from != null) {
             Lsn.parse(from); // a malformed LSN is the user's mistake, said before anything is read
         }
+        if (fromTime != null) {
+            if (from != null) {
+                throw new UserError("give --from or --from-time, not both");
+            }
+            RecordTime.parse(fromTime); // said here, before anything is read
+        }
         PrintStream out = new PrintStream(System.out, false);
         Runtime.getRuntime().addShutdownHook(new Thread(out::flush, "walden-tail-flush"));
         String position = from; // null: the oldest record kept
-        boolean fromCursor = from == null && cursor != null && cursorExists();
+        boolean fromCursor = from == null && fromTime == null && cursor != null && cursorExists();
+        boolean byTime = fromTime != null && !fromCursor;
         while (true) {
             StringBuilder query = new StringBuilder("/v1/records?limit=").append(page);
             if (fromCursor) {
                 query.append("&cursor=").append(URLEncoder.encode(cursor, StandardCharsets.UTF_8));
+            } else if (byTime) {
+                query.append("&from_time=").append(URLEncoder.encode(fromTime, StandardCharsets.UTF_8));
             } else if (position != null) {
                 query.append("&from=").append(position);
             }
@@ -108,6 +122,7 @@ final class TailCommand implements Callable<Integer> {
             }
             position = a.body().get("next").asText();
             fromCursor = false;
+            byTime = false;
             if (cursor != null) {
                 commit(position);
             }
@@ -136,6 +151,7 @@ final class TailCommand implements Callable<Integer> {
         ObjectNode o = JSON.createObjectNode();
         o.put("lsn", record.get("lsn").asText());
         o.put("type", record.get("type").asInt());
+        o.set("time", record.get("time"));
         String text = utf8(payload);
         if (text != null) {
             o.put("payload", text);

@@ -3,6 +3,7 @@ package io.walden.server.http;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.walden.core.Lsn;
+import io.walden.core.RecordTime;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
@@ -110,6 +111,7 @@ final class ReadApi {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("lsn", Lsn.format(r.lsn()));
         m.put("type", r.type());
+        m.put("time", r.timestamp() == null ? null : RecordTime.format(r.timestamp())); // null: written before format 2
         m.put("data", Base64.getEncoder().encodeToString(r.payload()));
         return m;
     }

@@ -3,6 +3,7 @@ package io.walden.server.http;
 import io.walden.core.Compression;
 import io.walden.core.Durability;
 import io.walden.core.Lsn;
+import io.walden.core.RecordTime;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 
@@ -47,14 +48,19 @@ final class RecordParams {
         return Compression.parse(ex.param("compression")); // or refused: 400 bad_parameter
     }
 
-    /** Where a read starts: {@code ?from=}, or the LSN of cursor {@code ?cursor=} (404 when unknown), else {@code otherwise}. */
+    /**
+     * Where a read starts: {@code ?from=}, the LSN of cursor {@code ?cursor=} (404 when unknown), or the first record
+     * at or after {@code ?from_time=} (RFC 3339; {@link Wal#lsnAt}); else {@code otherwise}.
+     */
     long start(Exchange ex, long otherwise) {
         String from = ex.param("from");
         String cursor = ex.param("cursor");
-        if (from != null && cursor != null) {
-            throw new IllegalArgumentException("give from or cursor, not both");
+        String fromTime = ex.param("from_time");
+        if ((from != null ? 1 : 0) + (cursor != null ? 1 : 0) + (fromTime != null ? 1 : 0) > 1) {
+            throw new IllegalArgumentException("give one of from, cursor and from_time");
         }
-        return cursor != null ? wal.cursors().position(cursor) : from != null ? Lsn.parse(from) : otherwise;
+        return cursor != null ? wal.cursors().position(cursor) : from != null ? Lsn.parse(from)
+                : fromTime != null ? wal.lsnAt(RecordTime.parse(fromTime)) : otherwise;
     }
 
     /** {@code ?type=} (0 to 65535), read in place when it is plain digits; 0 if absent. */

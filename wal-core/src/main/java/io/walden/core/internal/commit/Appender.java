@@ -36,7 +36,8 @@ import java.nio.ByteBuffer;
  * {@link #rewindLink} (one caller, no local appends meanwhile).
  */
 public final class Appender {
-    private static final int HEADER = RecordDescriptor.HEADER_LENGTH;
+    /** Header and time: where the payload of every record appended here starts (docs/format.md, format 2). */
+    private static final int HEADER = RecordDescriptor.TIMED_HEADER_LENGTH;
     /** From a non-waiting reserve or append: the next segment is not prepared yet, or the ring is full; nothing was reserved. */
     public static final long NOT_READY = -1;
 
@@ -62,16 +63,16 @@ public final class Appender {
      */
     public Appender(SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position insert, Position published,
                     Position written, ReadNotifier notifier, SegmentLinks links, long lastRecordLsn,
-                    WalStats stats, DictionaryTrainer dictionaries) {
+                    WalStats stats, DictionaryTrainer dictionaries, RecordClock clock) {
         this.ring = ring;
         this.registry = registry;
         this.insert = insert;
         long bootstrapLsn = insert.get();
-        this.reservations = new Reservations(this, registry, preparer, ring, insert, written, links, stats);
+        this.reservations = new Reservations(this, registry, preparer, ring, insert, written, links, stats, clock);
         this.publication = new Publication(ring, insert, published, written, registry.segmentSize(), stats, bootstrapLsn);
         this.compressed = new CompressedAppends(this, dictionaries, registry.segmentSize());
         this.replicated = new ReplicatedAppends(reservations, registry, preparer, ring, insert, published, written, notifier,
-                links, stats, bootstrapLsn, lastRecordLsn);
+                links, stats, bootstrapLsn, lastRecordLsn, clock);
         // A local append after an unknown predecessor is the first record this log knows of: it links to INVALID.
         reservations.linkSuccessor(bootstrapLsn, Math.max(Lsn.INVALID, lastRecordLsn));
     }
@@ -168,7 +169,7 @@ public final class Appender {
         try {
             writeHeaderFields(lsn, type);
             if (recordFlags != 0) {
-                ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) recordFlags);
+                ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) (recordFlags | RecordDescriptor.FLAG_TIME));
             }
             ring.write(o + HEADER, src, offset, length);
             flags = 0;
@@ -231,11 +232,14 @@ public final class Appender {
         return replicated.apply(startLsn, bytes);
     }
 
-    /** Writes type, flags and reserved fields of a reserved record in the ring (for claims, before the payload is written). */
+    /**
+     * Writes type, flags and reserved fields of a reserved record in the ring (for claims, before the payload is
+     * written); the flags say it carries the time its reservation stored ({@link Reservations#reserve}).
+     */
     public void writeHeaderFields(long lsn, int type) {
         long o = ring.offset(lsn);
         ring.writeShort(o + RecordDescriptor.TYPE_OFFSET, (short) type);
-        ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) 0);
+        ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) RecordDescriptor.FLAG_TIME);
         ring.writeInt(o + RecordDescriptor.RESERVED_OFFSET, 0);
     }
 

@@ -38,7 +38,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Thread-safety: every method from any number of appending threads.
  */
 public final class CompressedAppends {
-    private static final int HEADER = RecordDescriptor.HEADER_LENGTH;
+    private static final int HEADER = RecordDescriptor.TIMED_HEADER_LENGTH;
 
     private final Appender appender;
     private final DictionaryTrainer dictionaries;

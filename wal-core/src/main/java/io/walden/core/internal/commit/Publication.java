@@ -82,7 +82,7 @@ public final class Publication {
         ring.writeIntRelease(o + RecordDescriptor.LENGTH_OFFSET, recordLength); // publication: last store
         advancePublished();
         if (flags == 0 && durability != null) {
-            WalStats.onAppend(s.stats, durability, recordLength - HEADER);
+            WalStats.onAppend(s.stats, durability, recordLength - RecordDescriptor.TIMED_HEADER_LENGTH);
         }
     }
 

@@ -33,6 +33,7 @@ import java.nio.ByteBuffer;
 public final class ReplicatedAppends {
     private static final int SEGMENT_HEADER = SegmentHeaderDescriptor.LENGTH;
 
+    private final RecordClock clock;
     private final Reservations reservations;
     private final SegmentRegistry registry;
     private final SegmentPreparer preparer;
@@ -54,7 +55,8 @@ public final class ReplicatedAppends {
 
     public ReplicatedAppends(Reservations reservations, SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring,
                       Position insert, Position published, Position written, ReadNotifier notifier,
-                      SegmentLinks links, WalStats stats, long bootstrapLsn, long bootstrapPrev) {
+                      SegmentLinks links, WalStats stats, long bootstrapLsn, long bootstrapPrev, RecordClock clock) {
+        this.clock = clock;
         this.reservations = reservations;
         this.registry = registry;
         this.preparer = preparer;
@@ -106,6 +108,7 @@ public final class ReplicatedAppends {
         }
         long end = offset + length;
         RecordCursor records = cursor.start(view(seg), seg.startLsn(), offset, expectedPrev);
+        long lastTime = RecordCursor.NO_TIME;
         while (records.offset() < end) {
             int code = records.check();
             if (code != RecordCheck.VALID || records.offset() + RecordDescriptor.aligned(records.length()) > end) {
@@ -114,7 +117,11 @@ public final class ReplicatedAppends {
                         + " fails validation (" + (code == RecordCheck.VALID ? "it runs past the bytes received" : RecordCheck.describe(code))
                         + "); nothing of this batch was kept", records.lsn(), seg.path());
             }
+            lastTime = Math.max(lastTime, records.time());
             records.advance();
+        }
+        if (lastTime != RecordCursor.NO_TIME) {
+            clock.observe(lastTime); // the primary's times: a promoted replica's own records never carry less
         }
         long prev = records.expectedPrev();
         long newEnd = seg.startLsn() + end;

@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>Admit</b>: wait until the ring memory the record (and its successor's header) will use holds nothing
  *       unwritten; if it does, write the oldest published records into the files (PostgreSQL's
  *       AdvanceXLInsertBuffer). Never a force.</li>
+ *   <li><b>Time</b>: the reserver stores the record's time ({@link RecordClock}), read between loading the insert
+ *       position and winning the CAS, so that times never decrease in LSN order.</li>
  *   <li><b>Link</b>: the reserver stores its own LSN into the prev field of the <em>next</em> record's header
  *       (release). Its successor waits for that store (acquire) before computing its CRC, so every record
  *       carries the exact LSN of its predecessor without a lock. The wait is short and costs nothing for
@@ -48,12 +50,14 @@ public final class Reservations {
     private final SegmentRegistry registry;
     private final SegmentPreparer preparer;
     private final SegmentRoll rolls;
+    private final RecordClock clock;
     /** Writes the ring into the files when an appender needs room. Set once, before use. */
     private WalWriteLock writes;
 
     public Reservations(Appender appender, SegmentRegistry registry, SegmentPreparer preparer, WalBuffers ring, Position insert,
-                 Position written, SegmentLinks links, WalStats stats) {
+                 Position written, SegmentLinks links, WalStats stats, RecordClock clock) {
         this.insert = insert;
+        this.clock = clock;
         this.written = written;
         this.ring = ring;
         this.segmentSize = registry.segmentSize();
@@ -75,6 +79,7 @@ public final class Reservations {
     public long reserve(long aligned, boolean mayWait) {
         while (true) {
             long t = insert.get();
+            long time = clock.now(); // after the load of the insert: see RecordClock on why times never decrease
             long segmentEnd = (t & -segmentSize) + segmentSize;
             if (t + aligned + HEADER <= segmentEnd) {
                 if (!mayWait && !ring.admits(t + aligned + HEADER, written.get())) {
@@ -82,6 +87,7 @@ public final class Reservations {
                 }
                 if (insert.compareAndSet(t, t + aligned)) {
                     admit(t, t + aligned);
+                    stamp(t, time);
                     return t;
                 }
                 continue;
@@ -99,9 +105,15 @@ public final class Reservations {
             }
             if (insert.compareAndSet(t, lsn + aligned)) {
                 rolls.roll(t, segmentEnd, lsn, aligned);
+                stamp(lsn, time);
                 return lsn;
             }
         }
+    }
+
+    /** Stores a reserved record's time (admitted: its ring memory is the record's). Unused by a record turned into padding. */
+    private void stamp(long lsn, long time) {
+        ring.writeLong(ring.offset(lsn) + RecordDescriptor.TIME_OFFSET, time);
     }
 
     /** Waits for ring room for {@code [lsn, end)} and the successor's header, notes a spill, links the successor. */

@@ -2,7 +2,9 @@ package io.walden.core.internal.cursor;
 
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.walden.core.RecordTime;
 import io.walden.core.internal.WalParts;
+import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.record.RecordDescriptor;
 
 /**
@@ -60,9 +62,20 @@ public final class CursorLag {
         clock.sample(parts.insert.get(), System.nanoTime());
     }
 
-    /** How long ago {@code end} (as {@link #endFor} gave it) passed {@code lsn}. */
+    /**
+     * How far behind in time a cursor at {@code lsn} is, {@code end} being the log's end as {@link #endFor} gave it: the
+     * age of the first record it has not consumed, from that record's time (docs/format.md, "Records"); 0 at the end.
+     * For a record without a time (format 1, or not written yet), how long ago the log's end passed {@code lsn}.
+     */
     public double seconds(long lsn, long end) {
-        return lsn >= end ? 0 : clock.secondsSincePassed(lsn, System.nanoTime());
+        if (lsn >= end) {
+            return 0;
+        }
+        long time = parts.times.timeAt(lsn, parts.written.get());
+        if (time != RecordCursor.NO_TIME) {
+            return Math.max(0, RecordTime.toMicros(parts.config.clock().instant()) - time) / 1e6;
+        }
+        return clock.secondsSincePassed(lsn, System.nanoTime());
     }
 
     /** {@code walden.cursor.lag.bytes} and {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}), {@code walden.cursor.lost}. */

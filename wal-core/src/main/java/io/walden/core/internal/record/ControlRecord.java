@@ -96,8 +96,10 @@ public final class ControlRecord {
             if (length < RecordDescriptor.HEADER_LENGTH || length > b.limit() - at) {
                 return false; // not records (they are validated later): no hint
             }
-            if ((b.getShort(at + RecordDescriptor.FLAGS_OFFSET) & RecordDescriptor.FLAG_CONTROL) != 0
-                    && (length == RecordDescriptor.HEADER_LENGTH || (b.get(at + RecordDescriptor.HEADER_LENGTH) & 0xFF) != ZSTD_DICTIONARY)) {
+            int flags = b.getShort(at + RecordDescriptor.FLAGS_OFFSET);
+            int payloadAt = RecordDescriptor.payloadOffset(flags);
+            if ((flags & RecordDescriptor.FLAG_CONTROL) != 0
+                    && (length <= payloadAt || (b.get(at + payloadAt) & 0xFF) != ZSTD_DICTIONARY)) {
                 return true;
             }
             at += (int) RecordDescriptor.aligned(length);

@@ -9,7 +9,9 @@ import java.util.zip.CRC32C;
  * recovery meets invalid records as a matter of course (every log ends at one).
  *
  * <p>Order of checks (PostgreSQL's rule: bound the length before trusting anything, trust nothing before
- * the CRC passes): length word, fits in the segment, flags and reserved bits, previous-record link, CRC.
+ * the CRC passes): length word, fits in the segment, flags and reserved bits, room for the time and a compressed
+ * payload's prefix, previous-record link, CRC. The time itself is not judged: it is whatever the primary's clock
+ * said, covered by the CRC like every other byte.
  *
  * <p>Thread-safety: stateless; the {@link CRC32C} and view passed in belong to the calling thread. The view
  * must be little-endian and span the whole segment (its capacity is the segment size).
@@ -64,13 +66,18 @@ public final class RecordCheck {
             return BAD_LENGTH;
         }
         int flags = view.getShort(o + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
+        int untimed = flags & ~RecordDescriptor.FLAG_TIME;
         if ((flags & ~RecordDescriptor.KNOWN_FLAGS) != 0 || (flags & RecordDescriptor.CODEC_MASK) == RecordDescriptor.CODEC_MASK
-                || ((flags & RecordDescriptor.FLAG_CONTROL) != 0 && flags != RecordDescriptor.FLAG_CONTROL)
+                || ((flags & RecordDescriptor.FLAG_CONTROL) != 0 && untimed != RecordDescriptor.FLAG_CONTROL)
+                || ((flags & RecordDescriptor.FLAG_PADDING) != 0 && flags != RecordDescriptor.FLAG_PADDING)
                 || view.getInt(o + RecordDescriptor.RESERVED_OFFSET) != 0) {
             return BAD_FLAGS;
         }
-        if ((flags & RecordDescriptor.CODEC_MASK) != 0
-                && length < RecordDescriptor.HEADER_LENGTH + RecordDescriptor.COMPRESSED_PREFIX) {
+        int payloadOffset = RecordDescriptor.payloadOffset(flags);
+        if (length < payloadOffset) {
+            return BAD_LENGTH; // a record with a time has room for it
+        }
+        if ((flags & RecordDescriptor.CODEC_MASK) != 0 && length < payloadOffset + RecordDescriptor.COMPRESSED_PREFIX) {
             return BAD_LENGTH; // a compressed payload starts with its uncompressed length
         }
         long prev = view.getLong(o + RecordDescriptor.PREV_OFFSET);

@@ -30,6 +30,9 @@ public final class RecordCursor {
     /** Acquire loads of a length word through a view of the mapping (record offsets are 8-aligned, as atomic access needs). */
     private static final VarHandle INT = MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
 
+    /** {@link #time()} of a record that carries none. */
+    public static final long NO_TIME = Long.MIN_VALUE;
+
     private final CRC32C crc = new CRC32C();
     private ByteBuffer view;
     private long startLsn;
@@ -136,9 +139,37 @@ public final class RecordCursor {
         return view.getLong((int) offset + RecordDescriptor.PREV_OFFSET);
     }
 
+    /**
+     * The checked record's time, microseconds since the epoch (UTC), or {@link #NO_TIME} for a record without one
+     * (padding, or written by format 1).
+     */
+    public long time() {
+        return (flags() & RecordDescriptor.FLAG_TIME) != 0 ? view.getLong((int) offset + RecordDescriptor.TIME_OFFSET) : NO_TIME;
+    }
+
     /** A little-endian view of the checked record's stored payload (shares the segment's memory). */
     public ByteBuffer payload() {
-        int at = (int) offset + RecordDescriptor.HEADER_LENGTH;
+        int at = (int) offset + RecordDescriptor.payloadOffset(flags());
         return view.duplicate().limit((int) offset + length).position(at).slice().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
+     * Walks from the record boundary {@code from} over published length words below {@code limit} to the first record
+     * that carries a time at or after {@code micros}; returns its offset, or -1. For seeking by time (TimeIndex).
+     */
+    public static long firstTimed(ByteBuffer view, long from, long limit, long micros) {
+        RecordCursor walk = new RecordCursor().start(view, 0, from, -1);
+        for (long at = from; at < limit; ) {
+            int flags = view.getShort((int) at + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
+            if ((flags & RecordDescriptor.FLAG_TIME) != 0 && view.getLong((int) at + RecordDescriptor.TIME_OFFSET) >= micros) {
+                return at;
+            }
+            long next = walk.at(at).nextPublished();
+            if (next < 0) {
+                return -1;
+            }
+            at = next;
+        }
+        return -1;
     }
 }

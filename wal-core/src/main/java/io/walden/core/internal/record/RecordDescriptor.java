@@ -13,10 +13,17 @@ package io.walden.core.internal.record;
  *  +---------------+---------------+-------------------------------+
  *  |  type (u16)   |  flags (u16)  |        reserved, zero         | 16
  *  +---------------+---------------+-------------------------------+
- *  |                    payload ...  then zero padding             | 24
+ *  |   time: µs since 1970-01-01 UTC (only with FLAG_TIME; format 2) | 24
+ *  +---------------------------------------------------------------+
+ *  |                    payload ...  then zero padding             | 32 (24 without FLAG_TIME)
  *  |                    to the next multiple of 8                  |
  *  +---------------------------------------------------------------+
  * </pre>
+ *
+ * <p>Format 2 added the time: every record Walden appends carries {@link #FLAG_TIME} and its primary's append time in
+ * the 8 bytes after the header, so the payload starts at {@link #TIMED_HEADER_LENGTH}. Records of format 1 (no flag)
+ * and padding records have none: their payload starts at {@link #HEADER_LENGTH}, which stays the smallest record and
+ * the room the fit rule keeps. So one walk reads both formats, record by record ({@link #payloadOffset}).
  *
  * <ul>
  *   <li>The length word is written last, with release semantics: a reader that loads a positive length
@@ -35,7 +42,12 @@ public final class RecordDescriptor {
     public static final int TYPE_OFFSET = PREV_OFFSET + Long.BYTES;
     public static final int FLAGS_OFFSET = TYPE_OFFSET + Short.BYTES;
     public static final int RESERVED_OFFSET = FLAGS_OFFSET + Short.BYTES;
+    /** The smallest record: the header of a padding record or of a format-1 record (no time). */
     public static final int HEADER_LENGTH = RESERVED_OFFSET + Integer.BYTES;
+    /** With {@link #FLAG_TIME}: the record's time, microseconds since the epoch (UTC), right after the header. */
+    public static final int TIME_OFFSET = HEADER_LENGTH;
+    /** The header of a record that carries its time: where its payload starts. Every record Walden appends has it. */
+    public static final int TIMED_HEADER_LENGTH = TIME_OFFSET + Long.BYTES;
     /** Where the CRC's coverage starts. */
     public static final int CRC_COVERAGE_OFFSET = PREV_OFFSET;
 
@@ -57,8 +69,13 @@ public final class RecordDescriptor {
      * other, never handed to readers. Never combined with another flag.
      */
     public static final int FLAG_CONTROL = 0b1000;
+    /**
+     * Bit 4 (format 2): the record carries its time at {@link #TIME_OFFSET}, and its payload starts at
+     * {@link #TIMED_HEADER_LENGTH}. Never on a padding record; combines with a codec or {@link #FLAG_CONTROL}.
+     */
+    public static final int FLAG_TIME = 0b1_0000;
     /** Every flag this format version knows; a record with another bit set is invalid. */
-    public static final int KNOWN_FLAGS = FLAG_PADDING | CODEC_MASK | FLAG_CONTROL;
+    public static final int KNOWN_FLAGS = FLAG_PADDING | CODEC_MASK | FLAG_CONTROL | FLAG_TIME;
 
     public static final int MAX_TYPE = 0xFFFF;
 
@@ -70,7 +87,13 @@ public final class RecordDescriptor {
         return (length + (ALIGNMENT - 1)) & ~(long) (ALIGNMENT - 1);
     }
 
+    /** The length (header, time and payload) of a record Walden appends with {@code payloadLength} bytes of payload. */
     public static int recordLength(int payloadLength) {
-        return HEADER_LENGTH + payloadLength;
+        return TIMED_HEADER_LENGTH + payloadLength;
+    }
+
+    /** Where the payload of a record with {@code flags} starts: after its time when it carries one. */
+    public static int payloadOffset(int flags) {
+        return (flags & FLAG_TIME) != 0 ? TIMED_HEADER_LENGTH : HEADER_LENGTH;
     }
 }

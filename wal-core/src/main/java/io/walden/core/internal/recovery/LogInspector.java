@@ -2,6 +2,7 @@ package io.walden.core.internal.recovery;
 
 import io.walden.core.Compression;
 import io.walden.core.Lsn;
+import io.walden.core.RecordTime;
 import io.walden.core.internal.record.ControlRecord;
 import io.walden.core.internal.record.PayloadDecompressor;
 import io.walden.core.internal.record.RecordCheck;
@@ -19,6 +20,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,12 +43,16 @@ public final class LogInspector {
      * @param compression       how the payload is stored
      * @param uncompressedLength the payload's length once restored (the stored length when not compressed)
      * @param control           a control record (a cursor change: docs/format.md), the log's own
+     * @param time              the record's time in microseconds since the epoch (UTC), or
+     *                          {@link RecordCursor#NO_TIME} (padding, format 1)
+     * @param payloadLength     the stored payload's length
      */
     public record RecordInfo(long lsn, long prev, int length, int type, boolean padding, Compression compression,
-                             int uncompressedLength, boolean control) {
-        /** The stored payload's length. */
-        public int payloadLength() {
-            return length - RecordDescriptor.HEADER_LENGTH;
+                             int uncompressedLength, boolean control, long time, int payloadLength) {
+        /** The record's time, or null when it carries none. */
+        public Instant timestamp() {
+            return time == RecordCursor.NO_TIME ? null
+                    : RecordTime.ofMicros(time);
         }
     }
 
@@ -230,7 +236,8 @@ public final class LogInspector {
                 int length = cursor.length();
                 int flags = cursor.flags();
                 int codec = flags & RecordDescriptor.CODEC_MASK;
-                int uncompressed = length - RecordDescriptor.HEADER_LENGTH;
+                int uncompressed = length - RecordDescriptor.payloadOffset(flags);
+                int payloadLength = uncompressed;
                 if (codec != 0) {
                     // Restored once to prove it can be: a payload that passes its CRC but not its codec is damage.
                     ByteBuffer restored = decompressor.decompress(codec, cursor.payload(), (int) Math.min(segmentSize, MAX_RESTORED),
@@ -245,7 +252,7 @@ public final class LogInspector {
                         uncompressed = restored.remaining();
                     }
                 }
-                if (flags == RecordDescriptor.FLAG_CONTROL) {
+                if ((flags & RecordDescriptor.FLAG_CONTROL) != 0) {
                     ZstdDictionary d = ControlRecord.decodeDictionary(cursor.payload());
                     if (d != null) {
                         dictionaries.put(d.id(), d);
@@ -255,7 +262,7 @@ public final class LogInspector {
                         (flags & RecordDescriptor.FLAG_PADDING) != 0,
                         codec == RecordDescriptor.CODEC_LZ4 ? Compression.LZ4 : codec == RecordDescriptor.CODEC_ZSTD
                                 ? Compression.ZSTD : Compression.NONE, uncompressed,
-                        (flags & RecordDescriptor.FLAG_CONTROL) != 0);
+                        (flags & RecordDescriptor.FLAG_CONTROL) != 0, cursor.time(), payloadLength);
                 if (info.padding()) {
                     paddings++;
                 } else {

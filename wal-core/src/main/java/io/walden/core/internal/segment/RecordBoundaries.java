@@ -3,6 +3,8 @@ package io.walden.core.internal.segment;
 import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.record.RecordDescriptor;
 
+import java.nio.ByteBuffer;
+
 /**
  * Which offsets of one segment are record boundaries, proven by walking the chain of length words from the
  * segment's first record (which follows the segment header, so it is a boundary by construction). Nothing else
@@ -38,6 +40,7 @@ public final class RecordBoundaries {
     private long walkedTo = FIRST_RECORD;
     /** Over a view of the segment, made with the index. */
     private final RecordCursor cursor = new RecordCursor();
+    private ByteBuffer view;
 
     public RecordBoundaries(Segment segment) {
         this.segment = segment;
@@ -80,6 +83,33 @@ public final class RecordBoundaries {
     }
 
     /**
+     * For seeking by time (TimeIndex): a record boundary below which every timed record is older than {@code micros},
+     * as close below the first record at or after it as the page index allows (at most a page or two away, when the
+     * walk reached there). Found by a binary search over the pages walked, by the time of the first timed record at or
+     * after each page's last boundary: times never decrease in LSN order.
+     *
+     * @param limit as for {@link #previous}
+     */
+    public synchronized long lastBoundaryBeforeTime(long micros, long limit) {
+        walk(Math.min(limit, segment.size()));
+        int lo = 1; // pages whose last boundary is below the walk's end: 1 .. (walkedTo - 1) >>> PAGE_SHIFT
+        int hi = (int) ((walkedTo - 1) >>> PAGE_SHIFT);
+        long best = FIRST_RECORD;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            long boundary = lastBoundaryBefore[mid];
+            long timed = RecordCursor.firstTimed(view, boundary, walkedTo, Long.MIN_VALUE);
+            if (timed >= 0 && view.getLong((int) timed + RecordDescriptor.TIME_OFFSET) < micros) {
+                best = Math.max(best, boundary);
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return best;
+    }
+
+    /**
      * The log was rewound to {@code offset}, a proven boundary of this segment: what the walk found beyond it no
      * longer holds (new records will be written there). Length words below it are unchanged.
      */
@@ -93,7 +123,8 @@ public final class RecordBoundaries {
     private void walk(long limit) {
         if (lastBoundaryBefore == null) {
             lastBoundaryBefore = new int[(int) (segment.size() >>> PAGE_SHIFT) + 1];
-            cursor.start(segment.newView(), segment.startLsn(), FIRST_RECORD, -1);
+            view = segment.newView();
+            cursor.start(view, segment.startLsn(), FIRST_RECORD, -1);
         }
         while (walkedTo < limit) {
             long next = cursor.at(walkedTo).nextPublished();

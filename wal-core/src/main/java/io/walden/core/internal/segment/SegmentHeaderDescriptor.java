@@ -35,7 +35,14 @@ import java.util.zip.CRC32C;
 public final class SegmentHeaderDescriptor {
     /** "WALDENSG" read as a little-endian long. */
     public static final long MAGIC = 0x47534E45444C4157L;
-    public static final int FORMAT_VERSION = 1;
+    /**
+     * The format new segments are written in: 2, whose records carry their time (FLAG_TIME, docs/format.md). Segments
+     * of format 1 are read as they are: their records have no time, and the one a format-1 log was writing when it was
+     * opened by this version goes on with timed records (a record says itself whether it has a time).
+     */
+    public static final int FORMAT_VERSION = 2;
+    /** The oldest format this version reads. */
+    public static final int OLDEST_READABLE_VERSION = 1;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = MAGIC_OFFSET + Long.BYTES;
@@ -82,8 +89,9 @@ public final class SegmentHeaderDescriptor {
             return "segment header CRC mismatch";
         }
         int version = header.getInt(VERSION_OFFSET);
-        if (version != FORMAT_VERSION) {
-            return "unsupported segment format version " + version + " (this build reads " + FORMAT_VERSION + ")";
+        if (version < OLDEST_READABLE_VERSION || version > FORMAT_VERSION) {
+            return "unsupported segment format version " + version + " (this build reads " + OLDEST_READABLE_VERSION
+                    + " to " + FORMAT_VERSION + ")";
         }
         if (header.getInt(HEADER_LENGTH_OFFSET) != LENGTH) {
             return "unexpected header length " + header.getInt(HEADER_LENGTH_OFFSET);

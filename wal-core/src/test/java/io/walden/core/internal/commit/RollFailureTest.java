@@ -58,7 +58,8 @@ class RollFailureTest {
         Position insert = new Position(64);
         Position published = new Position(64);
         Appender appender = new Appender(registry, preparer, ring, insert, published, new Position(64), new ReadNotifier(), firstPrev, 0,
-                new WalStats(), new DictionaryTrainer(false, WalConfig.DEFAULT_ZSTD_LEVEL, SEGMENT, 1 << 10, "test", () -> null));
+                new WalStats(), new DictionaryTrainer(false, WalConfig.DEFAULT_ZSTD_LEVEL, SEGMENT, 1 << 10, "test", () -> null),
+                new RecordClock(java.time.Clock.systemUTC(), insert::get));
         while (insert.get() + 2 * 1024 < SEGMENT) {
             appender.append(0, new byte[1000], 0, 1000, Durability.OFF);
         }
@@ -71,7 +72,7 @@ class RollFailureTest {
         assertThat(insert.get()).as("the failed roll moved into the next segment").isGreaterThan(SEGMENT);
         assertThat(appender.advancePublished()).as("nothing reserved is left unpublished").isEqualTo(insert.get());
         long after = appender.append(0, new byte[10], 0, 10, Durability.OFF);
-        assertThat(appender.advancePublished()).isEqualTo(after + RecordDescriptor.aligned(RecordDescriptor.HEADER_LENGTH + 10));
+        assertThat(appender.advancePublished()).isEqualTo(after + RecordDescriptor.aligned(RecordDescriptor.recordLength(10)));
         ring.free();
         for (Segment s : registry.snapshot()) {
             s.markRemoved();
