@@ -27,6 +27,10 @@ final class WalConfigValidation {
         checkCommitDelay(s.commitDelay);
         requireNonNegative(s.remoteCommitTimeout, "remoteCommitTimeout");
         requireNonNegative(s.commitSiblings, "commitSiblings");
+        if (s.retentionTime != null) {
+            requirePositive(s.retentionTime, "retentionTime");
+        }
+        requireNonNegative(s.retentionBytes, "retentionBytes");
         if (s.zstdLevel == 0 || s.zstdLevel < Zstd.minCompressionLevel()
                 || s.zstdLevel > Zstd.maxCompressionLevel()) {
             throw new IllegalArgumentException("zstdLevel must be between " + Zstd.minCompressionLevel()

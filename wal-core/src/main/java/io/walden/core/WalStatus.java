@@ -93,6 +93,13 @@ public final class WalStatus {
     }
 
     /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
+    /** Retention's limits, what it removed and who holds back what it would remove (see {@link RetentionStatus}). */
+    public RetentionStatus retention() {
+        var r = parts.retention;
+        return new RetentionStatus(r.maxAge(), r.maxBytes(), r.removedSegments(), r.holds().stream()
+                .map(h -> new RetentionStatus.Held(h.holder().tag, h.bytes(), h.floorLsn(), h.since())).toList());
+    }
+
     public Optional<Archiver> archiver() {
         return Optional.ofNullable(parts.archiver);
     }

@@ -11,7 +11,7 @@ import java.util.List;
  * {@code A <thread> <seq> <lsn>} for each append only after it returned (so after it was forced).
  * The payload of (thread, seq) is {@link #payload}: the parent recomputes it to check the bytes.
  *
- * <p>Args: directory, threads, segment size[, sync method[, compression]]. With a compression other than none the
+ * <p>Args: directory, threads, segment size[, sync method[, compression[, retention bytes]]]. With a compression other than none the
  * payloads are compressible text ({@link #payload(int, long, boolean)}).
  */
 public final class CrashingAppender {
@@ -38,7 +38,9 @@ public final class CrashingAppender {
         SyncMethod method = args.length > 3 ? SyncMethod.parse(args[3]) : SyncMethod.FDATASYNC;
         Compression compression = args.length > 4 ? Compression.parse(args[4]) : Compression.NONE;
         boolean compressible = compression != Compression.NONE;
-        Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(segmentSize).syncMethod(method).compression(compression).build());
+        long retentionBytes = args.length > 5 ? Long.parseLong(args[5]) : 0;
+        Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(segmentSize).syncMethod(method).compression(compression)
+                .retentionBytes(retentionBytes).build());
         long startSeq = wal.insertLsn(); // distinct seqs per run: the LSN where this run started
         System.out.println("READY");
         System.out.flush();

@@ -24,6 +24,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Lsn;
+import io.walden.core.RetentionStatus;
 import io.walden.core.Wal;
 import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.internal.thread.WaldenThreads;
@@ -227,7 +228,21 @@ public final class WaldenServer implements AutoCloseable {
         LOG.info("Walden serving {} on {}://{} (durability {}, sync {}, transport {}: {}); log at {}", wal.directory(),
                 tls == null ? "http" : "https", format(boundAddress()), config.get(DURABILITY).configName(), config.get(SYNC_METHOD),
                 transport.name(), transport.note(), Lsn.format(wal.insertLsn()));
+        LOG.info("Retention: {}", describe(wal.status().retention()));
         return this;
+    }
+
+    /** What retention does, for the line serve logs at start (docs/operations.md, "Retention"). */
+    static String describe(RetentionStatus r) {
+        if (!r.enabled()) {
+            return "none: every segment is kept until POST /admin/checkpoint removes it (set --retention-time or "
+                    + "--retention-bytes to remove old segments on their own)";
+        }
+        return "sealed segments are removed, oldest first, "
+                + (r.time() != null ? "once all their records are older than " + r.time() : "")
+                + (r.time() != null && r.bytes() > 0 ? ", and " : "")
+                + (r.bytes() > 0 ? "while the log holds more than " + r.bytes() + " bytes" : "")
+                + "; never what a replication slot, a consumer cursor or the archiver still needs";
     }
 
     public InetSocketAddress boundAddress() {

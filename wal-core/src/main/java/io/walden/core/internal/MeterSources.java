@@ -65,6 +65,7 @@ public final class MeterSources implements WalMetrics.Sources {
 
     @Override
     public void bindParts(MeterRegistry meters, Tags tags) {
+        parts.retention.bindTo(meters, tags);
         if (parts.archiver != null) {
             parts.archiver.bindTo(meters, tags);
         }

@@ -26,6 +26,7 @@ import io.walden.core.internal.recovery.Checkpointer;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.recovery.RecoveryScanner;
+import io.walden.core.internal.retention.Retention;
 import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
@@ -103,6 +104,8 @@ public final class WalParts {
     public final RecordClock clock;
     /** Seek by time. */
     public final TimeIndex times;
+    /** Removes old segments by time and size (retention-time, retention-bytes); idle when neither is set. */
+    public final Retention retention;
     /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
     public final Archiver archiver;
     /**
@@ -146,6 +149,8 @@ public final class WalParts {
         }
         this.appender = new Appender(registry, preparer, ring, insert, published, written, notifier, links,
                 scan.lastRecordLsn(), stats, dictionaries, clock);
+        this.retention = new Retention(new RetainedLog(this), times, config.clock(), config.retentionTime(),
+                config.retentionBytes());
         this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
         this.readLimit = new Position(after.readLimit());
@@ -232,6 +237,7 @@ public final class WalParts {
         if (archiver != null) {
             archiver.start();
         }
+        retention.start(); // after the archiver: it holds retention back until segments are archived
         // A replica's log says where its readers stop: what its primary had confirmed when it last knew.
         String limit = readLimit.get() == Long.MAX_VALUE ? ""
                 : "; a replica's log: its readers stop at " + Lsn.format(readLimit.get()) + " until its primary confirms more";
@@ -295,6 +301,7 @@ public final class WalParts {
                         + "log: it would wait for itself; close it from another thread");
             }
             writes.close(); // from now on every entry is refused (see WritePath.enter())
+            retention.close();
             if (archiver != null) {
                 archiver.close(); // first: it reads segment files that are unmapped below
             }

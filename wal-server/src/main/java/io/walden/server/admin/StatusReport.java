@@ -5,6 +5,8 @@ import io.walden.core.Cursors;
 import io.walden.core.Durability;
 import io.walden.core.Epoch;
 import io.walden.core.Lsn;
+import io.walden.core.RecordTime;
+import io.walden.core.RetentionStatus;
 import io.walden.core.RecoveryReport;
 import io.walden.core.Wal;
 import io.walden.core.WalStatus;
@@ -117,6 +119,7 @@ final class StatusReport {
         }
         s.put("cursors", cursors);
         s.put("archive", st.archiver().map(StatusReport::archive).orElse(null));
+        s.put("retention", retention(st.retention()));
         List<Map<String, Object>> slots = new ArrayList<>();
         if (replication != null) {
             replication.slots().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> {
@@ -164,6 +167,25 @@ final class StatusReport {
             out.add(r);
         }
         return out;
+    }
+
+    /** Retention's limits, what it removed, and who holds back what it would remove (docs/operations.md, "Retention"). */
+    private static Map<String, Object> retention(RetentionStatus r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("time_seconds", r.time() == null ? null : r.time().toSeconds());
+        m.put("bytes", r.bytes() > 0 ? r.bytes() : null);
+        m.put("removed_segments", r.removedSegments());
+        List<Map<String, Object>> held = new ArrayList<>();
+        for (RetentionStatus.Held h : r.heldBy()) {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("holder", h.holder());
+            one.put("bytes", h.bytes());
+            one.put("from_lsn", Lsn.format(h.fromLsn()));
+            one.put("since", RecordTime.format(h.since()));
+            held.add(one);
+        }
+        m.put("held_by", held);
+        return m;
     }
 
     private static Map<String, Object> archive(Archiver a) {

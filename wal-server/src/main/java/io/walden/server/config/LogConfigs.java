@@ -15,6 +15,8 @@ import static io.walden.server.config.ServerSettings.COMPRESSION;
 import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.DURABILITY;
 import static io.walden.server.config.ServerSettings.MAX_CURSOR_RETAINED_BYTES;
+import static io.walden.server.config.ServerSettings.RETENTION_BYTES;
+import static io.walden.server.config.ServerSettings.RETENTION_TIME;
 import static io.walden.server.config.ServerSettings.REMOTE_COMMIT_TIMEOUT;
 import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
 import static io.walden.server.config.ServerSettings.SEGMENT_SIZE;
@@ -47,6 +49,8 @@ final class LogConfigs {
                 .zstdDictionary(c.get(ZSTD_DICTIONARY))
                 .zstdLevel(c.get(ZSTD_LEVEL))
                 .maxCursorRetainedBytes(c.get(MAX_CURSOR_RETAINED_BYTES))
+                .retentionTime(c.get(RETENTION_TIME))
+                .retentionBytes(c.get(RETENTION_BYTES) == null ? 0 : c.get(RETENTION_BYTES))
                 .syncMethod(c.get(SYNC_METHOD))
                 .remoteCommitTimeout(c.get(REMOTE_COMMIT_TIMEOUT))
                 .writerDelay(c.get(WRITER_DELAY))

@@ -54,6 +54,13 @@ public final class ServerSettings {
     public static final Setting<Long> MAX_CURSOR_RETAINED_BYTES = of("max-cursor-retained-bytes", "SIZE",
             Values::positiveSize, "4GiB", "Most log a consumer cursor may hold back from truncation; beyond it the "
                     + "cursor is lost.");
+    public static final Setting<Duration> RETENTION_TIME = duration("retention-time", ChronoUnit.SECONDS, null,
+            "Remove whole sealed segments, oldest first, once all their records are older than this (7d, 12h, 90s; "
+                    + "Kafka's retention.ms); never what a replication slot, a consumer cursor or the archiver still "
+                    + "needs. Unset: keep everything.");
+    public static final Setting<Long> RETENTION_BYTES = of("retention-bytes", "SIZE", Values::positiveSize, null,
+            "Remove the oldest sealed segments while the log holds more than this (100GiB; Kafka's retention.bytes), "
+                    + "with the same holders as --retention-time. Unset: keep everything.");
 
     // ------------------------------------------------------------------ HTTP
     public static final Setting<InetSocketAddress> HTTP = of("http", "HOST:PORT", Values::address, "127.0.0.1:7400",
@@ -161,7 +168,7 @@ public final class ServerSettings {
     /** Every setting, in the order --help lists them. */
     public static final List<Setting<?>> ALL = List.of(DATA_DIR, DURABILITY, SYNC_METHOD, SEGMENT_SIZE, WAL_BUFFERS,
             COMPRESSION, ZSTD_DICTIONARY, ZSTD_LEVEL, WRITER_DELAY, CHECKPOINT_INTERVAL, MAX_CURSOR_RETAINED_BYTES,
-            HTTP, AUTH_TOKEN, TLS_CERT, TLS_KEY, TRANSPORT, EVENT_LOOPS, FLUSH_ON_EVENT_LOOP, MAX_BATCH_BYTES,
+            RETENTION_TIME, RETENTION_BYTES, HTTP, AUTH_TOKEN, TLS_CERT, TLS_KEY, TRANSPORT, EVENT_LOOPS, FLUSH_ON_EVENT_LOOP, MAX_BATCH_BYTES,
             MAX_BATCH_RECORDS, MAX_READERS, MAX_CONNECTIONS, STREAM_WRITE_TIMEOUT,
             REPLICATION_LISTEN, REPLICATE_FROM, NAME, SYNC_REPLICAS, REMOTE_COMMIT_TIMEOUT, SHIP_FLUSHED_ONLY, MAX_REPLICAS,
             MAX_SLOT_RETAINED_BYTES, REPLICATION_SECRET, REPLICATION_TLS_CERT, REPLICATION_TLS_KEY, REPLICATION_TLS_CA,

@@ -1,0 +1,127 @@
+package io.walden.core;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.stream.Stream;
+
+import static io.walden.core.TestLogs.SMALL_SEGMENT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Retention by size and by time (docs/operations.md, "Retention"), and the holders that keep it back. */
+class RetentionTest {
+    private static final long LIMIT = 4 * SMALL_SEGMENT;
+
+    @TempDir
+    Path dir;
+
+    /** Appends {@code bytes} of 1000-byte records numbered from {@code first}; returns the next number. */
+    private static long feed(Wal wal, long first, long bytes) {
+        long n = first;
+        for (long written = 0; written < bytes; written += 1000, n++) {
+            wal.append(ByteBuffer.allocate(1000).putLong(0, n).array(), Durability.OFF);
+        }
+        wal.flush();
+        return n;
+    }
+
+    private static void awaitRemoval(Wal wal, long atLeast) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (wal.status().retention().removedSegments() < atLeast && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        Thread.sleep(300); // a look in progress finishes
+    }
+
+    private static long directorySize(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".wal")).mapToLong(f -> f.toFile().length()).sum();
+        }
+    }
+
+    /** Every record from the oldest on reads back, numbered without a gap up to {@code next - 1}. */
+    private static void assertContiguousTo(Wal wal, long next) {
+        try (WalReader r = wal.reader(wal.oldestLsn())) {
+            WalRecord first = r.next();
+            long expected = first.payloadView().order(java.nio.ByteOrder.BIG_ENDIAN).getLong(0) + 1;
+            for (WalRecord rec; (rec = r.next()) != null; expected++) {
+                assertThat(rec.payloadView().order(java.nio.ByteOrder.BIG_ENDIAN).getLong(0)).isEqualTo(expected);
+            }
+            assertThat(expected).isEqualTo(next);
+        }
+    }
+
+    @Test
+    void aLogFedTenTimesItsSizeLimitStaysWithinItAndReadsBackFromItsOldestRecord() throws Exception {
+        try (Wal wal = Wal.open(TestLogs.small(dir).retentionBytes(LIMIT).build())) {
+            long next = feed(wal, 0, 10 * LIMIT);
+            awaitRemoval(wal, 20);
+            long live = (wal.insertLsn() - wal.oldestLsn());
+            assertThat(live).as("from the oldest record to the end").isLessThanOrEqualTo(LIMIT + SMALL_SEGMENT);
+            assertThat(directorySize(dir)).as("segment files: the kept ones, the one prepared ahead and up to 2 spares")
+                    .isLessThanOrEqualTo(LIMIT + 3 * SMALL_SEGMENT);
+            assertThat(wal.status().retention().removedSegments()).isGreaterThanOrEqualTo(30);
+            assertContiguousTo(wal, next);
+        }
+    }
+
+    @Test
+    void segmentsWhoseRecordsAreAllOlderThanTheTimeLimitGo() throws Exception {
+        RecordTimeTest.SteppedClock clock = new RecordTimeTest.SteppedClock(Instant.parse("2026-11-20T00:00:00Z"));
+        try (Wal wal = Wal.open(TestLogs.small(dir).clock(clock).retentionTime(Duration.ofDays(1)).build())) {
+            long next = feed(wal, 0, 6 * SMALL_SEGMENT);
+            Thread.sleep(100);
+            clock.now.set(Instant.parse("2026-11-25T00:00:00Z")); // five days on
+            Thread.sleep(100);
+            long recent = wal.insertLsn();
+            next = feed(wal, next, 2 * SMALL_SEGMENT);
+            awaitRemoval(wal, 6);
+            assertThat(wal.oldestLsn()).as("every segment of old records went").isGreaterThan(recent - SMALL_SEGMENT);
+            try (WalReader r = wal.reader(wal.oldestLsn())) {
+                WalRecord first = r.next();
+                assertThat(first.timestamp()).as("the oldest kept record is the last old one, or a new one")
+                        .isIn(Instant.parse("2026-11-20T00:00:00Z"), Instant.parse("2026-11-25T00:00:00Z"));
+            }
+            assertContiguousTo(wal, next);
+        }
+    }
+
+    @Test
+    void aCursorHoldsRetentionBackAndIsNamedAsTheHolderUntilItMoves() throws Exception {
+        try (Wal wal = Wal.open(TestLogs.small(dir).retentionBytes(LIMIT).build())) {
+            long start = wal.insertLsn();
+            wal.cursors().create("slow-consumer", start);
+            long next = feed(wal, 0, 3 * LIMIT);
+            Thread.sleep(600);
+            assertThat(wal.oldestLsn()).as("the cursor keeps its records").isLessThanOrEqualTo(start);
+            RetentionStatus status = wal.status().retention();
+            assertThat(status.heldBy()).singleElement().satisfies(h -> {
+                assertThat(h.holder()).isEqualTo("cursor");
+                assertThat(h.bytes()).isGreaterThan(LIMIT);
+                assertThat(h.fromLsn()).isEqualTo(start);
+            });
+
+            wal.cursors().commit("slow-consumer", wal.insertLsn());
+            feed(wal, next, SMALL_SEGMENT);
+            awaitRemoval(wal, 4);
+            assertThat(wal.oldestLsn()).isGreaterThan(start);
+            assertThat(wal.status().retention().heldBy()).isEmpty();
+        }
+    }
+
+    @Test
+    void withoutLimitsNothingIsRemoved() throws Exception {
+        try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
+            feed(wal, 0, 10 * LIMIT);
+            Thread.sleep(300);
+            assertThat(wal.status().retention().enabled()).isFalse();
+            assertThat(wal.oldestLsn()).isEqualTo(64);
+        }
+    }
+}
