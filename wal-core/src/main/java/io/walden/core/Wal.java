@@ -232,7 +232,8 @@ public final class Wal implements AutoCloseable {
      * is that recent, the insert LSN (precisely: the end of what is written, which is the insert LSN once appends in
      * flight are in the files). O(log segments) record headers and a page or two of one segment, never a scan of the
      * log (docs/format.md, "Finding a record by time"). Records without a time (written before format 2) count as older
-     * than any time.
+     * than any time. The answer may be one of the log's own records (a dictionary copy, a cursor change), which readers
+     * skip: a reader from it returns the first application record at or after {@code time}.
      */
     public long lsnAt(Instant time) {
         return parts.times.lsnAt(RecordTime.toMicros(time));

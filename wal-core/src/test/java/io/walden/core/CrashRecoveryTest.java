@@ -155,8 +155,15 @@ class CrashRecoveryTest {
                 while (first > 0 && times.get(first - 1)[1] >= t) {
                     first--;
                 }
-                assertThat(wal.lsnAt(RecordTime.ofMicros(t))).as("lsnAt(%s)", RecordTime.ofMicros(t))
-                        .isEqualTo(times.get(first)[0]);
+                // The log's own records (dictionary copies) have times too: a seek may land on one, and a reader
+                // from there skips it, so what counts is the first application record read from the answer.
+                long at = wal.lsnAt(RecordTime.ofMicros(t));
+                assertThat(at).as("lsnAt(%s)", RecordTime.ofMicros(t)).isLessThanOrEqualTo(times.get(first)[0])
+                        .isGreaterThan(first == 0 ? -1 : times.get(first - 1)[0]);
+                try (WalReader fromThere = wal.reader(at)) {
+                    assertThat(fromThere.next().lsn()).as("read from lsnAt(%s)", RecordTime.ofMicros(t))
+                            .isEqualTo(times.get(first)[0]);
+                }
             }
         }
     }
