@@ -116,6 +116,21 @@ class RetentionTest {
     }
 
     @Test
+    void aReplicaAppliesItsOwnRetentionToWhatItReceives() throws Exception {
+        try (Wal primary = Wal.open(TestLogs.small(dir.resolve("primary")).build());
+             Wal replica = Wal.open(TestLogs.small(dir.resolve("replica")).logId(primary.status().logId())
+                     .retentionBytes(LIMIT).build())) {
+            replica.replication().refuseAppends(Replicas.REFUSAL);
+            long next = feed(primary, 0, 10 * LIMIT);
+            Replicas.catchUp(primary, replica);
+            awaitRemoval(replica, 20);
+            assertThat(replica.insertLsn() - replica.oldestLsn()).isLessThanOrEqualTo(LIMIT + SMALL_SEGMENT);
+            assertThat(primary.oldestLsn()).as("the primary, without a limit, keeps everything").isEqualTo(64);
+            assertContiguousTo(replica, next);
+        }
+    }
+
+    @Test
     void withoutLimitsNothingIsRemoved() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             feed(wal, 0, 10 * LIMIT);
