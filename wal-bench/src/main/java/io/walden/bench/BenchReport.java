@@ -24,6 +24,7 @@ public final class BenchReport {
     private final ReplicationReport replication;
     private CompressionReport compression;
     private ArchiveReport archive;
+    private RecordTimesReport recordTimes;
     private final StringBuilder md = new StringBuilder();
 
     private BenchReport(JsonNode jmh, JsonNode load, JsonNode replication, JsonNode pgbench, JsonNode http) {
@@ -51,6 +52,8 @@ public final class BenchReport {
         if (archive != null) {
             report.archive = new ArchiveReport(archive, report::line);
         }
+        // format-cost.sh's results, beside the jar; the section is left out when they are not there
+        report.recordTimes = new RecordTimesReport(Path.of(args[0]).resolveSibling("format-cost"), report.jmh, report::line);
         report.write();
         Files.writeString(Path.of(args[2]), report.md.toString());
         System.out.println("wrote " + args[2]);
@@ -73,7 +76,7 @@ public final class BenchReport {
         return args.length > i && Files.exists(Path.of(args[i])) ? read(mapper, args[i]) : null;
     }
 
-    private void write() {
+    private void write() throws IOException {
         JsonNode m = load.get("machine");
         line("# Walden benchmark results");
         line("");
@@ -102,6 +105,7 @@ public final class BenchReport {
         if (archive != null) {
             archive.write();
         }
+        recordTimes.write();
         commits.writeLoadTable();
         if (replication != null) {
             replication.writeTable();

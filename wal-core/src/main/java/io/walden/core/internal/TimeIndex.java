@@ -63,7 +63,12 @@ public final class TimeIndex {
         }
     }
 
-    private static final long RETRY = Long.MIN_VALUE;
+    /** {@link #search}: a segment was removed meanwhile (answers are LSNs, never negative). */
+    private static final long RETRY = -1;
+    /** {@link #timeOfFirst}: the segment was removed meanwhile. */
+    private static final long GONE = Long.MIN_VALUE;
+    /** {@link #timeOfFirst}: the segment's first record has no time (format 1): older than any time. */
+    private static final long UNTIMED = Long.MIN_VALUE + 1;
 
     /** The answer over {@code segments} (ascending, all below {@code end}), or {@link #RETRY} when one was removed. */
     private long search(List<Segment> segments, long micros, long end) {
@@ -73,7 +78,7 @@ public final class TimeIndex {
         while (lo < hi) {
             int mid = (lo + hi) >>> 1;
             long first = timeOfFirst(segments.get(mid), end);
-            if (first == RETRY) {
+            if (first == GONE) {
                 return RETRY;
             }
             if (first >= micros) {
@@ -97,15 +102,31 @@ public final class TimeIndex {
         return end;
     }
 
-    /** The time of {@code s}'s first timed record below {@code end}; Long.MAX_VALUE when none; RETRY when removed. */
+    /**
+     * The search key of {@code s}: the time of its first record that is not padding; {@link #UNTIMED} when that record
+     * has no time (format 1: older than any time, as every untimed record before it); Long.MAX_VALUE when the segment
+     * holds nothing but padding below {@code end} (so the search looks before it); {@link #GONE} when it was removed.
+     */
     private static long timeOfFirst(Segment s, long end) {
         if (!s.tryEnter()) {
-            return RETRY;
+            return GONE;
         }
         try {
             ByteBuffer view = s.newView();
-            long at = RecordCursor.firstTimed(view, FIRST_RECORD, limit(s, end), Long.MIN_VALUE);
-            return at == NONE ? Long.MAX_VALUE : view.getLong((int) at + RecordDescriptor.TIME_OFFSET);
+            RecordCursor walk = new RecordCursor().start(view, 0, FIRST_RECORD, -1);
+            for (long at = FIRST_RECORD, limit = limit(s, end); at < limit; at = walk.at(at).nextPublished()) {
+                int flags = view.getShort((int) at + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
+                if ((flags & RecordDescriptor.FLAG_TIME) != 0) {
+                    return view.getLong((int) at + RecordDescriptor.TIME_OFFSET);
+                }
+                if ((flags & RecordDescriptor.FLAG_PADDING) == 0) {
+                    return UNTIMED;
+                }
+                if (walk.at(at).nextPublished() < 0) {
+                    break;
+                }
+            }
+            return Long.MAX_VALUE;
         } finally {
             s.exit();
         }

@@ -237,10 +237,9 @@ public final class Appender {
      * written); the flags say it carries the time its reservation stored ({@link Reservations#reserve}).
      */
     public void writeHeaderFields(long lsn, int type) {
-        long o = ring.offset(lsn);
-        ring.writeShort(o + RecordDescriptor.TYPE_OFFSET, (short) type);
-        ring.writeShort(o + RecordDescriptor.FLAGS_OFFSET, (short) RecordDescriptor.FLAG_TIME);
-        ring.writeInt(o + RecordDescriptor.RESERVED_OFFSET, 0);
+        // type (u16), flags (u16) and the reserved word are bytes 16..23, little-endian: one 8-byte store, not three
+        ring.writeLong(ring.offset(lsn) + RecordDescriptor.TYPE_OFFSET,
+                (type & 0xFFFFL) | ((long) RecordDescriptor.FLAG_TIME << 16));
     }
 
     /**

@@ -2,9 +2,10 @@ package io.walden.core.internal.commit;
 
 import io.walden.core.RecordTime;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Clock;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
@@ -33,10 +34,20 @@ public final class RecordClock implements AutoCloseable {
     static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** Ticks without an append after which the ticker sleeps until the next append. */
     static final int IDLE_TICKS = 10;
+    private static final VarHandle LATEST;
+
+    static {
+        try {
+            LATEST = MethodHandles.lookup().findVarHandle(RecordClock.class, "latest", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final LongSupplier wallMicros;
     private final LongSupplier insert;
-    private final AtomicLong latest = new AtomicLong();
+    /** The latest time handed out or observed: only rises (CAS to a larger value). Read by every append. */
+    private volatile long latest;
     private volatile boolean idle = true;
     private volatile boolean running;
     private Thread ticker;
@@ -52,17 +63,17 @@ public final class RecordClock implements AutoCloseable {
 
     /** The time for a record reserved now (see the class comment for where to call it). */
     public long now() {
-        return idle ? wake() : latest.get();
+        return idle ? wake() : latest;
     }
 
     /** Raises the clock to {@code micros} (a time already in the log): later records never carry less. */
     public void observe(long micros) {
-        latest.accumulateAndGet(micros, Math::max);
+        raiseTo(micros);
     }
 
     /** The latest time handed out or observed (0 before any). */
     public long latest() {
-        return latest.get();
+        return latest;
     }
 
     private long wake() {
@@ -75,7 +86,19 @@ public final class RecordClock implements AutoCloseable {
     }
 
     private long advance() {
-        return latest.accumulateAndGet(wallMicros.getAsLong(), Math::max);
+        return raiseTo(wallMicros.getAsLong());
+    }
+
+    /** Sets {@link #latest} to {@code micros} if that is larger; returns the value it holds then. */
+    private long raiseTo(long micros) {
+        for (long now = latest; ; now = latest) {
+            if (micros <= now) {
+                return now;
+            }
+            if (LATEST.compareAndSet(this, now, micros)) {
+                return micros;
+            }
+        }
     }
 
     public void start() {

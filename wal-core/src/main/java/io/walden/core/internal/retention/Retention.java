@@ -171,8 +171,12 @@ public final class Retention implements AutoCloseable {
         recordHolds(wanted);
         SegmentRegistry registry = log.registry();
         Segment oldest = registry.oldest();
-        if (oldest == null || wanted <= oldest.startLsn()) {
-            return 0;
+        long allowed = wanted;
+        for (Holder h : Holder.values()) {
+            allowed = Math.min(allowed, registry.segmentStart(log.floor(h)));
+        }
+        if (oldest == null || allowed <= oldest.startLsn()) {
+            return 0; // nothing to remove, or held: no truncation (and no checkpoint it would force) at all
         }
         int before = registry.size();
         log.truncateBefore(wanted);
