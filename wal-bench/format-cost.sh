@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The append path's cost of record times (on-disk format 2), measured against the last commit of format 1 in the same
 # session: JMH's OffAppendBenchmark (one thread, OFF, 64 B) and CommitLoad's OFF and LOCAL scenarios, alternating
-# between the two builds for three rounds so that both see the same fast and slow minutes. Results go to
+# between the two builds for five rounds so that both see the same fast and slow minutes. Results go to
 # wal-bench/target/format-cost/ for BenchReport ("Record times").
 #   wal-bench/format-cost.sh [BASELINE_COMMIT]
 set -euo pipefail
@@ -28,7 +28,7 @@ FLAGS=(--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base
        --add-exports=java.base/sun.nio.ch=ALL-UNNAMED --add-exports=java.base/jdk.internal.ref=ALL-UNNAMED
        --add-opens=java.base/java.lang=ALL-UNNAMED -Dchronicle.analytics.disable=true
        -Dchronicle.announcer.disable=true -Dorg.slf4j.simpleLogger.defaultLogLevel=warn "-Dwalden.bench.dir=$DATA")
-for round in 1 2 3; do
+for round in 1 2 3 4 5; do
   for build in current baseline; do
     echo "== round $round: $build"
     java "${FLAGS[@]}" -jar "$OUT/$build.jar" 'OffAppendBenchmark.walden' -p payloadSize=64 -p writerDelayMs=200 \

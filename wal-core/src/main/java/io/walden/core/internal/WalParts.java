@@ -292,6 +292,11 @@ public final class WalParts {
 
     /** See {@link Wal#close}: stops everything in the reverse order of {@link #start()}. */
     public void close() {
+        if (!activity.callerInside()) {
+            // First and outside the admin lock: a removal in progress takes that lock (truncateBefore), and close waits
+            // for the retention thread to end.
+            retention.close();
+        }
         synchronized (adminLock) {
             if (writes.isClosed()) {
                 return;
@@ -301,7 +306,6 @@ public final class WalParts {
                         + "log: it would wait for itself; close it from another thread");
             }
             writes.close(); // from now on every entry is refused (see WritePath.enter())
-            retention.close();
             if (archiver != null) {
                 archiver.close(); // first: it reads segment files that are unmapped below
             }

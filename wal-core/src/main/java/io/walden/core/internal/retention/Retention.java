@@ -178,9 +178,10 @@ public final class Retention implements AutoCloseable {
         if (oldest == null || allowed <= oldest.startLsn()) {
             return 0; // nothing to remove, or held: no truncation (and no checkpoint it would force) at all
         }
-        int before = registry.size();
+        long before = oldest.startLsn();
         log.truncateBefore(wanted);
-        int gone = Math.max(0, before - registry.size());
+        Segment now = registry.oldest();
+        int gone = now == null ? 0 : (int) ((now.startLsn() - before) / registry.segmentSize());
         if (gone > 0) {
             removed.addAndGet(gone);
             LOG.info("Retention removed {} segment(s): the log now begins at {}", gone,
