@@ -114,16 +114,13 @@ public final class TimeIndex {
         try {
             ByteBuffer view = s.newView();
             RecordCursor walk = new RecordCursor().start(view, 0, FIRST_RECORD, -1);
-            for (long at = FIRST_RECORD, limit = limit(s, end); at < limit; at = walk.at(at).nextPublished()) {
+            for (long at = FIRST_RECORD, limit = limit(s, end); at >= 0 && at < limit; at = walk.at(at).nextPublished()) {
                 int flags = view.getShort((int) at + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
                 if ((flags & RecordDescriptor.FLAG_TIME) != 0) {
                     return view.getLong((int) at + RecordDescriptor.TIME_OFFSET);
                 }
                 if ((flags & RecordDescriptor.FLAG_PADDING) == 0) {
                     return UNTIMED;
-                }
-                if (walk.at(at).nextPublished() < 0) {
-                    break;
                 }
             }
             return Long.MAX_VALUE;
@@ -166,9 +163,11 @@ public final class TimeIndex {
                 ByteBuffer view = s.newView();
                 long limit = limit(s, end);
                 long last = RecordCursor.NO_TIME;
-                for (long at = RecordCursor.firstTimed(view, FIRST_RECORD, limit, Long.MIN_VALUE); at >= 0;
-                     at = RecordCursor.firstTimed(view, next(view, at), limit, Long.MIN_VALUE)) {
-                    last = view.getLong((int) at + RecordDescriptor.TIME_OFFSET);
+                RecordCursor walk = new RecordCursor().start(view, 0, FIRST_RECORD, -1);
+                for (long at = FIRST_RECORD; at >= 0 && at < limit; at = walk.at(at).nextPublished()) {
+                    if ((view.getShort((int) at + RecordDescriptor.FLAGS_OFFSET) & RecordDescriptor.FLAG_TIME) != 0) {
+                        last = view.getLong((int) at + RecordDescriptor.TIME_OFFSET);
+                    }
                 }
                 if (last != RecordCursor.NO_TIME) {
                     return last;
@@ -207,10 +206,5 @@ public final class TimeIndex {
             }
         }
         return RecordCursor.NO_TIME;
-    }
-
-    private static long next(ByteBuffer view, long at) {
-        long next = new RecordCursor().start(view, 0, at, -1).nextPublished();
-        return next < 0 ? view.capacity() : next;
     }
 }

@@ -159,16 +159,11 @@ public final class RecordCursor {
      */
     public static long firstTimed(ByteBuffer view, long from, long limit, long micros) {
         RecordCursor walk = new RecordCursor().start(view, 0, from, -1);
-        for (long at = from; at < limit; ) {
+        for (long at = from; at >= 0 && at < limit; at = walk.at(at).nextPublished()) {
             int flags = view.getShort((int) at + RecordDescriptor.FLAGS_OFFSET) & 0xFFFF;
             if ((flags & RecordDescriptor.FLAG_TIME) != 0 && view.getLong((int) at + RecordDescriptor.TIME_OFFSET) >= micros) {
                 return at;
             }
-            long next = walk.at(at).nextPublished();
-            if (next < 0) {
-                return -1;
-            }
-            at = next;
         }
         return -1;
     }
