@@ -15,10 +15,10 @@ import java.util.function.LongSupplier;
  *
  * <p><b>Why cached.</b> Reading the wall clock costs 25-40 ns here, as much as half an {@code off} append. So, as
  * Cassandra's ApproximateTime and Aeron's CachedEpochClock do, a thread of its own ({@code walden-clock}) reads it
- * every {@link #TICK_NANOS} while the log is busy and appenders read that value: one volatile load. A busy log's
- * times are within a tick or so of the append (more only when the ticker is starved of CPU); after
- * {@link #IDLE_TICKS} ticks without an append the ticker sleeps, and the first append after the pause reads the
- * clock itself and wakes it, so an idle log's times are exact.
+ * every {@link #TICK_NANOS} while the log is busy and appenders read that value: two volatile loads (idle, then
+ * latest), plain loads on x86. A busy log's times are within a tick or so of the append (more only when the ticker
+ * is starved of CPU); after {@link #IDLE_TICKS} ticks without an append the ticker sleeps, and the first append after
+ * the pause reads the clock itself and wakes it, so an idle log's times are exact.
  *
  * <p><b>Why never decreasing.</b> {@link #latest} only rises (the larger of itself and the clock), so a clock stepped
  * back keeps the last time until it catches up, as Kafka's log-append time does. Appenders read it between loading
