@@ -121,6 +121,8 @@ class RetentionTest {
              Wal replica = Wal.open(TestLogs.small(dir.resolve("replica")).logId(primary.status().logId())
                      .retentionBytes(LIMIT).build())) {
             replica.replication().refuseAppends(Replicas.REFUSAL);
+            // The primary keeps no archive, and says so (as its sender does): nothing is kept for an archive.
+            replica.replication().primaryArchived(primary.replication().archivedFloor());
             long next = feed(primary, 0, 10 * LIMIT);
             Replicas.catchUp(primary, replica);
             awaitRemoval(replica, 20);

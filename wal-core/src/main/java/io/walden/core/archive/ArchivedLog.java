@@ -27,6 +27,15 @@ public interface ArchivedLog {
     boolean acceptsAppends();
 
     /**
+     * For a log that refuses appends (a replica, or a group member that is not the primary): every segment that begins
+     * below this LSN is in the group's archive, or was given up by its primary under
+     * {@link ArchiveConfig.WhenFull#DROP_ARCHIVE}, as the primary last said over the replication stream
+     * (docs/replication-protocol.md, "Archived"); 0 until it said; {@code Long.MAX_VALUE} when the primary keeps no
+     * archive. Such a log keeps every later segment, since once promoted it is the one to upload what the archive lacks.
+     */
+    long archivedUpstream();
+
+    /**
      * The log's epoch history: archived objects are named by epoch, and after a promotion the segments from the current
      * epoch's start on differ from what the old primary archived.
      */

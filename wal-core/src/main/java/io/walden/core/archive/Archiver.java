@@ -32,9 +32,12 @@ import java.util.concurrent.TimeUnit;
  *   <li>When more than {@link ArchiveConfig#maxPendingBytes()} flushed bytes are not archived, appends are refused
  *       ({@code BLOCK}) or the oldest pending segments are given up ({@code DROP_ARCHIVE}); checked every
  *       {@value #POLL_MILLIS} ms, so the cap can be passed by what is appended meanwhile.</li>
- *   <li>A replica's log is not archived (its primary archives), nor is a primary's held back by it; after a promotion
- *       the epoch's history goes up first, then the segments from the new epoch's start are archived again, named by
- *       the new epoch beside the old primary's objects ({@link ArchiveNames}).</li>
+ *   <li>A replica's log is not archived (its primary archives), nor is a primary's held back by it. But a replica keeps
+ *       every segment the group's archive does not hold yet, as its primary reports ({@link ArchivedLog#archivedUpstream()}),
+ *       so that, promoted after its primary died with uploads pending, it still has them to upload (PostgreSQL keeps
+ *       a standby's WAL for the archive with {@code archive_mode = always}). After a promotion the epoch's history goes
+ *       up first, then the segments from the new epoch's start are archived again, named by the new epoch beside the
+ *       old primary's objects ({@link ArchiveNames}).</li>
  * </ul>
  *
  * <p>This class is the public face and the thread; each turn of that thread runs the parts, which have one job each:
@@ -69,7 +72,7 @@ public final class Archiver implements AutoCloseable {
         this.target = config.target();
         this.status = new ArchiveStatus(log.directory());
         this.runner = new LoopRunner("walden-archiver", new Archiving());
-        this.progress = new ArchiveProgress(status);
+        this.progress = new ArchiveProgress(status, this::settled);
         this.uploader = new ArchiveUploader(log, config, status, progress);
         this.cap = new PendingBytesCap(log, config, status, progress);
         progress.refresh(log.segments(), log.flushedLsn());
@@ -111,6 +114,14 @@ public final class Archiver implements AutoCloseable {
         return progress.lastError();
     }
 
+    /**
+     * The records, below the log's oldest, that the archive lacks and the log no longer holds (found when a replica
+     * became primary), or null: {@link #archivedLsn()} stays below them, since a restore stops there.
+     */
+    public ArchiveProgress.Missing missing() {
+        return progress.missing();
+    }
+
     public long archivedSegments() {
         return progress.archivedSegments();
     }
@@ -144,19 +155,27 @@ public final class Archiver implements AutoCloseable {
     }
 
     /**
-     * What truncation must keep: the start of the oldest segment neither archived nor given up;
-     * {@code Long.MAX_VALUE} on a replica's log, which is not archived. Called by the log under its admin lock.
+     * What truncation must keep: the start of the oldest segment neither archived nor given up ({@link #settled}), or
+     * {@code Long.MAX_VALUE} when every segment is. Called by the log under its admin lock, and by its replication
+     * senders (what the group's archive holds, told to replicas).
      */
     public long retentionFloor() {
-        if (!log.acceptsAppends()) {
-            return Long.MAX_VALUE;
-        }
         for (SegmentInfo s : log.segments()) {
-            if (!status.isSettled(s.startLsn())) {
+            if (!settled(s.startLsn())) {
                 return s.startLsn();
             }
         }
         return Long.MAX_VALUE;
+    }
+
+    /**
+     * Whether the segment at {@code start} is in the archive, or was given up: marked so in {@code archive_status} (by
+     * this log, as a primary), or, on a log that refuses appends, below what its primary reported of the group's
+     * archive. A segment this log itself marked stays settled in every role: the marker is deleted when a rewind or a
+     * promotion changes the segment's bytes ({@link ArchiveStatus#forgetFrom}).
+     */
+    private boolean settled(long start) {
+        return status.isSettled(start) || !log.acceptsAppends() && start < log.archivedUpstream();
     }
 
     /** Waits until every record below {@code lsn} is archived; false on timeout. */

@@ -44,7 +44,12 @@ public final class ArchivedWal implements ArchivedLog {
      */
     @Override
     public boolean acceptsAppends() {
-        return parts.replication.refusal() == null && parts.readLimit.get() == Long.MAX_VALUE;
+        return parts.archiveFloor.ownArchive();
+    }
+
+    @Override
+    public long archivedUpstream() {
+        return parts.archiveFloor.upstream();
     }
 
     @Override

@@ -31,7 +31,7 @@ final class RetainedLog implements Retention.Log {
         return switch (holder) {
             case REPLICATION_SLOT -> parts.replication.retentionFloor();
             case CURSOR -> parts.cursors.retention.floor();
-            case ARCHIVE -> parts.archiver == null ? Long.MAX_VALUE : parts.archiver.retentionFloor();
+            case ARCHIVE -> parts.archiveFloor.forTruncation();
         };
     }
 

@@ -108,6 +108,8 @@ public final class WalParts {
     public final Retention retention;
     /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
     public final Archiver archiver;
+    /** What the group's archive holds as far as this log knows: what truncation keeps for it, on every role. */
+    public final ArchiveFloor archiveFloor = new ArchiveFloor(this);
     /**
      * A replica's read limit: its primary had flushed everything below it; readers, appliers and cascading senders see
      * nothing at or beyond it (it may still be rewound). {@code Long.MAX_VALUE} for a primary's log. Moved forward by
@@ -257,10 +259,12 @@ public final class WalParts {
             } catch (IOException e) {
                 throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
             }
-            long keep = Math.min(Math.min(Math.min(lsn, flushed.get()), replication.retentionFloor()), cursors.retention.floor());
-            if (archiver != null) {
-                keep = Math.min(keep, archiver.retentionFloor()); // never a segment the archive does not hold yet
-            }
+            // Never past what is flushed; never past a replica's read limit, since a rewind may take the log back to
+            // it and must find the segment it ends in; never what a slot, a cursor or the archive (the group's, on a
+            // replica) still needs.
+            long keep = Math.min(Math.min(lsn, flushed.get()), readLimit.get());
+            keep = Math.min(Math.min(keep, replication.retentionFloor()), cursors.retention.floor());
+            keep = Math.min(keep, archiveFloor.forTruncation());
             long limit = Math.min(registry.segmentStart(keep), checkpointer.durableScanStart());
             Segment oldestSegment = registry.oldest();
             if (oldestSegment != null && oldestSegment.endLsn() <= limit) {
@@ -367,6 +371,7 @@ public final class WalParts {
     /** After a replica's rewind to {@code lsn}: what the archiver marked archived from there on no longer holds. */
     private void rewound(long lsn) {
         reads.rewound(lsn);
+        archiveFloor.forget(lsn);
         if (archiver != null) {
             archiver.rewound(lsn);
         }

@@ -177,6 +177,16 @@ public final class WalReplication implements ReplicatedLog {
     }
 
     @Override
+    public void primaryArchived(long floor) {
+        parts.archiveFloor.learnt(floor);
+    }
+
+    @Override
+    public long archivedFloor() {
+        return parts.archiveFloor.toReplicas();
+    }
+
+    @Override
     public void pauseAppends(String reason) {
         this.appendsRefused = Objects.requireNonNull(reason, "reason");
     }
@@ -185,6 +195,9 @@ public final class WalReplication implements ReplicatedLog {
     public void refuseAppends(String reason) {
         // A replica's readers never see what its primary may not have flushed: the limit first, in memory.
         boolean limited = reason != null && limitReads();
+        if (reason != null && appendsRefused == null) {
+            parts.archiveFloor.forget(0); // a primary's knowledge of its own archive says nothing of its next primary's
+        }
         this.appendsRefused = reason; // before the cursors follow: no cursor change slips in between
         if (reason != null) {
             cursors.following();
@@ -268,6 +281,7 @@ public final class WalReplication implements ReplicatedLog {
                 checkpointReadLimit();
                 cursors.promoted(); // its cursors: everything it holds, kept live from now on
                 parts.dictionaries.lookInLogAgain(); // the primary's, as it reached this replica, before training one
+                parts.archiveFloor.forget(0); // its own archiver decides from now on; a stale report must not outlive a later demotion
                 appendsRefused = null;
                 LOG.info("Promoted the log in {}: epoch {} begins at {} (history {})", dir, next.current().number(),
                         Lsn.format(end), next);

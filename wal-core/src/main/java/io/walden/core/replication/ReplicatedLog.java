@@ -46,6 +46,21 @@ public interface ReplicatedLog {
     void retentionFloor(LongSupplier floor);
 
     /**
+     * A replica learnt from its primary that every segment beginning below {@code floor} is in the group's archive (or
+     * was given up under drop-archive); {@code Long.MAX_VALUE}: the primary keeps no archive. Until then, and again
+     * after it becomes a replica or is rewound, the log keeps every segment for the archive: truncation and retention
+     * never remove one the archive may lack (docs/replication.md, "Retention and the archive").
+     */
+    void primaryArchived(long floor);
+
+    /**
+     * What a sender tells its replica of the archive (the frame "Archived" of docs/replication-protocol.md): on a log
+     * that takes appends, the start of its oldest segment not archived, {@code Long.MAX_VALUE} when it keeps no archive;
+     * on a replica (a cascading sender), what its own primary said.
+     */
+    long archivedFloor();
+
+    /**
      * Refuses every local append from now on with {@code reason} (a replica: "this log is a replica of
      * primary X; write to the primary"), or accepts them again with null (after a promotion).
      */

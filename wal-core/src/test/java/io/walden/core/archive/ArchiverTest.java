@@ -260,9 +260,11 @@ class ArchiverTest {
     }
 
     @Test
-    void aReplicasLogIsNotArchivedNorHeldBack() throws Exception {
+    void aReplicasLogIsHeldBackUntilItsPrimaryReportsWhatTheArchiveHolds() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             wal.replication().refuseAppends("a replica of primary p");
+            assertThat(wal.status().archiver().orElseThrow().retentionFloor()).isEqualTo(wal.status().segments().get(0).startLsn());
+            wal.replication().primaryArchived(Long.MAX_VALUE); // its primary keeps no archive
             assertThat(wal.status().archiver().orElseThrow().retentionFloor()).isEqualTo(Long.MAX_VALUE);
         }
     }

@@ -31,6 +31,8 @@ final class Sender implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(Sender.class);
     private static final int MAX_CHUNK = 256 << 10;
     private static final long WRITABLE_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** How often the archive's progress is looked at (the archiver itself moves on every 100 ms at most). */
+    private static final long ARCHIVE_LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final Wal wal;
     private final Channel channel;
@@ -45,6 +47,9 @@ final class Sender implements Runnable {
     private final boolean unflushed;
     /** The flushed LSN the replica was last told. */
     private long toldFlushed = -1;
+    /** The archive floor the replica was last told (-1: not yet), and when this sender last looked at it. */
+    private long toldArchived = -1;
+    private long archiveLookedAt;
 
     /**
      * @param unflushed ship bytes once they are written here, before they are flushed
@@ -71,6 +76,24 @@ final class Sender implements Runnable {
                 channel.remoteAddress());
         channel.close();
         return true;
+    }
+
+    /**
+     * Tells the replica how far the archive holds the log when that moved (first after the Welcome, before any data),
+     * looking at most every {@link #ARCHIVE_LOOK_NANOS}: the replica keeps every segment the archive lacks
+     * (docs/replication.md, "Retention and the archive"), and a late report only makes it keep more, for a while.
+     */
+    private void tellArchived() {
+        long now = System.nanoTime();
+        if (toldArchived >= 0 && now - archiveLookedAt < ARCHIVE_LOOK_NANOS) {
+            return;
+        }
+        archiveLookedAt = now;
+        long floor = wal.replication().archivedFloor();
+        if (floor != toldArchived) {
+            channel.writeAndFlush(new Frame.Archived(floor));
+            toldArchived = floor;
+        }
     }
 
     /** Told of each chunk sent. */
@@ -100,6 +123,7 @@ final class Sender implements Runnable {
                 if (historyChanged()) {
                     return;
                 }
+                tellArchived();
                 ReplicationChunk chunk = unflushed ? wal.replication().readWritten(position, MAX_CHUNK) : wal.replication().readFlushed(position, MAX_CHUNK);
                 // Checked again after the read: the history is replaced before any byte of a new epoch is written,
                 // so bytes read while the told history is still current belong to it.

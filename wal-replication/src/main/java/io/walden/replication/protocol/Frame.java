@@ -8,7 +8,8 @@ import io.walden.core.EpochHistory;
  * The frames of the replication protocol (docs/replication-protocol.md). All but {@link Data} are plain values;
  * a {@link Data} frame holds a reference-counted slice of the received buffer, which its consumer releases.
  */
-public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, Frame.Data, Frame.Keepalive, Frame.Status {
+public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, Frame.Data, Frame.Keepalive, Frame.Status,
+        Frame.Archived {
 
     /**
      * Replica → primary, first frame: who I am, which epoch (number and start) wrote my last record, and where my
@@ -94,6 +95,14 @@ public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, F
 
     /** Primary → replica when idle: its flushed end; {@code replyRequested} asks for a Status at once. */
     record Keepalive(long flushedLsn, long sendTimeMicros, boolean replyRequested) implements Frame {
+    }
+
+    /**
+     * Primary → replica, after the Welcome and whenever it moves: every segment that begins below {@code floorLsn} is in
+     * the group's archive (or was given up under drop-archive); {@link FrameDescriptor#NO_ARCHIVE}: the primary keeps
+     * no archive. The replica keeps every segment from there on (docs/replication.md, "Retention and the archive").
+     */
+    record Archived(long floorLsn) implements Frame {
     }
 
     /** Replica → primary: how far it has written, flushed and applied (PostgreSQL's standby status update). */

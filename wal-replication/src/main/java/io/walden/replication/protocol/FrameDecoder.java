@@ -134,6 +134,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 frame = new Frame.Status(lsn(f.readLong(), "written LSN"), lsn(f.readLong(), "flushed LSN"),
                         lsn(f.readLong(), "applied LSN"), f.readLong(), flag(f.readByte()));
                 break;
+            case FrameDescriptor.ARCHIVED:
+                frame = new Frame.Archived(lsn(f.readLong(), "archived floor LSN"));
+                break;
             default:
                 throw new CorruptedFrameException(String.format("unknown frame type 0x%02x", type & 0xFF));
         }

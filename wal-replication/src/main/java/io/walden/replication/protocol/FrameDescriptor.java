@@ -21,9 +21,10 @@ public final class FrameDescriptor {
      * primary's oldest kept LSN, and a hello with log id 0 is answered with a welcome and a close. 4: data may be
      * shipped before the primary flushed it (a replica applies nothing beyond the primary's flushed LSN, which data
      * frames and keepalives carry), and a replica whose log runs past its epoch's end in the primary's history is
-     * answered with a welcome and a close, and rewinds.
+     * answered with a welcome and a close, and rewinds. 5: the primary tells its replicas how far its archive holds
+     * the log (the Archived frame), and they keep every segment the archive lacks.
      */
-    public static final int PROTOCOL_VERSION = 4;
+    public static final int PROTOCOL_VERSION = 5;
 
     public static final byte HELLO = 'H';
     public static final byte WELCOME = 'W';
@@ -31,6 +32,10 @@ public final class FrameDescriptor {
     public static final byte DATA = 'w';
     public static final byte KEEPALIVE = 'k';
     public static final byte STATUS = 'r';
+    public static final byte ARCHIVED = 'a';
+
+    /** The Archived frame's floor when the primary keeps no archive (2^63 - 1: every LSN is below it). */
+    public static final long NO_ARCHIVE = Long.MAX_VALUE;
 
     /** Data frame header after the type: data start LSN, primary's flushed LSN, send time. */
     public static final int DATA_HEADER_LENGTH = 3 * Long.BYTES;

@@ -55,6 +55,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Frame> {
         } else if (frame instanceof Frame.Status s) {
             out.writeByte(FrameDescriptor.STATUS).writeLong(s.writtenLsn()).writeLong(s.flushedLsn()).writeLong(s.appliedLsn())
                     .writeLong(s.sendTimeMicros()).writeByte(s.replyRequested() ? 1 : 0);
+        } else if (frame instanceof Frame.Archived a) {
+            out.writeByte(FrameDescriptor.ARCHIVED).writeLong(a.floorLsn());
         }
         out.setInt(lengthAt, out.writerIndex() - lengthAt - FrameDescriptor.LENGTH_FIELD_LENGTH);
     }

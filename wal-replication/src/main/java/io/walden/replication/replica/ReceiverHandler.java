@@ -137,6 +137,12 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
                     session.status(ctx.channel());
                 }
             });
+        } else if (frame instanceof Frame.Archived archived) {
+            session.receiver.execute(() -> { // after the Welcome's adoption and rewind, which it follows
+                if (accepted && !session.dropping) {
+                    session.wal.replication().primaryArchived(archived.floorLsn());
+                }
+            });
         } else if (frame instanceof Frame.Error error) {
             if (error.code() == Frame.Error.LSN_REMOVED && session.catchUp != null) {
                 session.lastError = error.message();

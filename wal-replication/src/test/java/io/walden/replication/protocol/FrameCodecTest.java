@@ -56,6 +56,8 @@ class FrameCodecTest {
                 .isEqualTo(new Frame.Error(3, "requested LSN 0/40 has already been removed"));
         assertThat(roundTrip(new Frame.Keepalive(777, 123456, true))).isEqualTo(new Frame.Keepalive(777, 123456, true));
         assertThat(roundTrip(new Frame.Status(300, 200, 100, 99, false))).isEqualTo(new Frame.Status(300, 200, 100, 99, false));
+        assertThat(roundTrip(new Frame.Archived(0x30000))).isEqualTo(new Frame.Archived(0x30000));
+        assertThat(roundTrip(new Frame.Archived(FrameDescriptor.NO_ARCHIVE))).isEqualTo(new Frame.Archived(Long.MAX_VALUE));
     }
 
     @Test
@@ -115,6 +117,7 @@ class FrameCodecTest {
                 "a flag must be 0 or 1");
         assertMalformed(Unpooled.buffer().writeInt(18).writeByte(FrameDescriptor.KEEPALIVE).writeLong(-5).writeLong(2).writeByte(0),
                 "negative");
+        assertMalformed(Unpooled.buffer().writeInt(9).writeByte(FrameDescriptor.ARCHIVED).writeLong(-1), "negative");
         ByteBuf badName = Unpooled.buffer().writeByte(FrameDescriptor.HELLO).writeShort(FrameDescriptor.PROTOCOL_VERSION).writeLong(1).writeInt(1).writeLong(0).writeLong(64)
                 .writeShort(2).writeByte(0xC3).writeByte(0x28).writeShort(0);
         assertMalformed(Unpooled.buffer().writeInt(badName.readableBytes()).writeBytes(badName), "not UTF-8");

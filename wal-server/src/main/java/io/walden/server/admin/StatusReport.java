@@ -199,6 +199,9 @@ final class StatusReport {
         m.put("failures", a.failures());
         m.put("dropped_segments", a.droppedSegments());
         m.put("blocking_appends", a.blocking());
+        var missing = a.missing();
+        m.put("missing", missing == null ? null
+                : Map.of("from_lsn", Lsn.format(missing.fromLsn()), "to_lsn", Lsn.format(missing.toLsn())));
         return m;
     }
 }

@@ -10,6 +10,7 @@ import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongPredicate;
 
 /**
  * How far the archive is behind the log, and what the archiver did: what {@link Archiver}'s getters and the
@@ -26,6 +27,8 @@ public final class ArchiveProgress {
     private static final long HEADER = SegmentHeaderDescriptor.LENGTH;
 
     private final ArchiveStatus status;
+    /** Whether a segment (by its start) is archived or given up: the archiver's rule, which a replica's role enters. */
+    private final LongPredicate settled;
     private final AtomicLong archivedSegments = new AtomicLong();
     private final AtomicLong partialUploads = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
@@ -35,6 +38,13 @@ public final class ArchiveProgress {
     private volatile int pendingSegments;
     private volatile String lastError;
 
+    /** What the archive lacks below the log's oldest segment (found at a promotion), or null. */
+    private volatile Missing missing;
+
+    /** Records from {@code fromLsn} to {@code toLsn} are in neither the archive nor the log. */
+    public record Missing(long fromLsn, long toLsn) {
+    }
+
     /** The lowest LSN the log was rewound to since the archiver's thread last looked; MAX_VALUE: none (any thread sets). */
     private final AtomicLong rewoundTo = new AtomicLong(Long.MAX_VALUE);
 
@@ -43,8 +53,9 @@ public final class ArchiveProgress {
     private long partialEnd;
     private long knownOldest = -1;
 
-    public ArchiveProgress(ArchiveStatus status) {
+    public ArchiveProgress(ArchiveStatus status, LongPredicate settled) {
         this.status = status;
+        this.settled = settled;
     }
 
     public long archivedLsn() {
@@ -61,6 +72,19 @@ public final class ArchiveProgress {
 
     public String lastError() {
         return lastError;
+    }
+
+    /** What the archive lacks below the log's oldest segment and the log no longer holds; null when nothing is known. */
+    public Missing missing() {
+        return missing;
+    }
+
+    /** The archive lacks {@code from} to {@code to}, which the log no longer holds: the archived LSN never passes it. */
+    public void missing(long from, long to) {
+        missing = new Missing(from, to);
+        if (archivedLsn > from) {
+            archivedLsn = from;
+        }
     }
 
     public long archivedSegments() {
@@ -153,7 +177,7 @@ public final class ArchiveProgress {
         long archived = -1;
         int pending = 0;
         for (SegmentInfo s : segments) {
-            if (status.isSettled(s.startLsn())) {
+            if (settled.test(s.startLsn())) {
                 continue;
             }
             if (archived < 0) {
@@ -164,6 +188,10 @@ public final class ArchiveProgress {
             }
         }
         archived = archived < 0 ? flushed : Math.min(archived, flushed);
+        Missing gap = missing;
+        if (gap != null) {
+            archived = Math.min(archived, gap.fromLsn()); // a restore stops there, whatever is archived after it
+        }
         this.archivedLsn = archived;
         this.lagBytes = Math.max(0, flushed - archived);
         this.pendingSegments = pending;

@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -210,6 +211,35 @@ public final class ArchiveUploader {
         }
         LOG.info("Promoted: {} segments below {} were archived by the old primary; segments from {} on are archived "
                 + "again, as epoch {}", adopted, Lsn.format(from), SegmentFiles.name(from), history.current().number());
+        checkForAGap(stored);
+    }
+
+    /**
+     * Whether the archive reaches this log's oldest segment: when it holds segments below it but not the one just before
+     * it, those between are in neither (a replica removed them before its primary archived them, as no replica of this
+     * version does), and a restore stops at the first of them. The archive's progress then stops there too, so that
+     * {@code archived_lsn} never claims what the archive cannot give back (docs/operations.md, "Backup and restore").
+     */
+    private void checkForAGap(Map<String, Long> stored) {
+        List<SegmentInfo> segments = log.segments();
+        if (segments.isEmpty()) {
+            return;
+        }
+        long oldest = segments.get(0).startLsn();
+        long below = -1; // the newest segment the archive holds below the log's oldest
+        for (String name : stored.keySet()) {
+            ArchiveNames.Parsed p = ArchiveNames.parse(name);
+            if (p != null && !p.partial() && p.start() < oldest) {
+                below = Math.max(below, p.start());
+            }
+        }
+        long missingFrom = below + log.segmentSize();
+        if (below >= 0 && missingFrom < oldest) {
+            progress.missing(missingFrom, oldest);
+            LOG.error("The archive {} lacks the log from {} to {}, and this log no longer holds it: a restore from the "
+                    + "archive stops at {}. Archive this log under a new prefix (archive-to) to begin a complete archive",
+                    target.uri(), Lsn.format(missingFrom), Lsn.format(oldest), Lsn.format(missingFrom));
+        }
     }
 
     /** The current segment: its flushed head goes up once records have waited the archive timeout; true when it did. */
