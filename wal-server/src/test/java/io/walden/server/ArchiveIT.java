@@ -255,6 +255,61 @@ class ArchiveIT {
         }
     }
 
+    /**
+     * The store is down; the primary cannot upload, and its replica runs retention far smaller than what the primary
+     * holds. The primary dies, the replica is promoted, the store comes back: the archive has every acknowledged record,
+     * because the replica kept every segment its primary had not reported archived (docs/replication.md, "Retention and
+     * the archive").
+     */
+    @Test
+    void aReplicaPromotedAfterItsPrimaryDiedDuringAStoreOutageArchivesWhatItsPrimaryCouldNot() throws Exception {
+        String uri = s3.uri("outage");
+        int replication = ServerProcess.freePort();
+        Map<Long, String> acked = new TreeMap<>();
+        try (ServerProcess primary = server(work.resolve("primary"), ServerProcess.freePort(), "--segment-size", SEGMENT,
+                "--archive-to", uri, "--archive-endpoint", s3.endpoint(), "--archive-timeout", "0", "--durability", "local",
+                "--replication-listen", "127.0.0.1:" + replication);
+             ServerProcess replica = server(work.resolve("replica"), ServerProcess.freePort(), "--replicate-from",
+                     "127.0.0.1:" + replication, "--name", "r1", "--archive-to", uri, "--archive-endpoint", s3.endpoint(),
+                     "--archive-timeout", "500ms", "--retention-bytes", "192KiB")) {
+            append(primary, acked, "before", 100);
+            waitUntil(60, () -> archiveStatus(primary).get("archived_segments").asLong() >= 1);
+            s3.stop();
+            try {
+                long firstUnarchived = Lsn.parse(archiveStatus(primary).get("archived_lsn").asText());
+                append(primary, acked, "outage", 1300); // about 20 segments of 64 KiB the store does not get
+                String end = status(primary).get("flushed_lsn").asText();
+                waitUntil(60, () -> status(replica).get("flushed_lsn").asText().equals(end));
+                waitUntil(60, () -> status(replica).get("retention").get("held_by").toString().contains("archive"));
+                assertThat(Lsn.parse(status(replica).get("oldest_lsn").asText())).as("the replica kept what the archive lacks")
+                        .isLessThanOrEqualTo(firstUnarchived);
+                primary.kill();
+                HttpResponse<String> promoted = replica.post("/admin/promote", new byte[0]);
+                assertThat(promoted.statusCode()).as(promoted.body()).isEqualTo(200);
+            } finally {
+                s3.start();
+            }
+            append(replica, acked, "promoted", 10);
+            waitUntil(120, () -> {
+                JsonNode a = archiveStatus(replica);
+                return a.get("pending_segments").asInt() == 0
+                        && Lsn.parse(a.get("archived_lsn").asText()) >= Lsn.parse(status(replica).get("flushed_lsn").asText());
+            });
+            assertThat(archiveStatus(replica).get("missing").isNull()).isTrue();
+            replica.terminate();
+        }
+        Path restored = work.resolve("restored");
+        WaldenJar.Run run = WaldenJar.run(work, awsEnv(), "restore", "--from", uri, "--data-dir", restored.toString(),
+                "--archive-endpoint", s3.endpoint());
+        assertThat(run.exitCode()).as(run.stdout() + run.stderr()).isZero();
+        try (ServerProcess fromArchive = ServerProcess.start(work, restored, ServerProcess.freePort())) {
+            Map<Long, String> back = fromArchive.records();
+            for (Map.Entry<Long, String> e : acked.entrySet()) {
+                assertThat(back.get(e.getKey())).as("acknowledged record at " + Lsn.format(e.getKey())).isEqualTo(e.getValue());
+            }
+        }
+    }
+
     private static void append(ServerProcess server, Map<Long, String> acked, String prefix, int n) throws Exception {
         for (int i = 0; i < n; i++) {
             String payload = prefix + "-" + i + "-" + "z".repeat(900);
