@@ -37,12 +37,15 @@ final class ReplicaMeters {
         }
     }
 
-    /** At each status: the lags it measured. */
+    /**
+     * At each status: the lags it measured, each sent position once per level. A report that moved nothing (an idle,
+     * caught-up replica answering a keepalive) records nothing: its lag is not growing, there is none.
+     */
     void reported(ReplicaState state) {
         for (MeterRegistry registry : registries) {
-            lag(registry, state.name, "write", state.writeLagMillis);
-            lag(registry, state.name, "flush", state.flushLagMillis);
-            lag(registry, state.name, "apply", state.applyLagMillis);
+            lag(registry, state.name, "write", state.measuredWrite);
+            lag(registry, state.name, "flush", state.measuredFlush);
+            lag(registry, state.name, "apply", state.measuredApply);
         }
     }
 

@@ -16,10 +16,22 @@ final class ReplicaState {
     volatile long flushed;
     volatile long applied;
     volatile boolean streaming;
-    /** Lags in milliseconds (PostgreSQL's write/flush/replay lag): from sending a position until it was reported. */
+    /**
+     * Lags in milliseconds (PostgreSQL's write/flush/replay lag): from sending a position until it was reported; -1 when
+     * there is none to show (nothing measured yet, or the replica reported everything sent a while ago: an idle,
+     * caught-up replica has no lag, as PostgreSQL shows NULL). Written on the connection's event loop, read anywhere.
+     */
     volatile long writeLagMillis = -1;
     volatile long flushLagMillis = -1;
     volatile long applyLagMillis = -1;
+    /** What the last report measured, for the {@code walden.replica.lag} timers: -1 where it measured nothing new. */
+    long measuredWrite = -1;
+    long measuredFlush = -1;
+    long measuredApply = -1;
+    /** When each level's lag was last measured (nanoTime), to let a caught-up level's last lag show for a while. */
+    private final long[] measuredAt = new long[3];
+    /** How long a caught-up level keeps showing its last measured lag before it shows none. */
+    static final long SHOW_AFTER_CATCH_UP_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Sent positions and when, oldest first; bounded (older samples are dropped). Guarded by itself. */
     private final ArrayDeque<long[]> sent = new ArrayDeque<>();
     private static final int MAX_SAMPLES = 4096;
@@ -56,12 +68,16 @@ final class ReplicaState {
      */
     boolean report(long writtenLsn, long flushedLsn, long appliedLsn, long now) {
         long sent = sentLsn;
-        written = Math.max(written, Math.min(writtenLsn, sent));
-        flushed = Math.max(flushed, Math.min(flushedLsn, sent));
-        applied = Math.max(applied, Math.min(appliedLsn, sent));
-        writeLagMillis = lagFor(written, now);
-        flushLagMillis = lagFor(flushed, now);
-        applyLagMillis = lagFor(applied, now);
+        long w = written, f = flushed, a = applied;
+        written = Math.max(w, Math.min(writtenLsn, sent));
+        flushed = Math.max(f, Math.min(flushedLsn, sent));
+        applied = Math.max(a, Math.min(appliedLsn, sent));
+        measuredWrite = measure(0, writeLagMillis, w, written, sent, now);
+        measuredFlush = measure(1, flushLagMillis, f, flushed, sent, now);
+        measuredApply = measure(2, applyLagMillis, a, applied, sent, now);
+        writeLagMillis = shown(0, writeLagMillis, measuredWrite, written, sent, now);
+        flushLagMillis = shown(1, flushLagMillis, measuredFlush, flushed, sent, now);
+        applyLagMillis = shown(2, applyLagMillis, measuredApply, applied, sent, now);
         trim(Math.min(written, Math.min(flushed, applied)));
         if (!streaming && flushed >= catchUpTarget) {
             streaming = true;
@@ -70,18 +86,47 @@ final class ReplicaState {
         return false;
     }
 
-    /** The lag of the newest sent position at or below {@code lsn}, in ms, or -1 if none is known. */
-    long lagFor(long lsn, long now) {
+    /**
+     * One level moved from {@code from} to {@code to}: its lag is the time since the newest sent position it passed was
+     * sent, each sent position measured once per level. When it passed none, it measures nothing, unless it is behind
+     * what was sent and the oldest position it has not reported has waited longer than its last lag ({@code before}):
+     * that wait is its lag, so a stuck replica's lag grows. So a replica reporting the same position again with nothing
+     * outstanding, as an idle caught-up one does at every keepalive, measures nothing: it has no lag.
+     *
+     * @return the lag in ms, or -1 for none measured
+     */
+    private long measure(int level, long before, long from, long to, long sentEnd, long now) {
         synchronized (sent) {
-            long time = -1;
+            long passed = -1;
+            long waiting = -1;
             for (long[] sample : sent) {
-                if (sample[0] > lsn) {
+                if (sample[0] > to) {
+                    waiting = sample[1];
                     break;
                 }
-                time = sample[1];
+                if (sample[0] > from) {
+                    passed = sample[1];
+                }
             }
-            return time < 0 ? -1 : TimeUnit.NANOSECONDS.toMillis(now - time);
+            long lag = passed >= 0 ? TimeUnit.NANOSECONDS.toMillis(now - passed)
+                    : to < sentEnd && waiting >= 0 && TimeUnit.NANOSECONDS.toMillis(now - waiting) > before
+                    ? TimeUnit.NANOSECONDS.toMillis(now - waiting) : -1;
+            if (lag >= 0) {
+                measuredAt[level] = now;
+            }
+            return lag;
         }
+    }
+
+    /**
+     * What the status shows for a level: a fresh measurement; else the last one while the level is behind what was sent,
+     * or for {@link #SHOW_AFTER_CATCH_UP_NANOS} after it has everything sent; then none.
+     */
+    private long shown(int level, long before, long measured, long to, long sentEnd, long now) {
+        if (measured >= 0 || to < sentEnd) {
+            return measured >= 0 ? measured : before;
+        }
+        return now - measuredAt[level] < SHOW_AFTER_CATCH_UP_NANOS ? before : -1;
     }
 
     /** Forgets samples every level has passed, keeping the newest one at or below {@code lsn}. */

@@ -51,6 +51,70 @@ class ReplicaStateTest {
         state.report(12288, 8192, START, t0 + TimeUnit.MILLISECONDS.toNanos(50));
         assertThat(state.writeLagMillis).isEqualTo(10);
         assertThat(state.flushLagMillis).isEqualTo(50);
-        assertThat(state.applyLagMillis).as("nothing sent at or below the start is known").isEqualTo(-1);
+        assertThat(state.applyLagMillis).as("nothing applied yet: the oldest unapplied position has waited 50 ms")
+                .isEqualTo(50);
+    }
+
+    @Test
+    void anIdleReplicaThatReportedEverythingSentHasNoLag() {
+        ReplicaState state = new ReplicaState("r1", 0, START);
+        long t0 = TimeUnit.SECONDS.toNanos(100);
+        state.sent(8192, t0);
+        state.report(8192, 8192, 8192, t0 + TimeUnit.MILLISECONDS.toNanos(5));
+        assertThat(state.flushLagMillis).isEqualTo(5);
+        assertThat(state.measuredFlush).isEqualTo(5);
+
+        for (int keepalive = 1; keepalive <= 4; keepalive++) { // idle: the same positions at every keepalive
+            state.report(8192, 8192, 8192, t0 + TimeUnit.SECONDS.toNanos(15L * keepalive));
+            assertThat(state.measuredWrite).as("nothing new measured").isEqualTo(-1);
+            assertThat(state.measuredFlush).isEqualTo(-1);
+            assertThat(state.measuredApply).isEqualTo(-1);
+            assertThat(state.writeLagMillis).as("no lag shown, not a growing one").isEqualTo(-1);
+            assertThat(state.flushLagMillis).isEqualTo(-1);
+            assertThat(state.applyLagMillis).isEqualTo(-1);
+        }
+    }
+
+    @Test
+    void aCaughtUpReplicaShowsItsLastLagForAMomentThenNone() {
+        ReplicaState state = new ReplicaState("r1", 0, START);
+        long t0 = TimeUnit.SECONDS.toNanos(100);
+        state.sent(8192, t0);
+        state.report(8192, 8192, 8192, t0 + TimeUnit.MILLISECONDS.toNanos(5));
+        state.report(8192, 8192, 8192, t0 + TimeUnit.MILLISECONDS.toNanos(500));
+        assertThat(state.flushLagMillis).isEqualTo(5);
+        state.report(8192, 8192, 8192, t0 + TimeUnit.MILLISECONDS.toNanos(5) + ReplicaState.SHOW_AFTER_CATCH_UP_NANOS);
+        assertThat(state.flushLagMillis).isEqualTo(-1);
+    }
+
+    @Test
+    void aStuckReplicasLagGrowsWithTheAgeOfWhatItHasNotReported() {
+        ReplicaState state = new ReplicaState("r1", 0, START);
+        long t0 = TimeUnit.SECONDS.toNanos(100);
+        state.sent(8192, t0);
+        state.sent(12288, t0 + TimeUnit.MILLISECONDS.toNanos(10));
+        state.report(12288, 8192, 8192, t0 + TimeUnit.MILLISECONDS.toNanos(20));
+        assertThat(state.flushLagMillis).isEqualTo(20);
+
+        state.report(12288, 8192, 8192, t0 + TimeUnit.SECONDS.toNanos(5)); // the flush does not move
+        assertThat(state.flushLagMillis).as("since 12288 was sent").isEqualTo(4990);
+        assertThat(state.measuredFlush).as("recorded, so the lag alert sees it").isEqualTo(4990);
+        state.report(12288, 8192, 8192, t0 + TimeUnit.SECONDS.toNanos(10));
+        assertThat(state.flushLagMillis).isEqualTo(9990);
+        assertThat(state.writeLagMillis).as("the write level has had everything sent for seconds").isEqualTo(-1);
+    }
+
+    @Test
+    void eachSentPositionIsMeasuredOncePerLevel() {
+        ReplicaState state = new ReplicaState("r1", 0, START);
+        long t0 = TimeUnit.SECONDS.toNanos(100);
+        state.sent(8192, t0);
+        state.sent(12288, t0 + TimeUnit.MILLISECONDS.toNanos(10));
+        state.report(8192, 8192, 8192, t0 + TimeUnit.MILLISECONDS.toNanos(12));
+        assertThat(state.measuredWrite).isEqualTo(12);
+        state.report(12288, 8192, 8192, t0 + TimeUnit.MILLISECONDS.toNanos(13));
+        assertThat(state.measuredWrite).as("12288, sent 3 ms before").isEqualTo(3);
+        assertThat(state.measuredFlush).as("8192 was measured already, and 12288 waited less than its last lag")
+                .isEqualTo(-1);
     }
 }
