@@ -21,7 +21,7 @@ FLAGS=(--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base
 echo "== JMH (-prof gc; -foe: a failing benchmark fails the run)"
 if [ "$MODE" = "--full" ]; then JMH_OPTS=(-f 3); else JMH_OPTS=(-f 1 -wi 3 -i 5); fi
 # writerDelayMs=60000 shows the append without the background writer's periodic force (outside the OFF contract).
-java "${FLAGS[@]}" -jar "$JAR" 'OffAppendBenchmark|LoneCommitterBenchmark|ReadBenchmark|TimeSeekBenchmark' -prof gc -foe true "${JMH_OPTS[@]}" \
+java "${FLAGS[@]}" -jar "$JAR" 'OffAppendBenchmark|LoneCommitterBenchmark|ReadBenchmark|TimeSeekBenchmark|TimeSeekFirstUseBenchmark' -prof gc -foe true "${JMH_OPTS[@]}" \
   -p writerDelayMs=200,60000 \
   -jvmArgsAppend "-Dwalden.bench.dir=$DATA" -rf json -rff wal-bench/target/jmh.json
 

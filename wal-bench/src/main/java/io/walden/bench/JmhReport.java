@@ -54,6 +54,17 @@ final class JmhReport {
         return null;
     }
 
+    /** Every run of {@code benchmark} (one per parameter set), as JMH's JSON gives it. */
+    List<JsonNode> runs(String benchmark) {
+        List<JsonNode> out = new ArrayList<>();
+        for (JsonNode b : jmh) {
+            if (b.get("benchmark").asText().endsWith(benchmark)) {
+                out.add(b);
+            }
+        }
+        return out;
+    }
+
     /** A secondary metric of the first run of {@code benchmark} that has it; null when none has. */
     JsonNode secondary(String benchmark, String metric) {
         for (JsonNode b : jmh) {

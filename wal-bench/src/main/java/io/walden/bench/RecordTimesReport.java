@@ -75,6 +75,21 @@ final class RecordTimesReport {
                     + "**%.0f×** faster.", TimeSeekBenchmark.SEGMENTS, s, f, f / s));
             line.accept("");
         }
+        List<JsonNode> first = jmh.runs("TimeSeekFirstUseBenchmark.firstSeekAfterOpen");
+        if (!first.isEmpty()) {
+            List<String> shapes = new ArrayList<>();
+            for (JsonNode run : first) {
+                String[] shape = run.path("params").path("shape").asText().split(":");
+                JsonNode p = run.get("primaryMetric").path("scorePercentiles");
+                shapes.add(String.format(Locale.ROOT, "%s segments of %d MiB: median %,.0f µs, worst %,.0f µs", shape[1],
+                        Long.parseLong(shape[0]) >> 20, p.path("50.0").asDouble(), p.path("100.0").asDouble()));
+            }
+            line.accept("The worst case is the first seek after the log was opened, which first builds the page index of the "
+                    + "segment holding the answer (TimeSeekFirstUseBenchmark, 64-byte records, page cache): "
+                    + String.join("; ", shapes) + ". So the sidecar seeks (`from_time`) on a reader thread, never on an "
+                    + "event loop.");
+            line.accept("");
+        }
     }
 
     /** Scenario → per round {this build's rate, format 1's rate}; empty when format-cost.sh did not run. */

@@ -62,8 +62,10 @@ final class ServerProcess implements AutoCloseable {
                 "-jar", WaldenJar.jar().toAbsolutePath().toString(), "serve", "--data-dir", dataDir.toString(),
                 "--http", "127.0.0.1:" + port));
         cmd.addAll(List.of(extra));
-        if (!cmd.contains("--replication-listen") && !cmd.contains("--replicate-from")) {
-            cmd.add("--replication-listen"); // never the default port: tests must not collide with a running server
+        if (!cmd.contains("--replication-listen") && !cmd.contains("--coordinator")) {
+            // Never the default port: tests must not collide with a running server. A replica too: it listens there once
+            // promoted (and serves cascading replicas meanwhile).
+            cmd.add("--replication-listen");
             cmd.add("127.0.0.1:" + freePort());
         }
         Path log = Files.createTempFile(work, "server", ".log");

@@ -118,7 +118,7 @@ public final class Archiver implements AutoCloseable {
      * The records, below the log's oldest, that the archive lacks and the log no longer holds (found when a replica
      * became primary), or null: {@link #archivedLsn()} stays below them, since a restore stops there.
      */
-    public ArchiveProgress.Missing missing() {
+    public Missing missing() {
         return progress.missing();
     }
 
@@ -188,6 +188,10 @@ public final class Archiver implements AutoCloseable {
             Thread.sleep(POLL_MILLIS / 4);
         }
         return true;
+    }
+
+    /** Records from {@code fromLsn} to {@code toLsn} are in neither the archive nor the log (see {@link #missing()}). */
+    public record Missing(long fromLsn, long toLsn) {
     }
 
     /** Registers {@code walden.archive.*} meters. */

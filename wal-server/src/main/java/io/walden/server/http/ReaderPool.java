@@ -47,11 +47,14 @@ final class ReaderPool {
 
     /**
      * Opens the reader a request asks for and hands it to a reader thread. From an LSN it is opened on the event loop
-     * (it validates the LSN at once: 410, 400). From a cursor on a replica, finding the cursor's LSN may wait for the
-     * cursors' lock while the receiver applies control records, so the reader thread opens it instead.
+     * (it validates the LSN at once: 410, 400). Where finding the start may block, the reader thread opens it instead:
+     * from a cursor on a replica (the cursors' lock, while the receiver applies control records), and from a time (the
+     * seek may build a segment's page index the first time it reads that segment: a walk of a whole segment's length
+     * words, up to milliseconds, that no event loop may wait on; docs/benchmarks.md, "Record times").
      */
     void open(Exchange ex, Supplier<WalReader> opener, ReaderWork work) {
-        if (ex.param("cursor") != null && wal.status().appendsRefusedReason() != null) {
+        if (ex.param("from_time") != null
+                || ex.param("cursor") != null && wal.status().appendsRefusedReason() != null) {
             submit(ex, null, () -> {
                 WalReader reader = opener.get();
                 work.run(reader);

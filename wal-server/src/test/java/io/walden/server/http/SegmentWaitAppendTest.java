@@ -37,7 +37,8 @@ class SegmentWaitAppendTest {
     @Test
     void shouldAppendEveryRecordOfABatchWhoseClientLeftWhileItWaitedForASegment() throws Exception {
         try (WaldenServer server = new WaldenServer(ServerConfig.load(null, Map.of("data-dir", dir.resolve("log").toString(),
-                "http", "127.0.0.1:0", "durability", "local", "segment-size", Integer.toString(64 << 10)))).start()) {
+                "http", "127.0.0.1:0", "replication-listen", "none", "durability", "local",
+                "segment-size", Integer.toString(64 << 10)))).start()) {
             List<byte[]> records = List.of(filled('a', 3000), filled('b', 3000), filled('c', 3000));
             SegmentPreparation.holdAtFullSegment(server.wal(), 1000, () -> {
                 try (Socket client = new Socket(server.boundAddress().getAddress(), server.boundAddress().getPort())) {

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.walden.core.SegmentInfo;
+import io.walden.core.archive.Archiver;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 
 import java.io.IOException;
@@ -39,11 +40,7 @@ public final class ArchiveProgress {
     private volatile String lastError;
 
     /** What the archive lacks below the log's oldest segment (found at a promotion), or null. */
-    private volatile Missing missing;
-
-    /** Records from {@code fromLsn} to {@code toLsn} are in neither the archive nor the log. */
-    public record Missing(long fromLsn, long toLsn) {
-    }
+    private volatile Archiver.Missing missing;
 
     /** The lowest LSN the log was rewound to since the archiver's thread last looked; MAX_VALUE: none (any thread sets). */
     private final AtomicLong rewoundTo = new AtomicLong(Long.MAX_VALUE);
@@ -75,13 +72,13 @@ public final class ArchiveProgress {
     }
 
     /** What the archive lacks below the log's oldest segment and the log no longer holds; null when nothing is known. */
-    public Missing missing() {
+    public Archiver.Missing missing() {
         return missing;
     }
 
     /** The archive lacks {@code from} to {@code to}, which the log no longer holds: the archived LSN never passes it. */
     public void missing(long from, long to) {
-        missing = new Missing(from, to);
+        missing = new Archiver.Missing(from, to);
         if (archivedLsn > from) {
             archivedLsn = from;
         }
@@ -188,7 +185,7 @@ public final class ArchiveProgress {
             }
         }
         archived = archived < 0 ? flushed : Math.min(archived, flushed);
-        Missing gap = missing;
+        Archiver.Missing gap = missing;
         if (gap != null) {
             archived = Math.min(archived, gap.fromLsn()); // a restore stops there, whatever is archived after it
         }
