@@ -3,6 +3,8 @@ package io.walden.core;
 import io.walden.core.internal.recovery.LogInspector;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -22,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and in order, and nothing corrupt. Iterations: {@code -Dwalden.crash.iterations} (default 8; the
  * {@code soak} profile runs 200).
  */
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on the children it kills
 class CrashRecoveryTest {
     @TempDir
     Path dir;

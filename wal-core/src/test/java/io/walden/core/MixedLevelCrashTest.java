@@ -2,6 +2,8 @@ package io.walden.core;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.nio.ByteOrder;
 import java.nio.file.Path;
@@ -21,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The WAL buffers are a quarter of a segment, so that records keep running past the ring's end into its slack
  * (CrashRecoveryTest covers a ring as large as a segment).
  */
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on the children it kills
 class MixedLevelCrashTest {
     private static final long SEGMENT = 256 << 10;
     private static final long WAL_BUFFERS = 64 << 10;

@@ -9,6 +9,7 @@ import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -41,6 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * killed primary, fencing of a partitioned one, ZooKeeper itself down, switchover, and random kills under load. The
  * load is {@code ON} appends under {@code ANY 1 (a, b, c)}, sent to whichever member says it is the primary.
  */
+@Isolated // runs alone, not beside another integration test class: its elections run on ZooKeeper session timeouts of a second or two
 class GroupFailoverIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     /**

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,6 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * connection); every durable append that was answered is in the log after a restart, byte for byte; nothing the log
  * returns after the restart is corrupt (recovery checks each record, and every payload must be one a client sent).
  */
+@Isolated // runs alone, not beside another integration test class: it kills a server under pipelined load
 @Timeout(180)
 class PipelinedCrashIT {
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
 import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * cache that was never forced loses). Nothing acknowledged at a level that promised a replica may be lost, no
  * reader may have seen what was rewound, and every member must end with the same bytes without a manual step.
  */
+@Isolated // runs alone, not beside another integration test class: it kills primaries under load and counts on their restarts
 @Timeout(600)
 class ShipBeforeFlushIT {
     private static final ObjectMapper JSON = new ObjectMapper();
