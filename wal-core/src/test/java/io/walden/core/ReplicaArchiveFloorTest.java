@@ -71,6 +71,25 @@ class ReplicaArchiveFloorTest {
     }
 
     @Test
+    void aReplicasLogReopenedWithRetentionKeepsEverythingBeforeItsRoleIsKnown() throws Exception {
+        Path replicaDir = work.resolve("replica");
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build())) {
+            try (Wal replica = Replicas.open(primary, replicaDir)) {
+                fill(primary, replica);
+            }
+            // Reopened as a group member or a restarted replica is, retention running before anything refuses appends:
+            // its read limit, kept in its control file, says it is a replica's log.
+            try (Wal reopened = Wal.open(TestLogs.small(replicaDir).logId(primary.status().logId())
+                    .retentionBytes(2 * SMALL_SEGMENT).build())) {
+                long oldest = reopened.oldestLsn();
+                assertThat(TestLogs.eventually(() -> reopened.status().retention().heldBy().stream()
+                        .anyMatch(h -> h.holder().equals("archive")))).isTrue();
+                assertThat(reopened.oldestLsn()).isEqualTo(oldest);
+            }
+        }
+    }
+
+    @Test
     void aReplicaWithoutAnArchiveOfItsOwnStillKeepsWhatTheGroupsArchiveLacks() {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
              Wal replica = Replicas.open(primary, work.resolve("replica"))) {
