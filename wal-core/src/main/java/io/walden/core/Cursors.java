@@ -77,9 +77,24 @@ public final class Cursors {
         book.set(name, lsn);
     }
 
-    /** The LSN of cursor {@code name}. @throws UnknownCursorException when there is none */
+    /**
+     * The LSN of cursor {@code name}.
+     *
+     * @throws IllegalArgumentException for a name no cursor can have ({@link #checkName})
+     * @throws UnknownCursorException   when there is none
+     */
     public long position(String name) {
         return book.position(name);
+    }
+
+    /**
+     * Refuses a name no cursor can have, as every method here does before it looks anything up: 1 to 64 of
+     * {@code A-Z a-z 0-9 . _ -}.
+     *
+     * @throws IllegalArgumentException naming the rule and the name
+     */
+    public static void checkName(String name) {
+        CursorBook.checkName(name);
     }
 
     /** Every cursor, by name. */

@@ -100,8 +100,14 @@ public final class CursorBook {
         change(name, lsn, null);
     }
 
-    /** The LSN of cursor {@code name}. @throws UnknownCursorException when there is none */
+    /**
+     * The LSN of cursor {@code name}.
+     *
+     * @throws IllegalArgumentException for a name no cursor can have (as {@link #checkName}), before anything is looked up
+     * @throws UnknownCursorException   when there is none
+     */
     public long position(String name) {
+        checkName(name);
         Long lsn;
         if (state.live()) {
             lsn = state.published(name); // a primary's: no lock
@@ -214,10 +220,19 @@ public final class CursorBook {
         return recordLsn;
     }
 
-    private void ensureChangeable(String name) {
+    /**
+     * Refuses a name no cursor can have, the same way for every use of a name (create, move, read, delete).
+     *
+     * @throws IllegalArgumentException naming the rule: 1 to 64 of {@code A-Z a-z 0-9 . _ -}
+     */
+    public static void checkName(String name) {
         if (!ControlRecord.isValidName(name)) {
             throw new IllegalArgumentException("a cursor's name is 1 to 64 letters, digits, '.', '_' or '-', not '" + name + "'");
         }
+    }
+
+    private void ensureChangeable(String name) {
+        checkName(name);
         String refused = parts.replication.refusal();
         if (refused != null) {
             throw new AppendsRefusedException(refused);
