@@ -54,6 +54,7 @@ final class StreamApi {
             HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
             head.headers().set(HttpHeaderNames.CONTENT_TYPE, frames ? RecordFrames.MEDIA_TYPE : NDJSON);
             head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+            head.headers().set(HttpHeaderNames.VARY, HttpHeaderNames.ACCEPT); // frames or NDJSON, by the request's Accept
             channel.writeAndFlush(head);
             try (reader) {
                 while (channel.isActive() && !pool.stopping() && !ex.streamEndRequested()) {
