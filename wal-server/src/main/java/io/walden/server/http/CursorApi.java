@@ -85,7 +85,8 @@ public final class CursorApi {
         m.put("name", c.name());
         m.put("lsn", Lsn.format(c.lsn()));
         m.put("lag_bytes", c.lagBytes());
-        m.put("lag_seconds", Math.round(c.lagSeconds() * 10) / 10.0);
+        // null, not 0, when unknown (a record written before format 2): Math.round(NaN) would say "caught up"
+        m.put("lag_seconds", Double.isNaN(c.lagSeconds()) ? null : Math.round(c.lagSeconds() * 10) / 10.0);
         m.put("lost", c.lost());
         return m;
     }

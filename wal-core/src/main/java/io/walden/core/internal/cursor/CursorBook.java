@@ -32,7 +32,8 @@ public final class CursorBook {
      * One cursor, as {@link io.walden.core.Cursors#list()} shows it.
      *
      * @param lagBytes how far the log's end is past it
-     * @param lagSeconds how long ago the log's end passed it (about 1 s resolution; 0 when caught up)
+     * @param lagSeconds the age of the first record it has not consumed, from that record's time (0 when caught up);
+     *                   {@link Double#NaN} when unknown: that record was written without a time (before format 2)
      * @param lost     its LSN was truncated away (beyond {@code maxCursorRetainedBytes})
      */
     public record Entry(String name, long lsn, long lagBytes, double lagSeconds, boolean lost) {
