@@ -187,6 +187,10 @@ final class BatchApi {
                 throw new IllegalArgumentException("batch body: " + (body.writerIndex() - at) + " trailing bytes where a "
                         + framing.headerBytes() + "-byte record header was expected (record " + count + ")");
             }
+            if (framing.isErrorFrame(body, at)) {
+                throw new IllegalArgumentException("batch body: record " + count + " is an error frame (LSN "
+                        + "FFFFFFFF/FFFFFFFF, the end of a stream that could not go on), not a record; nothing was written");
+            }
             long length = framing.declaredLength(body, at);
             at += framing.headerBytes();
             if (length > max) {

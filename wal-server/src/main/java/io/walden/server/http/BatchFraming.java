@@ -51,6 +51,14 @@ enum BatchFraming {
         return headerBytes;
     }
 
+    /**
+     * Whether the frame at {@code at} is a stream's error frame ({@link RecordFrames#ERROR_LSN}): a stream's frames are
+     * posted as they are, and its error must not become a record.
+     */
+    boolean isErrorFrame(ByteBuf body, int at) {
+        return this == FRAMES && body.getLong(at) == RecordFrames.ERROR_LSN;
+    }
+
     /** The payload length the record at {@code at} declares (unchecked: see countBatch). */
     long declaredLength(ByteBuf body, int at) {
         return body.getUnsignedInt(at + lengthOffset);

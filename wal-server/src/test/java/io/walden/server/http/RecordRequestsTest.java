@@ -110,6 +110,18 @@ class RecordRequestsTest {
     }
 
     @Test
+    void aFramesBatchRefusesAStreamsErrorFrameRatherThanAppendItAsARecord() throws Exception {
+        long end = server.wal().insertLsn();
+        byte[] error = "{\"error\":\"lsn_removed\",\"detail\":\"gone\"}".getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(14 + error.length).putLong(-1L).putShort((short) 0).putInt(error.length).put(error);
+        HttpResponse<String> r = send("POST", "/v1/records/batch", HttpRequest.BodyPublishers.ofByteArray(b.array()),
+                "application/vnd.walden.frames");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+        assertThat(r.body()).contains("error frame");
+        assertThat(server.wal().insertLsn()).as("nothing appended").isEqualTo(end);
+    }
+
+    @Test
     void aJsonReadAndAStreamSayVaryAcceptAsBinaryAnswersDo() throws Exception {
         HttpResponse<String> read = get("/v1/records?limit=1");
         assertThat(read.headers().firstValue("content-type")).hasValue("application/json");
