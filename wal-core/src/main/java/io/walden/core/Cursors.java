@@ -31,7 +31,8 @@ public final class Cursors {
      * One cursor.
      *
      * @param lagBytes how far the log's end is past it
-     * @param lagSeconds how long ago the log's end passed it (about 1 s resolution; 0 when caught up)
+     * @param lagSeconds the age of the first record it has not consumed, from that record's time (0 when caught up);
+     *                   {@link Double#NaN} when unknown: that record was written without a time (before format 2)
      * @param lost     its LSN was truncated away (beyond {@code maxCursorRetainedBytes})
      */
     public record Cursor(String name, long lsn, long lagBytes, double lagSeconds, boolean lost) {
@@ -77,9 +78,24 @@ public final class Cursors {
         book.set(name, lsn);
     }
 
-    /** The LSN of cursor {@code name}. @throws UnknownCursorException when there is none */
+    /**
+     * The LSN of cursor {@code name}.
+     *
+     * @throws IllegalArgumentException for a name no cursor can have ({@link #checkName})
+     * @throws UnknownCursorException   when there is none
+     */
     public long position(String name) {
         return book.position(name);
+    }
+
+    /**
+     * Refuses a name no cursor can have, as every method here does before it looks anything up: 1 to 64 of
+     * {@code A-Z a-z 0-9 . _ -}.
+     *
+     * @throws IllegalArgumentException naming the rule and the name
+     */
+    public static void checkName(String name) {
+        CursorBook.checkName(name);
     }
 
     /** Every cursor, by name. */

@@ -234,6 +234,9 @@ public final class Wal implements AutoCloseable {
      * log (docs/format.md, "Finding a record by time"). Records without a time (written before format 2) count as older
      * than any time. The answer may be one of the log's own records (a dictionary copy, a cursor change), which readers
      * skip: a reader from it returns the first application record at or after {@code time}.
+     *
+     * @throws IllegalArgumentException when {@code time} is outside what a record time holds ({@link RecordTime#MIN} to
+     *                                  {@link RecordTime#MAX}), naming that range
      */
     public long lsnAt(Instant time) {
         return parts.times.lsnAt(RecordTime.toMicros(time));

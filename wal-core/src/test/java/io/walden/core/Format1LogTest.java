@@ -1,6 +1,7 @@
 package io.walden.core;
 
 import io.walden.core.internal.recovery.LogInspector;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -74,5 +75,31 @@ class Format1LogTest {
         }
         assertThat(new LogInspector(log).inspect(new LogInspector.Visitor() {
         }).clean()).as("walden verify: both formats are clean").isTrue();
+    }
+
+    @Test
+    void aCursorOnARecordWithoutATimeHasAnUnknownLagNeverAFalseZero() throws Exception {
+        Path log = copyOfSample();
+        try (Wal wal = Wal.open(WalConfig.builder(log).segmentSize(64 << 10).build())) {
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            wal.meterBinder().bindTo(registry);
+            wal.append("format 2".getBytes(StandardCharsets.UTF_8), Durability.LOCAL);
+
+            // The background writer samples when the log's end passes which LSN, but only from this open on: no sample
+            // can say when the end passed a record written before it.
+            Cursors.Cursor reader = wal.cursors().list().get(0);
+            assertThat(reader.name()).isEqualTo("reader");
+            assertThat(reader.lagBytes()).isPositive();
+            assertThat(reader.lagSeconds()).as("written before format 2, before this open: its age is unknown").isNaN();
+            assertThat(registry.get("walden.cursor.lag.seconds").tag("cursor", "reader").gauge().value()).isNaN();
+
+            long timed = wal.append("timed".getBytes(StandardCharsets.UTF_8), Durability.LOCAL);
+            wal.cursors().commit("reader", timed);
+            assertThat(lag(wal, "reader")).as("a record with a time has a known age").isNotNaN();
+        }
+    }
+
+    private static double lag(Wal wal, String cursor) {
+        return wal.cursors().list().stream().filter(c -> c.name().equals(cursor)).findFirst().orElseThrow().lagSeconds();
     }
 }

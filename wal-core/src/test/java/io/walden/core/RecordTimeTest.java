@@ -173,4 +173,38 @@ class RecordTimeTest {
         assertThatThrownBy(() -> RecordTime.parse("yesterday")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("RFC 3339");
     }
+
+    @Test
+    void anOffsetWithoutAColonIsReadAsIso8601WritesIt() {
+        assertThat(RecordTime.parse("2026-11-26T19:36:43.692030+0000"))
+                .isEqualTo(Instant.parse("2026-11-26T19:36:43.692030Z"));
+        assertThat(RecordTime.parse("2026-11-26T20:36:43+0100")).isEqualTo(Instant.parse("2026-11-26T19:36:43Z"));
+        assertThat(RecordTime.parse("2026-11-26t19:36:43z")).as("RFC 3339 allows either case")
+                .isEqualTo(Instant.parse("2026-11-26T19:36:43Z"));
+        assertThatThrownBy(() -> RecordTime.parse("2026-11-26T19:36:43")).as("no offset: which zone is unknown")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("RFC 3339");
+    }
+
+    @Test
+    void aTimeBeyondWhatARecordTimeHoldsIsRefusedNamingTheRange() {
+        for (String t : List.of("+300000-01-01T00:00:00Z", "-300000-01-01T00:00:00Z", "+999999999-12-31T23:59:59Z")) {
+            assertThatThrownBy(() -> RecordTime.parse(t)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(t).hasMessageContaining("outside the times a record can hold")
+                    .hasMessageContaining(RecordTime.format(RecordTime.MIN) + " to " + RecordTime.format(RecordTime.MAX));
+        }
+        assertThatThrownBy(() -> RecordTime.toMicros(Instant.MAX)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("outside the times a record can hold");
+        assertThat(RecordTime.toMicros(RecordTime.MAX)).isEqualTo(Long.MAX_VALUE);
+        assertThat(RecordTime.ofMicros(RecordTime.toMicros(RecordTime.MIN))).isEqualTo(RecordTime.MIN);
+        assertThat(RecordTime.parse(RecordTime.format(RecordTime.MAX))).isEqualTo(RecordTime.MAX);
+    }
+
+    @Test
+    void theLogFindsNoRecordAtATimeBeyondTheRangeAndSaysWhy() throws Exception {
+        try (Wal wal = Wal.open(WalConfig.builder(dir).build())) {
+            wal.append(bytes("one"), Durability.LOCAL);
+            assertThatThrownBy(() -> wal.lsnAt(Instant.parse("+300000-01-01T00:00:00Z")))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("outside the times a record can hold");
+        }
+    }
 }

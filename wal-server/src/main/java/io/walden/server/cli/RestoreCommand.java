@@ -63,7 +63,14 @@ final class RestoreCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         long untilLsn = until == null ? Long.MAX_VALUE : Lsn.parse(until);
-        Instant untilInstant = untilTime == null ? null : RecordTime.parse(untilTime); // refused before anything is read
+        Instant untilInstant = null;
+        if (untilTime != null) {
+            try {
+                untilInstant = RecordTime.parse(untilTime); // refused before anything is read
+            } catch (IllegalArgumentException e) {
+                throw new UserError("--until-time: " + e.getMessage());
+            }
+        }
         long start = System.nanoTime();
         ArchiveRestore.Result r;
         boolean terminal = System.console() != null;

@@ -47,7 +47,8 @@ final class TailCommand implements Callable<Integer> {
     String fromTime;
 
     @Option(names = "--cursor", paramLabel = "NAME", description = "Start at this consumer cursor and move it past each "
-            + "printed page (created at --from, or at the oldest record, when it does not exist).")
+            + "printed page (created at --from or --from-time, or at the oldest record, when it does not exist; an "
+            + "existing cursor takes neither: it resumes where it is).")
     String cursor;
 
     @Option(names = "--follow", description = "At the end of the log, wait for new records instead of stopping.")
@@ -75,13 +76,27 @@ final class TailCommand implements Callable<Integer> {
             if (from != null) {
                 throw new UserError("give --from or --from-time, not both");
             }
-            RecordTime.parse(fromTime); // said here, before anything is read
+            try {
+                RecordTime.parse(fromTime); // said here, before anything is read
+            } catch (IllegalArgumentException e) {
+                throw new UserError("--from-time: " + e.getMessage());
+            }
+        }
+        // Where the cursor is (null: it does not exist yet), asked before anything is read or printed: a name no cursor
+        // can have is refused here by the server, as every cursor route refuses it.
+        String committed = cursor == null ? null : cursorPosition();
+        if (committed != null && (from != null || fromTime != null)) {
+            // Refused rather than obeyed: starting elsewhere and then moving the cursor past what was printed would
+            // skip the records between the cursor and --from without ever printing them (or print some twice).
+            throw new UserError("cursor " + cursor + " exists (at " + committed + "), and a cursor resumes where it is: "
+                    + "drop " + (from != null ? "--from" : "--from-time") + " to resume from it, or use another cursor "
+                    + "name (or DELETE /v1/cursors/" + cursor + ") to start elsewhere");
         }
         PrintStream out = new PrintStream(System.out, false);
         Runtime.getRuntime().addShutdownHook(new Thread(out::flush, "walden-tail-flush"));
         String position = from; // null: the oldest record kept
-        boolean fromCursor = from == null && fromTime == null && cursor != null && cursorExists();
-        boolean byTime = fromTime != null && !fromCursor;
+        boolean fromCursor = committed != null;
+        boolean byTime = fromTime != null;
         while (true) {
             StringBuilder query = new StringBuilder("/v1/records?limit=").append(page);
             if (fromCursor) {
@@ -112,7 +127,9 @@ final class TailCommand implements Callable<Integer> {
             if (out.checkError()) {
                 // The reader went away (a closed pipe: the JVM ignores SIGPIPE and PrintStream hides the error): stop
                 // before the cursor moves past a page nobody received.
-                throw new UserError("standard output was closed; the cursor stays before the last page");
+                throw new UserError("standard output was closed: stopped" + (cursor == null ? ""
+                        : committed == null ? "; cursor " + cursor + " was not created"
+                        : "; cursor " + cursor + " stays at " + committed + ", before the page being printed"));
             }
             if (records.isEmpty()) {
                 if (!follow) {
@@ -125,16 +142,20 @@ final class TailCommand implements Callable<Integer> {
             byTime = false;
             if (cursor != null) {
                 commit(position);
+                committed = position;
             }
         }
     }
 
-    /** Whether the cursor exists (the first read then starts at it); otherwise the first commit creates it. */
-    private boolean cursorExists() throws IOException, InterruptedException {
+    /** Where the cursor is (the first read then starts at it), or null when it does not exist (the first commit creates it). */
+    private String cursorPosition() throws IOException, InterruptedException {
         ServerConnection.Answer a = server.get("/v1/cursors/" + URLEncoder.encode(cursor, StandardCharsets.UTF_8),
                 Duration.ofSeconds(30));
-        if (a.ok() || a.status() == 404) {
-            return a.ok();
+        if (a.ok()) {
+            return a.body().get("lsn").asText();
+        }
+        if (a.status() == 404) {
+            return null;
         }
         throw new UserError("cursor " + cursor + ": " + a.error());
     }

@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
+import java.util.function.UnaryOperator;
 
 /** Maps Walden's exceptions to HTTP answers, one place for every endpoint (docs/http-api.md lists them). */
 final class ApiErrors {
@@ -29,50 +30,73 @@ final class ApiErrors {
     private ApiErrors() {
     }
 
+    /** An error as the API says it: its status and its {@code Error} object (docs/http-api.md, "Errors"). */
+    record Described(HttpResponseStatus status, Map<String, Object> body) {
+        String code() {
+            return (String) body.get("error");
+        }
+
+        String detail() {
+            return (String) body.get("detail");
+        }
+    }
+
+    /** Answers the request with {@code t} as its error. */
     static void answer(Exchange ex, Throwable t) {
+        Described d = describe(t, ex::redact);
+        ex.json(d.status(), d.body());
+    }
+
+    /**
+     * {@code t} as the API says it, its detail passed through {@code redact} (file names stay, the server's paths go).
+     * An exception that is none of the log's answers is a defect of the server: logged here with its stack trace.
+     */
+    static Described describe(Throwable t, UnaryOperator<String> redact) {
         Throwable e = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
         if (e instanceof PayloadTooLargeException) {
-            ex.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", e.getMessage());
-        } else if (e instanceof LsnRemovedException) {
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("error", "lsn_removed");
-            body.put("detail", ex.redact(e.getMessage()));
-            body.put("oldest_lsn", Lsn.format(((LsnRemovedException) e).oldest()));
-            ex.json(HttpResponseStatus.GONE, body);
+            return error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", e, redact);
+        } else if (e instanceof LsnRemovedException removed) {
+            return error(HttpResponseStatus.GONE, "lsn_removed", e, redact, "oldest_lsn", Lsn.format(removed.oldest()));
         } else if (e instanceof UnknownCursorException) {
-            ex.error(HttpResponseStatus.NOT_FOUND, "unknown_cursor", e.getMessage());
+            return error(HttpResponseStatus.NOT_FOUND, "unknown_cursor", e, redact);
         } else if (e instanceof CursorBackwardsException backwards) {
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("error", "cursor_backwards");
-            body.put("detail", e.getMessage());
-            body.put("lsn", Lsn.format(backwards.current()));
-            ex.json(HttpResponseStatus.CONFLICT, body);
+            return error(HttpResponseStatus.CONFLICT, "cursor_backwards", e, redact, "lsn", Lsn.format(backwards.current()));
         } else if (e instanceof IllegalLsnException || e instanceof IllegalArgumentException) {
-            ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", e.getMessage());
+            return error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", e, redact);
         } else if (e instanceof AppendsBlockedException) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "appends_blocked", e.getMessage());
+            return error(HttpResponseStatus.SERVICE_UNAVAILABLE, "appends_blocked", e, redact);
         } else if (e instanceof AppendsRefusedException) {
-            ex.error(HttpResponseStatus.CONFLICT, "replica", e.getMessage());
-        } else if (e instanceof RemoteCommitUnconfirmedException) {
+            return error(HttpResponseStatus.CONFLICT, "replica", e, redact);
+        } else if (e instanceof RemoteCommitUnconfirmedException unconfirmed) {
             // The record is durable locally: say so, and where it is, so that a client does not append it twice.
-            Map<String, Object> body = new LinkedHashMap<>();
-            body.put("error", e instanceof RemoteCommitTimeoutException ? "remote_commit_timeout"
-                    : "remote_commit_unconfirmed");
-            body.put("detail", ex.redact(e.getMessage()));
-            body.put("lsn", Lsn.format(((RemoteCommitUnconfirmedException) e).lsn()));
-            ex.json(HttpResponseStatus.SERVICE_UNAVAILABLE, body);
+            return error(HttpResponseStatus.SERVICE_UNAVAILABLE, e instanceof RemoteCommitTimeoutException
+                    ? "remote_commit_timeout" : "remote_commit_unconfirmed", e, redact, "lsn", Lsn.format(unconfirmed.lsn()));
         } else if (e instanceof WalFailedException) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", e.getMessage());
+            return error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_failed", e, redact);
         } else if (e instanceof WalClosedException) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", e.getMessage());
+            return error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", e, redact);
         } else if (e instanceof WalCorruptedException) {
-            ex.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, "corrupt", e.getMessage());
+            return error(HttpResponseStatus.INTERNAL_SERVER_ERROR, "corrupt", e, redact);
         } else if (e instanceof WalException) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "unavailable", e.getMessage());
-        } else {
-            // Not one of the log's answers: a defect of the server, which the log must show with where it happened.
-            LOG.warn("Answered 500 internal: {}", e.toString(), e);
-            ex.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal", String.valueOf(e));
+            return error(HttpResponseStatus.SERVICE_UNAVAILABLE, "unavailable", e, redact);
         }
+        // Not one of the log's answers: a defect of the server, which the log must show with where it happened.
+        LOG.warn("Answered 500 internal: {}", e.toString(), e);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", "internal");
+        body.put("detail", redact.apply(String.valueOf(e)));
+        return new Described(HttpResponseStatus.INTERNAL_SERVER_ERROR, body);
+    }
+
+    /** {@code {"error": code, "detail": e's message}}, then {@code extra} as name, value pairs. */
+    private static Described error(HttpResponseStatus status, String code, Throwable e, UnaryOperator<String> redact,
+                                   String... extra) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", code);
+        body.put("detail", e.getMessage() == null ? null : redact.apply(e.getMessage()));
+        for (int i = 0; i < extra.length; i += 2) {
+            body.put(extra[i], extra[i + 1]);
+        }
+        return new Described(status, body);
     }
 }

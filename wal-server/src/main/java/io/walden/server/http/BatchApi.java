@@ -1,6 +1,7 @@
 package io.walden.server.http;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.walden.core.AppendCompletion;
 import io.walden.core.Compression;
@@ -59,6 +60,13 @@ final class BatchApi {
         int type = RecordParams.type(ex);
         ByteBuf body = ex.request().content();
         BatchFraming framing = BatchFraming.of(ex);
+        if (framing == null) {
+            ex.error(HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", "Content-Type '"
+                    + ex.request().headers().get(HttpHeaderNames.CONTENT_TYPE) + "' is not a batch's: "
+                    + BatchFraming.FRAMES_MEDIA_TYPE + " for record frames, application/octet-stream for length-prefixed"
+                    + " records; nothing was written");
+            return;
+        }
         int count = countBatch(ex, body, framing);
         if (count < 0) {
             return; // refused, answered
@@ -178,6 +186,10 @@ final class BatchApi {
             if (body.writerIndex() - at < framing.headerBytes()) {
                 throw new IllegalArgumentException("batch body: " + (body.writerIndex() - at) + " trailing bytes where a "
                         + framing.headerBytes() + "-byte record header was expected (record " + count + ")");
+            }
+            if (framing.isErrorFrame(body, at)) {
+                throw new IllegalArgumentException("batch body: record " + count + " is an error frame (LSN "
+                        + "FFFFFFFF/FFFFFFFF, the end of a stream that could not go on), not a record; nothing was written");
             }
             long length = framing.declaredLength(body, at);
             at += framing.headerBytes();

@@ -43,7 +43,7 @@ public final class CursorApi {
 
     /** PUT /v1/cursors/{name} with {@code {"lsn":"X/Y"}}: creates the cursor, or moves it forward. */
     void set(Exchange ex) {
-        String name = Route.name(ex);
+        String name = name(ex);
         long lsn = lsnOf(ex);
         offLoop(ex, () -> {
             wal.cursors().set(name, lsn);
@@ -53,7 +53,7 @@ public final class CursorApi {
 
     /** GET /v1/cursors/{name}. */
     void get(Exchange ex) {
-        String name = Route.name(ex);
+        String name = name(ex);
         offLoop(ex, () -> {
             long lsn = wal.cursors().position(name);
             ex.json(HttpResponseStatus.OK, Map.of("name", name, "lsn", Lsn.format(lsn)));
@@ -62,11 +62,21 @@ public final class CursorApi {
 
     /** DELETE /v1/cursors/{name}. */
     void delete(Exchange ex) {
-        String name = Route.name(ex);
+        String name = name(ex);
         offLoop(ex, () -> {
             wal.cursors().delete(name);
             ex.text(HttpResponseStatus.NO_CONTENT, "", "text/plain");
         });
+    }
+
+    /**
+     * The cursor a {@code /v1/cursors/{name}} route names, decoded and checked before anything else is (its body, the
+     * cursor itself): a name no cursor can have is a 400 on every route, never a 404 on some.
+     */
+    private static String name(Exchange ex) {
+        String name = Route.name(ex);
+        Cursors.checkName(name);
+        return name;
     }
 
     /** The cursor as {@code /v1/cursors} and {@code /admin/status} show it. */
@@ -75,7 +85,8 @@ public final class CursorApi {
         m.put("name", c.name());
         m.put("lsn", Lsn.format(c.lsn()));
         m.put("lag_bytes", c.lagBytes());
-        m.put("lag_seconds", Math.round(c.lagSeconds() * 10) / 10.0);
+        // null, not 0, when unknown (a record written before format 2): Math.round(NaN) would say "caught up"
+        m.put("lag_seconds", Double.isNaN(c.lagSeconds()) ? null : Math.round(c.lagSeconds() * 10) / 10.0);
         m.put("lost", c.lost());
         return m;
     }

@@ -6,6 +6,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.QueryStringDecoder;
@@ -110,11 +111,16 @@ public final class Exchange extends AppendCompletion implements Runnable {
     /**
      * Where the first value of query parameter {@code name} lies in the request target, undecoded: {@code start << 32 |
      * end}, or -1 when the parameter is absent. Lets the hot path match a value in place (see {@link #param} otherwise).
+     * When a name in the query is percent-encoded ({@code dur%61bility}), names can only be matched decoded: the span
+     * is then empty ({@code 0}) whenever the parameter is present, and the caller reads the value with {@link #param}.
      */
     long paramSpan(String name) {
         int q = uri.indexOf('?');
         if (q < 0) {
             return -1;
+        }
+        if (encodedNames(q)) {
+            return param(name) == null ? -1 : 0;
         }
         int at = q + 1;
         while (at < uri.length()) {
@@ -130,9 +136,30 @@ public final class Exchange extends AppendCompletion implements Runnable {
         return -1;
     }
 
+    /** Whether a name in the query (from {@code q}, the '?') holds a '%': a query without one costs one indexOf. */
+    private boolean encodedNames(int q) {
+        if (uri.indexOf('%', q) < 0) {
+            return false;
+        }
+        for (int at = q + 1; at < uri.length(); ) {
+            int end = uri.indexOf('&', at);
+            if (end < 0) {
+                end = uri.length();
+            }
+            int eq = uri.indexOf('=', at);
+            int percent = uri.indexOf('%', at);
+            if (percent >= 0 && percent < (eq < 0 || eq > end ? end : eq)) {
+                return true;
+            }
+            at = end + 1;
+        }
+        return false;
+    }
+
     /**
-     * The first query parameter whose name is not in {@code known}, or null: a scan of the raw query, no decoding (a
-     * request without one costs one {@code indexOf}).
+     * The first query parameter whose name is not in {@code known}, decoded, or null: a scan of the raw query that
+     * decodes only a name that is not plainly known (a request without a query costs one {@code indexOf}). Names are
+     * decoded as {@link #param} decodes them ({@code from%5Ftime} is {@code from_time}).
      */
     String unknownParam(Set<String> known) {
         int q = uri.indexOf('?');
@@ -147,7 +174,10 @@ public final class Exchange extends AppendCompletion implements Runnable {
             int eq = uri.indexOf('=', at);
             String name = uri.substring(at, eq < 0 || eq > end ? end : eq);
             if (!name.isEmpty() && !known.contains(name)) {
-                return QueryStringDecoder.decodeComponent(name);
+                String decoded = QueryStringDecoder.decodeComponent(name);
+                if (!known.contains(decoded)) {
+                    return decoded;
+                }
             }
             at = end + 1;
         }
@@ -188,6 +218,22 @@ public final class Exchange extends AppendCompletion implements Runnable {
 
     /** Answers with a JSON body. */
     public void json(HttpResponseStatus status, Object body) {
+        deliver(jsonResponse(status, body));
+    }
+
+    /**
+     * Answers 200 with a JSON body that the request's {@code Accept} chose: the same URL answers record frames to a
+     * client that asks for them ({@link #frames}), so the answer says {@code Vary: Accept} for caches, as frames do.
+     */
+    void negotiatedJson(Object body) {
+        FullHttpResponse response = jsonResponse(HttpResponseStatus.OK, body);
+        if (response.status().equals(HttpResponseStatus.OK)) {
+            response.headers().set(HttpHeaderNames.VARY, HttpHeaderNames.ACCEPT);
+        }
+        deliver(response);
+    }
+
+    private FullHttpResponse jsonResponse(HttpResponseStatus status, Object body) {
         byte[] bytes;
         try {
             bytes = JSON.writeValueAsBytes(body);
@@ -197,7 +243,7 @@ public final class Exchange extends AppendCompletion implements Runnable {
             bytes = ("{\"error\":\"internal\",\"detail\":\"" + e.getClass().getSimpleName() + "\"}").getBytes(StandardCharsets.UTF_8);
             status = HttpResponseStatus.INTERNAL_SERVER_ERROR;
         }
-        send(status, Unpooled.wrappedBuffer(bytes), "application/json");
+        return HttpResponses.full(status, Unpooled.wrappedBuffer(bytes), "application/json");
     }
 
     /** Answers with {@code {"error": ..., "detail": ...}}; the detail names files without the server's paths. */
@@ -229,7 +275,7 @@ public final class Exchange extends AppendCompletion implements Runnable {
     void frames(ByteBuf content, String next) {
         FullHttpResponse response = HttpResponses.full(HttpResponseStatus.OK, content, RecordFrames.MEDIA_TYPE);
         response.headers().set(RecordFrames.NEXT_HEADER, next);
-        response.headers().set("Vary", "Accept"); // the same URL answers JSON without that Accept
+        response.headers().set(HttpHeaderNames.VARY, HttpHeaderNames.ACCEPT); // the same URL answers JSON without that Accept
         deliver(response);
     }
 

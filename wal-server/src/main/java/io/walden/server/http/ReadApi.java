@@ -1,7 +1,6 @@
 package io.walden.server.http;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.handler.codec.http.HttpResponseStatus;
 import io.walden.core.Lsn;
 import io.walden.core.RecordTime;
 import io.walden.core.Wal;
@@ -57,7 +56,7 @@ final class ReadApi {
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("records", records);
                 out.put("next", Lsn.format(reader.position()));
-                ex.json(HttpResponseStatus.OK, out);
+                ex.negotiatedJson(out);
             }
         });
     }

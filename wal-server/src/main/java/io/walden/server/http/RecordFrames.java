@@ -10,7 +10,16 @@ import java.util.Locale;
  * Records as binary frames instead of base64 JSON (docs/http-api.md, "Binary records"), for reads and streams whose
  * client sends {@code Accept: application/octet-stream}: each record is its LSN (8 bytes), its type (2 bytes) and
  * its payload's length (4 bytes), all big-endian, then the payload. No encoding on either side: a reader copies the
- * payload out of the log into the frame, and a client reads it as it is.
+ * payload out of the log into the frame, and a client reads it as it is. A stream that cannot go on ends with an
+ * error frame ({@link #writeError}).
+ *
+ * <pre>
+ * +----------------+---------+------------+------------------+
+ * | LSN (8 bytes)  | type (2)| length (4) | payload (length) |   a record
+ * +----------------+---------+------------+------------------+
+ * | FFFFFFFF FFFFFFFF | 0    | length (4) | Error JSON       |   an error frame, the stream's last
+ * +-------------------+------+------------+------------------+
+ * </pre>
  */
 final class RecordFrames {
     static final String MEDIA_TYPE = "application/octet-stream";
@@ -70,6 +79,17 @@ final class RecordFrames {
             }
         }
         return 1;
+    }
+
+    /**
+     * The LSN of an error frame, the last frame of a stream that could not go on: all ones, which no record has (an
+     * LSN is a byte position, never negative).
+     */
+    static final long ERROR_LSN = -1L;
+
+    /** Appends an error frame: {@link #ERROR_LSN}, type 0, then the {@code Error} object as JSON for its payload. */
+    static void writeError(ByteBuf out, byte[] errorJson) {
+        out.writeLong(ERROR_LSN).writeShort(0).writeInt(errorJson.length).writeBytes(errorJson);
     }
 
     /** Appends {@code r}'s frame to {@code out}, copying the payload straight from the reader's view of it. */

@@ -7,6 +7,8 @@ import io.walden.core.RecordTime;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 
+import java.time.Instant;
+
 /**
  * The query parameters of the {@code /v1/records} endpoints (docs/http-api.md): each read with the log's default
  * when absent, and refused with a 400 {@code bad_parameter} that names it when it is wrong. The append parameters
@@ -60,7 +62,21 @@ final class RecordParams {
             throw new IllegalArgumentException("give one of from, cursor and from_time");
         }
         return cursor != null ? wal.cursors().position(cursor) : from != null ? Lsn.parse(from)
-                : fromTime != null ? wal.lsnAt(RecordTime.parse(fromTime)) : otherwise;
+                : fromTime != null ? wal.lsnAt(time(fromTime)) : otherwise;
+    }
+
+    /**
+     * {@code ?from_time=} as decoded: RFC 3339 (or ISO 8601's {@code +0100} offsets), within what a record time holds,
+     * else a 400 naming the parameter. A {@code +} sent as it is (the documented {@code ...+01:00} typed into curl)
+     * arrives as a space, because a query string's {@code +} means a space (HTML forms); a time never holds a space,
+     * so a space here can only be that {@code +}, and is read back as one: nothing that parsed before parses otherwise.
+     */
+    static Instant time(String fromTime) {
+        try {
+            return RecordTime.parse(fromTime.replace(' ', '+'));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("from_time: " + e.getMessage(), e);
+        }
     }
 
     /** {@code ?type=} (0 to 65535), read in place when it is plain digits; 0 if absent. */

@@ -1,6 +1,7 @@
 package io.walden.server.http;
 
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.QueryStringDecoder;
 
 import java.util.Set;
 import java.util.function.Consumer;
@@ -51,9 +52,14 @@ public record Route(HttpMethod method, String path, Kind kind, boolean needsToke
         return path.length() > prefix && path.regionMatches(0, this.path, 0, prefix) && path.indexOf('/', prefix) < 0;
     }
 
-    /** The name in the last segment of a path a named route matched ({@code /v1/cursors/orders}: {@code orders}). */
+    /**
+     * The name in the last segment of a path a named route matched ({@code /v1/cursors/orders}: {@code orders}),
+     * percent-decoded as a path segment is ({@code bad%2Fname} is {@code bad/name}; a {@code +} stays a {@code +}).
+     *
+     * @throws IllegalArgumentException when the segment's percent-encoding is malformed
+     */
     static String name(Exchange ex) {
         String path = ex.path();
-        return path.substring(path.lastIndexOf('/') + 1);
+        return new QueryStringDecoder(path.substring(path.lastIndexOf('/') + 1)).path();
     }
 }

@@ -125,6 +125,26 @@ class HttpCursorTest {
     }
 
     @Test
+    void aNameNoCursorCanHaveIsRefusedWith400OnEveryCursorRouteBeforeAnythingElse() throws Exception {
+        long end = server.wal().insertLsn();
+        for (HttpResponse<String> r : List.of(send("GET", "/v1/cursors/bad%2Fname", null),
+                send("PUT", "/v1/cursors/bad%2Fname", "not even json"), send("DELETE", "/v1/cursors/bad%2Fname", null),
+                send("GET", "/v1/records?cursor=bad%2Fname", null), send("GET", "/v1/records/stream?cursor=bad%2Fname", null))) {
+            assertThat(r.statusCode()).as(r.request().uri() + ": " + r.body()).isEqualTo(400);
+            assertThat(JSON.readTree(r.body()).get("detail").asText()).contains("a cursor's name is").contains("'bad/name'");
+        }
+        assertThat(server.wal().insertLsn()).as("nothing appended").isEqualTo(end);
+    }
+
+    @Test
+    void aPercentEncodedNameIsTheNameItEncodes() throws Exception {
+        assertThat(send("PUT", "/v1/cursors/my%2Dcursor", "{\"lsn\":\"" + lsns.get(2) + "\"}").statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(send("GET", "/v1/cursors/my-cursor", null).body()).get("lsn").asText()).isEqualTo(lsns.get(2));
+        assertThat(send("DELETE", "/v1/cursors/my%2dcursor", null).statusCode()).isEqualTo(204);
+        assertThat(send("GET", "/v1/cursors/my-cursor", null).statusCode()).isEqualTo(404);
+    }
+
+    @Test
     void shouldRequireTheTokenLikeTheDataApi() throws Exception {
         assertThat(send("PUT", "/v1/cursors/c", "{\"lsn\":\"" + lsns.get(0) + "\"}", false).statusCode()).isEqualTo(401);
         assertThat(send("GET", "/v1/cursors", null, false).statusCode()).isEqualTo(401);

@@ -65,6 +65,19 @@ class UnknownParameterTest {
     }
 
     @Test
+    void aPercentEncodedNameIsTheParameterItEncodesAsQueryStringsAreDecoded() throws Exception {
+        HttpResponse<String> on = send("POST", "/v1/records?dur%61bility=on&%74ype=7");
+        assertThat(on.statusCode()).as(on.body()).isEqualTo(200);
+        assertThat(on.body()).as("read, never the default level (local)").contains("\"durability\":\"on\"");
+        HttpResponse<String> read = send("GET", "/v1/records?from%5Ftime=2020-01-01T00:00:00Z&lim%69t=1");
+        assertThat(read.statusCode()).as(read.body()).isEqualTo(200);
+        assertThat(read.body()).contains("\"type\":7");
+        HttpResponse<String> misspelt = send("GET", "/v1/records?fr%6Fm_tim=2020-01-01T00:00:00Z");
+        assertThat(misspelt.statusCode()).isEqualTo(400);
+        assertThat(misspelt.body()).as("named as decoded").contains("'from_tim'");
+    }
+
+    @Test
     void probesMayAddParameters() throws Exception {
         assertThat(send("GET", "/health?from=lb").statusCode()).isEqualTo(200);
         assertThat(send("GET", "/ready?check=1").statusCode()).isEqualTo(200);

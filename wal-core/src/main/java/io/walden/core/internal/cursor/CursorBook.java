@@ -32,7 +32,8 @@ public final class CursorBook {
      * One cursor, as {@link io.walden.core.Cursors#list()} shows it.
      *
      * @param lagBytes how far the log's end is past it
-     * @param lagSeconds how long ago the log's end passed it (about 1 s resolution; 0 when caught up)
+     * @param lagSeconds the age of the first record it has not consumed, from that record's time (0 when caught up);
+     *                   {@link Double#NaN} when unknown: that record was written without a time (before format 2)
      * @param lost     its LSN was truncated away (beyond {@code maxCursorRetainedBytes})
      */
     public record Entry(String name, long lsn, long lagBytes, double lagSeconds, boolean lost) {
@@ -100,8 +101,14 @@ public final class CursorBook {
         change(name, lsn, null);
     }
 
-    /** The LSN of cursor {@code name}. @throws UnknownCursorException when there is none */
+    /**
+     * The LSN of cursor {@code name}.
+     *
+     * @throws IllegalArgumentException for a name no cursor can have (as {@link #checkName}), before anything is looked up
+     * @throws UnknownCursorException   when there is none
+     */
     public long position(String name) {
+        checkName(name);
         Long lsn;
         if (state.live()) {
             lsn = state.published(name); // a primary's: no lock
@@ -214,10 +221,19 @@ public final class CursorBook {
         return recordLsn;
     }
 
-    private void ensureChangeable(String name) {
+    /**
+     * Refuses a name no cursor can have, the same way for every use of a name (create, move, read, delete).
+     *
+     * @throws IllegalArgumentException naming the rule: 1 to 64 of {@code A-Z a-z 0-9 . _ -}
+     */
+    public static void checkName(String name) {
         if (!ControlRecord.isValidName(name)) {
             throw new IllegalArgumentException("a cursor's name is 1 to 64 letters, digits, '.', '_' or '-', not '" + name + "'");
         }
+    }
+
+    private void ensureChangeable(String name) {
+        checkName(name);
         String refused = parts.replication.refusal();
         if (refused != null) {
             throw new AppendsRefusedException(refused);

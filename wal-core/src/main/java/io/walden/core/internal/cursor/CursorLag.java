@@ -65,17 +65,21 @@ public final class CursorLag {
     /**
      * How far behind in time a cursor at {@code lsn} is, {@code end} being the log's end as {@link #endFor} gave it: the
      * age of the first record it has not consumed, from that record's time (docs/format.md, "Records"); 0 at the end.
-     * For a record without a time (format 1, or not written yet), how long ago the log's end passed {@code lsn}.
+     * For a record not written yet (appended moments ago), how long ago the log's end passed {@code lsn}. For a written
+     * record without a time (format 1), how long ago the end passed it if this log saw that happen, else NaN: its age
+     * is unknown, and a guess from when the log opened would show a record days old as seconds old.
      */
     public double seconds(long lsn, long end) {
         if (lsn >= end) {
             return 0;
         }
-        long time = parts.times.timeAt(lsn, parts.written.get());
+        long written = parts.written.get();
+        long time = parts.times.timeAt(lsn, written);
         if (time != RecordCursor.NO_TIME) {
             return Math.max(0, RecordTime.toMicros(parts.config.clock().instant()) - time) / 1e6;
         }
-        return clock.secondsSincePassed(lsn, System.nanoTime());
+        double passed = clock.secondsSincePassed(lsn, System.nanoTime());
+        return Double.isNaN(passed) && lsn >= written ? 0 : passed; // not written yet: appended since the last sample
     }
 
     /** {@code walden.cursor.lag.bytes} and {@code walden.cursor.lag.seconds} per cursor (tag {@code cursor}), {@code walden.cursor.lost}. */
@@ -87,6 +91,7 @@ public final class CursorLag {
         };
     }
 
+    /** The gauge's value: NaN, as {@link #seconds} says, when the cursor's lag is unknown (Prometheus shows NaN). */
     private double lagSeconds(String name) {
         Long lsn;
         long end;

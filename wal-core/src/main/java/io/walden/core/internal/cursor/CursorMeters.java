@@ -56,7 +56,8 @@ public final class CursorMeters {
         meters.add(Gauge.builder("walden.cursor.lag.bytes", name, lagBytes).tags(bound.tags).tag("cursor", name)
                 .baseUnit("bytes").description("How far the log's end is past the cursor").register(bound.registry));
         meters.add(Gauge.builder("walden.cursor.lag.seconds", name, lagSeconds).tags(bound.tags).tag("cursor", name)
-                .baseUnit("seconds").description("How long ago the log's end passed the cursor (about 1 s resolution)")
+                .baseUnit("seconds").description("The age of the first record the cursor has not consumed, from its time;"
+                        + " NaN when unknown (a record written before format 2)")
                 .register(bound.registry));
     }
 

@@ -3,8 +3,11 @@ package io.walden.core.internal.cursor;
 /**
  * When the log's end passed which LSN: samples of (end, time), taken about once a second by the background writer,
  * an hour of them. How long ago the end passed a cursor's LSN is the cursor's lag in time, to the sampling
- * resolution; a cursor behind for longer than the samples go back (or since before this open) shows at least the
- * oldest sample's age. A sample is kept only when the end moved.
+ * resolution, for records that carry no time of their own. A sample is kept only when the end moved.
+ *
+ * <p>The clock knows only what it saw: when the end had passed an LSN before the oldest sample (before this open, or
+ * more than the samples go back), how long ago it passed is unknown, and {@link #secondsSincePassed} says so (NaN)
+ * rather than give the oldest sample's age, which would show a record days old as seconds old.
  *
  * <p>Thread-safety: any thread; samples and lookups are serialised on this object (once a second, and per lookup).
  */
@@ -25,19 +28,18 @@ public final class EndClock {
         count = Math.min(count + 1, SAMPLES);
     }
 
-    /** Seconds from the first sample past {@code lsn} to {@code now} (0 with no sample, or none past it yet). */
+    /**
+     * Seconds from the first sample past {@code lsn} to {@code now}: 0 when no sample is past it yet; NaN (unknown)
+     * when no sample is at or before it (no sample at all, or the end had passed it before the oldest one).
+     */
     public synchronized double secondsSincePassed(long lsn, long now) {
-        if (count == 0) {
-            return 0;
-        }
         int oldest = (next + SAMPLES - count) % SAMPLES;
-        long passed = nanos[oldest]; // a lower bound when even the oldest sample was past it
         for (int i = count - 1; i >= 0; i--) { // newest first: a caught-up cursor stops at once
             if (ends[(oldest + i) % SAMPLES] <= lsn) {
-                passed = i + 1 < count ? nanos[(oldest + i + 1) % SAMPLES] : now;
-                break;
+                long passed = i + 1 < count ? nanos[(oldest + i + 1) % SAMPLES] : now;
+                return Math.max(0, (now - passed) / 1e9);
             }
         }
-        return Math.max(0, (now - passed) / 1e9);
+        return Double.NaN;
     }
 }
