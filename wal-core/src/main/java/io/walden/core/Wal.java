@@ -7,6 +7,7 @@ import io.walden.core.internal.WalParts;
 import io.walden.core.internal.metrics.WalMetrics;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
+import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.replication.ReplicatedLog;
 import net.openhft.chronicle.bytes.BytesStore;
 
@@ -48,8 +49,8 @@ public final class Wal implements AutoCloseable {
     private final NonWaitingAppends nonWaiting;
     private final Cursors cursors;
 
-    private Wal(WalConfig config, LogOpener.OpenedLog opened) {
-        this.parts = new WalParts(config, opened);
+    private Wal(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, boolean ownsThreads) {
+        this.parts = new WalParts(config, opened, threads, ownsThreads);
         this.status = new WalStatus(parts);
         this.nonWaiting = new NonWaitingAppends(parts.writes, config.compression());
         this.cursors = new Cursors(parts.cursors);
@@ -68,8 +69,13 @@ public final class Wal implements AutoCloseable {
      *                               (the message names them)
      */
     public static Wal open(WalConfig config) {
+        return open(config, BackgroundThreads.own(), true);
+    }
+
+    /** {@link #open(WalConfig)}, its background jobs on {@code threads}: a store's logs share them. */
+    static Wal open(WalConfig config, BackgroundThreads threads, boolean ownsThreads) {
         JvmAccess.check();
-        Wal wal = new Wal(config, LogOpener.open(config));
+        Wal wal = new Wal(config, LogOpener.open(config), threads, ownsThreads);
         wal.parts.start();
         return wal;
     }

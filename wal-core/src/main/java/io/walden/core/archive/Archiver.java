@@ -8,6 +8,7 @@ import io.walden.core.internal.archive.ArchiveStatus;
 import io.walden.core.internal.archive.ArchiveUploader;
 import io.walden.core.internal.archive.PendingBytesCap;
 import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.internal.thread.Loop;
 import io.walden.core.internal.thread.LoopRunner;
 import org.slf4j.Logger;
@@ -44,7 +45,7 @@ import java.util.concurrent.TimeUnit;
  * {@link ArchiveUploader} (one upload, and the retry policy), {@link ArchiveProgress} (what the getters and meters
  * show) and {@link PendingBytesCap} (the cap on pending bytes).
  *
- * <p>Thread-safety: one thread ({@code walden-archiver}) does all uploading and marking; the getters and
+ * <p>Thread-safety: one loop ({@code walden-archiver}: a thread of its own, or a store's shared one) does all uploading and marking; the getters and
  * {@link #retentionFloor()} may be called from any thread.
  */
 public final class Archiver implements AutoCloseable {
@@ -67,11 +68,19 @@ public final class Archiver implements AutoCloseable {
      * @throws IOException when the {@code archive_status} directory cannot be read or made
      */
     public Archiver(ArchivedLog log, ArchiveConfig config) throws IOException {
+        this(log, config, BackgroundThreads.own());
+    }
+
+    /**
+     * As {@link #Archiver(ArchivedLog, ArchiveConfig)}, uploading on {@code threads} (the log's own, or its store's
+     * shared archivers).
+     */
+    public Archiver(ArchivedLog log, ArchiveConfig config, BackgroundThreads threads) throws IOException {
         this.log = log;
         this.config = config;
         this.target = config.target();
         this.status = new ArchiveStatus(log.directory());
-        this.runner = new LoopRunner("walden-archiver", new Archiving());
+        this.runner = threads.runner(BackgroundThreads.Job.ARCHIVER, new Archiving());
         this.progress = new ArchiveProgress(status, this::settled);
         this.uploader = new ArchiveUploader(log, config, status, progress);
         this.cap = new PendingBytesCap(log, config, status, progress);

@@ -35,6 +35,7 @@ import io.walden.core.internal.segment.SegmentPreparer;
 import io.walden.core.internal.segment.SegmentRegistry;
 import io.walden.core.internal.sync.BackgroundWriter;
 import io.walden.core.internal.sync.SyncStrategy;
+import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.replication.RemoteWaits;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,6 +63,9 @@ public final class WalParts {
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     public final WalConfig config;
+    /** Where the background jobs run: threads of this log's own, or its store's. */
+    private final BackgroundThreads threads;
+    private final boolean ownsThreads;
     public final Path dir;
     public final FileChannel lockChannel;
     public final FileLock lock;
@@ -117,8 +121,14 @@ public final class WalParts {
      */
     public final Position readLimit;
 
-    public WalParts(WalConfig config, LogOpener.OpenedLog opened) {
+    /**
+     * @param threads     where the background jobs run (see {@link BackgroundThreads})
+     * @param ownsThreads whether this log closes them (its own), or a store does (shared)
+     */
+    public WalParts(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, boolean ownsThreads) {
         this.config = config;
+        this.threads = threads;
+        this.ownsThreads = ownsThreads;
         this.dir = opened.dir();
         this.lockChannel = opened.lockChannel();
         this.lock = opened.lock();
@@ -128,7 +138,7 @@ public final class WalParts {
         RecoveryScanner.Result scan = opened.scan();
         ControlFile.Checkpoint after = opened.after();
         this.maxPayload = config.maxPayloadSize();
-        this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos());
+        this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos(), threads);
         this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
         long end = scan.endLsn();
         this.insert = new Position(end);
@@ -140,10 +150,10 @@ public final class WalParts {
         SegmentLinks links = new SegmentLinks(scan.firstPrevBySegment());
         links.begins(after.scanStart(), after.scanStartPrev());
         this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
-                opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e));
+                opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e), threads);
         this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.zstdLevel(), config.segmentSize(), config.maxPayloadSize(),
-                dir.toString(), this::newestDictionaryInLog);
-        this.clock = new RecordClock(config.clock(), insert::get);
+                dir.toString(), this::newestDictionaryInLog, threads);
+        this.clock = new RecordClock(threads.wallClock(config.clock()));
         this.times = new TimeIndex(registry, written::get);
         long lastTime = times.latestTime(end);
         if (lastTime != RecordCursor.NO_TIME) {
@@ -152,7 +162,7 @@ public final class WalParts {
         this.appender = new Appender(registry, preparer, ring, insert, published, written, notifier, links,
                 scan.lastRecordLsn(), stats, dictionaries, clock);
         this.retention = new Retention(new RetainedLog(this), times, config.clock(), config.retentionTime(),
-                config.retentionBytes());
+                config.retentionBytes(), threads);
         this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
         this.readLimit = new Position(after.readLimit());
@@ -168,7 +178,7 @@ public final class WalParts {
                 () -> {
                     checkpointer.checkpoint();
                     cursors.tick(); // when the end passed which LSN: the cursors' lag in time
-                });
+                }, threads);
         this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
         this.metrics = new WalMetrics(stats, new MeterSources(this));
@@ -179,7 +189,7 @@ public final class WalParts {
 
     private Archiver newArchiver(ArchiveConfig archive) {
         try {
-            return new Archiver(new ArchivedWal(this), archive);
+            return new Archiver(new ArchivedWal(this), archive, threads);
         } catch (IOException e) {
             throw new WalException("could not read the archive status in " + dir + ": " + e.getMessage(), e);
         }
@@ -233,7 +243,6 @@ public final class WalParts {
             throw new WalException("could not read the cursor files in " + dir + ": " + e.getMessage(), e);
         }
         preparer.start();
-        clock.start();
         preparer.request(registry.segmentStart(insert.get()) + config.segmentSize());
         writer.start();
         if (archiver != null) {
@@ -315,7 +324,6 @@ public final class WalParts {
             }
             remote.fail("the log in " + dir.getFileName() + " is closing");
             writer.close();
-            clock.close();
             boolean quiescent = activity.awaitNoneInside(CLOSE_WAIT_NANOS, TimeUnit.NANOSECONDS);
             if (!quiescent) {
                 LOG.error("Closing {} while appends, commits or claims are still in progress after {} s: the segments "
@@ -355,6 +363,9 @@ public final class WalParts {
                 } catch (IOException e) {
                     problems.add(e);
                 }
+            }
+            if (ownsThreads) {
+                threads.close(); // its clock's loop: the other jobs stopped above
             }
             LOG.info("Closed Walden log {} at {}", dir, Lsn.format(flushed.get()));
             if (!problems.isEmpty()) {

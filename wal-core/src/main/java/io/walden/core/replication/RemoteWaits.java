@@ -10,12 +10,13 @@ import io.walden.core.internal.commit.OrderedCompletions;
 import io.walden.core.internal.commit.Position;
 import io.walden.core.internal.commit.StuckCommitWatch;
 import io.walden.core.internal.commit.Waiter;
-import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.core.internal.thread.BackgroundThreads;
+import io.walden.core.internal.thread.Loop;
+import io.walden.core.internal.thread.LoopRunner;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
@@ -75,14 +76,21 @@ public final class RemoteWaits {
     /** Says when commits have waited too long for the replicas (the timers' thread looks once a second). */
     private final StuckCommitWatch stuck;
     /**
-     * One thread for the timers: it expires timed-out asynchronous waits from the heads of the heaps (no timer per
-     * future) and watches for commits waiting too long. Made with the first policy (or at once with a timeout).
+     * The timers, one loop: it expires timed-out asynchronous waits from the heads of the heaps (no timer per future)
+     * and watches for commits waiting too long. Made with the first policy (or at once with a timeout).
      */
-    private ScheduledExecutorService sweeper;
+    private LoopRunner sweeper;
+    private final BackgroundThreads threads;
 
     /** @param timeoutNanos how long a commit waits for the replicas before failing, or 0 to wait forever */
     public RemoteWaits(long timeoutNanos) {
+        this(timeoutNanos, BackgroundThreads.own());
+    }
+
+    /** As {@link #RemoteWaits(long)}, its timers on {@code threads} (the log's, or its store's). */
+    public RemoteWaits(long timeoutNanos, BackgroundThreads threads) {
         this.timeoutNanos = timeoutNanos;
+        this.threads = threads;
         this.stuck = new StuckCommitWatch(this::oldestWaitNanos, timeoutNanos > 0);
         if (timeoutNanos > 0) {
             startTimers();
@@ -93,14 +101,34 @@ public final class RemoteWaits {
         if (sweeper != null || closed) {
             return;
         }
-        sweeper = Executors.newSingleThreadScheduledExecutor(
-                WaldenThreads.named("walden-remote-timeouts"));
-        if (timeoutNanos > 0) {
-            // A wait is failed at most one period late: 5 % of the timeout, between 1 ms and 25 ms.
-            long period = Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(timeoutNanos / 20, TimeUnit.MILLISECONDS.toNanos(25)));
-            sweeper.scheduleWithFixedDelay(this::expire, period, period, TimeUnit.NANOSECONDS);
-        }
-        sweeper.scheduleWithFixedDelay(stuck::look, 1, 1, TimeUnit.SECONDS);
+        // A wait is failed at most one period late: 5 % of the timeout, between 1 ms and 25 ms; the watch looks each second.
+        long period = timeoutNanos == 0 ? Long.MAX_VALUE
+                : Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(timeoutNanos / 20, TimeUnit.MILLISECONDS.toNanos(25)));
+        long watchPeriod = TimeUnit.SECONDS.toNanos(1);
+        sweeper = threads.runner(BackgroundThreads.Job.UPKEEP, new Loop() {
+            private long lastExpire = System.nanoTime();
+            private long lastLook = System.nanoTime();
+
+            @Override
+            public long doWork() {
+                long now = System.nanoTime();
+                if (now - lastExpire >= period) {
+                    lastExpire = now;
+                    expire();
+                }
+                if (now - lastLook >= watchPeriod) {
+                    lastLook = now;
+                    stuck.look();
+                }
+                return Math.max(1, Math.min(lastExpire + Math.min(period, watchPeriod) - now, lastLook + watchPeriod - now));
+            }
+
+            @Override
+            public long onError(Throwable failure) {
+                return failure instanceof Error ? STOP : period == Long.MAX_VALUE ? watchPeriod : period;
+            }
+        });
+        sweeper.start();
     }
 
     /**
@@ -109,11 +137,13 @@ public final class RemoteWaits {
      * come any more). Permanent.
      */
     public void fail(String reason) {
+        LoopRunner timers;
         synchronized (this) {
             closed = true;
-            if (sweeper != null) {
-                sweeper.shutdownNow();
-            }
+            timers = sweeper;
+        }
+        if (timers != null) {
+            timers.stop(Duration.ofSeconds(5)); // outside the monitor: a turn of the timers may be waiting for it
         }
         detach(reason);
     }

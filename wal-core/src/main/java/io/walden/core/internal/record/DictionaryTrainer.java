@@ -2,7 +2,7 @@ package io.walden.core.internal.record;
 
 import com.github.luben.zstd.Zstd;
 import io.walden.core.Compression;
-import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.core.internal.thread.BackgroundThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,6 +58,7 @@ public final class DictionaryTrainer {
     private ByteBuffer samples;
     private int[] sampleSizes;
     private int sampleCount;
+    private final BackgroundThreads threads;
 
     /**
      * @param enabled        whether the log uses dictionaries at all (WalConfig.Builder.zstdDictionary)
@@ -66,10 +67,12 @@ public final class DictionaryTrainer {
      * @param maxPayloadSize the log's largest payload: a dictionary's control record must fit in one
      * @param logName        for log lines
      * @param inLog          the newest dictionary the log carries, or null: taken up instead of training one
+     * @param threads        where the look in the log and the training run (a thread of the log's own, or its store's)
      */
     public DictionaryTrainer(boolean enabled, int zstdLevel, long segmentSize, int maxPayloadSize, String logName,
-                             Supplier<ZstdDictionary> inLog) {
+                             Supplier<ZstdDictionary> inLog, BackgroundThreads threads) {
         this.inLog = inLog;
+        this.threads = threads;
         this.zstdLevel = zstdLevel;
         this.dictionarySize = (int) Math.min(MAX_DICTIONARY, segmentSize / 16);
         this.samplesBytes = (int) Math.min(MAX_SAMPLES_BYTES, segmentSize / 2);
@@ -135,12 +138,12 @@ public final class DictionaryTrainer {
         if (!lookedInLog.get() && lookedInLog.compareAndSet(false, true)) {
             // The first zstd payload since open: a log that carries a dictionary goes on with it. Looked up on a thread
             // of its own (it walks a segment), while this and the next payloads are sampled in case it finds none.
-            WaldenThreads.daemon(() -> {
+            threads.runOnce(BackgroundThreads.Job.TRAINER, () -> {
                 ZstdDictionary d = inLog.get();
                 if (d != null) {
                     adopt(d);
                 }
-            }, "walden-dictionary-trainer").start();
+            });
         }
         if (!sampleLock.tryLock()) {
             return;
@@ -171,7 +174,7 @@ public final class DictionaryTrainer {
         }
         ByteBuffer trainOn = full;
         int[] trainSizes = sizes;
-        WaldenThreads.daemon(() -> train(trainOn, trainSizes), "walden-dictionary-trainer").start();
+        threads.runOnce(BackgroundThreads.Job.TRAINER, () -> train(trainOn, trainSizes));
     }
 
     /**

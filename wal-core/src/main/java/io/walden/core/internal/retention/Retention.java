@@ -11,6 +11,8 @@ import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import io.walden.core.internal.segment.SegmentRegistry;
+import io.walden.core.internal.thread.BackgroundThreads;
+import io.walden.core.internal.thread.LoopRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,14 +26,11 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Retention by time and by size (Kafka's {@code retention.ms} and {@code retention.bytes}; docs/operations.md,
- * "Retention"): every {@link #PERIOD}, on a thread of its own, it works out how far the oldest sealed segments may go,
+ * "Retention"): every {@link #PERIOD}, on the log's upkeep loop (a thread of its own, or its store's), it works out how far the oldest sealed segments may go,
  * and removes them through the log's truncation (Wal.truncateBefore), which removes whole segments oldest first,
  * each renamed out of the log before the next (a crash mid-way leaves a log that opens with nothing missing in the
  * middle), and never below what a holder still needs. What each holder keeps that retention would remove is reported
@@ -46,7 +45,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *       directory also holds the next segment, prepared ahead, and up to spare-segments recycled ones.</li>
  * </ul>
  *
- * <p>Thread-safety: {@link #enforce} runs on the retention thread (or a test's); the rest may be called from any.
+ * <p>Thread-safety: {@link #enforce} runs on the upkeep loop (or a test's thread); the rest may be called from any.
  */
 public final class Retention implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Retention.class);
@@ -96,7 +95,8 @@ public final class Retention implements AutoCloseable {
     private final long maxBytes;
     private final AtomicLong removed = new AtomicLong();
     private final Map<Holder, Hold> holds = Collections.synchronizedMap(new EnumMap<>(Holder.class));
-    private ScheduledExecutorService thread;
+    private final BackgroundThreads threads;
+    private LoopRunner runner;
     /** Retention thread only: the insert's segment and the clock at the last look. */
     private long lookedAtSegment = -1;
     private Instant lookedAt = Instant.MIN;
@@ -105,8 +105,9 @@ public final class Retention implements AutoCloseable {
      * @param maxAge   null: no time limit
      * @param maxBytes 0: no size limit
      */
-    public Retention(Log log, TimeIndex times, Clock clock, Duration maxAge, long maxBytes) {
+    public Retention(Log log, TimeIndex times, Clock clock, Duration maxAge, long maxBytes, BackgroundThreads threads) {
         this.log = log;
+        this.threads = threads;
         this.times = times;
         this.clock = clock;
         this.maxAge = maxAge;
@@ -141,12 +142,11 @@ public final class Retention implements AutoCloseable {
         if (!enabled()) {
             return;
         }
-        thread = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "walden-retention");
-            t.setDaemon(true);
-            return t;
+        runner = threads.runner(BackgroundThreads.Job.UPKEEP, () -> {
+            lookIfDue();
+            return POLL.toNanos();
         });
-        thread.scheduleWithFixedDelay(this::lookIfDue, POLL.toMillis(), POLL.toMillis(), TimeUnit.MILLISECONDS);
+        runner.start();
     }
 
     private void lookIfDue() {
@@ -267,13 +267,8 @@ public final class Retention implements AutoCloseable {
 
     @Override
     public void close() {
-        if (thread != null) {
-            thread.shutdownNow();
-            try {
-                thread.awaitTermination(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        if (runner != null) {
+            runner.stop(Duration.ofSeconds(10));
         }
     }
 }

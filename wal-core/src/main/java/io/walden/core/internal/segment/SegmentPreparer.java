@@ -3,6 +3,7 @@ package io.walden.core.internal.segment;
 import io.walden.core.Lsn;
 import io.walden.core.WalException;
 import io.walden.core.internal.thread.Loop;
+import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.internal.thread.LoopRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,7 +80,7 @@ public final class SegmentPreparer implements AutoCloseable {
      */
     public SegmentPreparer(Path dir, long segmentSize, long logId, SegmentRegistry registry,
                            int maxSpares, List<Path> existingSpares, Supplier<BooleanSupplier> gracePeriods,
-                           Consumer<Throwable> onFatal) {
+                           Consumer<Throwable> onFatal, BackgroundThreads threads) {
         this.onFatal = onFatal;
         this.gracePeriods = gracePeriods;
         this.dir = dir;
@@ -88,7 +89,7 @@ public final class SegmentPreparer implements AutoCloseable {
         this.registry = registry;
         this.maxSpares = maxSpares;
         this.spares.addAll(existingSpares);
-        this.runner = new LoopRunner("walden-segment-preparer", new Preparing());
+        this.runner = threads.runner(BackgroundThreads.Job.PREPARER, new Preparing());
     }
 
     public void start() {

@@ -4,6 +4,7 @@ import io.walden.core.WalFailedException;
 import io.walden.core.internal.commit.Activity;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.thread.Loop;
+import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.internal.thread.LoopRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,14 +46,14 @@ public final class BackgroundWriter implements AutoCloseable {
      * @param writeDelayNanos the longest an OFF record waits to be written into the file (at most delayNanos)
      */
     public BackgroundWriter(GroupCommit commit, Activity activity, long delayNanos, long writeDelayNanos, long checkpointNanos,
-                            Runnable checkpoint) {
+                            Runnable checkpoint, BackgroundThreads threads) {
         this.commit = commit;
         this.activity = activity;
         this.delayNanos = delayNanos;
         this.writeDelayNanos = Math.min(writeDelayNanos, delayNanos);
         this.checkpointNanos = checkpointNanos;
         this.checkpoint = checkpoint;
-        this.runner = new LoopRunner("walden-writer", new Writing());
+        this.runner = threads.runner(BackgroundThreads.Job.WRITER, new Writing());
     }
 
     public void start() {

@@ -1,5 +1,7 @@
 package io.walden.core.internal.commit;
 
+import io.walden.core.internal.thread.BackgroundThreads;
+import io.walden.core.internal.thread.CachedWallClock;
 import io.walden.core.Durability;
 import io.walden.core.WalConfig;
 import io.walden.core.internal.metrics.WalStats;
@@ -53,13 +55,15 @@ class RollFailureTest {
         for (long start = 0; start < 3 * SEGMENT; start += SEGMENT) {
             registry.add(Segment.map(SegmentFiles.prepare(dir, SEGMENT, start, 42, null), start, SEGMENT));
         }
-        SegmentPreparer preparer = new SegmentPreparer(dir, SEGMENT, 42, registry, 0, List.of(), () -> () -> true, e -> { });
+        SegmentPreparer preparer = new SegmentPreparer(dir, SEGMENT, 42, registry, 0, List.of(), () -> () -> true, e -> { },
+                BackgroundThreads.own());
         FailingOnce firstPrev = new FailingOnce();
         Position insert = new Position(64);
         Position published = new Position(64);
         Appender appender = new Appender(registry, preparer, ring, insert, published, new Position(64), new ReadNotifier(), firstPrev, 0,
-                new WalStats(), new DictionaryTrainer(false, WalConfig.DEFAULT_ZSTD_LEVEL, SEGMENT, 1 << 10, "test", () -> null),
-                new RecordClock(java.time.Clock.systemUTC(), insert::get));
+                new WalStats(), new DictionaryTrainer(false, WalConfig.DEFAULT_ZSTD_LEVEL, SEGMENT, 1 << 10, "test", () -> null,
+                        BackgroundThreads.own()),
+                new RecordClock(new CachedWallClock(java.time.Clock.systemUTC())));
         while (insert.get() + 2 * 1024 < SEGMENT) {
             appender.append(0, new byte[1000], 0, 1000, Durability.OFF);
         }

@@ -1,0 +1,151 @@
+package io.walden.core.internal.thread;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Many loops on a few shared threads: every loop gets its turns, never two at once, and a stop is its own. */
+@Timeout(30)
+class LoopGroupTest {
+    private static final long AN_HOUR = TimeUnit.HOURS.toNanos(1);
+
+    @Test
+    void aThousandLoopsRunOnTwoThreadsEachGettingItsTurns() throws Exception {
+        try (LoopGroup group = new LoopGroup("walden-test-group", 2)) {
+            List<AtomicInteger> turns = new ArrayList<>();
+            List<LoopRunner> runners = new ArrayList<>();
+            for (int i = 0; i < 1000; i++) {
+                AtomicInteger n = new AtomicInteger();
+                turns.add(n);
+                LoopRunner r = group.runner("loop-" + i, () -> n.incrementAndGet() < 3 ? TimeUnit.MILLISECONDS.toNanos(5) : AN_HOUR);
+                runners.add(r);
+                r.start();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (turns.stream().anyMatch(n -> n.get() < 3) && System.nanoTime() < deadline) {
+                Thread.sleep(5); // the loops' own turns: nothing to wait on but their counts
+            }
+            assertThat(turns).allMatch(n -> n.get() == 3);
+            for (LoopRunner r : runners) {
+                assertThat(r.stop(Duration.ofSeconds(5))).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void aLoopsTurnsNeverOverlapEvenWhenWokenWhileItWorks() throws Exception {
+        AtomicInteger inside = new AtomicInteger();
+        AtomicBoolean overlapped = new AtomicBoolean();
+        AtomicInteger turns = new AtomicInteger();
+        try (LoopGroup group = new LoopGroup("walden-test-group", 4)) {
+            LoopRunner r = group.runner("busy", () -> {
+                if (inside.incrementAndGet() > 1) {
+                    overlapped.set(true);
+                }
+                Thread.onSpinWait();
+                inside.decrementAndGet();
+                turns.incrementAndGet();
+                return TimeUnit.MICROSECONDS.toNanos(50);
+            });
+            r.start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (turns.get() < 2000 && System.nanoTime() < deadline) {
+                r.wake();
+            }
+            assertThat(r.stop(Duration.ofSeconds(5))).isTrue();
+        }
+        assertThat(turns.get()).isGreaterThanOrEqualTo(2000);
+        assertThat(overlapped).isFalse();
+    }
+
+    @Test
+    void aLoopDueNowRunsWhileAnotherLoopsTurnBlocks() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch ranOther = new CountDownLatch(1);
+        try (LoopGroup group = new LoopGroup("walden-test-group", 2)) {
+            LoopRunner blocked = group.runner("upload", () -> {
+                release.await(); // an upload that takes long
+                return AN_HOUR;
+            });
+            LoopRunner other = group.runner("writer", () -> {
+                ranOther.countDown();
+                return AN_HOUR;
+            });
+            blocked.start();
+            other.start();
+            assertThat(ranOther.await(10, TimeUnit.SECONDS)).isTrue();
+            release.countDown();
+            assertThat(blocked.stop(Duration.ofSeconds(5))).isTrue();
+            assertThat(other.stop(Duration.ofSeconds(5))).isTrue();
+        }
+    }
+
+    @Test
+    void anInterruptReachesOnlyTheTurnItWasMeantFor() throws Exception {
+        CountDownLatch uploading = new CountDownLatch(1);
+        AtomicBoolean uploadInterrupted = new AtomicBoolean();
+        AtomicBoolean writerSawInterrupt = new AtomicBoolean();
+        AtomicInteger writerTurns = new AtomicInteger();
+        try (LoopGroup group = new LoopGroup("walden-test-group", 1)) {
+            LoopRunner upload = group.runner("upload", () -> {
+                uploading.countDown();
+                try {
+                    Thread.sleep(TimeUnit.SECONDS.toMillis(30));
+                } catch (InterruptedException e) {
+                    uploadInterrupted.set(true);
+                    Thread.currentThread().interrupt(); // left set, as a careless job would
+                }
+                return AN_HOUR;
+            });
+            LoopRunner writer = group.runner("writer", () -> {
+                if (Thread.currentThread().isInterrupted()) {
+                    writerSawInterrupt.set(true);
+                }
+                writerTurns.incrementAndGet();
+                return AN_HOUR;
+            });
+            upload.start();
+            assertThat(uploading.await(10, TimeUnit.SECONDS)).isTrue();
+            writer.start();
+            upload.interrupt();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (writerTurns.get() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(uploadInterrupted).isTrue();
+            assertThat(writerTurns.get()).isEqualTo(1);
+            assertThat(writerSawInterrupt).as("the group cleared it between the turns").isFalse();
+            upload.stop(Duration.ofSeconds(5));
+            writer.stop(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void aLoopStoppedWhileQueuedNeverRunsAgainAndTheGroupEndsItsThreads() throws Exception {
+        AtomicInteger turns = new AtomicInteger();
+        LoopGroup group = new LoopGroup("walden-test-group", 2);
+        LoopRunner r = group.runner("once", () -> {
+            turns.incrementAndGet();
+            return AN_HOUR;
+        });
+        r.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (turns.get() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(r.stop(Duration.ofSeconds(5))).isTrue();
+        r.wake();
+        group.close(5, TimeUnit.SECONDS);
+        assertThat(group.isTerminated()).isTrue();
+        assertThat(turns.get()).isEqualTo(1);
+    }
+}
