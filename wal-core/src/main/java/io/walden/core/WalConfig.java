@@ -395,5 +395,10 @@ public final class WalConfig {
             WalConfigValidation.check(settings);
             return new WalConfig(settings);
         }
+
+        /** The values set so far (a store compares them with its defaults to keep a log's own). */
+        WalSettings settings() {
+            return settings;
+        }
     }
 }

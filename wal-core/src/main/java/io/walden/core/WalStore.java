@@ -1,0 +1,307 @@
+package io.walden.core;
+
+import io.walden.core.internal.JvmAccess;
+import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.thread.BackgroundThreads;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Many logs in one directory, one per tenant, aggregate type or partition, as Kafka users have topics: each a full
+ * {@link Wal} (its own segments, LSNs, cursors, compression, retention, archive and record times), all sharing one set
+ * of background threads (a few per kind of job, not a handful per log: docs/glossary.md, "Threads").
+ *
+ * <p><b>Layout.</b> Log {@code name} lives in {@code <directory>/logs/<name>}, a directory {@link Wal#open} could open
+ * on its own. Names are {@code [a-z0-9][a-z0-9._-]{0,127}}, so no name is a file the store keeps beside the logs.
+ *
+ * <p><b>Crash safety.</b> {@link #create} builds the new log in {@code logs/.creating-<name>}, forces it, and renames
+ * it to its name; {@link #delete} renames the log to {@code logs/.deleting-<name>} before removing its files. Each
+ * rename is atomic and forced with its directory, and {@link #open} removes what a crash left under those names. So
+ * after a crash at any point, a log is either wholly there or not at all ({@code WalStoreCrashTest} kills child JVMs
+ * in the middle of both).
+ *
+ * <p>Thread-safety: every method from any thread. {@link #create}, {@link #delete} and {@link #close} serialise on the
+ * store; {@link #log} and {@link #names} do not wait for them.
+ */
+public final class WalStore implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WalStore.class);
+    /** What a log's name may be. */
+    public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,127}");
+    static final String LOGS = "logs";
+    static final String CREATING = ".creating-";
+    static final String DELETING = ".deleting-";
+    static final String LOCK = "walden-store.lock";
+
+    private final WalStoreConfig config;
+    private final Path logs;
+    private final FileChannel lockChannel;
+    private final FileLock lock;
+    private final BackgroundThreads threads;
+    private final Map<String, Wal> open = new ConcurrentHashMap<>();
+    private boolean closed;
+
+    private WalStore(WalStoreConfig config, FileChannel lockChannel, FileLock lock) {
+        this.config = config;
+        this.logs = config.directory().resolve(LOGS);
+        this.lockChannel = lockChannel;
+        this.lock = lock;
+        this.threads = BackgroundThreads.shared(config.writerThreads());
+    }
+
+    /**
+     * Opens (or creates) the store in {@code config.directory()} and every log in it, each with its recovery (see
+     * {@link Wal#open}), after removing what a crash left of a creation or a deletion.
+     *
+     * @throws WalLockedException when another process or another store holds the directory
+     * @throws WalException       on an I/O error, or when a log cannot be opened (the ones opened are closed again)
+     */
+    public static WalStore open(WalStoreConfig config) {
+        JvmAccess.check();
+        Path dir = config.directory();
+        FileChannel channel = null;
+        try {
+            Files.createDirectories(dir.resolve(LOGS));
+            channel = FileChannel.open(dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock = channel.tryLock();
+            if (lock == null) {
+                channel.close();
+                throw new WalLockedException("the store in " + dir + " is open in another process");
+            }
+            WalStore store = new WalStore(config, channel, lock);
+            try {
+                store.openLogs();
+            } catch (RuntimeException | IOException e) {
+                store.close();
+                throw e;
+            }
+            return store;
+        } catch (java.nio.channels.OverlappingFileLockException e) {
+            closeQuietly(channel);
+            throw new WalLockedException("the store in " + dir + " is open in this process already");
+        } catch (IOException e) {
+            closeQuietly(channel);
+            throw new WalException("cannot open the store in " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void openLogs() throws IOException {
+        List<Path> leftovers = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(logs)) {
+            for (Path p : entries) {
+                String f = p.getFileName().toString();
+                if (f.startsWith(CREATING) || f.startsWith(DELETING)) {
+                    leftovers.add(p);
+                } else if (NAME.matcher(f).matches() && Files.isDirectory(p)) {
+                    names.add(f);
+                }
+            }
+        }
+        for (Path p : leftovers) {
+            LOG.info("Removing {}: a log's creation or deletion that a crash interrupted", p);
+            deleteTree(p);
+        }
+        if (!leftovers.isEmpty()) {
+            SegmentFiles.forceDirectory(logs);
+        }
+        Collections.sort(names);
+        for (String name : names) {
+            open.put(name, Wal.open(configOf(name, logs.resolve(name), b -> { }).build(), threads, false));
+        }
+        LOG.info("Opened the store in {}: {} log(s) on {} shared threads", config.directory(), names.size(),
+                threads.threadCount());
+    }
+
+    /** The settings of log {@code name} in {@code dir}: the defaults, what it was created with, then code's. */
+    private WalConfig.Builder configOf(String name, Path dir, Consumer<WalConfig.Builder> created) {
+        WalConfig.Builder b = WalConfig.builder(dir);
+        config.defaults().accept(b);
+        StoreLogSettings.apply(dir, b.settings());
+        created.accept(b);
+        config.logSettings().accept(name, b);
+        return b;
+    }
+
+    /** {@link #create(String, Consumer)} with the store's defaults. */
+    public Wal create(String name) {
+        return create(name, b -> { });
+    }
+
+    /**
+     * Creates log {@code name} and returns it open. {@code settings} change the store's defaults for this log; the log
+     * keeps the plain ones (numbers, levels, durations) for every later open, while objects such as an archive come
+     * from {@link WalStoreConfig.Builder#logSettings} each time. Crash-safe (see the class comment).
+     *
+     * @throws IllegalArgumentException when the name is not one a log may have
+     * @throws IllegalStateException    when the log exists, or the store is closed
+     * @throws WalException             on an I/O error (nothing of the log is left)
+     */
+    public synchronized Wal create(String name, Consumer<WalConfig.Builder> settings) {
+        checkName(name);
+        ensureOpen();
+        Path dir = logs.resolve(name);
+        if (open.containsKey(name) || Files.exists(dir)) {
+            throw new IllegalStateException("log '" + name + "' exists in the store " + config.directory());
+        }
+        Path building = logs.resolve(CREATING + name);
+        try {
+            deleteTree(building);
+            Files.createDirectories(building);
+            WalConfig.Builder defaults = WalConfig.builder(building);
+            config.defaults().accept(defaults);
+            WalConfig.Builder chosen = WalConfig.builder(building);
+            config.defaults().accept(chosen);
+            settings.accept(chosen);
+            StoreLogSettings.write(building, StoreLogSettings.overrides(defaults.settings(), chosen.settings()));
+            WalConfig.Builder built = configOf(name, building, b -> { });
+            try (Wal fresh = Wal.open(built.build(), threads, false)) {
+                LOG.debug("Created log {} in {}", name, fresh.directory());
+            }
+            SegmentFiles.forceDirectory(building);
+            Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE); // the log exists from here on, whole
+            SegmentFiles.forceDirectory(logs);
+        } catch (IOException | RuntimeException e) {
+            deleteQuietly(building);
+            if (e instanceof IOException io) {
+                throw new WalException("cannot create log '" + name + "' in " + logs + ": " + e.getMessage(), io);
+            }
+            throw (RuntimeException) e;
+        }
+        Wal wal = Wal.open(configOf(name, dir, b -> { }).build(), threads, false);
+        open.put(name, wal);
+        LOG.info("Created log {} in the store {}", name, config.directory());
+        return wal;
+    }
+
+    /** The log named {@code name}, open; empty when the store has none of that name. */
+    public Optional<Wal> log(String name) {
+        return Optional.ofNullable(open.get(name));
+    }
+
+    /** The names of the store's logs, sorted. */
+    public Set<String> names() {
+        return Collections.unmodifiableSet(new TreeSet<>(open.keySet()));
+    }
+
+    /**
+     * Closes log {@code name} and removes it with its files. Crash-safe (see the class comment): once this returns, or
+     * once a crash after its rename, the log is gone for good.
+     *
+     * @throws IllegalArgumentException when the name is not one a log may have
+     * @throws IllegalStateException    when the store has no such log, or is closed
+     */
+    public synchronized void delete(String name) {
+        checkName(name);
+        ensureOpen();
+        Wal wal = open.remove(name);
+        if (wal == null) {
+            throw new IllegalStateException("no log '" + name + "' in the store " + config.directory());
+        }
+        wal.close();
+        Path doomed = logs.resolve(DELETING + name);
+        try {
+            deleteTree(doomed);
+            Files.move(logs.resolve(name), doomed, StandardCopyOption.ATOMIC_MOVE);
+            SegmentFiles.forceDirectory(logs); // gone for good from here on
+            deleteTree(doomed);
+        } catch (IOException e) {
+            throw new WalException("cannot delete log '" + name + "' in " + logs + ": " + e.getMessage()
+                    + " (whatever is left is removed at the store's next open)", e);
+        }
+        LOG.info("Deleted log {} from the store {}", name, config.directory());
+    }
+
+    /** Closes every log, then the shared threads, then releases the directory. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<RuntimeException> failures = new ArrayList<>();
+        for (Wal wal : open.values()) {
+            try {
+                wal.close();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
+        open.clear();
+        threads.close();
+        try {
+            lock.release();
+            lockChannel.close();
+        } catch (IOException e) {
+            failures.add(new UncheckedIOException(e));
+        }
+        if (!failures.isEmpty()) {
+            RuntimeException first = failures.get(0);
+            failures.subList(1, failures.size()).forEach(first::addSuppressed);
+            throw first;
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("the store in " + config.directory() + " is closed");
+        }
+    }
+
+    private static void checkName(String name) {
+        if (name == null || !NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("'" + name + "' is not a log name: 1 to 128 of a-z 0-9 . _ -, "
+                    + "beginning with a letter or a digit");
+        }
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try {
+            deleteTree(dir);
+        } catch (IOException e) {
+            LOG.warn("Could not remove {} (removed at the store's next open): {}", dir, e.toString());
+        }
+    }
+
+    private static void closeQuietly(FileChannel channel) {
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // the open failed already; that failure is the one reported
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package io.walden.core;
+
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+
+/**
+ * Everything {@link WalStore#open(WalStoreConfig)} needs: the store's directory, the settings every log starts from,
+ * the settings of each log that only code can give (an archive, a clock), and the store's threads. Built with
+ * {@link #builder(Path)}.
+ *
+ * <p>Thread-safety: immutable once built; every method from any thread. The {@link Builder} is not thread-safe.
+ */
+public final class WalStoreConfig {
+    private final Path directory;
+    private final Consumer<WalConfig.Builder> defaults;
+    private final BiConsumer<String, WalConfig.Builder> logSettings;
+    private final int writerThreads;
+
+    private WalStoreConfig(Builder b) {
+        this.directory = b.directory;
+        this.defaults = b.defaults;
+        this.logSettings = b.logSettings;
+        this.writerThreads = b.writerThreads;
+    }
+
+    public static Builder builder(Path directory) {
+        return new Builder(directory);
+    }
+
+    /** The store's directory: each log lives in {@code logs/<name>} under it. */
+    public Path directory() {
+        return directory;
+    }
+
+    /** The settings every log of the store starts from (see {@link Builder#defaults}). */
+    public Consumer<WalConfig.Builder> defaults() {
+        return defaults;
+    }
+
+    /** The settings of one log given by code at every open (see {@link Builder#logSettings}). */
+    public BiConsumer<String, WalConfig.Builder> logSettings() {
+        return logSettings;
+    }
+
+    /** Threads that write and force the logs' records in the background (see {@link Builder#writerThreads}). */
+    public int writerThreads() {
+        return writerThreads;
+    }
+
+    /** Collects a store's settings. Thread-safety: none; one thread at a time. */
+    public static final class Builder {
+        private final Path directory;
+        private Consumer<WalConfig.Builder> defaults = b -> { };
+        private BiConsumer<String, WalConfig.Builder> logSettings = (name, b) -> { };
+        private int writerThreads = Runtime.getRuntime().availableProcessors();
+
+        private Builder(Path directory) {
+            this.directory = Objects.requireNonNull(directory, "directory");
+        }
+
+        /**
+         * The settings every log starts from, at its creation and at every open (default: {@link WalConfig}'s own). A
+         * log keeps the settings it was created with where they differ from these; a default changed here later reaches
+         * every log that left it at the default.
+         */
+        public Builder defaults(Consumer<WalConfig.Builder> defaults) {
+            this.defaults = Objects.requireNonNull(defaults, "defaults");
+            return this;
+        }
+
+        /**
+         * Settings applied to log {@code name} after the defaults and the settings it was created with, at every open:
+         * for what a store cannot keep in a file, such as an archive ({@link WalConfig.Builder#archive}, each log under
+         * its own prefix) or a clock.
+         */
+        public Builder logSettings(BiConsumer<String, WalConfig.Builder> logSettings) {
+            this.logSettings = Objects.requireNonNull(logSettings, "logSettings");
+            return this;
+        }
+
+        /**
+         * How many threads write and force the logs' records in the background (the OFF records within writer-delay,
+         * and asynchronous commits): as many logs flush at once. Default: the available processors.
+         */
+        public Builder writerThreads(int threads) {
+            if (threads < 1) {
+                throw new IllegalArgumentException("writerThreads must be at least 1, got " + threads);
+            }
+            this.writerThreads = threads;
+            return this;
+        }
+
+        public WalStoreConfig build() {
+            return new WalStoreConfig(this);
+        }
+    }
+}

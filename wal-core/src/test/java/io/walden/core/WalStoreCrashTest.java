@@ -1,0 +1,145 @@
+package io.walden.core;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static io.walden.core.TestLogs.SMALL_SEGMENT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Child JVMs working on a store are killed (SIGKILL) at random moments: in the middle of creating and deleting logs,
+ * and while appending to a hundred logs at LOCAL from several threads. After each kill the store opens; a log is
+ * wholly there or not at all; every acknowledged record of every log is back, in its own log, intact. Iterations:
+ * {@code -Dwalden.crash.iterations} (default 8; -Psoak: 200), halved here.
+ */
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on the children it kills
+class WalStoreCrashTest {
+    @TempDir
+    Path dir;
+
+    private final Random random = new Random();
+
+    private int iterations() {
+        return Math.max(2, Integer.getInteger("walden.crash.iterations", 8) / 2);
+    }
+
+    private WalStore reopen(Path store) {
+        return WalStore.open(WalStoreConfig.builder(store).defaults(b -> b.segmentSize(SMALL_SEGMENT)).build());
+    }
+
+    @Test
+    void aLogKilledInTheMiddleOfItsCreationOrDeletionIsWhollyThereOrNotAtAll() throws Exception {
+        Path store = dir.resolve("store");
+        Path stderr = dir.resolve("child.err");
+        Map<String, Long> created = new HashMap<>(); // name -> the LSN of its one record
+        Set<String> deleted = new HashSet<>();
+        Set<String> begun = new HashSet<>(); // creations or deletions begun, not known to have ended
+        int next = 0;
+        for (int i = 0; i < iterations(); i++) {
+            try (ChildJvm child = ChildJvm.start(StoreChurner.class, stderr, store.toString(),
+                    String.valueOf(SMALL_SEGMENT), String.valueOf(next))) {
+                assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
+                Thread.sleep(100 + random.nextInt(900)); // the moment of the kill
+                child.kill();
+                for (String line : child.lines()) {
+                    String[] f = line.split(" ");
+                    switch (f[0]) {
+                        case "c", "d" -> begun.add(f[1]);
+                        case "C" -> {
+                            begun.remove(f[1]);
+                            created.put(f[1], Long.parseLong(f[2]));
+                        }
+                        case "D" -> {
+                            begun.remove(f[1]);
+                            deleted.add(f[1]);
+                        }
+                        default -> throw new AssertionError("unexpected line from the child: " + line);
+                    }
+                    if (f[0].equals("c")) {
+                        next = Math.max(next, Integer.parseInt(f[1].substring("log-".length())) + 1);
+                    }
+                }
+            }
+            next += 2; // a name the killed child may have half created is never reused: it may exist now
+            next += next % 2; // the churner deletes the even one of each pair
+            try (WalStore s = reopen(store); Stream<Path> left = Files.list(store.resolve(WalStore.LOGS))) {
+                assertThat(left.map(p -> p.getFileName().toString())).as("nothing half made or half deleted")
+                        .allMatch(WalStore.NAME.asPredicate());
+                for (Map.Entry<String, Long> e : created.entrySet()) {
+                    String name = e.getKey();
+                    if (deleted.contains(name)) {
+                        assertThat(s.log(name)).as("%s was deleted", name).isEmpty();
+                    } else if (!begun.contains(name)) {
+                        Wal log = s.log(name).orElseThrow(() -> new AssertionError(name + " was created"));
+                        try (WalReader r = log.reader(e.getValue())) {
+                            assertThat(TestLogs.string(r.next().payload())).isEqualTo(name);
+                        }
+                    }
+                }
+                for (String name : s.names()) { // whatever is there opened whole, the half-created ones included
+                    assertThat(s.log(name).orElseThrow().status().segments()).isNotEmpty();
+                }
+            }
+        }
+        assertThat(created).as("the children created logs before being killed").hasSizeGreaterThan(iterations());
+    }
+
+    @Test
+    void everyAcknowledgedRecordOfEveryLogIsBackAfterAKillWhileAppendingToAHundredLogs() throws Exception {
+        Path store = dir.resolve("store");
+        Path stderr = dir.resolve("child.err");
+        Map<String, Map<Long, Long>> acknowledged = new HashMap<>(); // log -> lsn -> seq
+        long total = 0;
+        for (int i = 0; i < iterations(); i++) {
+            try (ChildJvm child = ChildJvm.start(StoreAppender.class, stderr, store.toString(),
+                    String.valueOf(SMALL_SEGMENT), "100", "8")) {
+                assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
+                Thread.sleep(200 + random.nextInt(800)); // the moment of the kill
+                child.kill();
+                for (String line : child.lines()) {
+                    String[] f = line.split(" ");
+                    acknowledged.computeIfAbsent(f[1], k -> new HashMap<>()).put(Long.parseLong(f[2]), Long.parseLong(f[3]));
+                    total++;
+                }
+            }
+            try (WalStore s = reopen(store)) {
+                assertThat(s.names()).hasSize(100);
+                for (String name : s.names()) {
+                    verify(name, s.log(name).orElseThrow(), acknowledged.getOrDefault(name, Map.of()));
+                }
+            }
+        }
+        assertThat(total).as("the children acknowledged appends before being killed").isGreaterThan(iterations() * 100L);
+    }
+
+    /** Every record of {@code log} is its own and whole; every acknowledged one is there with its payload. */
+    private static void verify(String name, Wal log, Map<Long, Long> acknowledged) {
+        int found = 0;
+        try (WalReader r = log.reader(log.oldestLsn())) {
+            for (WalRecord rec; (rec = r.next()) != null; ) {
+                long seq = rec.payloadView().order(ByteOrder.BIG_ENDIAN).getLong(0);
+                assertThat(rec.payload()).as("record %s of %s", Lsn.format(rec.lsn()), name)
+                        .isEqualTo(StoreAppender.payload(name, seq));
+                Long acked = acknowledged.get(rec.lsn());
+                if (acked != null) {
+                    assertThat(seq).isEqualTo(acked);
+                    found++;
+                }
+            }
+        }
+        assertThat(found).as("acknowledged records of %s", name).isEqualTo(acknowledged.size());
+    }
+}
