@@ -37,6 +37,9 @@ java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.CompressionLoad "$MODE" --dir "$DA
 echo "== Archive load generator (LOCAL x16 with and without an archiver, side by side)"
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.ArchiveLoad "$MODE" --dir "$DATA" --json wal-bench/target/archive-load.json
 
+echo "== Many logs in one process (WalStore: N logs x 1 committer against 1 log x N; a store's footprint)"
+java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.StoreLoad "$MODE" --dir "$DATA" --json wal-bench/target/store-load.json
+
 echo "== HTTP load generator (walden.jar serve as a child process, Netty clients, 1-256 connections)"
 FLOOR=()
 if command -v gcc >/dev/null 2>&1 && gcc -O2 -o wal-bench/target/http-floor wal-bench/src/main/c/http_floor.c; then
@@ -57,4 +60,4 @@ wal-bench/pgbench.sh "$DATA" wal-bench/target/pgbench.json "$([ "$MODE" = "--ful
 
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.BenchReport wal-bench/target/jmh.json wal-bench/target/commit-load.json \
   docs/benchmarks.md wal-bench/target/replication-load.json wal-bench/target/pgbench.json wal-bench/target/http-load.json \
-  wal-bench/target/compression-load.json wal-bench/target/archive-load.json
+  wal-bench/target/compression-load.json wal-bench/target/archive-load.json wal-bench/target/store-load.json

@@ -11,7 +11,7 @@ import java.nio.file.Path;
  * Writes {@code docs/benchmarks.md} from one run's JMH JSON and {@link CommitLoad} JSON, with the machine,
  * the date, every figure, and each target as a ratio against the baseline measured in the same run.
  *
- * <p>Usage: {@code BenchReport JMH_JSON LOAD_JSON OUT_MD [REPLICATION_JSON [PGBENCH_JSON [HTTP_JSON]]]} (from
+ * <p>Usage: {@code BenchReport JMH_JSON LOAD_JSON OUT_MD [REPLICATION_JSON [PGBENCH_JSON [HTTP_JSON [COMPRESSION_JSON [ARCHIVE_JSON [STORE_JSON]]]]]]} (from
  * {@link ReplicationLoad}, {@code wal-bench/pgbench.sh} and {@link HttpLoad}). Beside OUT_MD it draws
  * {@code benchmarks-commits.svg}: commits/s against committers, log-log, Walden against PostgreSQL and the raw floor;
  * and {@code benchmarks-http.svg} (see {@link HttpReport}).
@@ -25,6 +25,7 @@ public final class BenchReport {
     private CompressionReport compression;
     private ArchiveReport archive;
     private RecordTimesReport recordTimes;
+    private StoreReport store;
     private final StringBuilder md = new StringBuilder();
 
     private BenchReport(JsonNode jmh, JsonNode load, JsonNode replication, JsonNode pgbench, JsonNode http) {
@@ -51,6 +52,10 @@ public final class BenchReport {
         JsonNode archive = readOptional(mapper, args, 7);
         if (archive != null) {
             report.archive = new ArchiveReport(archive, report::line);
+        }
+        JsonNode store = readOptional(mapper, args, 8);
+        if (store != null) {
+            report.store = new StoreReport(store, report::line);
         }
         // format-cost.sh's results, beside the jar; the section is left out when they are not there
         report.recordTimes = new RecordTimesReport(Path.of(args[0]).resolveSibling("format-cost"), report.jmh, report::line);
@@ -106,6 +111,9 @@ public final class BenchReport {
             archive.write();
         }
         recordTimes.write();
+        if (store != null) {
+            store.write();
+        }
         commits.writeLoadTable();
         if (replication != null) {
             replication.writeTable();
@@ -120,7 +128,7 @@ public final class BenchReport {
         line("");
         line("The raw JSON of the last run is kept next to the jar (`wal-bench/target/jmh.json`, `wal-bench/target/commit-load.json`,");
         line("`wal-bench/target/replication-load.json`, `wal-bench/target/http-load.json`, `wal-bench/target/compression-load.json`,");
-        line("`wal-bench/target/archive-load.json`).");
+        line("`wal-bench/target/archive-load.json`, `wal-bench/target/store-load.json`).");
         line("One replication scenario alone:");
         line("`java <flags from run.sh> -cp wal-bench/target/walden-bench.jar io.walden.bench.ReplicationLoad --only 'walden on loopback 64'`.");
     }

@@ -1,0 +1,190 @@
+package io.walden.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.walden.core.Durability;
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import io.walden.core.WalStore;
+import io.walden.core.WalStoreConfig;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+
+/**
+ * Many logs in one process ({@code WalStore}), measured against one log and against separate {@code Wal}s in the same
+ * run:
+ * <ul>
+ *   <li><b>Commits across logs</b>: N logs of a store with one LOCAL committer each, against one log of a store with
+ *       N committers (the target ratio: at least 0.5), and N separate {@code Wal.open} logs with one committer each
+ *       (what an application did before stores): commits/s and commits per flush.</li>
+ *   <li><b>Footprint</b>: a store of {@code --logs} logs (1 MiB segments): the time to create them and to open them
+ *       again, the threads, the resident memory and the open descriptors, idle and after every log took one append,
+ *       beside a store of one log.</li>
+ * </ul>
+ * Usage: {@code StoreLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]}.
+ */
+public final class StoreLoad {
+    private static final int PAYLOAD = 64;
+    /** Segments of the footprint's logs: small, so that a thousand logs fit a test machine's disk. */
+    private static final long SEGMENT = 1L << 20;
+    /** Segments of the commit scenarios' logs, all alike: 64 logs of the default 64 MiB would write 8 GiB of zeros. */
+    private static final long COMMIT_SEGMENT = 4L << 20;
+
+    private final LoadMeasurement measurement;
+    private final Path dir;
+    private final boolean full;
+    private final List<Map<String, Object>> footprints = new ArrayList<>();
+
+    private StoreLoad(boolean full, Path dir) {
+        this.full = full;
+        this.measurement = new LoadMeasurement(full);
+        this.dir = dir;
+    }
+
+    public static void main(String[] args) throws Exception {
+        LoadArgs a = LoadArgs.parse("StoreLoad", args, Path.of("target/store-load.json"));
+        System.setProperty("walden.bench.dir", a.dir().toString());
+        StoreLoad load = new StoreLoad(a.full(), a.dir());
+        for (int n : a.full() ? new int[] {16, 64, 256} : new int[] {16, 64}) {
+            load.oneLogManyCommitters(n);
+            load.manyLogsOneCommitterEach(n);
+            load.separateWals(n);
+        }
+        load.footprint(1);
+        load.footprint(1000);
+        load.writeJson(a.json());
+    }
+
+    private void oneLogManyCommitters(int n) throws Exception {
+        Path d = BenchFiles.newDir("store-one");
+        try (WalStore store = WalStore.open(WalStoreConfig.builder(d).defaults(b -> b.segmentSize(COMMIT_SEGMENT)).build())) {
+            Wal log = store.create("one");
+            byte[] bytes = new byte[PAYLOAD];
+            measurement.measure("store: 1 log, N committers", "threads", null, PAYLOAD, n,
+                    () -> log.append(bytes, Durability.LOCAL), log.status()::flushCount);
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    private void manyLogsOneCommitterEach(int n) throws Exception {
+        Path d = BenchFiles.newDir("store-many");
+        try (WalStore store = WalStore.open(WalStoreConfig.builder(d).defaults(b -> b.segmentSize(COMMIT_SEGMENT)).build())) {
+            List<Wal> logs = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                logs.add(store.create("log-" + i));
+            }
+            measureOneEach("store: N logs, 1 committer each", logs, n);
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    private void separateWals(int n) throws Exception {
+        Path d = BenchFiles.newDir("separate");
+        List<Wal> logs = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                logs.add(Wal.open(WalConfig.builder(d.resolve("log-" + i)).segmentSize(COMMIT_SEGMENT).build()));
+            }
+            measureOneEach("separate Wals, 1 committer each", logs, n);
+        } finally {
+            logs.forEach(Wal::close);
+            BenchFiles.delete(d);
+        }
+    }
+
+    /** Each committer thread takes a log of its own, the first time it commits. */
+    private void measureOneEach(String name, List<Wal> logs, int n) throws Exception {
+        AtomicInteger next = new AtomicInteger();
+        ThreadLocal<Wal> own = ThreadLocal.withInitial(() -> logs.get(next.getAndIncrement() % logs.size()));
+        byte[] bytes = new byte[PAYLOAD];
+        measurement.measure(name, "threads", null, PAYLOAD, n, () -> own.get().append(bytes, Durability.LOCAL),
+                () -> logs.stream().mapToLong(l -> l.status().flushCount()).sum());
+    }
+
+    private void footprint(int logs) throws Exception {
+        Path d = BenchFiles.newDir("footprint");
+        WalStoreConfig config = WalStoreConfig.builder(d).defaults(b -> b.segmentSize(SEGMENT)).build();
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("logs", logs);
+        r.put("segmentSize", SEGMENT);
+        int threadsBefore = threads();
+        long rssBefore = rssBytes();
+        long fdsBefore = descriptors();
+        try {
+            long start = System.nanoTime();
+            try (WalStore store = WalStore.open(config)) {
+                for (int i = 0; i < logs; i++) {
+                    store.create("log-" + i);
+                }
+                r.put("createMillis", (System.nanoTime() - start) / 1_000_000);
+            }
+            start = System.nanoTime();
+            try (WalStore store = WalStore.open(config)) {
+                r.put("openMillis", (System.nanoTime() - start) / 1_000_000);
+                put(r, "idle", threadsBefore, rssBefore, fdsBefore);
+                byte[] bytes = new byte[PAYLOAD];
+                for (String name : store.names()) {
+                    store.log(name).orElseThrow().append(bytes, Durability.LOCAL);
+                }
+                put(r, "afterOneAppendEach", threadsBefore, rssBefore, fdsBefore);
+            }
+        } finally {
+            BenchFiles.delete(d);
+        }
+        footprints.add(r);
+        System.out.printf(Locale.ROOT, "footprint of a store of %d log(s): %s%n", logs, r);
+    }
+
+    private static void put(Map<String, Object> r, String when, int threadsBefore, long rssBefore, long fdsBefore)
+            throws IOException {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("threads", threads() - threadsBefore);
+        m.put("residentBytes", rssBytes() - rssBefore);
+        m.put("heapUsedBytes", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+        m.put("descriptors", descriptors() - fdsBefore);
+        r.put(when, m);
+    }
+
+    private static int threads() {
+        return ManagementFactory.getThreadMXBean().getThreadCount();
+    }
+
+    /** This process's resident memory (heap, direct and native: the WAL buffers are native), from /proc. */
+    private static long rssBytes() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        }
+        return -1;
+    }
+
+    private static long descriptors() throws IOException {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.count();
+        }
+    }
+
+    private void writeJson(Path json) throws IOException {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("mode", full ? "full" : "quick");
+        out.put("machine", Machine.describe(dir));
+        out.put("commits", measurement.results());
+        out.put("footprint", footprints);
+        Files.createDirectories(json.toAbsolutePath().getParent());
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(json.toFile(), out);
+        System.out.println("wrote " + json);
+    }
+}
