@@ -26,7 +26,8 @@ import java.util.TreeMap;
  * the store reopens it, while what it left at the default follows the store's defaults as they are then. Only plain
  * values are kept (numbers, flags, levels, durations: every {@link WalSettings} field of such a type, each declared
  * once there); objects (an archive, a clock, a sync strategy) come from the store's configuration at every open
- * ({@link WalStoreConfig.Builder#logSettings}). The segment size is the log's own anyway (its control file).
+ * ({@link WalStoreConfig.Builder#logSettings}). The segment size is read from the log's control file at every open
+ * (the store sets it), whatever the defaults say by then.
  *
  * <p>The file is Java properties, one {@code field=value} line per setting kept, written into the log's directory before
  * the directory gets its name (so a crash leaves either a log with its settings or no log).

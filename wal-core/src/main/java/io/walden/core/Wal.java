@@ -75,9 +75,16 @@ public final class Wal implements AutoCloseable {
     /** {@link #open(WalConfig)}, its background jobs on {@code threads}: a store's logs share them. */
     static Wal open(WalConfig config, BackgroundThreads threads, boolean ownsThreads) {
         JvmAccess.check();
-        Wal wal = new Wal(config, LogOpener.open(config), threads, ownsThreads);
-        wal.parts.start();
-        return wal;
+        try {
+            Wal wal = new Wal(config, LogOpener.open(config), threads, ownsThreads);
+            wal.parts.start();
+            return wal;
+        } catch (RuntimeException | Error e) {
+            if (ownsThreads) {
+                threads.close(); // what a failed open may have started (its clock, at a recovery's read of it) ends here
+            }
+            throw e;
+        }
     }
 
 

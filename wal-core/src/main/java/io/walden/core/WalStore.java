@@ -134,13 +134,18 @@ public final class WalStore implements AutoCloseable {
                 threads.threadCount());
     }
 
-    /** The settings of log {@code name} in {@code dir}: the defaults, what it was created with, then code's. */
+    /**
+     * The settings of log {@code name} in {@code dir}: the defaults, what it was created with (kept in its file, and at
+     * its creation {@code created} itself), then code's; and the segment size its control file holds, which no default
+     * changed later can change.
+     */
     private WalConfig.Builder configOf(String name, Path dir, Consumer<WalConfig.Builder> created) {
         WalConfig.Builder b = WalConfig.builder(dir);
         config.defaults().accept(b);
         StoreLogSettings.apply(dir, b.settings());
         created.accept(b);
         config.logSettings().accept(name, b);
+        Wal.segmentSizeOf(dir).ifPresent(b::segmentSize);
         return b;
     }
 
@@ -150,9 +155,10 @@ public final class WalStore implements AutoCloseable {
     }
 
     /**
-     * Creates log {@code name} and returns it open. {@code settings} change the store's defaults for this log; the log
-     * keeps the plain ones (numbers, levels, durations) for every later open, while objects such as an archive come
-     * from {@link WalStoreConfig.Builder#logSettings} each time. Crash-safe (see the class comment).
+     * Creates log {@code name} and returns it open. {@code settings} change the store's defaults for this log, all of
+     * them at its creation (a log id, a base LSN, an archive...); the log keeps the plain ones (numbers, levels,
+     * durations) for every later open, while objects such as an archive come from
+     * {@link WalStoreConfig.Builder#logSettings} each time. Crash-safe (see the class comment).
      *
      * @throws IllegalArgumentException when the name is not one a log may have
      * @throws IllegalStateException    when the log exists, or the store is closed
@@ -175,13 +181,11 @@ public final class WalStore implements AutoCloseable {
             config.defaults().accept(chosen);
             settings.accept(chosen);
             StoreLogSettings.write(building, StoreLogSettings.overrides(defaults.settings(), chosen.settings()));
-            WalConfig.Builder built = configOf(name, building, b -> { });
-            try (Wal fresh = Wal.open(built.build(), threads, false)) {
+            try (Wal fresh = Wal.open(configOf(name, building, settings).build(), threads, false)) {
                 LOG.debug("Created log {} in {}", name, fresh.directory());
             }
             SegmentFiles.forceDirectory(building);
             Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE); // the log exists from here on, whole
-            SegmentFiles.forceDirectory(logs);
         } catch (IOException | RuntimeException e) {
             deleteQuietly(building);
             if (e instanceof IOException io) {
@@ -189,10 +193,34 @@ public final class WalStore implements AutoCloseable {
             }
             throw (RuntimeException) e;
         }
-        Wal wal = Wal.open(configOf(name, dir, b -> { }).build(), threads, false);
-        open.put(name, wal);
-        LOG.info("Created log {} in the store {}", name, config.directory());
-        return wal;
+        try {
+            SegmentFiles.forceDirectory(logs);
+            Wal wal = Wal.open(configOf(name, dir, settings).build(), threads, false);
+            open.put(name, wal);
+            LOG.info("Created log {} in the store {}", name, config.directory());
+            return wal;
+        } catch (IOException | RuntimeException e) {
+            // Named but not usable: taken back out (as a deletion would), so that no log is there that the store
+            // does not serve; a crash before that leaves it whole, and it opens with the store.
+            discard(name, dir);
+            throw e instanceof IOException io
+                    ? new WalException("cannot create log '" + name + "' in " + logs + ": " + e.getMessage(), io)
+                    : (RuntimeException) e;
+        }
+    }
+
+    /** Renames a log's directory out of the store and removes it, quietly (a failed creation's cleanup). */
+    private void discard(String name, Path dir) {
+        Path doomed = logs.resolve(DELETING + name);
+        try {
+            deleteTree(doomed);
+            Files.move(dir, doomed, StandardCopyOption.ATOMIC_MOVE);
+            SegmentFiles.forceDirectory(logs);
+            deleteTree(doomed);
+        } catch (IOException e) {
+            LOG.warn("Could not take the failed log {} out of the store (it opens with the store next time): {}", name,
+                    e.toString());
+        }
     }
 
     /** The log named {@code name}, open; empty when the store has none of that name. */
@@ -215,20 +243,32 @@ public final class WalStore implements AutoCloseable {
     public synchronized void delete(String name) {
         checkName(name);
         ensureOpen();
-        Wal wal = open.remove(name);
+        Wal wal = open.get(name);
         if (wal == null) {
             throw new IllegalStateException("no log '" + name + "' in the store " + config.directory());
         }
-        wal.close();
+        try {
+            wal.close();
+        } catch (RuntimeException e) {
+            // A failed log is one a user may most want gone: its files go all the same (a mapping it still holds stays
+            // valid until the process ends; the files' names are gone from the store).
+            LOG.warn("Closing log {} before its deletion failed ({}); deleting it anyway", name, e.toString());
+        }
+        open.remove(name);
         Path doomed = logs.resolve(DELETING + name);
         try {
             deleteTree(doomed);
             Files.move(logs.resolve(name), doomed, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new WalException("cannot delete log '" + name + "' in " + logs + ": " + e.getMessage()
+                    + " (it is closed, and opens again with the store; delete it then)", e);
+        }
+        try {
             SegmentFiles.forceDirectory(logs); // gone for good from here on
             deleteTree(doomed);
         } catch (IOException e) {
-            throw new WalException("cannot delete log '" + name + "' in " + logs + ": " + e.getMessage()
-                    + " (whatever is left is removed at the store's next open)", e);
+            throw new WalException("log '" + name + "' is deleted, but its files could not all be removed (" + e.getMessage()
+                    + "): the rest is removed at the store's next open", e);
         }
         LOG.info("Deleted log {} from the store {}", name, config.directory());
     }

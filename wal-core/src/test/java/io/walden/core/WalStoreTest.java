@@ -107,6 +107,25 @@ class WalStoreTest {
     }
 
     @Test
+    void aLogKeepsItsSegmentSizeWhenTheStoresDefaultChanges() {
+        try (WalStore store = WalStore.open(small().build())) {
+            store.create("small").append(TestLogs.bytes("x"), Durability.LOCAL);
+        }
+        try (WalStore store = WalStore.open(WalStoreConfig.builder(dir).defaults(b -> b.segmentSize(4 * SMALL_SEGMENT)).build())) {
+            assertThat(store.log("small").orElseThrow().config().segmentSize()).isEqualTo(SMALL_SEGMENT);
+            assertThat(store.create("big").config().segmentSize()).isEqualTo(4 * SMALL_SEGMENT);
+        }
+    }
+
+    @Test
+    void everySettingACreationGivesAppliesToTheNewLogItsIdentityIncluded() {
+        try (WalStore store = WalStore.open(small().build())) {
+            Wal copy = store.create("copy", b -> b.logId(0x1234_5678L));
+            assertThat(copy.status().logId()).isEqualTo(0x1234_5678L);
+        }
+    }
+
+    @Test
     void codeGivesEachLogWhatAFileCannotKeepAtEveryOpen() {
         RecordTimeTest.SteppedClock clock = new RecordTimeTest.SteppedClock(java.time.Instant.parse("2026-01-01T00:00:00Z"));
         WalStoreConfig config = small().logSettings((name, b) -> b.clock(clock)).build();

@@ -243,6 +243,7 @@ public final class WalParts {
             throw new WalException("could not read the cursor files in " + dir + ": " + e.getMessage(), e);
         }
         preparer.start();
+        remote.start();
         preparer.request(registry.segmentStart(insert.get()) + config.segmentSize());
         writer.start();
         if (archiver != null) {

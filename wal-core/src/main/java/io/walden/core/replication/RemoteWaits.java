@@ -85,13 +85,21 @@ public final class RemoteWaits {
     /** @param timeoutNanos how long a commit waits for the replicas before failing, or 0 to wait forever */
     public RemoteWaits(long timeoutNanos) {
         this(timeoutNanos, BackgroundThreads.own());
+        start();
     }
 
-    /** As {@link #RemoteWaits(long)}, its timers on {@code threads} (the log's, or its store's). */
+    /**
+     * As {@link #RemoteWaits(long)}, its timers on {@code threads} (the log's, or its store's), and not started: the log
+     * starts them ({@link #start()}) once it opened, so that a log that fails to open leaves no timer behind.
+     */
     public RemoteWaits(long timeoutNanos, BackgroundThreads threads) {
         this.timeoutNanos = timeoutNanos;
         this.threads = threads;
         this.stuck = new StuckCommitWatch(this::oldestWaitNanos, timeoutNanos > 0);
+    }
+
+    /** Starts the timers now when there is a timeout (without one, they start with the first policy). */
+    public void start() {
         if (timeoutNanos > 0) {
             startTimers();
         }
@@ -105,7 +113,7 @@ public final class RemoteWaits {
         long period = timeoutNanos == 0 ? Long.MAX_VALUE
                 : Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(timeoutNanos / 20, TimeUnit.MILLISECONDS.toNanos(25)));
         long watchPeriod = TimeUnit.SECONDS.toNanos(1);
-        sweeper = threads.runner(BackgroundThreads.Job.UPKEEP, new Loop() {
+        sweeper = threads.runner(BackgroundThreads.Job.TIMERS, new Loop() {
             private long lastExpire = System.nanoTime();
             private long lastLook = System.nanoTime();
 

@@ -1,5 +1,8 @@
 package io.walden.core.internal.thread;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,8 +28,10 @@ public final class BackgroundThreads implements AutoCloseable {
         PREPARER("walden-segment-preparer"),
         /** Uploads sealed segments (Archiver): blocks on the object store. */
         ARCHIVER("walden-archiver"),
-        /** Retention's looks and the remote waits' timers: short turns. */
+        /** Retention's looks and removals (a removal forces a checkpoint and directories). */
         UPKEEP("walden-upkeep"),
+        /** The remote waits' timers: short turns, never behind a removal's forces. */
+        TIMERS("walden-remote-timeouts"),
         /** Trains zstd dictionaries and looks for one in the log: seconds of CPU, rarely. */
         TRAINER("walden-dictionary-trainer"),
         /** Ticks the cached wall clock that record times come from. */
@@ -39,6 +44,7 @@ public final class BackgroundThreads implements AutoCloseable {
         }
     }
 
+    private static final Logger LOG = LoggerFactory.getLogger(BackgroundThreads.class);
     /** The shared groups by kind of job; empty for a log's own threads. */
     private final Map<Job, LoopGroup> groups;
     /** The cached clocks by the clock they cache: one per clock in a store; one per log on its own. */
@@ -64,7 +70,7 @@ public final class BackgroundThreads implements AutoCloseable {
             int size = switch (job) {
                 case WRITER -> Math.max(1, writers);
                 case PREPARER, ARCHIVER -> 2;
-                case UPKEEP, TRAINER, CLOCK -> 1;
+                case UPKEEP, TIMERS, TRAINER, CLOCK -> 1;
             };
             groups.put(job, new LoopGroup(job.threadName + (size == 1 ? "" : "s"), size));
         }
@@ -91,15 +97,27 @@ public final class BackgroundThreads implements AutoCloseable {
         return g == null ? new LoopRunner(job.threadName, loop) : g.runner(job.threadName, loop);
     }
 
-    /** Runs {@code task} once, in the background, as a job of kind {@code job}. */
+    /** Runs {@code task} once, in the background, as a job of kind {@code job}; a failure is logged, never retried. */
     public void runOnce(Job job, Runnable task) {
-        runner(job, () -> {
-            task.run();
-            return Loop.STOP;
+        runner(job, new Loop() {
+            @Override
+            public long doWork() {
+                task.run();
+                return STOP;
+            }
+
+            @Override
+            public long onError(Throwable failure) {
+                LOG.error("The background task ({}) failed: {}", job.threadName, failure.toString(), failure);
+                return STOP;
+            }
         }).start();
     }
 
-    /** The cached wall clock of {@code clock}, ticking: shared by every log of a store that uses the same clock. */
+    /**
+     * The cached wall clock of {@code clock}: shared by every log of a store that uses the same clock. Its loop starts
+     * ticking at the first read (a log that fails to open, or never appends, starts no thread for it).
+     */
     public CachedWallClock wallClock(Clock clock) {
         return clocks.computeIfAbsent(clock, c -> {
             CachedWallClock cached = new CachedWallClock(c);
@@ -107,7 +125,7 @@ public final class BackgroundThreads implements AutoCloseable {
             synchronized (clockRunners) {
                 clockRunners.add(r);
             }
-            cached.start(r);
+            cached.ticksOn(r);
             return cached;
         });
     }

@@ -68,16 +68,16 @@ public final class CachedWallClock {
             used = true;
             LoopRunner r = runner;
             if (r != null) {
+                r.start(); // the first read starts the loop (later ones find it started)
                 r.wake();
             }
         }
         return t;
     }
 
-    /** Starts ticking on {@code runner}'s loop (made from {@link #ticking()}). */
-    void start(LoopRunner runner) {
+    /** Ticks on {@code runner}'s loop (made from {@link #ticking()}), from the first read on. */
+    void ticksOn(LoopRunner runner) {
         this.runner = runner;
-        runner.start();
     }
 
     /** The loop that ticks it. */

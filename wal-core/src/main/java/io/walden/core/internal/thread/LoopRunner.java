@@ -1,5 +1,8 @@
 package io.walden.core.internal.thread;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -27,9 +30,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class LoopRunner {
     /** The group's queue order: the first due first, then the first made (so no two runners compare equal). */
-    static final Comparator<LoopRunner> BY_DUE_TIME = Comparator.<LoopRunner>comparingLong(r -> r.due)
-            .thenComparingLong(r -> r.id);
+    static final Comparator<LoopRunner> BY_DUE_TIME = (a, b) -> {
+        int byDue = Long.signum(a.due - b.due); // nanoTime order, safe across a wrap: due times lie within a day
+        return byDue != 0 ? byDue : Long.compare(a.id, b.id);
+    };
     private static final AtomicLong IDS = new AtomicLong();
+    private static final Logger LOG = LoggerFactory.getLogger(LoopRunner.class);
     /** The longest idle: a day (due times stay far from a nanoTime overflow; a loop idling longer is woken). */
     private static final long MAX_IDLE_NANOS = TimeUnit.DAYS.toNanos(1);
 
@@ -204,7 +210,14 @@ public final class LoopRunner {
         try {
             return loop.doWork();
         } catch (Throwable failure) {
-            return loop.onError(failure);
+            try {
+                return loop.onError(failure);
+            } catch (Throwable alsoFailed) {
+                // The job cannot even say what to do: it ends, and the group's thread goes on serving the others.
+                alsoFailed.addSuppressed(failure);
+                LOG.error("The background job {} failed, and so did its error handling: it ends", name, alsoFailed);
+                return Loop.STOP;
+            }
         }
     }
 

@@ -130,6 +130,54 @@ class LoopGroupTest {
     }
 
     @Test
+    void aJobWhoseErrorHandlingFailsEndsAndTheGroupGoesOnServingTheOthers() throws Exception {
+        AtomicInteger otherTurns = new AtomicInteger();
+        try (LoopGroup group = new LoopGroup("walden-test-group", 1)) {
+            LoopRunner broken = group.runner("broken", new Loop() {
+                @Override
+                public long doWork() {
+                    throw new IllegalStateException("the job fails");
+                }
+
+                @Override
+                public long onError(Throwable failure) {
+                    throw new IllegalStateException("and so does its handling");
+                }
+            });
+            LoopRunner other = group.runner("other", () -> {
+                otherTurns.incrementAndGet();
+                return TimeUnit.MILLISECONDS.toNanos(1);
+            });
+            broken.start();
+            other.start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while ((broken.isRunning() || otherTurns.get() < 10) && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(broken.isRunning()).isFalse();
+            assertThat(otherTurns.get()).as("the group's one thread lives on").isGreaterThanOrEqualTo(10);
+            assertThat(other.stop(Duration.ofSeconds(5))).isTrue();
+        }
+    }
+
+    @Test
+    void aTaskRunOnceThatFailsIsNotRetried() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        try (BackgroundThreads threads = BackgroundThreads.shared(1)) {
+            threads.runOnce(BackgroundThreads.Job.TRAINER, () -> {
+                runs.incrementAndGet();
+                throw new IllegalStateException("training failed");
+            });
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (runs.get() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            Thread.sleep(1500); // a retry would come within a second (a Loop's default back-off)
+            assertThat(runs.get()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void aLoopStoppedWhileQueuedNeverRunsAgainAndTheGroupEndsItsThreads() throws Exception {
         AtomicInteger turns = new AtomicInteger();
         LoopGroup group = new LoopGroup("walden-test-group", 2);
