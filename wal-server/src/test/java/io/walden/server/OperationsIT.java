@@ -81,6 +81,33 @@ class OperationsIT {
     }
 
     @Test
+    void theStatusNamesTheDataDirectoryItsDiskTheListenAddressesTheTokenRuleAndWhatTheSegmentFilesTake() throws Exception {
+        Path data = work.resolve("data");
+        int port = ServerProcess.freePort();
+        int replicationPort = ServerProcess.freePort();
+        try (ServerProcess server = ServerProcess.start(work, data, port, "--segment-size", "1MiB",
+                "--replication-listen", "127.0.0.1:" + replicationPort)) {
+            server.post("/v1/records?durability=local", "x".repeat(40).getBytes(StandardCharsets.UTF_8));
+            JsonNode status = status(server);
+            assertThat(status.get("data_dir").asText()).isEqualTo(data.toAbsolutePath().toString());
+            JsonNode disk = status.get("disk");
+            assertThat(disk.get("total_bytes").asLong()).isEqualTo(data.toFile().getTotalSpace());
+            assertThat(disk.get("used_bytes").asLong()).isBetween(1L, disk.get("total_bytes").asLong());
+            assertThat(disk.get("free_bytes").asLong()).isBetween(0L, disk.get("total_bytes").asLong());
+            assertThat(status.at("/listen/http").asText()).isEqualTo("http://127.0.0.1:" + port);
+            assertThat(status.at("/listen/replication").asText()).isEqualTo("127.0.0.1:" + replicationPort);
+            assertThat(status.get("auth_token_required").asBoolean()).isFalse();
+            assertThat(status.get("bytes").asLong()).as("the records kept").isLessThan(1024);
+            long files;
+            try (var segments = java.nio.file.Files.list(data)) {
+                files = segments.filter(f -> f.toString().endsWith(".wal")).mapToLong(f -> f.toFile().length()).sum();
+            }
+            assertThat(status.get("segment_files_bytes").asLong()).as("every segment file, allocated whole")
+                    .isEqualTo(files).isEqualTo(status.get("segments").asLong() << 20);
+        }
+    }
+
+    @Test
     void aDeadReplicasSlotIsDroppedOnTheRunningPrimaryAndNoLongerHoldsBackRetentionNorComesBackAfterARestart()
             throws Exception {
         Path data = work.resolve("primary");
