@@ -31,6 +31,7 @@ import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.replica.PrimaryIdentity;
 import io.walden.replication.transport.EventLoops;
 import io.walden.server.admin.AdminApi;
+import io.walden.server.admin.Listening;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.group.FailoverController;
 import io.walden.server.http.ConnectionLimit;
@@ -102,6 +103,8 @@ public final class WaldenServer implements AutoCloseable {
     private HttpRouter router;
     private Transports transport;
     private volatile boolean accepting;
+    /** The HTTP listener's URL, for /admin/status: written at start, read by the event loops. */
+    private volatile String httpUrl;
 
     public WaldenServer(ServerConfig config) {
         this.config = config;
@@ -190,10 +193,12 @@ public final class WaldenServer implements AutoCloseable {
         data = new DataApi(wal, readers, config.get(MAX_BATCH_BYTES), config.get(MAX_BATCH_RECORDS), config.get(STREAM_WRITE_TIMEOUT).toMillis(),
                 segmentWaits, config.get(FLUSH_ON_EVENT_LOOP), transport.hasFineTimers(), registry);
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
-        router = new HttpRouter(Routes.of(data, new CursorApi(wal, readers),
-                new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name())), wal.directory());
-        int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.get(MAX_BATCH_BYTES));
         String token = config.get(AUTH_TOKEN);
+        String scheme = tls == null ? "http" : "https";
+        httpUrl = scheme + "://" + format(config.httpAddress()); // the bound address once bound
+        router = new HttpRouter(Routes.of(data, new CursorApi(wal, readers), new AdminApi(wal, registry, () -> accepting,
+                admin, replication, group, new Listening(transport.name(), () -> httpUrl, token != null))), wal.directory());
+        int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.get(MAX_BATCH_BYTES));
         ConnectionLimit connections = new ConnectionLimit(config.get(MAX_CONNECTIONS));
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, workers)
@@ -224,9 +229,10 @@ public final class WaldenServer implements AutoCloseable {
                     }
                 });
         serverChannel = b.bind(config.httpAddress()).sync().channel();
+        httpUrl = scheme + "://" + format(boundAddress());
         accepting = true;
-        LOG.info("Walden serving {} on {}://{} (durability {}, sync {}, transport {}: {}); log at {}", wal.directory(),
-                tls == null ? "http" : "https", format(boundAddress()), config.get(DURABILITY).configName(), config.get(SYNC_METHOD),
+        LOG.info("Walden serving {} on {} (durability {}, sync {}, transport {}: {}); log at {}", wal.directory(),
+                httpUrl, config.get(DURABILITY).configName(), config.get(SYNC_METHOD),
                 transport.name(), transport.note(), Lsn.format(wal.insertLsn()));
         LOG.info("Retention: {}", describe(wal.status().retention()));
         return this;

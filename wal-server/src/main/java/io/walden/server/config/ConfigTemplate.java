@@ -21,7 +21,8 @@ public final class ConfigTemplate {
                 # Walden's settings: `walden serve --config walden.yaml` (bin/walden passes this file to `serve` when it is given
                 # no --config). Every setting is listed, commented out, with its default: uncomment a line to change it. Flags
                 # on the command line win over this file. Sizes take binary units (64MiB, 4GiB), durations a unit (200ms, 60s,
-                # 12h). docs/operations.md, "Configuration", says more about each.
+                # 12h). docs/operations.md, "Configuration", says more about each (paths here are from the distribution's
+                # top directory, where docs/ is beside conf/).
                 """);
         for (Setting<?> s : ServerSettings.ALL) {
             out.append('\n');
