@@ -40,6 +40,7 @@ import io.walden.server.http.HttpRouter;
 import io.walden.server.http.RequestGate;
 import io.walden.server.http.Routes;
 import io.walden.server.http.Transports;
+import io.walden.server.logging.Units;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -239,9 +240,9 @@ public final class WaldenServer implements AutoCloseable {
                     + "--retention-bytes to remove old segments on their own)";
         }
         return "sealed segments are removed, oldest first, "
-                + (r.time() != null ? "once all their records are older than " + r.time() : "")
+                + (r.time() != null ? "once all their records are older than " + Units.duration(r.time()) : "")
                 + (r.time() != null && r.bytes() > 0 ? ", and " : "")
-                + (r.bytes() > 0 ? "while the log holds more than " + r.bytes() + " bytes" : "")
+                + (r.bytes() > 0 ? "while the log holds more than " + Units.size(r.bytes()) : "")
                 + "; never what a replication slot, a consumer cursor or the archiver still needs";
     }
 

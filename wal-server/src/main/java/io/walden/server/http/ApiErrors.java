@@ -15,6 +15,7 @@ import io.walden.core.WalClosedException;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.WalException;
 import io.walden.core.WalFailedException;
+import io.walden.server.logging.Units;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,8 +32,11 @@ final class ApiErrors {
 
     static void answer(Exchange ex, Throwable t) {
         Throwable e = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
-        if (e instanceof PayloadTooLargeException) {
-            ex.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", e.getMessage());
+        if (e instanceof PayloadTooLargeException tooLarge) {
+            // The log's own message names its Java setting; a server's user sets no such thing (segment-size and
+            // wal-buffers only lower the limit): the limit, in the units a setting takes.
+            ex.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", "payload of " + tooLarge.size()
+                    + " bytes is over the largest a record may hold, " + Units.size(tooLarge.max()) + "; nothing was written");
         } else if (e instanceof LsnRemovedException) {
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("error", "lsn_removed");

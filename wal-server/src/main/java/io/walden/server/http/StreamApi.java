@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
+import io.walden.server.logging.Units;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,8 +76,8 @@ final class StreamApi {
                         // The client reads slowly: wait rather than buffer without bound, but not forever: a client
                         // that stopped reading (or vanished without a FIN) must not hold this reader thread for good.
                         if (System.nanoTime() - stalledSince > streamWriteTimeoutNanos) {
-                            LOG.warn("Closing the stream to {}: it took nothing for {} ms (stream-write-timeout-ms)",
-                                    channel.remoteAddress(), TimeUnit.NANOSECONDS.toMillis(streamWriteTimeoutNanos));
+                            LOG.warn("Closing the stream to {}: it took nothing for {} (stream-write-timeout)",
+                                    channel.remoteAddress(), Units.millis(TimeUnit.NANOSECONDS.toMillis(streamWriteTimeoutNanos)));
                             channel.close();
                             break;
                         }
