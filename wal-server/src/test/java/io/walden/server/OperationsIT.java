@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -54,8 +56,9 @@ class OperationsIT {
             assertThat(server.terminate()).as("128 + SIGTERM: the JVM's status after its shutdown hooks ran").isEqualTo(143);
             output = server.output();
         }
-        // stdout's line, and warnings the JVM itself prints (newer JDKs do, about Unsafe), are not log lines
-        List<String> lines = output.lines().filter(l -> !l.startsWith("walden: serving on") && !l.startsWith("WARNING: ")).toList();
+        // Standard output and error, as a collector reads them: every line is JSON but warnings the JVM itself prints
+        // (newer JDKs do, about Unsafe), which no Java code of the server can shape.
+        List<String> lines = output.lines().filter(l -> !l.startsWith("WARNING: ")).toList();
         assertThat(lines).isNotEmpty();
         for (String line : lines) {
             JsonNode event = JSON.readTree(line);
@@ -67,6 +70,24 @@ class OperationsIT {
             assertThat(event.get("member").asText()).isEqualTo("member-a");
         }
         assertThat(lines).anySatisfy(l -> assertThat(JSON.readTree(l).get("message").asText()).contains("Opened Walden log"));
+        assertThat(lines).as("the line serve writes on standard output once it serves").anySatisfy(l ->
+                assertThat(JSON.readTree(l).get("message").asText()).startsWith("serving on http://127.0.0.1:"));
+    }
+
+    @Test
+    void withJsonLogsAServerThatCannotStartSaysWhyInJson() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            WaldenJar.Run run = WaldenJar.run(work, "serve", "--data-dir", work.resolve("data").toString(), "--http",
+                    "127.0.0.1:" + taken.getLocalPort(), "--replication-listen", "none", "--log-format", "json");
+            assertThat(run.exitCode()).isEqualTo(2);
+            assertThat(run.stdout()).isEmpty();
+            List<String> lines = run.stderr().lines().filter(l -> !l.startsWith("WARNING: ")).toList();
+            assertThat(lines).hasSize(1);
+            JsonNode event = JSON.readTree(lines.get(0));
+            assertThat(event.get("level").asText()).isEqualTo("ERROR");
+            assertThat(event.get("message").asText()).startsWith("cannot listen on 127.0.0.1:" + taken.getLocalPort()
+                    + " (--http): ");
+        }
     }
 
     @Test

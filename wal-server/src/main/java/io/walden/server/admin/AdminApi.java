@@ -91,10 +91,15 @@ public final class AdminApi {
                     + "sync-replicas setting of every member (elections depend on it): change it there and restart them one by one");
             return;
         }
-        ReplicationServer replication = role.server();
-        if (role.replica() != null || replication == null) {
+        if (role.replica() != null) {
             ex.error(HttpResponseStatus.CONFLICT, "not_a_primary", "this server is a replica of " + role.primary()
                     + "; set the synchronous policy on the primary");
+            return;
+        }
+        ReplicationServer replication = role.server();
+        if (replication == null) { // a primary on its own: no replica could ever confirm a commit
+            ex.error(HttpResponseStatus.CONFLICT, "no_replication", "this primary accepts no replicas (started with "
+                    + "--replication-listen none): restart it with --replication-listen HOST:PORT to use a synchronous policy");
             return;
         }
         String body = ex.request().content().toString(StandardCharsets.UTF_8).trim();
