@@ -156,7 +156,7 @@ class TimeAndRetentionIT {
                 "--retention-bytes", "256KiB")) {
             List<String> fed = feed(server, "r", 2600, 1000); // 10 x 256 KiB
             waitUntil(30, () -> status(server).get("retention").get("removed_segments").asLong() >= 30);
-            Thread.sleep(300);
+            waitUntil(() -> segmentFilesSize(data) <= LIMIT + 3 * SEGMENT); // the last removals reach the directory
 
             assertThat(segmentFilesSize(data)).as("kept segments, the one prepared ahead and up to two spares")
                     .isLessThanOrEqualTo(LIMIT + 3 * SEGMENT);
