@@ -111,9 +111,10 @@ class ConsoleToolsIT {
         Path err = work.resolve("tail.err");
         // A shell starts background jobs with SIGINT ignored, and a JVM leaves an ignored SIGINT ignored: give
         // the tail the default disposition a user's terminal gives it (coreutils' env), whoever runs this test.
-        ProcessBuilder pb = new ProcessBuilder("env", "--default-signal=INT",
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
-                WaldenJar.jar().toAbsolutePath().toString(), "tail", "--follow", "--cursor", "live")
+        List<String> cmd = new ArrayList<>(List.of("env", "--default-signal=INT"));
+        cmd.addAll(JarClassArchive.javaJar());
+        cmd.addAll(List.of("tail", "--follow", "--cursor", "live"));
+        ProcessBuilder pb = new ProcessBuilder(cmd)
                 .redirectOutput(out.toFile()).redirectError(err.toFile());
         pb.environment().put("WALDEN_URL", server.uri("").toString());
         Process tail = pb.start();

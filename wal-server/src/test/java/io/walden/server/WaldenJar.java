@@ -53,10 +53,7 @@ final class WaldenJar {
 
     /** Runs with {@code stdin} (a file, or null for none) as standard input. */
     static Run run(Path workDir, Map<String, String> env, Path stdin, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-jar");
-        cmd.add(jar().toAbsolutePath().toString());
+        List<String> cmd = new ArrayList<>(JarClassArchive.javaJar());
         cmd.addAll(List.of(args));
         Path out = Files.createTempFile(workDir, "out", ".txt");
         Path err = Files.createTempFile(workDir, "err", ".txt");
