@@ -41,4 +41,3 @@ done
 printf 'root:x:0:0:root:/root:/sbin/nologin\nwalden:x:10001:10001:walden:/var/lib/walden:/sbin/nologin\n' > "$OUT/etc/passwd"
 printf 'root:x:0:\nwalden:x:10001:\n' > "$OUT/etc/group"
 printf 'passwd: files\ngroup: files\nhosts: files dns\n' > "$OUT/etc/nsswitch.conf"
-echo "image runtime in $OUT: $(du -sh "$OUT" | cut -f1)"

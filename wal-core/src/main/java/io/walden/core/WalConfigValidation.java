@@ -7,7 +7,7 @@ import java.time.Duration;
 
 /**
  * The rules a {@link WalConfig.Builder}'s settings must meet to become a {@link WalConfig}. Each check either returns
- * normally or throws {@link IllegalArgumentException} naming the setting and the value it was given; none changes a
+ * normally or throws {@link IllegalSettingException} naming the setting and the value it was given; none changes a
  * value. {@link #check} runs them in one fixed order, so that settings wrong in several ways always report the same
  * one.
  *
@@ -33,8 +33,8 @@ final class WalConfigValidation {
         requireNonNegative(s.retentionBytes, "retentionBytes");
         if (s.zstdLevel == 0 || s.zstdLevel < Zstd.minCompressionLevel()
                 || s.zstdLevel > Zstd.maxCompressionLevel()) {
-            throw new IllegalArgumentException("zstdLevel must be between " + Zstd.minCompressionLevel()
-                    + " and " + Zstd.maxCompressionLevel() + ", and not 0, got " + s.zstdLevel);
+            throw new IllegalSettingException("zstdLevel", "must be between " + Zstd.minCompressionLevel()
+                    + " and " + Zstd.maxCompressionLevel() + ", and not 0", s.zstdLevel);
         }
     }
 
@@ -45,58 +45,58 @@ final class WalConfigValidation {
      */
     private static void checkSizes(WalSettings s) {
         if (s.archive != null && s.archive.maxPendingBytes() < 2 * s.segmentSize) {
-            throw new IllegalArgumentException("the archive's max pending bytes (" + s.archive.maxPendingBytes()
-                    + ") must be at least two segments (" + 2 * s.segmentSize + "): the current segment is archived "
-                    + "only when sealed or after the archive timeout");
+            // the current segment is archived only once sealed (or after the archive timeout): one more must fit
+            throw new IllegalSettingException("archive.maxPendingBytes", "must be at least two segments ("
+                    + 2 * s.segmentSize + " bytes)", s.archive.maxPendingBytes());
         }
         if (s.baseLsn < 0 || (s.baseLsn & (s.segmentSize - 1)) != 0) {
-            throw new IllegalArgumentException("baseLsn must be the start of a segment (a multiple of " + s.segmentSize
-                    + "), got " + s.baseLsn);
+            throw new IllegalSettingException("baseLsn", "must be the start of a segment (a multiple of " + s.segmentSize
+                    + ")", s.baseLsn);
         }
         if (s.segmentSize < WalConfig.MIN_SEGMENT_SIZE || s.segmentSize > WalConfig.MAX_SEGMENT_SIZE
                 || Long.bitCount(s.segmentSize) != 1) {
-            throw new IllegalArgumentException("segmentSize must be a power of two from 64 KiB to 1 GiB, got " + s.segmentSize);
+            throw new IllegalSettingException("segmentSize", "must be a power of two from 64 KiB to 1 GiB", s.segmentSize);
         }
         int largest = WalConfigSizes.largestPayloadFor(s.segmentSize);
         if (s.maxPayloadSize < 0 || s.maxPayloadSize > largest) {
-            throw new IllegalArgumentException("maxPayloadSize must be from 1 to " + largest
-                    + " bytes for segments of " + s.segmentSize + " bytes, got " + s.maxPayloadSize);
+            throw new IllegalSettingException("maxPayloadSize", "must be from 1 to " + largest
+                    + " bytes for segments of " + s.segmentSize + " bytes (segmentSize)", s.maxPayloadSize);
         }
         int payload = WalConfigSizes.maxPayloadSize(s.segmentSize, s.maxPayloadSize, s.walBuffers);
         if (s.walBuffers != 0 && (s.walBuffers < WalBuffers.MIN_CAPACITY || s.walBuffers > WalBuffers.MAX_CAPACITY
                 || Long.bitCount(s.walBuffers) != 1)) {
-            throw new IllegalArgumentException("walBuffers must be a power of two from 64 KiB to 1 GiB, got " + s.walBuffers);
+            throw new IllegalSettingException("walBuffers", "must be a power of two from 64 KiB to 1 GiB", s.walBuffers);
         }
         long smallest = WalConfigSizes.smallestWalBuffersFor(payload);
         if (s.walBuffers != 0 && s.walBuffers < smallest) {
-            throw new IllegalArgumentException("walBuffers of " + s.walBuffers + " bytes cannot hold a record of "
-                    + payload + " bytes (maxPayloadSize): use at least " + smallest + " or a smaller maxPayloadSize");
+            throw new IllegalSettingException("walBuffers", "cannot hold a record of " + payload + " bytes (maxPayloadSize): "
+                    + "use at least " + smallest + " bytes or a smaller maxPayloadSize", s.walBuffers);
         }
     }
 
     /** Bounded: the flush leader sleeps this long before a flush that its waiting committers need (docs/group-commit.md). */
     private static void checkCommitDelay(Duration commitDelay) {
         if (commitDelay.isNegative() || commitDelay.compareTo(Duration.ofSeconds(1)) > 0) {
-            throw new IllegalArgumentException("commitDelay must be from 0 to 1 s, got " + commitDelay);
+            throw new IllegalSettingException("commitDelay", "must be from 0 to 1 s", commitDelay);
         }
     }
 
     private static void requirePositive(Duration value, String name) {
         if (value.isNegative() || value.isZero()) {
-            throw new IllegalArgumentException(name + " must be positive, got " + value);
+            throw new IllegalSettingException(name, "must be positive", value);
         }
     }
 
     private static void requireNonNegative(Duration value, String name) {
         if (value.isNegative()) {
-            throw new IllegalArgumentException(name + " must be >= 0, got " + value);
+            throw new IllegalSettingException(name, "must be >= 0", value);
         }
     }
 
     /** Returns {@code value}, for setters that check as they set. */
     static long requireNonNegative(long value, String name) {
         if (value < 0) {
-            throw new IllegalArgumentException(name + " must be >= 0, got " + value);
+            throw new IllegalSettingException(name, "must be >= 0", value);
         }
         return value;
     }

@@ -2,7 +2,9 @@ package io.walden.core;
 
 import io.walden.core.archive.Archiver;
 import io.walden.core.internal.WalParts;
+import io.walden.core.internal.segment.SegmentFiles;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -43,6 +45,19 @@ public final class WalStatus {
     /** Bytes of log kept, from the oldest record to the insert position. */
     public long retainedBytes() {
         return parts.insert.get() - parts.oldestLsn();
+    }
+
+    /**
+     * Bytes the log's segment files take in its directory: every segment at its full size (the one prepared ahead
+     * among them), and spares kept for recycling; {@link #retainedBytes()} is the part records fill. Reads the
+     * directory (a file system call per file: for admin paths, not hot ones); -1 when it cannot be read.
+     */
+    public long segmentFilesBytes() {
+        try {
+            return SegmentFiles.bytesOnDisk(parts.dir);
+        } catch (IOException e) {
+            return -1;
+        }
     }
 
     /** True once a force failed; appends are refused until the log is reopened. */

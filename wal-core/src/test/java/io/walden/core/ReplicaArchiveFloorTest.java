@@ -38,8 +38,11 @@ class ReplicaArchiveFloorTest {
     }
 
     private Wal replicaWithAnArchive(Wal primary, WalConfig.Builder settings) throws Exception {
-        Wal replica = Wal.open(settings.logId(primary.status().logId())
-                .archive(ArchiveConfig.builder(new FileArchiveTarget(archiveDir)).build()).build());
+        return replicaWithAnArchive(primary, settings, ArchiveConfig.builder(new FileArchiveTarget(archiveDir)));
+    }
+
+    private Wal replicaWithAnArchive(Wal primary, WalConfig.Builder settings, ArchiveConfig.Builder archive) {
+        Wal replica = Wal.open(settings.logId(primary.status().logId()).archive(archive.build()).build());
         replica.replication().refuseAppends(Replicas.REFUSAL);
         return replica;
     }
@@ -170,7 +173,8 @@ class ReplicaArchiveFloorTest {
     @Test
     void aReplicaPromotedWithoutSegmentsTheArchiveLacksKeepsItsArchivedLsnBelowTheGap() throws Exception {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
-             Wal replica = replicaWithAnArchive(primary, TestLogs.small(work.resolve("replica")))) {
+             Wal replica = replicaWithAnArchive(primary, TestLogs.small(work.resolve("replica")),
+                     ArchiveConfig.builder(new FileArchiveTarget(archiveDir)).maxPendingBytes(2 * SMALL_SEGMENT))) {
             fill(primary, replica);
             Path first = replica.status().segments().get(0).path(); // the old primary archived segment 0, and no more
             Files.copy(first, archiveDir.resolve(ArchiveNames.segment(1, 0)));
@@ -187,6 +191,17 @@ class ReplicaArchiveFloorTest {
             assertThat(TestLogs.eventually(() -> archiver.pendingSegments() == 0 && archiver.archivedSegments() > 0)).isTrue();
             assertThat(archiver.archivedLsn()).as("a restore stops at the gap, whatever was archived after it")
                     .isLessThanOrEqualTo(SMALL_SEGMENT).isLessThan(sealed);
+            assertThat(archiver.lagBytes()).as("the gap is not pending: no upload can fill it")
+                    .isLessThan(2 * SMALL_SEGMENT);
+            assertThat(archiver.blocking()).as("a gap bigger than the cap blocks no append").isFalse();
+            replica.append(new byte[100], Durability.LOCAL);
+        }
+        Path replicaDir = work.resolve("replica");
+        try (Wal reopened = Wal.open(TestLogs.small(replicaDir).archive(ArchiveConfig.builder(new FileArchiveTarget(archiveDir))
+                .build()).build())) {
+            Archiver archiver = reopened.status().archiver().orElseThrow();
+            assertThat(TestLogs.eventually(() -> archiver.missing() != null)).as("said again after a restart").isTrue();
+            assertThat(archiver.missing().fromLsn()).isEqualTo(SMALL_SEGMENT);
         }
     }
 

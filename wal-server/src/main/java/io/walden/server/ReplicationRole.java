@@ -16,6 +16,7 @@ import io.walden.server.config.ServerConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 
@@ -25,6 +26,7 @@ import static io.walden.server.config.ServerSettings.MAX_REPLICAS;
 import static io.walden.server.config.ServerSettings.MAX_SLOT_RETAINED_BYTES;
 import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
 import static io.walden.server.config.ServerSettings.REPLICATION_INSECURE;
+import static io.walden.server.config.ServerSettings.REPLICATION_LISTEN;
 import static io.walden.server.config.ServerSettings.REPLICATION_SECRET;
 import static io.walden.server.config.ServerSettings.REPLICATION_TLS_CA;
 import static io.walden.server.config.ServerSettings.REPLICATION_TLS_CERT;
@@ -295,10 +297,18 @@ public final class ReplicationRole implements AutoCloseable {
         refuseOnceClosed();
         SslContext tls = config.get(REPLICATION_TLS_CERT) == null ? null
                 : ReplicationTls.server(config.get(REPLICATION_TLS_CERT), config.get(REPLICATION_TLS_KEY), config.get(REPLICATION_TLS_CA));
-        ReplicationServer s = ReplicationServer.builder(wal).listen(listen).keepaliveMillis(10_000)
-                .shipFlushedOnly(config.get(SHIP_FLUSHED_ONLY))
-                .maxSlotRetainedBytes(config.get(MAX_SLOT_RETAINED_BYTES)).maxReplicas(config.get(MAX_REPLICAS)).secret(config.get(REPLICATION_SECRET)).tls(tls)
-                .eventLoops(loops).start();
+        ReplicationServer s;
+        try {
+            s = ReplicationServer.builder(wal).listen(listen).keepaliveMillis(10_000)
+                    .shipFlushedOnly(config.get(SHIP_FLUSHED_ONLY))
+                    .maxSlotRetainedBytes(config.get(MAX_SLOT_RETAINED_BYTES)).maxReplicas(config.get(MAX_REPLICAS))
+                    .secret(config.get(REPLICATION_SECRET)).tls(tls).eventLoops(loops).start();
+        } catch (IllegalStateException e) {
+            if (e.getCause() instanceof IOException bind) { // the address is taken, or not this machine's
+                throw BindFailure.failed("cannot listen for replicas on", listen, REPLICATION_LISTEN, bind);
+            }
+            throw e;
+        }
         s.meterBinder().bindTo(registry);
         server = s;
     }
@@ -343,8 +353,7 @@ public final class ReplicationRole implements AutoCloseable {
             try {
                 startServer(listen); // before the point of no return: a primary that cannot take replicas is refused
             } catch (RuntimeException e) {
-                throw new IllegalStateException("cannot promote: cannot accept replicas on " + listen
-                        + ": " + e.getMessage() + "; still a replica", e);
+                throw new IllegalStateException("cannot promote: " + e.getMessage() + "; still a replica", e);
             }
         }
         SyncPolicy before = server == null ? null : server.policy();

@@ -23,6 +23,7 @@ import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.walden.core.IllegalSettingException;
 import io.walden.core.Lsn;
 import io.walden.core.RetentionStatus;
 import io.walden.core.Wal;
@@ -31,6 +32,7 @@ import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.replica.PrimaryIdentity;
 import io.walden.replication.transport.EventLoops;
 import io.walden.server.admin.AdminApi;
+import io.walden.server.admin.Listening;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.group.FailoverController;
 import io.walden.server.http.ConnectionLimit;
@@ -40,6 +42,7 @@ import io.walden.server.http.HttpRouter;
 import io.walden.server.http.RequestGate;
 import io.walden.server.http.Routes;
 import io.walden.server.http.Transports;
+import io.walden.server.logging.Units;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,6 +59,7 @@ import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.DURABILITY;
 import static io.walden.server.config.ServerSettings.EVENT_LOOPS;
 import static io.walden.server.config.ServerSettings.FLUSH_ON_EVENT_LOOP;
+import static io.walden.server.config.ServerSettings.HTTP;
 import static io.walden.server.config.ServerSettings.MAX_BATCH_BYTES;
 import static io.walden.server.config.ServerSettings.MAX_BATCH_RECORDS;
 import static io.walden.server.config.ServerSettings.MAX_CONNECTIONS;
@@ -97,27 +101,41 @@ public final class WaldenServer implements AutoCloseable {
     private ReplicationRole replication;
     /** This server's part in a replica group (coordinator), or null for a server on its own. */
     private FailoverController group;
+    /** The HTTP listener: bound first, reading (accepting) only once the server is started. */
     private Channel serverChannel;
+    /**
+     * Set once {@link #startOrFail} turned accepting on; {@link #close} then drains before it stops. Written by the
+     * starting thread and by close(), read by close() (on a shutdown hook's thread, say).
+     */
+    private volatile boolean started;
     private DataApi data;
     private HttpRouter router;
     private Transports transport;
     private volatile boolean accepting;
+    /** The HTTP listener's URL, for /admin/status: written at start, read by the event loops. */
+    private volatile String httpUrl;
 
     public WaldenServer(ServerConfig config) {
         this.config = config;
     }
 
     /**
-     * Opens the log (running recovery) and binds the HTTP port.
+     * Binds the HTTP port, opens the log (running recovery), then accepts. A start that fails releases all it took
+     * and leaves the log as a {@link Wal#close()} leaves it (what was refused before the log was opened, a bad
+     * setting or a port another process holds, leaves it untouched): a failed start is never a crash, which the next
+     * start would answer with a new epoch.
      *
-     * @throws IllegalStateException when the HTTP address is not loopback and no auth token is configured, or the
-     *                               TLS files cannot be used
+     * @throws IllegalStateException when the HTTP address is not loopback and no auth token is configured, the TLS
+     *                               files cannot be used, or an address cannot be listened on
      * @throws io.walden.core.WalException when the log cannot be opened (locked, corrupt, I/O)
      */
     public WaldenServer start() throws InterruptedException {
         try {
             return startOrFail();
-        } catch (RuntimeException | InterruptedException e) {
+        } catch (IllegalSettingException e) { // a setting only the log with its archive checks: in the user's names
+            close();
+            throw config.inServerTerms(e);
+        } catch (Throwable e) { // anything, even a checked exception rethrown unchecked: the log is closed cleanly
             close();
             throw e;
         }
@@ -144,6 +162,7 @@ public final class WaldenServer implements AutoCloseable {
         // workers (shared: they never shut it down; shutDownEventLoops does, after replication has closed). Nothing
         // replication runs on a loop waits: the sender and the replica's write stage have threads of their own.
         EventLoops replicationLoops = transport.eventLoops(workers);
+        serverChannel = bindHttp(tls); // before the log: a port another process holds must not touch it
         if (config.get(COORDINATOR) != null) {
             group = FailoverController.join(config);
             archive = config.archiveConfig();
@@ -190,8 +209,27 @@ public final class WaldenServer implements AutoCloseable {
         data = new DataApi(wal, readers, config.get(MAX_BATCH_BYTES), config.get(MAX_BATCH_RECORDS), config.get(STREAM_WRITE_TIMEOUT).toMillis(),
                 segmentWaits, config.get(FLUSH_ON_EVENT_LOOP), transport.hasFineTimers(), registry);
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
-        router = new HttpRouter(Routes.of(data, new CursorApi(wal, readers),
-                new AdminApi(wal, registry, () -> accepting, admin, replication, group, transport.name())), wal.directory());
+        httpUrl = (tls == null ? "http" : "https") + "://" + format(boundAddress());
+        router = new HttpRouter(Routes.of(data, new CursorApi(wal, readers), new AdminApi(wal, registry, () -> accepting,
+                admin, replication, group, new Listening(transport.name(), () -> httpUrl, config.get(AUTH_TOKEN) != null))),
+                wal.directory());
+        serverChannel.config().setAutoRead(true); // accept: the router every connection needs is set
+        started = true;
+        accepting = true;
+        LOG.info("Walden serving {} on {} (durability {}, sync {}, transport {}: {}); log at {}", wal.directory(),
+                httpUrl, config.get(DURABILITY).configName(), config.get(SYNC_METHOD).configName(),
+                transport.name(), transport.note(), Lsn.format(wal.insertLsn()));
+        LOG.info("Retention: {}", describe(wal.status().retention()));
+        return this;
+    }
+
+    /**
+     * Binds the HTTP address, not yet accepting: connections wait in the listen backlog until {@link #startOrFail}
+     * turns reading on, after {@link #router} is set (turning it on hands over to the event loops through their task
+     * queues, so the loop that initialises a connection sees the router). Bound before the log is opened, so that an
+     * address another process holds fails the start before the log is touched.
+     */
+    private Channel bindHttp(SslContext tls) throws InterruptedException {
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.get(MAX_BATCH_BYTES));
         String token = config.get(AUTH_TOKEN);
         ConnectionLimit connections = new ConnectionLimit(config.get(MAX_CONNECTIONS));
@@ -223,13 +261,14 @@ public final class WaldenServer implements AutoCloseable {
                                 .addLast(router.newConnection()); // in-order answers to pipelined requests
                     }
                 });
-        serverChannel = b.bind(config.httpAddress()).sync().channel();
-        accepting = true;
-        LOG.info("Walden serving {} on {}://{} (durability {}, sync {}, transport {}: {}); log at {}", wal.directory(),
-                tls == null ? "http" : "https", format(boundAddress()), config.get(DURABILITY).configName(), config.get(SYNC_METHOD),
-                transport.name(), transport.note(), Lsn.format(wal.insertLsn()));
-        LOG.info("Retention: {}", describe(wal.status().retention()));
-        return this;
+        b.option(ChannelOption.AUTO_READ, false);
+        try {
+            return b.bind(config.httpAddress()).sync().channel();
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) { // sync() rethrows the bind's checked exception (BindException, epoll's) as it is
+            throw BindFailure.failed("cannot listen on", config.httpAddress(), HTTP, e);
+        }
     }
 
     /** What retention does, for the line serve logs at start (docs/operations.md, "Retention"). */
@@ -239,9 +278,9 @@ public final class WaldenServer implements AutoCloseable {
                     + "--retention-bytes to remove old segments on their own)";
         }
         return "sealed segments are removed, oldest first, "
-                + (r.time() != null ? "once all their records are older than " + r.time() : "")
+                + (r.time() != null ? "once all their records are older than " + Units.duration(r.time()) : "")
                 + (r.time() != null && r.bytes() > 0 ? ", and " : "")
-                + (r.bytes() > 0 ? "while the log holds more than " + r.bytes() + " bytes" : "")
+                + (r.bytes() > 0 ? "while the log holds more than " + Units.size(r.bytes()) : "")
                 + "; never what a replication slot, a consumer cursor or the archiver still needs";
     }
 
@@ -273,23 +312,11 @@ public final class WaldenServer implements AutoCloseable {
     /** Stops accepting, finishes in-flight requests (up to 10 s), closes the log, releases the threads. Idempotent. */
     @Override
     public synchronized void close() {
-        if (serverChannel == null) {
-            try {
-                if (group != null) {
-                    group.close();
-                }
-                if (replication != null) {
-                    replication.close();
-                }
-                if (wal != null && !wal.isClosed()) {
-                    wal.close(); // started the log but never bound the port
-                }
-            } finally {
-                shutDownEventLoops();
-                closeArchive();
-            }
+        if (!started) {
+            closeUnstarted();
             return;
         }
+        started = false;
         accepting = false;
         serverChannel.close().awaitUninterruptibly();
         data.stop(); // streams end within half a second
@@ -314,6 +341,33 @@ public final class WaldenServer implements AutoCloseable {
             closeArchive();
             serverChannel = null;
             LOG.info("Walden server stopped; log closed at {}", Lsn.format(wal.flushedLsn()));
+        }
+    }
+
+    /** A start that failed part-way (or a second close): releases what it took, the log closed as on a clean stop. */
+    private void closeUnstarted() {
+        try {
+            if (serverChannel != null) {
+                serverChannel.close().awaitUninterruptibly(); // it never accepted
+                serverChannel = null;
+            }
+            if (group != null) {
+                group.close();
+            }
+            if (replication != null) {
+                replication.close();
+            }
+            if (wal != null && !wal.isClosed()) {
+                wal.close(); // opened the log but never accepted
+            }
+        } finally {
+            for (ExecutorService pool : new ExecutorService[] {readers, admin, segmentWaits}) {
+                if (pool != null) {
+                    pool.shutdownNow(); // nothing ran on them: no request was accepted
+                }
+            }
+            shutDownEventLoops();
+            closeArchive();
         }
     }
 

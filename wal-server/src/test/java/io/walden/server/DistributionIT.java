@@ -51,6 +51,41 @@ class DistributionIT {
     }
 
     @Test
+    void theTarballHoldsTheDocumentationAndTheMonitoringFilesAnOperatorNeeds() {
+        for (String file : List.of("docs/operations.md", "docs/http-api.md", "docs/durability.md", "docs/replication.md",
+                "docs/format.md", "ops/grafana/walden.json", "ops/prometheus/walden-alerts.yml")) {
+            assertThat(home.resolve(file)).as(file).isRegularFile();
+        }
+    }
+
+    @Test
+    void theReadmeSaysHowToInstallFromTheTarballNotHowToBuildFromTheRepository() throws Exception {
+        String readme = Files.readString(home.resolve("README.md"));
+        assertThat(readme).contains("bin/walden serve").contains("systemd/walden.service").contains("conf/walden.yaml")
+                .doesNotContain("mvn ").doesNotContain("wal-server/target");
+    }
+
+    @Test
+    void everyRelativeLinkOfTheShippedReadmeAndDocsLeadsToAFileAndHeadingInTheTarball() throws Exception {
+        ShippedLinks links = new ShippedLinks(home).checkMarkdown("README.md");
+        try (var docs = Files.list(home.resolve("docs"))) {
+            for (Path doc : docs.filter(d -> d.toString().endsWith(".md")).sorted().toList()) {
+                links.checkMarkdown(home.relativize(doc).toString());
+            }
+        }
+        assertThat(links.broken()).isEmpty();
+    }
+
+    @Test
+    void everyFileTheConfigurationAndTheUnitNameIsInTheTarball() throws Exception {
+        ShippedLinks links = new ShippedLinks(home).checkTreePaths("conf/walden.yaml").checkTreePaths("README.md")
+                .checkInstalledPaths("systemd/walden.service");
+        assertThat(links.broken()).isEmpty();
+        assertThat(Files.readString(home.resolve("systemd/walden.service")))
+                .containsPattern("(?m)^Documentation=.*file:///opt/walden/docs/operations\\.md");
+    }
+
+    @Test
     void theLauncherPrintsTheVersion() throws Exception {
         Result r = run(Map.of(), "--version");
         assertThat(r.exitCode).as(r.output).isZero();

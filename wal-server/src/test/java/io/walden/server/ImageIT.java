@@ -22,21 +22,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The OCI image ({@code target/walden-image.tar}, built by Jib without a daemon): its configuration as any runtime
- * reads it, and the image itself running under podman (Debian's package) where podman can run containers; where it
- * cannot (no podman, or no user namespaces in a sandbox), that part is skipped, saying why.
+ * The OCI image ({@code target/walden-image.tar}, built by Jib without a daemon, only under {@code -Pimage}: {@code mvn
+ * -B verify -Pimage}): its configuration as any runtime reads it, and the image itself running under podman (Debian's
+ * package) where podman can run containers; where it cannot (no podman, or no user namespaces in a sandbox), that
+ * part is skipped, saying why. Without the profile (the {@code walden.image} property unset) both tests are skipped.
  */
 class ImageIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String VERSION = System.getProperty("walden.version");
-    private static final Path IMAGE = Path.of(System.getProperty("walden.image", "target/walden-image.tar"));
+    /** Set by the image profile only, which also builds it: then the image must be there. */
+    private static final String IMAGE_PROPERTY = System.getProperty("walden.image");
+    private static final Path IMAGE = IMAGE_PROPERTY == null ? null : Path.of(IMAGE_PROPERTY);
 
     @TempDir
     Path work;
 
     @Test
     void theImageRunsWaldenServeAsAnUnprivilegedUserFromItsOwnJavaRuntime() throws Exception {
-        assumeTrue(Files.exists(IMAGE), IMAGE + " was not built (only on Linux, and not with -Dwalden.image.skip=true)");
+        imageBuilt();
         assertThat(run(work, 60, "tar", "xf", IMAGE.toAbsolutePath().toString()).exit).isZero();
         JsonNode manifest = JSON.readTree(work.resolve("manifest.json").toFile()).get(0);
         assertThat(manifest.get("RepoTags").toString()).contains("walden:" + VERSION);
@@ -57,7 +60,7 @@ class ImageIT {
 
     @Test
     void theImageServesUnderPodman() throws Exception {
-        assumeTrue(Files.exists(IMAGE), IMAGE + " was not built (only on Linux, and not with -Dwalden.image.skip=true)");
+        imageBuilt();
         assumeTrue(Files.isExecutable(Path.of("/usr/bin/podman")), "podman is not installed (apt-get install podman)");
         String image = load();
         try {
@@ -95,6 +98,11 @@ class ImageIT {
         } finally {
             run(work, 60, "podman", "rm", "-f", name);
         }
+    }
+
+    private static void imageBuilt() {
+        assumeTrue(IMAGE != null, "the image is built only with -Pimage (mvn -B verify -Pimage, on Linux)");
+        assertThat(IMAGE).as("built by the image profile's package phase").exists();
     }
 
     /** Loads the tarball into podman's store; returns the image's name. */

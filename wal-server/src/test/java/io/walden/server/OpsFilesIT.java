@@ -8,7 +8,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -18,30 +22,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The operators' files in {@code ops/} hold to what the server exports: every metric the Grafana dashboard queries
- * is in the scrape of a running primary (with a replica, an archive and a cursor, so that every family exists), and
- * every metric an alert rule reads is in docs/operations.md's table of meters.
+ * is in the scrape of a running primary (with a replica, an archive and a cursor, so that every family exists), with
+ * the labels the query selects and groups by, and every metric an alert rule reads is in docs/operations.md's table of
+ * meters.
  */
 class OpsFilesIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Path OPS = Path.of("..", "ops");
     /** A metric name in a PromQL expression: Walden's, and the disk gauges of the data directory. */
     private static final Pattern METRIC = Pattern.compile("\\b((?:walden|disk)_[a-z_]+)\\b");
+    /** A label matcher in a selector or a scraped series: {@code name="value"}, {@code name=~"re"}, {@code name!="v"}. */
+    private static final Pattern LABEL_MATCHER = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)\\s*(?:=~|!~|!=|=)\\s*\"");
 
     @TempDir
     Path work;
 
     @Test
-    void everyMetricTheDashboardQueriesIsOneTheServerExports() throws Exception {
+    void everyMetricTheDashboardQueriesIsOneTheServerExportsWithTheLabelsTheQuerySelectsAndGroupsBy() throws Exception {
+        List<String> queries = dashboardQueries();
         Set<String> queried = new TreeSet<>();
-        JsonNode dashboard = JSON.readTree(OPS.resolve("grafana/walden.json").toFile());
-        for (JsonNode panel : dashboard.get("panels")) {
-            for (JsonNode target : panel.get("targets")) {
-                queried.addAll(metricsIn(target.get("expr").asText()));
-            }
-        }
-        for (JsonNode variable : dashboard.at("/templating/list")) {
-            queried.addAll(metricsIn(variable.get("query").asText()));
-        }
+        queries.forEach(q -> queried.addAll(metricsIn(q)));
         assertThat(queried).hasSizeGreaterThan(10);
 
         int replicationPort = ServerProcess.freePort();
@@ -54,15 +54,29 @@ class OpsFilesIT {
             assertThat(primary.post("/v1/records?durability=on", "x".getBytes()).statusCode()).isEqualTo(200);
             assertThat(primary.put("/v1/cursors/billing", "{\"lsn\":\"0/40\"}").statusCode()).isEqualTo(200);
             // Replication's meters appear once the replica has reported; poll, then say what is missing, if anything.
-            Set<String> exported = Set.of();
+            Map<String, Set<String>> exported = Map.of();
             for (long deadline = System.nanoTime() + 30_000_000_000L; System.nanoTime() < deadline; Thread.sleep(100)) {
                 exported = exported(primary.get("/metrics").body());
-                if (exported.containsAll(queried)) {
+                if (exported.keySet().containsAll(queried)) {
                     break;
                 }
             }
-            assertThat(exported).containsAll(queried);
+            assertThat(exported.keySet()).containsAll(queried);
+            for (String query : queries) {
+                Set<String> labels = new TreeSet<>(Set.of("instance", "job")); // what Prometheus adds to every series
+                for (String metric : metricsIn(query)) {
+                    labels.addAll(exported.get(metric));
+                }
+                assertThat(labelsIn(query)).as("the labels of %s", query).isSubsetOf(labels);
+            }
         }
+    }
+
+    @Test
+    void theDashboardShowsWhatHoldsRetentionBackByHolderAndTheSegmentsItRemoved() throws Exception {
+        assertThat(dashboardQueries())
+                .anySatisfy(q -> assertThat(q).contains("walden_retention_held_bytes").containsPattern("by \\([^)]*holder"))
+                .anySatisfy(q -> assertThat(q).contains("walden_retention_removed_segments_total"));
     }
 
     @Test
@@ -100,15 +114,66 @@ class OpsFilesIT {
         }
     }
 
-    /** The metric names of a Prometheus text scrape (every sample's name, suffixes included). */
-    private static Set<String> exported(String scrape) {
-        Set<String> names = new TreeSet<>();
+    /** Every PromQL expression of the dashboard: its panels' queries and its variables'. */
+    private static List<String> dashboardQueries() throws Exception {
+        List<String> queries = new ArrayList<>();
+        JsonNode dashboard = JSON.readTree(OPS.resolve("grafana/walden.json").toFile());
+        for (JsonNode panel : dashboard.get("panels")) {
+            for (JsonNode target : panel.get("targets")) {
+                queries.add(target.get("expr").asText());
+            }
+        }
+        for (JsonNode variable : dashboard.at("/templating/list")) {
+            queries.add(variable.get("query").asText());
+        }
+        return queries;
+    }
+
+    /** The metric names of a Prometheus text scrape (every sample's name, suffixes included), with their label names. */
+    private static Map<String, Set<String>> exported(String scrape) {
+        Map<String, Set<String>> names = new TreeMap<>();
         for (String line : scrape.split("\n")) {
             if (!line.startsWith("#") && !line.isBlank()) {
-                names.add(line.split("[{ ]", 2)[0]);
+                Set<String> labels = names.computeIfAbsent(line.split("[{ ]", 2)[0], n -> new TreeSet<>());
+                int open = line.indexOf('{');
+                if (open > 0) {
+                    Matcher m = LABEL_MATCHER.matcher(line.substring(open, line.lastIndexOf('}') + 1));
+                    while (m.find()) {
+                        labels.add(m.group(1));
+                    }
+                }
             }
         }
         return names;
+    }
+
+    /**
+     * The label names a PromQL expression selects on ({@code {log=~"$log"}}) or groups and matches by ({@code by (...)},
+     * {@code on (...)}, {@code label_values(metric, label)}'s label): each must be one the series carry, or the panel is
+     * empty.
+     */
+    private static Set<String> labelsIn(String promql) {
+        Set<String> labels = new TreeSet<>();
+        Matcher selector = Pattern.compile("\\{([^}]*)}").matcher(promql);
+        while (selector.find()) {
+            Matcher m = LABEL_MATCHER.matcher(selector.group());
+            while (m.find()) {
+                labels.add(m.group(1));
+            }
+        }
+        Matcher grouping = Pattern.compile("\\b(?:by|on|without|ignoring|group_left|group_right)\\s*\\(([^)]*)\\)").matcher(promql);
+        while (grouping.find()) {
+            for (String label : grouping.group(1).split(",")) {
+                if (!label.isBlank()) {
+                    labels.add(label.strip());
+                }
+            }
+        }
+        Matcher values = Pattern.compile("label_values\\([^,)]*,\\s*(\\w+)\\s*\\)").matcher(promql);
+        while (values.find()) {
+            labels.add(values.group(1));
+        }
+        return labels;
     }
 
     private static Set<String> metricsIn(String promql) {

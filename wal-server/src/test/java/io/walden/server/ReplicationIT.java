@@ -335,6 +335,9 @@ class ReplicationIT {
             int events = 0;
             long lastBatchStart = 0;
             for (int batch = 0; batch < 10; batch++, events += 2000) {
+                if (batch == 9) { // the dictionary trains in the background once the first MiB of samples is in
+                    waitUntil(() -> primary.output().contains("trained zstd dictionary"));
+                }
                 lastBatchStart = Lsn.parse(JSON.readTree(primary.get("/admin/status").body()).get("insert_lsn").asText());
                 ByteArrayOutputStream body = new ByteArrayOutputStream();
                 DataOutputStream out = new DataOutputStream(body);
@@ -345,7 +348,6 @@ class ReplicationIT {
                 }
                 HttpResponse<String> appended = primary.post("/v1/records/batch?durability=local", body.toByteArray());
                 assertThat(appended.statusCode()).as(appended.body()).isEqualTo(200);
-                Thread.sleep(100); // the dictionary trains in the background once the first MiB of samples is in
             }
             String insert = JSON.readTree(primary.get("/admin/status").body()).get("insert_lsn").asText();
             long alone = 24 + 4 + Zstd.compress(OrderEvents.event(events - 1), 3).length;
@@ -362,7 +364,7 @@ class ReplicationIT {
             // The first zstd payload makes the log look for the dictionary it carries (in the background); the next
             // one writes a copy of it into the current segment; the rest are measured.
             replica.post("/v1/records?durability=local", OrderEvents.event(events));
-            Thread.sleep(1000);
+            waitUntil(() -> replica.output().contains("compressing small zstd payloads with dictionary"));
             replica.post("/v1/records?durability=local", OrderEvents.event(events + 1));
             long start = Lsn.parse(JSON.readTree(replica.get("/admin/status").body()).get("insert_lsn").asText());
             for (int i = events + 2; i <= events + 101; i++) {

@@ -58,9 +58,8 @@ final class ServerProcess implements AutoCloseable {
     static ServerProcess startUnder(List<String> launcher, Path work, Path dataDir, int port, String scheme, HttpClient client,
                                     String... extra) throws Exception {
         List<String> cmd = new ArrayList<>(launcher);
-        cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", WaldenJar.jar().toAbsolutePath().toString(), "serve", "--data-dir", dataDir.toString(),
-                "--http", "127.0.0.1:" + port));
+        cmd.addAll(JarClassArchive.javaJar());
+        cmd.addAll(List.of("serve", "--data-dir", dataDir.toString(), "--http", "127.0.0.1:" + port));
         cmd.addAll(List.of(extra));
         if (!cmd.contains("--replication-listen") && !cmd.contains("--coordinator")) {
             // Never the default port: tests must not collide with a running server. A replica too: it listens there once

@@ -40,6 +40,27 @@ class ServerStartFailureTest {
         assertThat(eventLoopThreads()).as("event loop threads left running").isLessThanOrEqualTo(loopsBefore);
     }
 
+    @Test
+    void shouldRefuseATakenHttpPortNamingItBeforeTheLogIsOpened() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            WaldenServer server = new WaldenServer(ServerConfig.load(null, Map.of("data-dir", dir.toString(),
+                    "http", "127.0.0.1:" + taken.getLocalPort(), "replication-listen", "none")));
+            assertThatThrownBy(server::start).isInstanceOf(IllegalStateException.class)
+                    .hasMessageStartingWith("cannot listen on 127.0.0.1:" + taken.getLocalPort() + " (--http): ")
+                    .hasMessageNotContaining("Exception");
+        }
+        assertThat(Wal.exists(dir)).as("the log was never opened, so never created").isFalse();
+    }
+
+    @Test
+    void shouldNameASettingTheLogRefusesWithItsArchiveByItsFlag() throws Exception {
+        WaldenServer server = new WaldenServer(ServerConfig.load(null, Map.of("data-dir", dir.resolve("log").toString(),
+                "http", "127.0.0.1:0", "replication-listen", "none", "archive-to", dir.resolve("archive").toUri().toString(),
+                "segment-size", "1MiB", "archive-max-pending-bytes", "1MiB")));
+        assertThatThrownBy(server::start).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--archive-max-pending-bytes: must be at least two segments (2097152 bytes), not 1MiB");
+    }
+
     private static long eventLoopThreads() {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.isAlive() && t.getName().startsWith("multiThreadIoEventLoopGroup")).count();

@@ -58,10 +58,30 @@ class StatusPageIT {
                     .contains("no synchronous policy")
                     .containsPattern("<td>billing</td><td>0/40</td><td>\\d+(\\.\\d+)? (B|KiB)</td>")
                     .containsPattern("id=\"bytes\">\\d+(\\.\\d+)? (B|KiB)<")
+                    .as("the records kept, beside what the whole segment files take")
+                    .containsPattern("id=\"segment_files_bytes\">(64\\.0|128|192) MiB on disk<")
                     .contains("cursor billing (from 0/40")
                     .containsPattern("id=\"commit_rate\">\\d+<")
                     .contains("not archiving");
             assertThat(bannerPixels(screenshot(server.uri("/").toString()))).as("red banner pixels").isZero();
+        }
+    }
+
+    @Test
+    void theServerSectionShowsTheDataDirectoryTheDiskTheListenAddressesAndThatATokenIsRequired() throws Exception {
+        int port = ServerProcess.freePort();
+        int replicationPort = ServerProcess.freePort();
+        Path data = work.resolve("data");
+        try (ServerProcess server = ServerProcess.start(work, data, port, "--auth-token", "secret-token",
+                "--replication-listen", "127.0.0.1:" + replicationPort, "--replication-secret", "replica-secret")) {
+            String dom = dom(server.uri("/").toString());
+            assertThat(dom).contains("id=\"data_dir\">" + data.toAbsolutePath() + "<")
+                    .containsPattern("id=\"disk\">\\d+(\\.\\d+)? [KMGTP]?i?B used, <span class=\"(bad)?\">"
+                            + "\\d+(\\.\\d+)? [KMGTP]?i?B free</span> of \\d+(\\.\\d+)? [KMGTP]?i?B<")
+                    .contains("id=\"listen_http\">http://127.0.0.1:" + port + "<")
+                    .contains("id=\"listen_replication\">127.0.0.1:" + replicationPort + "<")
+                    .contains("id=\"auth_token\">required by every endpoint but the read-only ones<")
+                    .doesNotContain("secret-token").doesNotContain("replica-secret");
         }
     }
 

@@ -121,15 +121,6 @@ class ToolsIT {
                 .containsPattern("ceiling for one committer: about [\\d,]+ commits/s");
     }
 
-    /** A user's mistake: one line naming it, on standard error, status 2, no stack trace. */
-    private static void assertOneLineUserError(WaldenJar.Run run, String mentions) {
-        assertThat(run.exitCode()).as(run.stdout() + run.stderr()).isEqualTo(2);
-        List<String> lines = run.stderr().lines().filter(l -> !l.contains(" INFO ") && !l.contains(" WARN ")).toList();
-        assertThat(lines).as(run.stderr()).hasSize(1);
-        assertThat(lines.get(0)).contains(mentions).doesNotContain("Exception");
-        assertThat(run.stderr()).doesNotContain("\tat ");
-    }
-
     @Test
     void demoUsesATemporaryDirectoryAndLeavesTheWorkingDirectoryAsItWas() throws Exception {
         Path cwd = Files.createDirectories(work.resolve("cwd"));
@@ -152,22 +143,34 @@ class ToolsIT {
     @Test
     void aDirectoryAnotherProcessHoldsIsOneLineAndStatusTwo() throws Exception {
         try (Wal held = Wal.open(WalConfig.builder(log).segmentSize(SEGMENT).build())) {
-            assertOneLineUserError(WaldenJar.run(work, "demo", "--data-dir", log.toString()), "in use by another process");
-            assertOneLineUserError(WaldenJar.run(work, "serve", "--data-dir", log.toString(), "--http", "127.0.0.1:0",
+            WaldenJar.assertOneLineUserError(WaldenJar.run(work, "demo", "--data-dir", log.toString()), "in use by another process");
+            WaldenJar.assertOneLineUserError(WaldenJar.run(work, "serve", "--data-dir", log.toString(), "--http", "127.0.0.1:0",
                     "--replication-listen", "none"), "in use by another process");
         }
     }
 
     @Test
     void restoreRefusesAMistakenArchiveOrDirectoryInOneLine() throws Exception {
-        assertOneLineUserError(WaldenJar.run(work, "restore", "--from", "/path", "--data-dir", "x"), "s3://");
-        assertOneLineUserError(WaldenJar.run(work, "restore", "--from", "file://relative", "--data-dir", "x"), "file:///");
+        WaldenJar.assertOneLineUserError(WaldenJar.run(work, "restore", "--from", "/path", "--data-dir", "x"), "s3://");
+        WaldenJar.assertOneLineUserError(WaldenJar.run(work, "restore", "--from", "file://relative", "--data-dir", "x"), "file:///");
         Path missing = work.resolve("no-archive-here");
-        assertOneLineUserError(WaldenJar.run(work, "restore", "--from", missing.toUri().toString(), "--data-dir", "x"),
+        WaldenJar.assertOneLineUserError(WaldenJar.run(work, "restore", "--from", missing.toUri().toString(), "--data-dir", "x"),
                 "no archive at");
         assertThat(missing).as("a missing archive is not created").doesNotExist();
-        assertOneLineUserError(WaldenJar.run(work, "restore", "--from", work.toUri().toString(), "--data-dir",
+        WaldenJar.assertOneLineUserError(WaldenJar.run(work, "restore", "--from", work.toUri().toString(), "--data-dir",
                 log.toString()), "not empty");
+    }
+
+    @Test
+    void dumpAndVerifyNameADataDirThatIsNoDirectoryInOneLine() throws Exception {
+        Path missing = work.resolve("no-log-here");
+        for (String tool : new String[] {"dump", "verify"}) {
+            WaldenJar.assertOneLineUserError(WaldenJar.run(work, tool, "--data-dir", missing.toString()),
+                    "walden " + tool + ": --data-dir " + missing + ": no such directory");
+        }
+        Path file = Files.writeString(work.resolve("a-file"), "x");
+        WaldenJar.assertOneLineUserError(WaldenJar.run(work, "dump", "--data-dir", file.toString()),
+                "--data-dir " + file + ": not a directory");
     }
 
     @Test

@@ -9,12 +9,29 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /** Runs the real {@code walden.jar} (built by the package phase) in a child JVM, as a user would. */
 final class WaldenJar {
     record Run(int exitCode, String stdout, String stderr, byte[] stdoutBytes) {
     }
 
     private WaldenJar() {
+    }
+
+    /**
+     * A user's mistake: one line naming it, on standard error (beside the log lines of a server that opened its log),
+     * status 2, no stack trace, no Java class.
+     *
+     * @return the line
+     */
+    static String assertOneLineUserError(Run run, String mentions) {
+        assertThat(run.exitCode()).as(run.stdout() + run.stderr()).isEqualTo(2);
+        List<String> lines = run.stderr().lines().filter(l -> !l.contains(" INFO ") && !l.contains(" WARN ")).toList();
+        assertThat(lines).as(run.stderr()).hasSize(1);
+        assertThat(lines.get(0)).contains(mentions).doesNotContain("Exception").doesNotContain("java.");
+        assertThat(run.stderr()).doesNotContain("\tat ");
+        return lines.get(0);
     }
 
     static Path jar() {
@@ -36,10 +53,7 @@ final class WaldenJar {
 
     /** Runs with {@code stdin} (a file, or null for none) as standard input. */
     static Run run(Path workDir, Map<String, String> env, Path stdin, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-jar");
-        cmd.add(jar().toAbsolutePath().toString());
+        List<String> cmd = new ArrayList<>(JarClassArchive.javaJar());
         cmd.addAll(List.of(args));
         Path out = Files.createTempFile(workDir, "out", ".txt");
         Path err = Files.createTempFile(workDir, "err", ".txt");

@@ -33,7 +33,8 @@ import java.util.Map;
  * run of segments, from its oldest segment up to {@code until} or the archive's end, every segment header and record
  * checked on the way. The log ends at the last whole record that ends at or before {@code until}: a record starting
  * at {@code until}, or straddling it, is not restored. After the last sealed segment, the head of the next one
- * ({@code .wal.partial}, the archive timeout's upload) is used when the archive has it.
+ * ({@code .wal.partial}, the archive timeout's upload) is used when the archive has it. With a time limit the download
+ * stops at the first segment whose first record is past it (times never decrease in LSN order), not at the archive's end.
  *
  * <p>Which object of a segment is read follows the newest epoch history in the archive ({@link ArchiveCatalog}): the
  * run follows that history, so an object an old primary uploaded after its epoch ended is read only up to that end,
@@ -59,14 +60,18 @@ public final class ArchiveRestore {
      *
      * @param endLsn        where the restored log ends (the next append would go there)
      * @param lastRecordLsn the LSN of the last record restored, or {@link Lsn#INVALID} when none
+     * @param segments      the segment files the restored log holds (the last may hold its header alone)
+     * @param fetched       the objects downloaded: with a time limit, up to the first segment whose first record is past
+     *                      it, which the cut may then leave out
      * @param usedPartial   whether the head of an unsealed segment was used
-     * @param archiveEnd    where the archive's contiguous run ended (beyond {@code endLsn} when cut by {@code until})
+     * @param archiveEnd    where the archive's contiguous run ended (beyond {@code endLsn} when cut by {@code until});
+     *                      when the time limit stopped the download, as far as the run's objects reach
      * @param gapAt         the start of the first segment missing from the archive with later segments after it (the
      *                      restore stopped there), or -1 when the archive has no gap before what was asked for
      * @param history       the restored log's epoch history: the archive's, cut at the end, and an epoch of its own
      */
-    public record Result(long oldestLsn, long endLsn, long lastRecordLsn, long records, int segments, boolean usedPartial,
-                         long archiveEnd, long gapAt, EpochHistory history) {
+    public record Result(long oldestLsn, long endLsn, long lastRecordLsn, long records, int segments, int fetched,
+                         boolean usedPartial, long archiveEnd, long gapAt, EpochHistory history) {
         /** True when the archive ran out, or had a gap, before {@code untilLsn}: fewer records than asked for. */
         public boolean shortOf(long untilLsn) {
             return gapAt >= 0 || (untilLsn != Long.MAX_VALUE && archiveEnd < untilLsn);
@@ -173,22 +178,30 @@ public final class ArchiveRestore {
                                 List<ArchiveCatalog.Piece> run, ArchiveCatalog catalog, long first, long segmentSize,
                                 long gapAt) throws IOException {
         long logId = 0;
-        int index = 0;
-        for (ArchiveCatalog.Piece p : run) {
-            listener.segment(index++, run.size(), p.name(), p.partial() ? p.size() : segmentSize);
+        int fetched = 0;
+        while (fetched < run.size()) {
+            ArchiveCatalog.Piece p = run.get(fetched);
+            listener.segment(fetched++, run.size(), p.name(), p.partial() ? p.size() : segmentSize);
             logId = fetch(from, p.name(), dataDir, p.start(), segmentSize, logId, p.partial());
+            if (untilMicros != Long.MAX_VALUE && firstTime(SegmentFiles.path(dataDir, p.start())) > untilMicros) {
+                // Times never decrease in LSN order (docs/format.md, "Records"): every record of the later segments is
+                // past the time too, so the log ends in this segment or the one before, and none of them is fetched.
+                break;
+            }
         }
-        ArchiveCatalog.Piece last = run.get(run.size() - 1);
+        ArchiveCatalog.Piece last = run.get(fetched - 1);
         // The last object may be one whose epoch ended inside it (an old primary's): read only up to that end.
         boolean epochEnded = last.usableEnd() < last.start() + (last.partial() ? last.size() : segmentSize);
         Cut cut = inspectAndCut(dataDir, segmentSize, epochEnded ? Math.min(untilLsn, last.usableEnd()) : untilLsn,
                 untilMicros);
-        long archiveEnd = epochEnded ? Math.min(cut.archiveEnd, last.usableEnd()) : cut.archiveEnd;
+        long archiveEnd = fetched < run.size() ? reach(run.get(run.size() - 1), segmentSize)
+                : epochEnded ? Math.min(cut.archiveEnd, last.usableEnd()) : cut.archiveEnd;
         EpochHistory restored = catalog.history().next(cut.end, catalog.history().current().number() + 1);
         HistoryFile.write(dataDir, restored, true);
         // The control file a clean shutdown would have left: everything restored is forced, so its flushed LSN is the
         // end, and damage found below it by a later open is corruption, never a torn tail to cut.
-        long oldest = SegmentFiles.list(dataDir).get(0);
+        List<Long> kept = SegmentFiles.list(dataDir);
+        long oldest = kept.get(0);
         try (ControlFile control = ControlFile.create(dataDir, new ControlFile.Checkpoint(logId, segmentSize, oldest,
                 oldest == 0 ? Lsn.INVALID : -1, cut.end, true, Long.MAX_VALUE))) {
             SegmentFiles.forceDirectory(dataDir);
@@ -199,8 +212,25 @@ public final class ArchiveRestore {
             throw new IOException("the restored log in " + dataDir + " does not inspect clean (end " + Lsn.format(check.endLsn())
                     + ", restored to " + Lsn.format(cut.end) + "): " + check.problem());
         }
-        return new Result(first + SegmentHeaderDescriptor.LENGTH, cut.end, cut.lastRecord, cut.records, run.size(),
-                last.partial(), archiveEnd, gapAt, restored);
+        return new Result(first + SegmentHeaderDescriptor.LENGTH, cut.end, cut.lastRecord, cut.records,
+                kept.size(), fetched, last.partial() && kept.contains(last.start()), archiveEnd, gapAt, restored);
+    }
+
+    /** How far an object's bytes reach in the log, as the catalog lists it (its records unread). */
+    private static long reach(ArchiveCatalog.Piece p, long segmentSize) {
+        return Math.min(p.usableEnd(), p.start() + (p.partial() ? p.size() : segmentSize));
+    }
+
+    /**
+     * The time of the first timed record of a fetched segment file, or {@link RecordCursor#NO_TIME} when it holds none
+     * (format 1's records, or padding alone): such a segment is older than any time, and the restore goes on.
+     */
+    private static long firstTime(Path segment) throws IOException {
+        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ)) {
+            ByteBuffer view = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size()).order(ByteOrder.LITTLE_ENDIAN);
+            long at = RecordCursor.firstTimed(view, SegmentHeaderDescriptor.LENGTH, view.capacity(), Long.MIN_VALUE);
+            return at < 0 ? RecordCursor.NO_TIME : view.getLong((int) at + RecordDescriptor.TIME_OFFSET);
+        }
     }
 
     private static void removeWhatWasWritten(Path dataDir) {

@@ -79,7 +79,7 @@ public final class Archiver implements AutoCloseable {
         this.log = log;
         this.config = config;
         this.target = config.target();
-        this.status = new ArchiveStatus(log.directory());
+        this.status = new ArchiveStatus(log.directory(), config.target().uri());
         this.runner = threads.runner(BackgroundThreads.Job.ARCHIVER, new Archiving());
         this.progress = new ArchiveProgress(status, this::settled);
         this.uploader = new ArchiveUploader(log, config, status, progress);

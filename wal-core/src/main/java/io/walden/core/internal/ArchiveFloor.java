@@ -2,6 +2,8 @@ package io.walden.core.internal;
 
 import io.walden.core.archive.Archiver;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 /**
  * What the group's archive holds, as far as this log knows: the one place that says which segments truncation must
  * keep for the archive, on a primary and on a replica alike, and what a log tells its own replicas
@@ -16,8 +18,8 @@ import io.walden.core.archive.Archiver;
  *       pending, it is the only place those segments are. Until its primary has said, it keeps everything.</li>
  * </ul>
  *
- * <p>Thread-safety: {@link #upstream} is volatile; the receiver writes it, truncation (under the admin lock) and
- * senders read it. The archiver reads its own markers on any thread.
+ * <p>Thread-safety: {@link #upstream} is atomic; the receiver sets it, a role change lowers it (never raises it),
+ * truncation (under the admin lock) and senders read it. The archiver reads its own markers on any thread.
  */
 public final class ArchiveFloor {
     /** Nothing learnt yet: everything is kept. */
@@ -25,7 +27,7 @@ public final class ArchiveFloor {
 
     private final WalParts parts;
     /** What the primary last said (see {@link io.walden.core.archive.ArchivedLog#archivedUpstream()}). */
-    private volatile long upstream = UNKNOWN;
+    private final AtomicLong upstream = new AtomicLong(UNKNOWN);
 
     ArchiveFloor(WalParts parts) {
         this.parts = parts;
@@ -41,7 +43,7 @@ public final class ArchiveFloor {
         if (parts.archiver != null) {
             return parts.archiver.retentionFloor(); // its markers, and on a replica what the primary said
         }
-        return ownArchive() ? Long.MAX_VALUE : upstream;
+        return ownArchive() ? Long.MAX_VALUE : upstream.get();
     }
 
     /**
@@ -50,18 +52,22 @@ public final class ArchiveFloor {
      */
     public long toReplicas() {
         if (!ownArchive()) {
-            return upstream;
+            return upstream.get();
         }
-        return parts.archiver == null ? Long.MAX_VALUE : parts.archiver.retentionFloor();
+        if (parts.archiver == null) {
+            return Long.MAX_VALUE;
+        }
+        // Never past the segment being written, which is never archived: MAX_VALUE says "no archive", not "all archived".
+        return Math.min(parts.archiver.retentionFloor(), parts.registry.segmentStart(parts.insert.get()));
     }
 
     public long upstream() {
-        return upstream;
+        return upstream.get();
     }
 
     /** The primary said so (a replica's receiver). */
     public void learnt(long floor) {
-        upstream = floor;
+        upstream.set(floor);
     }
 
     /**
@@ -69,6 +75,7 @@ public final class ArchiveFloor {
      * the archive may not hold for the bytes it has from here on, so it keeps everything until its primary says.
      */
     void forget(long lsn) {
-        upstream = Math.min(upstream, parts.registry.segmentStart(lsn));
+        long start = parts.registry.segmentStart(lsn);
+        upstream.accumulateAndGet(start, Math::min); // atomic against a report being learnt meanwhile
     }
 }

@@ -269,9 +269,10 @@ public final class WalParts {
             } catch (IOException e) {
                 throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
             }
-            // Never past what is flushed; never past a replica's read limit, since a rewind may take the log back to
-            // it and must find the segment it ends in; never what a slot, a cursor or the archive (the group's, on a
-            // replica) still needs.
+            // Never past what is flushed; never past a replica's read limit, since a rewind by its own primary goes
+            // back no further and must find the segment it ends in (a rewind below it, after a failover to a replica
+            // that lagged, may find that segment removed: the replica then fetches from the archive or is rebuilt);
+            // never what a slot, a cursor or the archive (the group's, on a replica) still needs.
             long keep = Math.min(Math.min(lsn, flushed.get()), readLimit.get());
             keep = Math.min(Math.min(keep, replication.retentionFloor()), cursors.retention.floor());
             keep = Math.min(keep, archiveFloor.forTruncation());

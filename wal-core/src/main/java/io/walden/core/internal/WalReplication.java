@@ -195,8 +195,10 @@ public final class WalReplication implements ReplicatedLog {
     public void refuseAppends(String reason) {
         // A replica's readers never see what its primary may not have flushed: the limit first, in memory.
         boolean limited = reason != null && limitReads();
-        if (reason != null && appendsRefused == null) {
-            parts.archiveFloor.forget(0); // a primary's knowledge of its own archive says nothing of its next primary's
+        if (reason != null) {
+            // Following a primary from now on (again, or another one): what the last one said of the archive, or this
+            // log's own archive as a primary, says nothing of the next one's; it says so right after its Welcome.
+            parts.archiveFloor.forget(0);
         }
         this.appendsRefused = reason; // before the cursors follow: no cursor change slips in between
         if (reason != null) {

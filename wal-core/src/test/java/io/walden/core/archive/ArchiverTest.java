@@ -270,6 +270,27 @@ class ArchiverTest {
     }
 
     @Test
+    void aLogArchivedSomewhereElseNowArchivesEverySegmentThereAgain() throws Exception {
+        long sealedEnd;
+        try (Wal wal = Wal.open(archived(toDirectory()).build())) {
+            fill(wal, 300, 1000);
+            sealedEnd = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(sealedEnd, WAIT)).isTrue();
+        }
+        Path elsewhere = dir.resolveSibling(dir.getFileName() + "-new-archive");
+        try (Wal wal = Wal.open(TestLogs.small(dir).archive(ArchiveConfig.builder(new FileArchiveTarget(elsewhere))
+                .retry(Duration.ofMillis(20), Duration.ofMillis(200)).build()).build())) {
+            assertThat(wal.status().archiver().orElseThrow().awaitArchived(sealedEnd, WAIT)).isTrue();
+            for (long start = 0; start < sealedEnd; start += SMALL_SEGMENT) {
+                assertThat(elsewhere.resolve(ArchiveNames.segment(1, start))).as("segment %x in the new archive", start)
+                        .exists();
+            }
+        } finally {
+            deleteDirectory(elsewhere);
+        }
+    }
+
+    @Test
     void refusesACapSmallerThanTwoSegments() throws Exception {
         assertThatThrownBy(() -> Wal.open(archived(toDirectory().maxPendingBytes(SMALL_SEGMENT)).build()))
                 .hasMessageContaining("two segments");

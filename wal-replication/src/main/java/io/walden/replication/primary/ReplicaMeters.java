@@ -11,6 +11,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
 
 /**
  * Meters per connected replica (PostgreSQL's pg_stat_replication as meters): {@code walden.replica.lsn} gauges tagged
@@ -51,7 +52,7 @@ final class ReplicaMeters {
 
     void disconnected(String replica) {
         for (MeterRegistry registry : registries) {
-            for (String name : new String[] {"walden.replica.lsn", "walden.replica.lag"}) {
+            for (String name : new String[] {"walden.replica.lsn", "walden.replica.lag", "walden.replica.waiting"}) {
                 for (Meter m : registry.find(name).tag("replica", replica).meters()) {
                     registry.remove(m);
                 }
@@ -63,6 +64,21 @@ final class ReplicaMeters {
         Gauge.builder("walden.replica.lsn", state, s -> s.written).tags("replica", state.name, "position", "write").register(registry);
         Gauge.builder("walden.replica.lsn", state, s -> s.flushed).tags("replica", state.name, "position", "flush").register(registry);
         Gauge.builder("walden.replica.lsn", state, s -> s.applied).tags("replica", state.name, "position", "apply").register(registry);
+        waiting(registry, state, "write", s -> s.written);
+        waiting(registry, state, "flush", s -> s.flushed);
+        waiting(registry, state, "apply", s -> s.applied);
+    }
+
+    /**
+     * {@code walden.replica.waiting}: how long the oldest position sent to the replica and not reported at that level has
+     * waited, now (0 when it has everything sent): a replica stuck in a force or in its applier reports nothing, so
+     * the lag timers record nothing for it, and this grows.
+     */
+    private static void waiting(MeterRegistry registry, ReplicaState state, String position,
+                                ToLongFunction<ReplicaState> reported) {
+        Gauge.builder("walden.replica.waiting", state, s -> s.waitingMillis(reported.applyAsLong(s), System.nanoTime()) / 1000.0)
+                .description("How long the oldest position sent and not reported at this level has waited")
+                .baseUnit("seconds").tags("replica", state.name, "position", position).register(registry);
     }
 
     private static void lag(MeterRegistry registry, String replica, String position, long millis) {

@@ -52,7 +52,11 @@ final class ReplicaState {
         sentLsn = endLsn;
         synchronized (sent) {
             if (sent.size() == MAX_SAMPLES) {
+                // Full (a level stuck far behind): the second oldest goes, never the oldest, whose age is how long the
+                // stuck level has waited.
+                long[] oldest = sent.pollFirst();
                 sent.pollFirst();
+                sent.addFirst(oldest);
             }
             sent.addLast(new long[] {endLsn, nanos});
         }
@@ -72,9 +76,9 @@ final class ReplicaState {
         written = Math.max(w, Math.min(writtenLsn, sent));
         flushed = Math.max(f, Math.min(flushedLsn, sent));
         applied = Math.max(a, Math.min(appliedLsn, sent));
-        measuredWrite = measure(0, writeLagMillis, w, written, sent, now);
-        measuredFlush = measure(1, flushLagMillis, f, flushed, sent, now);
-        measuredApply = measure(2, applyLagMillis, a, applied, sent, now);
+        measuredWrite = measure(0, w, written, now);
+        measuredFlush = measure(1, f, flushed, now);
+        measuredApply = measure(2, a, applied, now);
         writeLagMillis = shown(0, writeLagMillis, measuredWrite, written, sent, now);
         flushLagMillis = shown(1, flushLagMillis, measuredFlush, flushed, sent, now);
         applyLagMillis = shown(2, applyLagMillis, measuredApply, applied, sent, now);
@@ -88,34 +92,48 @@ final class ReplicaState {
 
     /**
      * One level moved from {@code from} to {@code to}: its lag is the time since the newest sent position it passed was
-     * sent, each sent position measured once per level. When it passed none, it measures nothing, unless it is behind
-     * what was sent and the oldest position it has not reported has waited longer than its last lag ({@code before}):
-     * that wait is its lag, so a stuck replica's lag grows. So a replica reporting the same position again with nothing
-     * outstanding, as an idle caught-up one does at every keepalive, measures nothing: it has no lag.
+     * sent, each sent position measured once per level (the {@code walden.replica.lag} timers record exactly these).
+     * When it passed none it measures nothing: so a replica reporting the same position again, as an idle caught-up one
+     * does at every keepalive, adds nothing, and a stuck one shows in {@link #waitingMillis} instead.
      *
      * @return the lag in ms, or -1 for none measured
      */
-    private long measure(int level, long before, long from, long to, long sentEnd, long now) {
+    private long measure(int level, long from, long to, long now) {
         synchronized (sent) {
             long passed = -1;
-            long waiting = -1;
             for (long[] sample : sent) {
                 if (sample[0] > to) {
-                    waiting = sample[1];
                     break;
                 }
                 if (sample[0] > from) {
                     passed = sample[1];
                 }
             }
-            long lag = passed >= 0 ? TimeUnit.NANOSECONDS.toMillis(now - passed)
-                    : to < sentEnd && waiting >= 0 && TimeUnit.NANOSECONDS.toMillis(now - waiting) > before
-                    ? TimeUnit.NANOSECONDS.toMillis(now - waiting) : -1;
-            if (lag >= 0) {
-                measuredAt[level] = now;
+            if (passed < 0) {
+                return -1;
             }
-            return lag;
+            measuredAt[level] = now;
+            return TimeUnit.NANOSECONDS.toMillis(now - passed);
         }
+    }
+
+    /**
+     * How long the oldest position sent and not reported at a level that stands at {@code reported} has waited, in ms;
+     * 0 when it has everything sent. Computed when asked, not at a report: a replica stuck in a force or an applier sends
+     * no report, and its wait still grows.
+     */
+    long waitingMillis(long reported, long now) {
+        if (reported >= sentLsn) {
+            return 0;
+        }
+        synchronized (sent) {
+            for (long[] sample : sent) {
+                if (sample[0] > reported) {
+                    return TimeUnit.NANOSECONDS.toMillis(now - sample[1]);
+                }
+            }
+        }
+        return 0;
     }
 
     /**

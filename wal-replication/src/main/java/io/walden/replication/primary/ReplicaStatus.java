@@ -18,8 +18,9 @@ import java.util.Set;
  * @param writeLsn   what it reported written (to its OS)
  * @param flushLsn   what it reported flushed (durable on it)
  * @param applyLsn   what it reported applied (visible, or taken by its application's applier)
- * @param writeLagMillis from sending a position until the replica reported it written; -1 until known (same for
- *                       the flush and apply lags)
+ * @param writeLagMillis from sending a position until the replica reported it written, or, while a position sent
+ *                       has waited longer than that, its wait (a stuck replica's lag grows); -1 when there is none to
+ *                       show (same for the flush and apply lags)
  * @param syncState  {@code sync} or {@code quorum} when it counts for the synchronous policy now, {@code potential}
  *                   when named by the policy but still catching up (or beyond the policy's first n), {@code async}
  *                   when not named
@@ -45,11 +46,19 @@ public record ReplicaStatus(String name, String state, long sentLsn, long writeL
             boolean named = p != null && p.names().contains(s.name);
             String syncState = !named ? "async" : !s.streaming ? "potential" : p.isQuorum() ? "quorum"
                     : sync.contains(s.name) ? "sync" : "potential";
+            long now = System.nanoTime();
             out.add(new ReplicaStatus(s.name, s.streaming ? "streaming" : "catchup", s.sentLsn, s.written, s.flushed,
-                    s.applied, s.writeLagMillis, s.flushLagMillis, s.applyLagMillis, syncState));
+                    s.applied, lag(s.writeLagMillis, s.waitingMillis(s.written, now)),
+                    lag(s.flushLagMillis, s.waitingMillis(s.flushed, now)),
+                    lag(s.applyLagMillis, s.waitingMillis(s.applied, now)), syncState));
         }
         out.sort(Comparator.comparing(ReplicaStatus::name));
         return out;
+    }
+
+    /** The lag shown: the last measured, or the wait of what is outstanding when that is longer. */
+    private static long lag(long measured, long waiting) {
+        return waiting > Math.max(measured, 0) ? waiting : measured;
     }
 
     /** Caught up and counted by the synchronous policy (not catching up on an old backlog). */

@@ -51,8 +51,9 @@ class ReplicaStateTest {
         state.report(12288, 8192, START, t0 + TimeUnit.MILLISECONDS.toNanos(50));
         assertThat(state.writeLagMillis).isEqualTo(10);
         assertThat(state.flushLagMillis).isEqualTo(50);
-        assertThat(state.applyLagMillis).as("nothing applied yet: the oldest unapplied position has waited 50 ms")
-                .isEqualTo(50);
+        assertThat(state.applyLagMillis).as("nothing sent at or below the start is known").isEqualTo(-1);
+        assertThat(state.waitingMillis(state.applied, t0 + TimeUnit.MILLISECONDS.toNanos(50)))
+                .as("but the oldest unapplied position has waited 50 ms").isEqualTo(50);
     }
 
     @Test
@@ -88,7 +89,7 @@ class ReplicaStateTest {
     }
 
     @Test
-    void aStuckReplicasLagGrowsWithTheAgeOfWhatItHasNotReported() {
+    void aStuckReplicasWaitGrowsWithTheAgeOfWhatItHasNotReportedEvenWithoutReports() {
         ReplicaState state = new ReplicaState("r1", 0, START);
         long t0 = TimeUnit.SECONDS.toNanos(100);
         state.sent(8192, t0);
@@ -96,12 +97,26 @@ class ReplicaStateTest {
         state.report(12288, 8192, 8192, t0 + TimeUnit.MILLISECONDS.toNanos(20));
         assertThat(state.flushLagMillis).isEqualTo(20);
 
-        state.report(12288, 8192, 8192, t0 + TimeUnit.SECONDS.toNanos(5)); // the flush does not move
-        assertThat(state.flushLagMillis).as("since 12288 was sent").isEqualTo(4990);
-        assertThat(state.measuredFlush).as("recorded, so the lag alert sees it").isEqualTo(4990);
+        // The flush does not move, and the replica reports nothing more (stuck in a force): asked later, it has waited.
+        assertThat(state.waitingMillis(state.flushed, t0 + TimeUnit.SECONDS.toNanos(5))).as("since 12288 was sent")
+                .isEqualTo(4990);
+        assertThat(state.waitingMillis(state.flushed, t0 + TimeUnit.SECONDS.toNanos(10))).isEqualTo(9990);
+        assertThat(state.waitingMillis(state.written, t0 + TimeUnit.SECONDS.toNanos(10))).as("written: all of it")
+                .isZero();
         state.report(12288, 8192, 8192, t0 + TimeUnit.SECONDS.toNanos(10));
-        assertThat(state.flushLagMillis).isEqualTo(9990);
-        assertThat(state.writeLagMillis).as("the write level has had everything sent for seconds").isEqualTo(-1);
+        assertThat(state.measuredFlush).as("a wait is no lag measured: the timers record completed positions only")
+                .isEqualTo(-1);
+    }
+
+    @Test
+    void aFullSampleBufferKeepsTheOldestUnreportedPosition() {
+        ReplicaState state = new ReplicaState("r1", 0, START);
+        long t0 = TimeUnit.SECONDS.toNanos(100);
+        for (int i = 1; i <= 10_000; i++) {
+            state.sent(START + 4096L * i, t0 + TimeUnit.MILLISECONDS.toNanos(i));
+        }
+        assertThat(state.waitingMillis(START, t0 + TimeUnit.SECONDS.toNanos(20))).as("since the first was sent")
+                .isEqualTo(19_999);
     }
 
     @Test
@@ -114,7 +129,6 @@ class ReplicaStateTest {
         assertThat(state.measuredWrite).isEqualTo(12);
         state.report(12288, 8192, 8192, t0 + TimeUnit.MILLISECONDS.toNanos(13));
         assertThat(state.measuredWrite).as("12288, sent 3 ms before").isEqualTo(3);
-        assertThat(state.measuredFlush).as("8192 was measured already, and 12288 waited less than its last lag")
-                .isEqualTo(-1);
+        assertThat(state.measuredFlush).as("8192 was measured already").isEqualTo(-1);
     }
 }

@@ -42,12 +42,12 @@ public final class AdminApi {
      * @param blocking  runs admin work that blocks (truncation and promotion force files), off the event loops
      * @param role      the server's place in replication (primary or replica), which a promotion changes
      * @param group     the server's part in a replica group (automatic failover), or null
-     * @param transport the network transport the event loops use (epoll, io_uring or nio), for the status
+     * @param listening where the server listens and whether it needs a token, for the status
      */
     public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, Executor blocking,
-                    ReplicationRole role, FailoverController group, String transport) {
+                    ReplicationRole role, FailoverController group, Listening listening) {
         this.group = group;
-        this.report = new StatusReport(wal, registry, role, group, transport);
+        this.report = new StatusReport(wal, registry, role, group, listening);
         this.wal = wal;
         this.registry = registry;
         this.accepting = accepting;
@@ -91,10 +91,15 @@ public final class AdminApi {
                     + "sync-replicas setting of every member (elections depend on it): change it there and restart them one by one");
             return;
         }
-        ReplicationServer replication = role.server();
-        if (role.replica() != null || replication == null) {
+        if (role.replica() != null) {
             ex.error(HttpResponseStatus.CONFLICT, "not_a_primary", "this server is a replica of " + role.primary()
                     + "; set the synchronous policy on the primary");
+            return;
+        }
+        ReplicationServer replication = role.server();
+        if (replication == null) { // a primary on its own: no replica could ever confirm a commit
+            ex.error(HttpResponseStatus.CONFLICT, "no_replication", "this primary accepts no replicas (started with "
+                    + "--replication-listen none): restart it with --replication-listen HOST:PORT to use a synchronous policy");
             return;
         }
         String body = ex.request().content().toString(StandardCharsets.UTF_8).trim();

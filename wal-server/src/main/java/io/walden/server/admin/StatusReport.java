@@ -19,6 +19,8 @@ import io.walden.server.ReplicationRole;
 import io.walden.server.group.FailoverController;
 import io.walden.server.http.CursorApi;
 
+import java.io.File;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,14 +41,14 @@ final class StatusReport {
     private final ReplicationRole role;
     /** This server's part in a replica group, or null for a server on its own. */
     private final FailoverController group;
-    private final String transport;
+    private final Listening listening;
 
-    StatusReport(Wal wal, PrometheusMeterRegistry registry, ReplicationRole role, FailoverController group, String transport) {
+    StatusReport(Wal wal, PrometheusMeterRegistry registry, ReplicationRole role, FailoverController group, Listening listening) {
         this.wal = wal;
         this.registry = registry;
         this.role = role;
         this.group = group;
-        this.transport = transport;
+        this.listening = listening;
     }
 
     /** The status, with failure texts passed through {@code redact} (which hides secrets from a caller). */
@@ -77,9 +79,18 @@ final class StatusReport {
         s.put("oldest_lsn", Lsn.format(wal.oldestLsn()));
         s.put("segments", st.segmentCount());
         s.put("bytes", st.retainedBytes());
+        long onDisk = st.segmentFilesBytes();
+        s.put("segment_files_bytes", onDisk < 0 ? null : onDisk);
+        s.put("data_dir", wal.directory().toAbsolutePath().toString());
+        s.put("disk", disk(wal.directory().toAbsolutePath().toFile()));
         s.put("durability", wal.config().durability().configName());
         s.put("sync_method", wal.config().syncMethod().name().toLowerCase(Locale.ROOT));
-        s.put("transport", transport);
+        s.put("transport", listening.transport());
+        Map<String, Object> listen = new LinkedHashMap<>();
+        listen.put("http", listening.httpUrl().get());
+        listen.put("replication", replication == null ? null : address(replication.address()));
+        s.put("listen", listen);
+        s.put("auth_token_required", listening.tokenRequired());
         s.put("epoch", st.epoch());
         List<Map<String, Object>> history = new ArrayList<>();
         for (Epoch e : st.history().epochs()) {
@@ -167,6 +178,23 @@ final class StatusReport {
             out.add(r);
         }
         return out;
+    }
+
+    /**
+     * The data directory's file system, as {@code df} shows it (the same figures as the {@code disk_*_bytes} meters):
+     * its size, what is used, and what Walden may still write there (free to unprivileged users).
+     */
+    private static Map<String, Object> disk(File dir) {
+        long total = dir.getTotalSpace(); // one statfs each: 0 when the directory cannot be read
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("total_bytes", total);
+        m.put("used_bytes", total - dir.getFreeSpace());
+        m.put("free_bytes", dir.getUsableSpace());
+        return m;
+    }
+
+    private static String address(InetSocketAddress a) {
+        return a.getAddress().getHostAddress() + ":" + a.getPort();
     }
 
     /** Retention's limits, what it removed, and who holds back what it would remove (docs/operations.md, "Retention"). */

@@ -8,6 +8,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Map;
@@ -30,6 +31,14 @@ final class DumpCommand implements Callable<Integer> {
     @Option(names = "--data-dir", defaultValue = "walden-data", description = "Log directory (default: ${DEFAULT-VALUE}).")
     Path dataDir;
 
+    /** The log directory {@code --data-dir} names (dump's and verify's), or a user's error saying it is none. */
+    static Path logDirectory(Path dataDir) {
+        if (!Files.isDirectory(dataDir)) {
+            throw new UserError("--data-dir " + dataDir + ": " + (Files.exists(dataDir) ? "not a directory" : "no such directory"));
+        }
+        return dataDir;
+    }
+
     @Option(names = "--from", description = "First LSN to show (X/Y or decimal; default: the oldest record).")
     String from;
 
@@ -48,7 +57,7 @@ final class DumpCommand implements Callable<Integer> {
         long toLsn = to == null ? Long.MAX_VALUE : Lsn.parse(to);
         PrintWriter out = new PrintWriter(System.out, false);
         Map<Integer, long[]> perType = new TreeMap<>(); // type -> {count, record bytes, stored payload bytes, uncompressed}
-        LogInspector.Result result = new LogInspector(dataDir).inspect(new LogInspector.Visitor() {
+        LogInspector.Result result = new LogInspector(logDirectory(dataDir)).inspect(new LogInspector.Visitor() {
             @Override
             public boolean onRecord(LogInspector.RecordInfo r) {
                 if (r.lsn() >= toLsn) {

@@ -76,14 +76,16 @@ final class RestoreCommand implements Callable<Integer> {
         boolean terminal = System.console() != null;
         refuseNonEmpty(dataDir);
         try (ArchiveTarget target = ArchiveTargets.openExisting(from, endpoint); Progress bar = Progress.onTerminal()) {
+            // With --until-time the count is an upper bound: the download stops at the first segment past the time.
+            String of = untilInstant == null ? "/" : " of up to ";
             r = ArchiveRestore.restore(target, dataDir, untilLsn, untilInstant, (index, count, name, bytes) -> {
                 if (terminal) {
                     int width = 30;
                     int done = count == 0 ? width : (int) ((long) index * width / count);
-                    bar.show("[" + "#".repeat(done) + ".".repeat(width - done) + "] segment " + (index + 1) + "/" + count
+                    bar.show("[" + "#".repeat(done) + ".".repeat(width - done) + "] segment " + (index + 1) + of + count
                             + " " + name);
                 } else {
-                    System.err.println("restore: segment " + (index + 1) + "/" + count + " " + name + " (" + bytes + " bytes)");
+                    System.err.println("restore: segment " + (index + 1) + of + count + " " + name + " (" + bytes + " bytes)");
                 }
             });
         } catch (WalCorruptedException e) {
@@ -94,10 +96,11 @@ final class RestoreCommand implements Callable<Integer> {
             return 2;
         }
         long ms = (System.nanoTime() - start) / 1_000_000;
-        System.out.printf("restored %d segment(s), %d records, from %s to %s%s into %s in %d ms; it begins epoch %d there "
-                        + "(history %s)%n", r.segments(), r.records(), Lsn.format(r.oldestLsn()), Lsn.format(r.endLsn()),
-                r.usedPartial() ? " (the last from a partial upload)" : "", dataDir, ms, r.history().current().number(),
-                r.history());
+        // What the restored log holds; a segment downloaded only to find where the time falls is not in it.
+        System.out.printf("restored %d segment(s), %d records, from %s to %s%s into %s in %d ms (%d segment(s) "
+                        + "downloaded); it begins epoch %d there (history %s)%n", r.segments(), r.records(),
+                Lsn.format(r.oldestLsn()), Lsn.format(r.endLsn()), r.usedPartial() ? " (the last from a partial upload)" : "",
+                dataDir, ms, r.fetched(), r.history().current().number(), r.history());
         if (r.gapAt() >= 0) {
             System.out.println("PROBLEM: segment " + SegmentFiles.name(r.gapAt()) + " is missing from the "
                     + "archive and later segments cannot follow the gap: the log in " + dataDir + " ends at "

@@ -6,6 +6,7 @@ import io.walden.server.config.ConfigTemplate;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.config.ServerSettings;
 import io.walden.server.config.Setting;
+import io.walden.server.logging.ConsoleLines;
 import io.walden.server.logging.ServerLogging;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -95,17 +96,19 @@ final class ServeCommand implements Callable<Integer> {
         try {
             config = ServerConfig.load(configFile, givenFlags());
         } catch (IllegalArgumentException e) {
-            System.err.println("walden serve: " + e.getMessage());
+            System.err.println("walden serve: " + e.getMessage()); // the log format is not known yet: plain
             return 2;
         }
-        ServerLogging.configure(config.get(ServerSettings.LOG_LEVEL), config.get(ServerSettings.LOG_FORMAT),
-                config.dataDir().toAbsolutePath().normalize().getFileName().toString(), config.get(ServerSettings.NAME));
+        String logName = config.dataDir().toAbsolutePath().normalize().getFileName().toString();
+        ServerLogging.configure(config.get(ServerSettings.LOG_LEVEL), config.get(ServerSettings.LOG_FORMAT), logName,
+                config.get(ServerSettings.NAME));
+        ConsoleLines console = new ConsoleLines(config.get(ServerSettings.LOG_FORMAT), logName,
+                config.get(ServerSettings.NAME), ServeCommand.class);
         WaldenServer server = new WaldenServer(config);
         try {
-            server.start();
-        } catch (IllegalStateException | WalException e) {
-            System.err.println("walden serve: " + e.getMessage());
-            server.close();
+            server.start(); // a start that fails has closed what it opened
+        } catch (IllegalStateException | IllegalArgumentException | WalException e) {
+            System.err.println(console.error("walden serve: ", e.getMessage()));
             return 2;
         }
         CountDownLatch stopped = new CountDownLatch(1);
@@ -113,9 +116,9 @@ final class ServeCommand implements Callable<Integer> {
             server.close();
             stopped.countDown();
         }, "walden-shutdown"));
-        System.out.println("walden: serving on " + (config.get(TLS_CERT) != null ? "https" : "http") + "://"
-                + server.boundAddress().getAddress().getHostAddress() + ":" + server.boundAddress().getPort()
-                + " (data " + config.dataDir().toAbsolutePath() + ")");
+        System.out.println(console.info("walden: ", "serving on " + (config.get(TLS_CERT) != null ? "https" : "http")
+                + "://" + server.boundAddress().getAddress().getHostAddress() + ":" + server.boundAddress().getPort()
+                + " (data " + config.dataDir().toAbsolutePath() + ")"));
         System.out.flush();
         stopped.await();
         return 0;

@@ -25,7 +25,7 @@ final class VerifyCommand implements Callable<Integer> {
         long start = System.nanoTime();
         LogInspector.Result r;
         try (Progress progress = Progress.onTerminal()) {
-            r = new LogInspector(dataDir).inspect(new LogInspector.Visitor() {
+            r = new LogInspector(DumpCommand.logDirectory(dataDir)).inspect(new LogInspector.Visitor() {
                 @Override
                 public void onSegment(long startLsn, Path file, int index, int count) {
                     progress.show("verifying segment " + (index + 1) + "/" + count + " (" + file.getFileName() + ")");

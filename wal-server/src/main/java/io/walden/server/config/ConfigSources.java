@@ -1,11 +1,18 @@
 package io.walden.server.config;
 
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -20,8 +27,11 @@ import java.util.TreeSet;
  * <p>Thread-safety: stateless; runs once, on the thread that starts the server.
  */
 final class ConfigSources {
-    /** A setting's text and where it came from (for errors). */
-    record Given(String text, String source) {
+    /**
+     * A setting's text and where it was given, as errors name it: {@code --writer-delay-ms} (the flag as typed),
+     * {@code walden.yaml: writer-delay} (the file and its key), or {@code the default of writer-delay}.
+     */
+    record Given(String text, String where) {
     }
 
     private ConfigSources() {
@@ -32,12 +42,12 @@ final class ConfigSources {
      * @param flags flags given on the command line (key without dashes to value); a null value is not set
      * @return every setting's text by key, the defaults included
      */
-    static Map<String, Given> read(Path yaml, Map<String, String> flags) throws IOException {
+    static Map<String, Given> read(Path yaml, Map<String, String> flags) {
         Map<String, Given> v = new HashMap<>();
         for (Setting<?> s : ServerSettings.ALL) {
             String d = s.defaultValue();
             if (d != null) {
-                v.put(s.key(), new Given(d, "the default"));
+                v.put(s.key(), new Given(d, "the default of " + s.key()));
             }
         }
         if (yaml != null) {
@@ -45,18 +55,14 @@ final class ConfigSources {
         }
         for (Map.Entry<String, String> e : flags.entrySet()) {
             if (e.getValue() != null) {
-                put(v, e.getKey(), e.getValue(), "--" + e.getKey());
+                put(v, e.getKey(), e.getValue(), "--" + e.getKey(), "--" + e.getKey());
             }
         }
         return v;
     }
 
-    private static void readYaml(Path yaml, Map<String, Given> v) throws IOException {
-        // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
-        YAMLFactory factory = YAMLFactory.builder()
-                .enable(YAMLParser.Feature.PARSE_BOOLEAN_LIKE_WORDS_AS_STRINGS)
-                .build();
-        JsonNode root = new ObjectMapper(factory).readTree(yaml.toFile());
+    private static void readYaml(Path yaml, Map<String, Given> v) {
+        JsonNode root = parse(yaml);
         if (root == null || root.isMissingNode()) {
             return; // nothing but comments (the template with every setting commented out)
         }
@@ -67,16 +73,51 @@ final class ConfigSources {
             Map.Entry<String, JsonNode> e = it.next();
             JsonNode value = e.getValue();
             if (value.isNull() || value.isMissingNode()) {
-                throw new IllegalArgumentException(yaml + ": '" + e.getKey() + "' has no value (remove the key to use the default)");
+                value = TextNode.valueOf(""); // refused by put(), as every value left empty
             }
             if (!value.isValueNode()) {
                 throw new IllegalArgumentException(yaml + ": '" + e.getKey() + "' must be a single value");
             }
-            put(v, e.getKey(), value.asText(), yaml.toString());
+            put(v, e.getKey(), value.asText(), yaml.toString(), yaml + ": " + e.getKey());
         }
     }
 
-    private static void put(Map<String, Given> v, String name, String value, String source) {
+    /** The file's tree, or an error naming the file and what is wrong with it (where, for a syntax error). */
+    private static JsonNode parse(Path yaml) {
+        // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
+        YAMLFactory factory = YAMLFactory.builder()
+                .enable(YAMLParser.Feature.PARSE_BOOLEAN_LIKE_WORDS_AS_STRINGS)
+                .build();
+        try {
+            return new ObjectMapper(factory).readTree(Files.readAllBytes(yaml));
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("--config " + yaml + ": no such file");
+        } catch (JsonProcessingException e) {
+            JsonLocation at = e.getLocation();
+            String problem = e.getOriginalMessage().lines().findFirst().orElse("").trim();
+            throw new IllegalArgumentException(yaml + (at == null ? "" : ": line " + at.getLineNr() + ", column "
+                    + at.getColumnNr()) + ": not valid YAML: " + problem);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("--config " + yaml + ": cannot read it: " + reason(e));
+        }
+    }
+
+    /** What the operating system said, without the exception's class. */
+    private static String reason(IOException e) {
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        if (e instanceof FileSystemException f && f.getReason() != null) {
+            return f.getReason();
+        }
+        return e.getMessage() != null ? e.getMessage() : "an I/O error";
+    }
+
+    /**
+     * Records a setting's text, refusing an unknown name and an empty text: a key or flag left empty ({@code auth-token:}
+     * with nothing after it, {@code --auth-token "$UNSET"}) is a mistake that must not fall back to the default (no token).
+     */
+    private static void put(Map<String, Given> v, String name, String value, String source, String where) {
         Setting<?> s = ServerSettings.named(name);
         if (s == null) {
             TreeSet<String> known = new TreeSet<>();
@@ -84,6 +125,9 @@ final class ConfigSources {
             throw new IllegalArgumentException(source + ": unknown setting '" + name + "' (known: "
                     + String.join(", ", known) + ")");
         }
-        v.put(s.key(), new Given(value, source));
+        if (value.isBlank()) {
+            throw new IllegalArgumentException(where + ": has no value (remove it to use the default)");
+        }
+        v.put(s.key(), new Given(value, where));
     }
 }

@@ -19,9 +19,12 @@ public final class ConfigTemplate {
         StringBuilder out = new StringBuilder();
         out.append("""
                 # Walden's settings: `walden serve --config walden.yaml` (bin/walden passes this file to `serve` when it is given
-                # no --config). Every setting is listed, commented out, with its default: uncomment a line to change it. Flags
-                # on the command line win over this file. Sizes take binary units (64MiB, 4GiB), durations a unit (200ms, 60s,
-                # 12h). docs/operations.md, "Configuration", says more about each.
+                # no --config). Every setting is listed, commented out, with its default: uncomment a line to change it (a key
+                # left without a value is refused). Flags on the command line win over this file. Sizes take binary units
+                # (64MiB, 4GiB), durations a unit (200ms, 60s, 12h, 7d): a plain number is refused, but for 0 and for the
+                # settings that had an older -ms name (writer-delay...), where it is milliseconds. docs/operations.md,
+                # "Configuration", says more about each (paths here are from the distribution's top directory, where docs/
+                # is beside conf/).
                 """);
         for (Setting<?> s : ServerSettings.ALL) {
             out.append('\n');

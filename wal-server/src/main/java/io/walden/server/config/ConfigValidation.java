@@ -1,5 +1,6 @@
 package io.walden.server.config;
 
+import io.walden.core.IllegalSettingException;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.server.group.CoordinatorUri;
 
@@ -34,7 +35,11 @@ final class ConfigValidation {
                         + "no replica could connect, and every durable commit at a remote level would wait for ever");
             }
         }
-        c.walConfig();
+        try {
+            c.walConfig();
+        } catch (IllegalSettingException e) {
+            throw c.inServerTerms(e);
+        }
         if ((c.get(TLS_CERT) == null) != (c.get(TLS_KEY) == null)) {
             throw new IllegalArgumentException("tls-cert and tls-key go together: give both PEM files, or neither");
         }
@@ -67,8 +72,8 @@ final class ConfigValidation {
         }
         long timeout = c.get(COORDINATOR_SESSION_TIMEOUT).toMillis();
         if (timeout < 1000 || timeout > 120_000) {
-            throw new IllegalArgumentException("coordinator-session-timeout must be between 1000 and 120000 ms (1s and 120s), "
-                    + "not " + timeout + " ms");
+            throw new IllegalArgumentException(c.given(COORDINATOR_SESSION_TIMEOUT).where() + ": must be from 1s to 120s, "
+                    + "not " + c.given(COORDINATOR_SESSION_TIMEOUT).text());
         }
     }
 }

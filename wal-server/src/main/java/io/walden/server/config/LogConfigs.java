@@ -1,9 +1,14 @@
 package io.walden.server.config;
 
+import io.walden.core.IllegalSettingException;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.archive.ArchiveTargets;
+
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
 import static io.walden.server.config.ServerSettings.ARCHIVE_MAX_PENDING_BYTES;
@@ -27,13 +32,54 @@ import static io.walden.server.config.ServerSettings.ZSTD_DICTIONARY;
 import static io.walden.server.config.ServerSettings.ZSTD_LEVEL;
 
 /**
- * Translates the server's settings into the core library's configurations: the log's {@link WalConfig} and its
- * archive's {@link ArchiveConfig}.
+ * Translates the server's settings into the core library's configurations, the log's {@link WalConfig} and its
+ * archive's {@link ArchiveConfig}, and the log's refusal of one back into the server's names ({@link #inServerTerms}).
  *
  * <p>Thread-safety: stateless; called from any thread (the settings it reads are immutable).
  */
 final class LogConfigs {
+    /**
+     * The server's setting behind each {@link WalConfig.Builder} setting (as {@link IllegalSettingException#setting()}
+     * names it) that a user's value reaches: the one table from the log's names to the flags and YAML keys.
+     */
+    private static final Map<String, Setting<?>> BUILDER_SETTINGS = Map.ofEntries(
+            Map.entry("segmentSize", SEGMENT_SIZE),
+            Map.entry("walBuffers", WAL_BUFFERS),
+            Map.entry("zstdLevel", ZSTD_LEVEL),
+            Map.entry("maxCursorRetainedBytes", MAX_CURSOR_RETAINED_BYTES),
+            Map.entry("retentionTime", RETENTION_TIME),
+            Map.entry("retentionBytes", RETENTION_BYTES),
+            Map.entry("syncMethod", SYNC_METHOD),
+            Map.entry("remoteCommitTimeout", REMOTE_COMMIT_TIMEOUT),
+            Map.entry("writerDelay", WRITER_DELAY),
+            Map.entry("checkpointInterval", CHECKPOINT_INTERVAL),
+            Map.entry("archive.maxPendingBytes", ARCHIVE_MAX_PENDING_BYTES),
+            Map.entry("archive.timeout", ARCHIVE_TIMEOUT));
+    private static final Pattern BUILDER_NAME = Pattern.compile("\\b(archive\\.)?[a-z]+[A-Z][A-Za-z]*\\b");
+
     private LogConfigs() {
+    }
+
+    /**
+     * The log's refusal of a setting, said in the server's terms: where the user gave it ({@code --segment-size},
+     * {@code walden.yaml: segment-size}), what it must be (other settings named by their keys too) and the text given,
+     * e.g. {@code --segment-size: must be a power of two from 64 KiB to 1 GiB, not 3MiB}. A setting no user's value
+     * reaches is left as the log said it.
+     */
+    static IllegalArgumentException inServerTerms(IllegalSettingException e, ServerConfig c) {
+        Setting<?> s = BUILDER_SETTINGS.get(e.setting());
+        ConfigSources.Given given = s == null ? null : c.given(s);
+        if (given == null) {
+            return e;
+        }
+        Matcher names = BUILDER_NAME.matcher(e.requirement());
+        StringBuilder requirement = new StringBuilder();
+        while (names.find()) {
+            Setting<?> named = BUILDER_SETTINGS.get(names.group());
+            names.appendReplacement(requirement, Matcher.quoteReplacement(named == null ? names.group() : named.key()));
+        }
+        names.appendTail(requirement);
+        return new IllegalArgumentException(given.where() + ": " + requirement + ", not " + given.text(), e);
     }
 
     /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */

@@ -1,10 +1,10 @@
 package io.walden.server.config;
 
+import io.walden.core.IllegalSettingException;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.archive.ArchiveConfig;
 
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.Map;
@@ -37,12 +37,12 @@ public final class ServerConfig {
 
     /** Each setting's value by key: absent when neither set nor defaulted (the feature is off). */
     private final Map<String, Object> values;
-    /** The text each value was read from, for {@link #toString()} (secrets hidden there). */
-    private final Map<String, String> texts;
+    /** The text each value was read from and where it was given, for errors and {@link #toString()}. */
+    private final Map<String, ConfigSources.Given> given;
 
-    private ServerConfig(Map<String, Object> values, Map<String, String> texts) {
+    private ServerConfig(Map<String, Object> values, Map<String, ConfigSources.Given> given) {
         this.values = values;
-        this.texts = texts;
+        this.given = given;
     }
 
     /**
@@ -51,20 +51,19 @@ public final class ServerConfig {
      * @param yaml  a YAML file, or null
      * @param flags flags given on the command line (key, or an older alias, without dashes, to its text); a null text
      *              is not set
-     * @throws IllegalArgumentException naming the setting (and where it was set) that is unknown or wrong
+     * @throws IllegalArgumentException naming the setting (and where it was set) that is unknown or wrong, or the YAML
+     *                                  file that is missing or malformed
      */
-    public static ServerConfig load(Path yaml, Map<String, String> flags) throws IOException {
+    public static ServerConfig load(Path yaml, Map<String, String> flags) {
         Map<String, ConfigSources.Given> given = ConfigSources.read(yaml, flags);
         Map<String, Object> values = new TreeMap<>();
-        Map<String, String> texts = new TreeMap<>();
         for (Setting<?> s : ServerSettings.ALL) {
             ConfigSources.Given g = given.get(s.key());
             if (g != null) {
-                values.put(s.key(), s.read(g.text(), g.source()));
-                texts.put(s.key(), s.secret() ? "***" : g.text());
+                values.put(s.key(), s.read(g.text(), g.where()));
             }
         }
-        ServerConfig c = new ServerConfig(values, texts);
+        ServerConfig c = new ServerConfig(values, new TreeMap<>(given));
         ConfigValidation.validate(c);
         return c;
     }
@@ -78,6 +77,11 @@ public final class ServerConfig {
     /** Whether the setting was given or has a default. */
     public boolean isSet(Setting<?> setting) {
         return values.containsKey(setting.key());
+    }
+
+    /** The text the setting's value was read from and where it was given, or null when it is unset. */
+    ConfigSources.Given given(Setting<?> setting) {
+        return given.get(setting.key());
     }
 
     // ------------------------------------------------------------------ values derived from several settings
@@ -150,6 +154,14 @@ public final class ServerConfig {
         return LogConfigs.archiveConfig(this);
     }
 
+    /**
+     * The log's refusal of a setting in this configuration's terms: the flag or the file and key it was given as, and
+     * the text given ({@code --segment-size: must be a power of two from 64 KiB to 1 GiB, not 3MiB}).
+     */
+    public IllegalArgumentException inServerTerms(IllegalSettingException e) {
+        return LogConfigs.inServerTerms(e, this);
+    }
+
     /** HOST:PORT (IPv6 hosts in brackets); the host must resolve locally. */
     public static InetSocketAddress parseAddress(String text, String what) {
         try {
@@ -162,6 +174,8 @@ public final class ServerConfig {
     /** The settings as given, secrets hidden, for logs. */
     @Override
     public String toString() {
+        Map<String, String> texts = new TreeMap<>();
+        given.forEach((key, g) -> texts.put(key, ServerSettings.named(key).secret() ? "***" : g.text()));
         return texts.toString();
     }
 }

@@ -23,7 +23,8 @@ import java.util.function.Supplier;
  * setting is adding a line here (and reading it where it is used); {@code --help}, the YAML reader, the defaults and
  * the refusal of unknown keys follow. docs/operations.md lists the same settings.
  *
- * <p>Sizes take binary units ({@code 64MiB}), durations a unit ({@code 200ms}, {@code 60s}); see {@link Values}.
+ * <p>Sizes take binary units ({@code 64MiB}), durations a unit ({@code 200ms}, {@code 60s}); see {@link Values}. A plain
+ * number is milliseconds only for the durations that had an older {@code -ms} name ({@link #millisDuration}).
  */
 public final class ServerSettings {
     // ------------------------------------------------------------------ the log
@@ -46,18 +47,17 @@ public final class ServerSettings {
     public static final Setting<Integer> ZSTD_LEVEL = of("zstd-level", "LEVEL", ServerSettings::zstdLevel,
             Integer.toString(WalConfig.DEFAULT_ZSTD_LEVEL),
             "The zstd level of zstd payloads, from zstd's negative fast levels to 22; readers need no setting.");
-    public static final Setting<Duration> WRITER_DELAY = duration("writer-delay", ChronoUnit.MILLIS, "200ms",
-            "Longest an off record waits for the background writer's force (PostgreSQL's wal_writer_delay).")
-            .alias("writer-delay-ms");
-    public static final Setting<Duration> CHECKPOINT_INTERVAL = duration("checkpoint-interval", ChronoUnit.SECONDS, "1s",
+    public static final Setting<Duration> WRITER_DELAY = millisDuration("writer-delay", "200ms",
+            "Longest an off record waits for the background writer's force (PostgreSQL's wal_writer_delay).");
+    public static final Setting<Duration> CHECKPOINT_INTERVAL = duration("checkpoint-interval", "1s",
             "How often the control file records the flushed position, when it moved (recovery scans from there).");
     public static final Setting<Long> MAX_CURSOR_RETAINED_BYTES = of("max-cursor-retained-bytes", "SIZE",
             Values::positiveSize, "4GiB", "Most log a consumer cursor may hold back from truncation; beyond it the "
                     + "cursor is lost.");
-    public static final Setting<Duration> RETENTION_TIME = duration("retention-time", ChronoUnit.SECONDS, null,
-            "Remove whole sealed segments, oldest first, once all their records are older than this (7d, 12h, 90s; "
-                    + "Kafka's retention.ms); never what a replication slot, a consumer cursor or the archiver still "
-                    + "needs. Unset: keep everything.");
+    public static final Setting<Duration> RETENTION_TIME = duration("retention-time", null,
+            "Remove whole sealed segments, oldest first, once all their records are older than this, with a unit "
+                    + "(7d, 12h, 90s; Kafka's retention.ms); never what a replication slot, a consumer cursor or the "
+                    + "archiver still needs. Unset: keep everything.");
     public static final Setting<Long> RETENTION_BYTES = of("retention-bytes", "SIZE", Values::positiveSize, null,
             "Remove the oldest sealed segments while the log holds more than this (100GiB; Kafka's retention.bytes), "
                     + "with the same holders as --retention-time. Unset: keep everything.");
@@ -88,8 +88,8 @@ public final class ServerSettings {
             "Concurrent reads and streams before 503.");
     public static final Setting<Integer> MAX_CONNECTIONS = of("max-connections", "N", Values::positiveInt, "1024",
             "Open HTTP connections before a new one gets 503.");
-    public static final Setting<Duration> STREAM_WRITE_TIMEOUT = duration("stream-write-timeout", ChronoUnit.MILLIS, "30s",
-            "Close a stream whose client takes nothing for this long.").alias("stream-write-timeout-ms");
+    public static final Setting<Duration> STREAM_WRITE_TIMEOUT = millisDuration("stream-write-timeout", "30s",
+            "Close a stream whose client takes nothing for this long.");
 
     // ------------------------------------------------------------------ replication
     public static final Setting<ReplicationListen> REPLICATION_LISTEN = of("replication-listen", "HOST:PORT",
@@ -105,9 +105,8 @@ public final class ServerSettings {
     public static final Setting<String> SYNC_REPLICAS = of("sync-replicas", "POLICY", Values::text, null,
             "Synchronous policy of a primary: 'FIRST n (a, b)' or 'ANY n (a, b)'; on a replica, the policy it applies "
                     + "once promoted.");
-    public static final Setting<Duration> REMOTE_COMMIT_TIMEOUT = duration("remote-commit-timeout", ChronoUnit.MILLIS, "0",
-            "How long a remote-level commit waits for the replicas, from its append (0: forever).")
-            .alias("remote-commit-timeout-ms");
+    public static final Setting<Duration> REMOTE_COMMIT_TIMEOUT = millisDuration("remote-commit-timeout", "0",
+            "How long a remote-level commit waits for the replicas, from its append (0: forever).");
     public static final Setting<Boolean> SHIP_FLUSHED_ONLY = flag("ship-flushed-only", "false", "A primary ships only "
             + "records it has flushed (PostgreSQL's rule; a synchronous commit then pays both forces in a row); by default "
             + "records leave once written, and the replicas' forces overlap this one's.");
@@ -134,7 +133,7 @@ public final class ServerSettings {
                     + "and region from the AWS SDK's default chains); a replica archives only once promoted.");
     public static final Setting<String> ARCHIVE_ENDPOINT = of("archive-endpoint", "URL", Values::text, null,
             "Endpoint of an S3-compatible store, http://host:port; requests are then path-style.");
-    public static final Setting<Duration> ARCHIVE_TIMEOUT = duration("archive-timeout", ChronoUnit.SECONDS, "60s",
+    public static final Setting<Duration> ARCHIVE_TIMEOUT = duration("archive-timeout", "60s",
             "The current segment's records reach the archive at most this long after they were flushed (0: only sealed "
                     + "segments).");
     public static final Setting<Long> ARCHIVE_MAX_PENDING_BYTES = of("archive-max-pending-bytes", "SIZE",
@@ -152,10 +151,10 @@ public final class ServerSettings {
             "Run as a member of the replica group kept in ZooKeeper at zk://HOST:PORT[,HOST:PORT...]/PATH: elected primary "
                     + "or following it, with automatic failover and fencing (needs --name and --replication-listen; see "
                     + "docs/operations.md).");
-    public static final Setting<Duration> COORDINATOR_SESSION_TIMEOUT = duration("coordinator-session-timeout",
-            ChronoUnit.MILLIS, "6s", "ZooKeeper session timeout asked for: a lost primary is replaced after about this "
-                    + "long. ZooKeeper may grant another (2 to 20 ticks): a warning at start says so, and /admin/status "
-                    + "shows the one in force.").alias("coordinator-session-timeout-ms");
+    public static final Setting<Duration> COORDINATOR_SESSION_TIMEOUT = millisDuration(
+            "coordinator-session-timeout", "6s", "ZooKeeper session timeout asked for: a lost primary is replaced after "
+                    + "about this long. ZooKeeper may grant another (2 to 20 ticks): a warning at start says so, and "
+                    + "/admin/status shows the one in force.");
 
     // ------------------------------------------------------------------ logging
     public static final Setting<String> LOG_LEVEL = of("log-level", "LEVEL", ServerLogging::parseLevel, "info",
@@ -203,9 +202,17 @@ public final class ServerSettings {
         return new Setting<>(key, "BOOL", Values::bool, () -> defaultText, help, List.of(), false, true, false);
     }
 
-    /** A duration; a plain number is in {@code plainUnit} (the unit of the setting's older {@code -ms} name). */
-    private static Setting<Duration> duration(String key, ChronoUnit plainUnit, String defaultText, String help) {
-        return of(key, "DURATION", text -> Values.duration(text, plainUnit), defaultText, help);
+    /** A duration with a unit ({@code 7d}, {@code 200ms}): a plain number but 0 is refused, as its unit is a guess. */
+    private static Setting<Duration> duration(String key, String defaultText, String help) {
+        return of(key, "DURATION", text -> Values.duration(text, null), defaultText, help);
+    }
+
+    /**
+     * A duration whose older name was {@code key-ms}, still accepted: a plain number keeps meaning milliseconds, under
+     * either name, as configurations written for the older name expect.
+     */
+    private static Setting<Duration> millisDuration(String key, String defaultText, String help) {
+        return of(key, "DURATION", text -> Values.duration(text, ChronoUnit.MILLIS), defaultText, help).alias(key + "-ms");
     }
 
     private static int zstdLevel(String text) {

@@ -37,12 +37,15 @@ public record Setting<T>(String key, String label, Function<String, T> parse, Su
         return defaultText == null ? null : defaultText.get();
     }
 
-    /** Reads {@code text} as this setting's value, or fails naming the setting. */
-    T read(String text, String source) {
+    /**
+     * Reads {@code text} as this setting's value, or fails naming the setting where it was given ({@code where}: the
+     * flag, or the file and its key).
+     */
+    T read(String text, String where) {
         try {
             return parse.apply(text.trim());
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(source + ": " + key + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
         }
     }
 

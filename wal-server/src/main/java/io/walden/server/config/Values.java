@@ -20,6 +20,8 @@ import java.util.regex.Pattern;
 public final class Values {
     private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*([a-zA-Z]*)");
     private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*([a-zA-Z]*)");
+    /** The longest duration: what a count of nanoseconds holds, in the largest unit below it. */
+    private static final String MAX_DURATION = Duration.ofNanos(Long.MAX_VALUE).toDays() + "d";
 
     private Values() {
     }
@@ -77,37 +79,37 @@ public final class Values {
     }
 
     /**
-     * A duration: a number with a unit, {@code ms}, {@code s}, {@code m} or {@code min}, {@code h}, {@code d}; a plain
-     * number is in {@code plainUnit} (the unit the setting's old name carried).
+     * A duration: a number with a unit, {@code ms}, {@code s}, {@code m} or {@code min}, {@code h}, {@code d}. A plain
+     * number is in {@code plainUnit}, the unit of a setting's older {@code -ms} name; with {@code plainUnit} null it is
+     * refused (is {@code 7} seconds, or Kafka's milliseconds?), but for {@code 0}, which every unit reads alike. A
+     * duration is at most what a count of nanoseconds holds (about 292 years), as the log counts time in them.
      */
     public static Duration duration(String text, ChronoUnit plainUnit) {
         Matcher m = DURATION.matcher(text.trim().toLowerCase(Locale.ROOT));
         if (!m.matches()) {
             throw new IllegalArgumentException("a duration such as 200ms, 60s, 5m, 12h or 7d, not '" + text + "'");
         }
-        long n;
-        try {
-            n = Long.parseLong(m.group(1));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("'" + text + "' is too large", e);
+        String unit = m.group(2);
+        if (unit.isEmpty() && plainUnit == null && !m.group(1).matches("0+")) {
+            String n = m.group(1);
+            throw new IllegalArgumentException("'" + text + "' needs a unit: " + n + "ms, " + n + "s, " + n + "m, " + n
+                    + "h or " + n + "d");
         }
-        switch (m.group(2)) {
-            case "":
-                return Duration.of(n, plainUnit);
-            case "ms":
-                return Duration.ofMillis(n);
-            case "s":
-                return Duration.ofSeconds(n);
-            case "m":
-            case "min":
-                return Duration.ofMinutes(n);
-            case "h":
-                return Duration.ofHours(n);
-            case "d":
-                return Duration.ofDays(n);
-            default:
-                throw new IllegalArgumentException("unknown duration unit '" + m.group(2) + "' in '" + text
+        try {
+            Duration d = switch (unit) {
+                case "" -> Duration.of(Long.parseLong(m.group(1)), plainUnit == null ? ChronoUnit.MILLIS : plainUnit);
+                case "ms" -> Duration.ofMillis(Long.parseLong(m.group(1)));
+                case "s" -> Duration.ofSeconds(Long.parseLong(m.group(1)));
+                case "m", "min" -> Duration.ofMinutes(Long.parseLong(m.group(1)));
+                case "h" -> Duration.ofHours(Long.parseLong(m.group(1)));
+                case "d" -> Duration.ofDays(Long.parseLong(m.group(1)));
+                default -> throw new IllegalArgumentException("unknown duration unit '" + unit + "' in '" + text
                         + "' (ms, s, m, h or d)");
+            };
+            d.toNanos(); // throws beyond MAX_DURATION
+            return d;
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new IllegalArgumentException("'" + text + "' is too long: at most " + MAX_DURATION, e);
         }
     }
 

@@ -11,6 +11,7 @@ import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.server.ReplicationRole;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.logging.Units;
 import org.apache.curator.framework.state.ConnectionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,8 +90,8 @@ public final class FailoverController implements AutoCloseable {
             c.coordinator.close();
             throw e;
         }
-        LOG.info("Member '{}' joined the group at {} (session timeout {} ms, {} ms asked for)", c.name, c.coordinator.uri(),
-                c.coordinator.sessionTimeoutMs(), c.coordinator.requestedSessionTimeoutMs());
+        LOG.info("Member '{}' joined the group at {} (session timeout {}, {} asked for)", c.name, c.coordinator.uri(),
+                Units.millis(c.coordinator.sessionTimeoutMs()), Units.millis(c.coordinator.requestedSessionTimeoutMs()));
         return c;
     }
 

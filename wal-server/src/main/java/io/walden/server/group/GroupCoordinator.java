@@ -1,5 +1,6 @@
 package io.walden.server.group;
 
+import io.walden.server.logging.Units;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.transaction.CuratorOp;
@@ -234,11 +235,11 @@ final class GroupCoordinator implements AutoCloseable {
         }
         noticedSessionTimeoutMs = granted;
         if (granted != requestedSessionTimeoutMs) {
-            LOG.warn("ZooKeeper at {} granted a session timeout of {} ms, not the {} ms asked for "
-                    + "(coordinator-session-timeout-ms; the ensemble bounds it by its minSessionTimeout and maxSessionTimeout, "
-                    + "by default 2 and 20 ticks): this member fences itself about {} ms after losing ZooKeeper, and a lost "
-                    + "primary is replaced no sooner than {} ms after it was last heard of", uri, granted,
-                    requestedSessionTimeoutMs, granted * 2 / 3, granted);
+            LOG.warn("ZooKeeper at {} granted a session timeout of {}, not the {} asked for "
+                    + "(coordinator-session-timeout; the ensemble bounds it by its minSessionTimeout and maxSessionTimeout, "
+                    + "by default 2 and 20 ticks): this member fences itself about {} after losing ZooKeeper, and a lost "
+                    + "primary is replaced no sooner than {} after it was last heard of", uri, Units.millis(granted),
+                    Units.millis(requestedSessionTimeoutMs), Units.millis(granted * 2 / 3), Units.millis(granted));
         }
     }
 

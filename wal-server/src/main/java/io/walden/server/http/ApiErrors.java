@@ -15,6 +15,7 @@ import io.walden.core.WalClosedException;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.WalException;
 import io.walden.core.WalFailedException;
+import io.walden.server.logging.Units;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,8 +54,14 @@ final class ApiErrors {
      */
     static Described describe(Throwable t, UnaryOperator<String> redact) {
         Throwable e = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
-        if (e instanceof PayloadTooLargeException) {
-            return error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", e, redact);
+        if (e instanceof PayloadTooLargeException tooLarge) {
+            // The log's own message names its Java setting; a server's user sets no such thing (segment-size and
+            // wal-buffers only lower the limit): the limit, in the units a setting takes.
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", "payload_too_large");
+            body.put("detail", "payload of " + tooLarge.size() + " bytes is over the largest a record may hold, "
+                    + Units.size(tooLarge.max()) + "; nothing was written");
+            return new Described(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, body);
         } else if (e instanceof LsnRemovedException removed) {
             return error(HttpResponseStatus.GONE, "lsn_removed", e, redact, "oldest_lsn", Lsn.format(removed.oldest()));
         } else if (e instanceof UnknownCursorException) {

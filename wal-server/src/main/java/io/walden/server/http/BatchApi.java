@@ -9,6 +9,7 @@ import io.walden.core.Durability;
 import io.walden.core.Lsn;
 import io.walden.core.PayloadTooLargeException;
 import io.walden.core.Wal;
+import io.walden.server.logging.Units;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -205,7 +206,7 @@ final class BatchApi {
             if (count > maxBatchRecords || charged > maxBatchBytes) {
                 ex.error(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "payload_too_large", count > maxBatchRecords
                         ? "a batch holds at most " + maxBatchRecords + " records (max-batch-records); nothing was written"
-                        : "the batch exceeds max-batch-bytes (" + maxBatchBytes + ") counting " + RECORD_OVERHEAD
+                        : "the batch exceeds max-batch-bytes (" + Units.size(maxBatchBytes) + ") counting " + RECORD_OVERHEAD
                                 + " bytes of overhead per record; nothing was written");
                 return -1;
             }

@@ -11,6 +11,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
+import io.walden.server.logging.Units;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -98,7 +99,7 @@ public final class RequestGate extends ChannelInboundHandlerAdapter {
 
     private String tooLarge(HttpRequest head, String what) {
         long limit = limitFor(head);
-        return "payload of " + what + " exceeds the request limit of " + limit + " bytes"
+        return "payload of " + what + " exceeds the request limit of " + Units.size(limit)
                 + (limit == maxAppendBody ? " (max-batch-bytes)" : " for " + head.method() + " "
                 + pathOf(head.uri())) + "; nothing was written";
     }

@@ -16,6 +16,7 @@ import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
+import io.walden.server.logging.Units;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,8 +102,8 @@ final class StreamApi {
         long stalledSince = System.nanoTime();
         while (!channel.isWritable() && channel.isActive()) {
             if (System.nanoTime() - stalledSince > streamWriteTimeoutNanos) {
-                LOG.warn("Closing the stream to {}: it took nothing for {} ms (stream-write-timeout-ms)",
-                        channel.remoteAddress(), TimeUnit.NANOSECONDS.toMillis(streamWriteTimeoutNanos));
+                LOG.warn("Closing the stream to {}: it took nothing for {} (stream-write-timeout)",
+                        channel.remoteAddress(), Units.millis(TimeUnit.NANOSECONDS.toMillis(streamWriteTimeoutNanos)));
                 channel.close();
                 return;
             }

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 
@@ -36,25 +37,32 @@ public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
 
     @Override
     public String doLayout(ILoggingEvent event) {
+        return line(event.getInstant(), event.getLevel().toString(), event.getLoggerName(), event.getThreadName(),
+                event.getFormattedMessage(), event.getThrowableProxy() == null ? null
+                        : ThrowableProxyUtil.asString(event.getThrowableProxy())) + '\n';
+    }
+
+    /** One event as a JSON object (no line break): a log event's, or a line the server writes itself (ConsoleLines). */
+    String line(Instant time, String level, String logger, String thread, String message, String error) {
         StringWriter out = new StringWriter(256);
         try (JsonGenerator g = JSON.createGenerator(out)) {
             g.writeStartObject();
-            g.writeStringField("time", TIME.format(event.getInstant()));
-            g.writeStringField("level", event.getLevel().toString());
-            g.writeStringField("logger", event.getLoggerName());
-            g.writeStringField("thread", event.getThreadName());
-            g.writeStringField("message", event.getFormattedMessage());
+            g.writeStringField("time", TIME.format(time));
+            g.writeStringField("level", level);
+            g.writeStringField("logger", logger);
+            g.writeStringField("thread", thread);
+            g.writeStringField("message", message);
             g.writeStringField("log", logName);
             if (member != null) {
                 g.writeStringField("member", member);
             }
-            if (event.getThrowableProxy() != null) {
-                g.writeStringField("error", ThrowableProxyUtil.asString(event.getThrowableProxy()));
+            if (error != null) {
+                g.writeStringField("error", error);
             }
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e); // a StringWriter does not fail
         }
-        return out.append('\n').toString();
+        return out.toString();
     }
 }

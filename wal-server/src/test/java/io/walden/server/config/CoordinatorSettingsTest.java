@@ -53,6 +53,6 @@ class CoordinatorSettingsTest {
         assertThatThrownBy(() -> ServerConfig.load(null, flags)).hasMessageContaining("zk://HOST:PORT");
         Map<String, String> tooShort = member();
         tooShort.put("coordinator-session-timeout-ms", "100");
-        assertThatThrownBy(() -> ServerConfig.load(null, tooShort)).hasMessageContaining("between 1000 and 120000");
+        assertThatThrownBy(() -> ServerConfig.load(null, tooShort)).hasMessageContaining("must be from 1s to 120s");
     }
 }

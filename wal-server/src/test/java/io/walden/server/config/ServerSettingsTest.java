@@ -109,4 +109,75 @@ class ServerSettingsTest {
             }
         }
     }
+
+    @Test
+    void aDurationWithoutAUnitIsRefusedUnlessTheSettingHadAnOlderMillisecondName() throws Exception {
+        for (String key : new String[] {"retention-time", "archive-timeout", "checkpoint-interval"}) {
+            assertThatThrownBy(() -> flags(key, "7")).as(key)
+                    .hasMessage("--" + key + ": '7' needs a unit: 7ms, 7s, 7m, 7h or 7d");
+        }
+        Path yaml = dir.resolve("walden.yaml");
+        Files.writeString(yaml, "retention-time: 7\n");
+        assertThatThrownBy(() -> ServerConfig.load(yaml, Map.of()))
+                .hasMessage(yaml + ": retention-time: '7' needs a unit: 7ms, 7s, 7m, 7h or 7d");
+        assertThat(flags("archive-timeout", "0").get(ServerSettings.ARCHIVE_TIMEOUT)).as("0 in any unit").isZero();
+        assertThat(flags("writer-delay", "50").walConfig().writerDelay()).as("writer-delay was writer-delay-ms")
+                .isEqualTo(Duration.ofMillis(50));
+        assertThat(flags("stream-write-timeout", "1500").get(ServerSettings.STREAM_WRITE_TIMEOUT))
+                .isEqualTo(Duration.ofMillis(1500));
+    }
+
+    @Test
+    void aDurationLongerThanTheLogCanCountIsRefusedNamingTheSetting() throws Exception {
+        assertThatThrownBy(() -> flags("retention-time", "999999999999999d"))
+                .hasMessage("--retention-time: '999999999999999d' is too long: at most 106751d");
+        assertThatThrownBy(() -> flags("writer-delay", "300000d"))
+                .hasMessage("--writer-delay: '300000d' is too long: at most 106751d");
+        assertThatThrownBy(() -> flags("remote-commit-timeout-ms", "99999999999999999999"))
+                .hasMessageStartingWith("--remote-commit-timeout-ms: '99999999999999999999' is too long");
+        Path yaml = dir.resolve("walden.yaml");
+        Files.writeString(yaml, "remote-commit-timeout: 300000d\n");
+        assertThatThrownBy(() -> ServerConfig.load(yaml, Map.of()))
+                .hasMessage(yaml + ": remote-commit-timeout: '300000d' is too long: at most 106751d");
+        assertThat(flags("retention-time", "106751d").get(ServerSettings.RETENTION_TIME)).isEqualTo(Duration.ofDays(106751));
+    }
+
+    @Test
+    void aKeyOrFlagLeftEmptyIsRefusedNamingIt() throws Exception {
+        Path yaml = dir.resolve("walden.yaml");
+        for (String empty : new String[] {"auth-token:\n", "auth-token: ''\n", "replication-secret:\n",
+                "replication-secret: \"  \"\n"}) {
+            Files.writeString(yaml, empty);
+            String key = empty.substring(0, empty.indexOf(':'));
+            assertThatThrownBy(() -> ServerConfig.load(yaml, Map.of())).as(empty)
+                    .hasMessage(yaml + ": " + key + ": has no value (remove it to use the default)");
+        }
+        assertThatThrownBy(() -> flags("auth-token", "")).hasMessage("--auth-token: has no value (remove it to use the default)");
+    }
+
+    @Test
+    void aValueTheLogRefusesIsNamedAsTheUserGaveIt() throws Exception {
+        assertThatThrownBy(() -> flags("segment-size", "3MiB"))
+                .hasMessage("--segment-size: must be a power of two from 64 KiB to 1 GiB, not 3MiB");
+        assertThatThrownBy(() -> flags("retention-time", "0")).hasMessage("--retention-time: must be positive, not 0");
+        assertThatThrownBy(() -> flags("writer-delay-ms", "0")).hasMessage("--writer-delay-ms: must be positive, not 0");
+        assertThatThrownBy(() -> flags("zstd-level", "23")).hasMessageStartingWith("--zstd-level: must be between ")
+                .hasMessageEndingWith(", not 23");
+        assertThatThrownBy(() -> flags("wal-buffers", "100000"))
+                .hasMessage("--wal-buffers: must be a power of two from 64 KiB to 1 GiB, not 100000");
+        Path yaml = dir.resolve("walden.yaml");
+        Files.writeString(yaml, "segment-size: 3MiB\n");
+        assertThatThrownBy(() -> ServerConfig.load(yaml, Map.of()))
+                .hasMessage(yaml + ": segment-size: must be a power of two from 64 KiB to 1 GiB, not 3MiB");
+    }
+
+    @Test
+    void aConfigFileThatIsMissingOrNotYamlIsNamedWithWhereItWentWrong() throws Exception {
+        Path missing = dir.resolve("missing.yaml");
+        assertThatThrownBy(() -> ServerConfig.load(missing, Map.of())).hasMessage("--config " + missing + ": no such file");
+        Path yaml = dir.resolve("walden.yaml");
+        Files.writeString(yaml, "segment-size: 1MiB\n  http: 127.0.0.1:7400\n");
+        assertThatThrownBy(() -> ServerConfig.load(yaml, Map.of()))
+                .hasMessage(yaml + ": line 2, column 7: not valid YAML: mapping values are not allowed here");
+    }
 }

@@ -76,12 +76,22 @@ public final class ArchiveProgress {
         return missing;
     }
 
-    /** The archive lacks {@code from} to {@code to}, which the log no longer holds: the archived LSN never passes it. */
+    /**
+     * The archive lacks {@code from} to {@code to}, which the log no longer holds: the archived LSN never passes it. The
+     * lag ({@link #lagBytes()}, which the cap on pending bytes applies to) stays what this log has to upload: a gap that
+     * no upload can fill must neither block appends nor make the cap give up segments.
+     */
     public void missing(long from, long to) {
         missing = new Archiver.Missing(from, to);
         if (archivedLsn > from) {
             archivedLsn = from;
         }
+    }
+
+    /** Bytes of the log in neither the archive nor the log (0 when nothing is known to be missing). */
+    public long missingBytes() {
+        Archiver.Missing gap = missing;
+        return gap == null ? 0 : gap.toLsn() - gap.fromLsn();
     }
 
     public long archivedSegments() {
@@ -185,12 +195,12 @@ public final class ArchiveProgress {
             }
         }
         archived = archived < 0 ? flushed : Math.min(archived, flushed);
+        this.lagBytes = Math.max(0, flushed - archived); // what is left to upload, whatever is missing below it
         Archiver.Missing gap = missing;
         if (gap != null) {
             archived = Math.min(archived, gap.fromLsn()); // a restore stops there, whatever is archived after it
         }
         this.archivedLsn = archived;
-        this.lagBytes = Math.max(0, flushed - archived);
         this.pendingSegments = pending;
     }
 
@@ -210,6 +220,9 @@ public final class ArchiveProgress {
                 .register(registry);
         Gauge.builder("walden.archive.lag.bytes", this, ArchiveProgress::lagBytes).baseUnit("bytes")
                 .description("Flushed bytes not yet in the archive").tags(tags).register(registry);
+        Gauge.builder("walden.archive.missing.bytes", this, ArchiveProgress::missingBytes).baseUnit("bytes")
+                .description("Bytes below the log's oldest that the archive lacks and the log no longer holds: a restore "
+                        + "stops there").tags(tags).register(registry);
         Gauge.builder("walden.archive.pending.segments", this, ArchiveProgress::pendingSegments)
                 .description("Sealed segments waiting to be archived").tags(tags).register(registry);
     }

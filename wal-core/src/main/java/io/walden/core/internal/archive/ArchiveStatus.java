@@ -2,7 +2,13 @@ package io.walden.core.internal.archive;
 
 import io.walden.core.internal.segment.SegmentFiles;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +29,9 @@ import java.util.function.LongPredicate;
  */
 public final class ArchiveStatus {
     public static final String DIR = "archive_status";
+    /** The archive the markers speak for: its URI. */
+    static final String TARGET = "target";
+    private static final Logger LOG = LoggerFactory.getLogger(ArchiveStatus.class);
     private static final String DONE = ".done";
     private static final String DROPPED = ".dropped";
 
@@ -30,9 +39,33 @@ public final class ArchiveStatus {
     /** Names settled (done or dropped), mirrored from the files. */
     private final Set<String> settled = ConcurrentHashMap.newKeySet();
 
-    public ArchiveStatus(Path logDir) throws IOException {
+    /**
+     * The markers of the log in {@code logDir} for the archive {@code targetUri}. Markers speak for one archive: when the
+     * log was archived somewhere else before (a new {@code archive-to}), they are all forgotten, so that every segment is
+     * uploaded to the new archive and none is taken for archived there.
+     */
+    public ArchiveStatus(Path logDir, String targetUri) throws IOException {
         this.dir = logDir.resolve(DIR);
         Files.createDirectories(dir);
+        Path target = dir.resolve(TARGET);
+        String previous = Files.exists(target) ? Files.readString(target, StandardCharsets.UTF_8).trim() : null;
+        if (!targetUri.equals(previous)) {
+            // No name yet: markers of a Walden before archives were named here, taken as this archive's.
+            if (previous != null) {
+                LOG.info("The log in {} is archived to {} now, not {}: every segment is archived there again", logDir,
+                        targetUri, previous);
+                try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+                    for (Path p : files) {
+                        Files.delete(p);
+                    }
+                }
+            }
+            Files.writeString(target, targetUri + "\n", StandardCharsets.UTF_8);
+            try (FileChannel ch = FileChannel.open(target, StandardOpenOption.WRITE)) {
+                ch.force(true);
+            }
+            SegmentFiles.forceDirectory(dir);
+        }
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path p : files) {
                 String f = p.getFileName().toString();

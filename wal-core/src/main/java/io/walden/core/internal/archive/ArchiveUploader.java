@@ -105,6 +105,8 @@ public final class ArchiveUploader {
             // replica: the archive may hold another history from the epoch's start on.
             if (knownEpoch != null || seenReplica) {
                 adoptArchiveAfterPromotion(history);
+            } else {
+                checkForAGap(listed()); // a primary's first turn: a gap found before a restart is said again
             }
             knownEpoch = history.current();
         }
@@ -190,10 +192,7 @@ public final class ArchiveUploader {
         status.forgetFrom(from);
         progress.forgetPartial();
         partialName = null;
-        Map<String, Long> stored = new HashMap<>();
-        for (ArchiveTarget.StoredObject o : target.list()) {
-            stored.put(o.name(), o.size());
-        }
+        Map<String, Long> stored = listed();
         int adopted = 0;
         for (SegmentInfo s : log.segments()) {
             long start = s.startLsn();
@@ -212,6 +211,15 @@ public final class ArchiveUploader {
         LOG.info("Promoted: {} segments below {} were archived by the old primary; segments from {} on are archived "
                 + "again, as epoch {}", adopted, Lsn.format(from), SegmentFiles.name(from), history.current().number());
         checkForAGap(stored);
+    }
+
+    /** The archive's objects, by name, with their sizes. */
+    private Map<String, Long> listed() throws IOException {
+        Map<String, Long> stored = new HashMap<>();
+        for (ArchiveTarget.StoredObject o : target.list()) {
+            stored.put(o.name(), o.size());
+        }
+        return stored;
     }
 
     /**

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -53,6 +54,26 @@ public final class SegmentFiles {
         } catch (NumberFormatException e) {
             return -1;
         }
+    }
+
+    /**
+     * Bytes the segment files in {@code dir} take: the segments (the one prepared ahead among them), spares kept for
+     * recycling and removed segments awaiting disposal, each at its length (every one is allocated whole, zeros
+     * included). A file that goes while the directory is read is not counted.
+     */
+    public static long bytesOnDisk(Path dir) throws IOException {
+        long total = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*{" + SUFFIX + "," + SPARE_SUFFIX + ","
+                + REMOVED_SUFFIX + "}")) {
+            for (Path f : files) {
+                try {
+                    total += Files.size(f);
+                } catch (NoSuchFileException gone) {
+                    // recycled or disposed of meanwhile: its bytes are counted under its next name, or are free
+                }
+            }
+        }
+        return total;
     }
 
     /** Start LSNs of the segment files in {@code dir}, ascending. */
