@@ -52,7 +52,12 @@ class WalStoreCrashTest {
             try (ChildJvm child = ChildJvm.start(StoreChurner.class, stderr, store.toString(),
                     String.valueOf(SMALL_SEGMENT), String.valueOf(next))) {
                 assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
-                Thread.sleep(100 + random.nextInt(900)); // the moment of the kill
+                // Its first creation done (a new JVM's first one is slow: class loading), the moment of the kill.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (child.lines().stream().noneMatch(l -> l.startsWith("C ")) && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+                Thread.sleep(random.nextInt(500));
                 child.kill();
                 for (String line : child.lines()) {
                     String[] f = line.split(" ");
@@ -94,7 +99,8 @@ class WalStoreCrashTest {
                 }
             }
         }
-        assertThat(created).as("the children created logs before being killed").hasSizeGreaterThan(iterations());
+        assertThat(created).as("the children created logs before being killed (their errors: %s)",
+                Files.exists(stderr) ? Files.readString(stderr) : "none").hasSizeGreaterThan(iterations());
     }
 
     @Test
@@ -107,7 +113,11 @@ class WalStoreCrashTest {
             try (ChildJvm child = ChildJvm.start(StoreAppender.class, stderr, store.toString(),
                     String.valueOf(SMALL_SEGMENT), "100", "8")) {
                 assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
-                Thread.sleep(200 + random.nextInt(800)); // the moment of the kill
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (child.lines().size() < 100 && System.nanoTime() < deadline) {
+                    Thread.sleep(5); // appends under way
+                }
+                Thread.sleep(random.nextInt(800)); // the moment of the kill
                 child.kill();
                 for (String line : child.lines()) {
                     String[] f = line.split(" ");
