@@ -32,6 +32,14 @@ public final class SegmentFiles {
      *  open. The on-disk suffix keeps its old name, ".retired" (docs/format.md). */
     public static final String REMOVED_SUFFIX = ".retired";
     private static final int ZERO_CHUNK = 1 << 20;
+    /**
+     * The zeros every segment is filled with, allocated once per process: each write takes a {@link ByteBuffer#duplicate()}
+     * (its own position), and nothing writes into it (read-only). A buffer per preparation cost a megabyte of direct
+     * memory each time, zeroed, then held until a collection: a store creating a thousand logs made two thousand of
+     * them (a first segment and a spare each), and the JDK collects to free such buffers only once its direct memory
+     * limit is reached.
+     */
+    private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(ZERO_CHUNK).asReadOnlyBuffer();
 
     private SegmentFiles() {
     }
@@ -134,7 +142,7 @@ public final class SegmentFiles {
 
     /** Writes zeros over {@code [from, to)} with positional writes (allocating the blocks if needed). */
     public static void writeZeros(FileChannel ch, long from, long to) throws IOException {
-        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(ZERO_CHUNK, Math.max(1, to - from)));
+        ByteBuffer zeros = ZEROS.duplicate();
         long pos = from;
         while (pos < to) {
             zeros.clear().limit((int) Math.min(zeros.capacity(), to - pos));
