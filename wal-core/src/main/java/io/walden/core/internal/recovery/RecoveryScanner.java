@@ -8,6 +8,7 @@ import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import io.walden.core.internal.segment.SegmentRegistry;
+import net.openhft.chronicle.core.UnsafeMemory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -149,9 +150,20 @@ public final class RecoveryScanner {
         // Read through the file channel, not the mapping: a read fault maps the untouched pages ahead of the
         // log's end read-only, and every later first write to them then takes the slow write-protect fault
         // (measured here: about 10x the cost of a first write, which made appends after open 3x slower).
-        long size = seg.size();
         long prefill = atEnd ? offset + RecordDescriptor.PREV_OFFSET : -1;
         ByteBuffer chunk = ByteBuffer.allocateDirect(ZEROS.capacity()).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            return nonZeroPast(seg, offset, prefill, repair, chunk);
+        } finally {
+            // Freed now rather than at a collection: a store opening a thousand logs reads two segment tails each, and
+            // two gigabytes of direct buffers would wait for the JDK's direct memory limit to force a collection.
+            UnsafeMemory.UNSAFE.invokeCleaner(chunk);
+        }
+    }
+
+    private static long nonZeroPast(Segment seg, long offset, long prefill, boolean repair, ByteBuffer chunk)
+            throws IOException {
+        long size = seg.size();
         long nonZero = 0;
         long lastNonZero = -1;
         for (long at = offset; at < size; at += chunk.capacity()) {
