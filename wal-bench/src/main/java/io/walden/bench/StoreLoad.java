@@ -7,8 +7,10 @@ import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.WalStore;
 import io.walden.core.WalStoreConfig;
+import net.openhft.chronicle.core.OS;
 
 import java.io.IOException;
+import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,9 +29,12 @@ import java.util.stream.Stream;
  *   <li><b>Commits across logs</b>: N logs of a store with one LOCAL committer each, against one log of a store with
  *       N committers (the target ratio: at least 0.5), and N separate {@code Wal.open} logs with one committer each
  *       (what an application did before stores): commits/s and commits per flush.</li>
- *   <li><b>Footprint</b>: a store of {@code --logs} logs (1 MiB segments): the time to create them and to open them
- *       again, the threads, the resident memory and the open descriptors, idle and after every log took one append,
- *       beside a store of one log.</li>
+ *   <li><b>Footprint</b>: a store of 1,000 logs (1 MiB segments) beside a store of one: the time to create them and
+ *       to open them again; the threads, the live heap, the JDK's direct buffers, Chronicle's native memory (the WAL
+ *       buffers), the resident memory and the open descriptors, idle and after every log took one append.</li>
+ *   <li><b>One busy log among idle ones</b>: one log of the default segment size, in place of one of those, appended
+ *       to at OFF from one thread and at LOCAL by one committer: among 999 idle logs against alone in its store (the
+ *       target ratio: at least 0.95).</li>
  * </ul>
  * Usage: {@code StoreLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]}.
  */
@@ -39,6 +44,8 @@ public final class StoreLoad {
     private static final long SEGMENT = 1L << 20;
     /** Segments of the commit scenarios' logs, all alike: 64 logs of the default 64 MiB would write 8 GiB of zeros. */
     private static final long COMMIT_SEGMENT = 4L << 20;
+    /** OFF appends take tens of nanoseconds: time one in this many (see LoadMeasurement). */
+    private static final int FAST_OP_SAMPLING = 64;
 
     private final LoadMeasurement measurement;
     private final Path dir;
@@ -119,9 +126,7 @@ public final class StoreLoad {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("logs", logs);
         r.put("segmentSize", SEGMENT);
-        int threadsBefore = threads();
-        long rssBefore = rssBytes();
-        long fdsBefore = descriptors();
+        Footprint before = Footprint.now();
         try {
             long start = System.nanoTime();
             try (WalStore store = WalStore.open(config)) {
@@ -133,12 +138,15 @@ public final class StoreLoad {
             start = System.nanoTime();
             try (WalStore store = WalStore.open(config)) {
                 r.put("openMillis", (System.nanoTime() - start) / 1_000_000);
-                put(r, "idle", threadsBefore, rssBefore, fdsBefore);
+                r.put("idle", Footprint.now().minus(before));
                 byte[] bytes = new byte[PAYLOAD];
                 for (String name : store.names()) {
                     store.log(name).orElseThrow().append(bytes, Durability.LOCAL);
                 }
-                put(r, "afterOneAppendEach", threadsBefore, rssBefore, fdsBefore);
+                r.put("afterOneAppendEach", Footprint.now().minus(before));
+                // A log as an application would have it (the default segment size), in place of one of the others.
+                store.delete("log-0");
+                r.put("busyLog", busyLog(store.create("busy", b -> b.segmentSize(WalConfig.DEFAULT_SEGMENT_SIZE)), logs));
             }
         } finally {
             BenchFiles.delete(d);
@@ -147,33 +155,61 @@ public final class StoreLoad {
         System.out.printf(Locale.ROOT, "footprint of a store of %d log(s): %s%n", logs, r);
     }
 
-    private static void put(Map<String, Object> r, String when, int threadsBefore, long rssBefore, long fdsBefore)
-            throws IOException {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("threads", threads() - threadsBefore);
-        m.put("residentBytes", rssBytes() - rssBefore);
-        m.put("heapUsedBytes", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
-        m.put("descriptors", descriptors() - fdsBefore);
-        r.put(when, m);
+    /** The append rates of {@code busy}, the one log appended to in a store of {@code logs}: at OFF, and at LOCAL. */
+    private Map<String, Object> busyLog(Wal busy, int logs) throws Exception {
+        byte[] bytes = new byte[PAYLOAD];
+        String among = logs == 1 ? "alone in its store" : "among " + (logs - 1) + " idle logs";
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("off", measurement.measure("one busy log " + among + ", off", "threads", null, PAYLOAD, 1,
+                FAST_OP_SAMPLING, () -> busy.append(bytes, Durability.OFF), busy.status()::flushCount)
+                .get("commitsPerSecond"));
+        r.put("local", measurement.measure("one busy log " + among + ", local", "threads", null, PAYLOAD, 1,
+                () -> busy.append(bytes, Durability.LOCAL), busy.status()::flushCount).get("commitsPerSecond"));
+        return r;
     }
 
-    private static int threads() {
-        return ManagementFactory.getThreadMXBean().getThreadCount();
-    }
-
-    /** This process's resident memory (heap, direct and native: the WAL buffers are native), from /proc. */
-    private static long rssBytes() throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("VmRSS:")) {
-                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-            }
+    /**
+     * What the process holds: its threads, its live heap (after a collection), the JDK's direct buffers, Chronicle's
+     * native memory (the WAL buffers: OS.memory() counts each allocation and each free), its resident memory (all of
+     * those, the segments' mapped pages and the JVM's own) and its open descriptors.
+     */
+    private record Footprint(long threads, long heapBytes, long directBytes, long nativeBytes, long residentBytes,
+                             long descriptors) {
+        static Footprint now() throws IOException {
+            System.gc(); // the live heap, not what the next collection would free
+            long direct = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
+                    .filter(p -> p.getName().equals("direct")).mapToLong(BufferPoolMXBean::getMemoryUsed).sum();
+            return new Footprint(ManagementFactory.getThreadMXBean().getThreadCount(),
+                    ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), direct,
+                    OS.memory().nativeMemoryUsed(), rssBytes(), descriptorCount());
         }
-        return -1;
-    }
 
-    private static long descriptors() throws IOException {
-        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
-            return fds.count();
+        /** What this holds beyond {@code before}, by name (the JSON report's fields). */
+        Map<String, Object> minus(Footprint before) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("threads", threads - before.threads);
+            m.put("heapBytes", heapBytes - before.heapBytes);
+            m.put("directBytes", directBytes - before.directBytes);
+            m.put("nativeBytes", nativeBytes - before.nativeBytes);
+            m.put("residentBytes", residentBytes - before.residentBytes);
+            m.put("descriptors", descriptors - before.descriptors);
+            return m;
+        }
+
+        /** This process's resident memory, from /proc. */
+        private static long rssBytes() throws IOException {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+            return -1;
+        }
+
+        private static long descriptorCount() throws IOException {
+            try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+                return fds.count();
+            }
         }
     }
 

@@ -43,20 +43,60 @@ final class StoreReport {
                     many.get("commitsPerSecond").asDouble() / separate.get("commitsPerSecond").asDouble()));
         }
         line.accept("");
-        line.accept("Footprint of a store (logs of 1 MiB segments; differences from before the store opened: threads, resident "
-                + "memory of the whole process, open descriptors):");
+        line.accept("Footprint of a store (logs of 1 MiB segments), as differences from before the store opened: threads, live "
+                + "heap (after a collection), the JDK's direct buffers, Chronicle's native memory (the WAL buffers), resident "
+                + "memory of the whole process (all of those, the segments' mapped pages and the JVM's own), open descriptors:");
         line.accept("");
-        line.accept("| logs | create | open | threads | resident | descriptors | after one append each: resident | descriptors |");
-        line.accept("|---|---|---|---|---|---|---|---|");
+        line.accept("| logs | create | open | when | threads | heap | direct | native | resident | descriptors |");
+        line.accept("|---|---|---|---|---|---|---|---|---|---|");
         for (JsonNode f : store.path("footprint")) {
-            JsonNode idle = f.get("idle");
-            JsonNode busy = f.get("afterOneAppendEach");
-            line.accept(String.format(Locale.ROOT, "| %,d | %,d ms | %,d ms | %d | %,d MiB | %,d | %,d MiB | %,d |",
-                    f.get("logs").asInt(), f.get("createMillis").asLong(), f.get("openMillis").asLong(),
-                    idle.get("threads").asInt(), idle.get("residentBytes").asLong() >> 20, idle.get("descriptors").asLong(),
-                    busy.get("residentBytes").asLong() >> 20, busy.get("descriptors").asLong()));
+            line.accept(String.format(Locale.ROOT, "| %,d | %,d ms | %,d ms | idle | %s", f.get("logs").asInt(),
+                    f.get("createMillis").asLong(), f.get("openMillis").asLong(), footprint(f.get("idle"))));
+            line.accept("| | | | after one append each | " + footprint(f.get("afterOneAppendEach")));
         }
         line.accept("");
+        busyLog();
+    }
+
+    /** One busy log among idle ones against alone in its store, both from the same run. */
+    private void busyLog() {
+        JsonNode alone = null;
+        JsonNode among = null;
+        int logs = 0;
+        for (JsonNode f : store.path("footprint")) {
+            if (f.get("logs").asInt() == 1) {
+                alone = f.path("busyLog");
+            } else {
+                among = f.path("busyLog");
+                logs = f.get("logs").asInt();
+            }
+        }
+        if (alone == null || among == null || alone.isMissingNode() || among.isMissingNode()) {
+            return;
+        }
+        line.accept(String.format(Locale.ROOT, "One busy log (64 B appends, the default 64 MiB segments) among %,d idle logs "
+                + "of a store, against alone in its store, in the same run (target: at least 0.95 ×):", logs - 1));
+        line.accept("");
+        line.accept(String.format(Locale.ROOT, "| level | alone (appends/s) | among %,d idle | ratio |", logs - 1));
+        line.accept("|---|---|---|---|");
+        for (String level : new String[] {"off", "local"}) {
+            double ratio = among.get(level).asDouble() / alone.get(level).asDouble();
+            line.accept(String.format(Locale.ROOT, "| %s, one %s | %,d | %,d | **%.2f×** %s |", level.toUpperCase(Locale.ROOT),
+                    level.equals("off") ? "thread" : "committer", alone.get(level).asLong(), among.get(level).asLong(), ratio,
+                    ratio >= 0.95 ? "met" : "not met"));
+        }
+        line.accept("");
+    }
+
+    /** The cells of one footprint: threads, heap, direct, native, resident, descriptors. */
+    private static String footprint(JsonNode m) {
+        return String.format(Locale.ROOT, "%d | %s | %s | %s | %s | %,d |", m.get("threads").asInt(),
+                mib(m.get("heapBytes")), mib(m.get("directBytes")), mib(m.get("nativeBytes")), mib(m.get("residentBytes")),
+                m.get("descriptors").asLong());
+    }
+
+    private static String mib(JsonNode bytes) {
+        return bytes == null ? "-" : String.format(Locale.ROOT, "%,.1f MiB", bytes.asLong() / 1048576.0);
     }
 
     private static String cell(JsonNode r) {
