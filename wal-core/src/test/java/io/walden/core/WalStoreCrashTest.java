@@ -135,6 +135,39 @@ class WalStoreCrashTest {
         assertThat(total).as("the children acknowledged appends before being killed").isGreaterThan(iterations() * 100L);
     }
 
+    @Test
+    void recordsTheLogsFilesLostAfterAKillComeBackFromTheStoreJournal() throws Exception {
+        Path store = dir.resolve("store");
+        Path stderr = dir.resolve("child.err");
+        Map<String, Map<Long, Long>> acknowledged = new HashMap<>(); // log -> lsn -> seq
+        long lost = 0;
+        for (int i = 0; i < 2; i++) {
+            try (ChildJvm child = ChildJvm.start(StoreAppender.class, stderr, store.toString(),
+                    String.valueOf(SMALL_SEGMENT), "20", "4")) {
+                assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (child.lines().size() < 100 && System.nanoTime() < deadline) {
+                    Thread.sleep(5); // appends under way
+                }
+                Thread.sleep(random.nextInt(500)); // the moment of the kill
+                child.kill();
+                for (String line : child.lines()) {
+                    String[] f = line.split(" ");
+                    acknowledged.computeIfAbsent(f[1], k -> new HashMap<>()).put(Long.parseLong(f[2]), Long.parseLong(f[3]));
+                }
+            }
+            // What a power loss does to pages never forced: here, whatever the journal covers of each log's files
+            // (its checkpoint forced the rest) is overwritten with garbage.
+            lost += StoreJournalFiles.spoilWhatTheJournalCovers(store);
+            try (WalStore s = reopen(store)) {
+                for (String name : s.names()) {
+                    verify(name, s.log(name).orElseThrow(), acknowledged.getOrDefault(name, Map.of()));
+                }
+            }
+        }
+        assertThat(lost).as("bytes of the logs' files only the journal held").isPositive();
+    }
+
     /** Every record of {@code log} is its own and whole; every acknowledged one is there with its payload. */
     private static void verify(String name, Wal log, Map<Long, Long> acknowledged) {
         int found = 0;
