@@ -172,7 +172,8 @@ public final class WalStore implements AutoCloseable {
             JournalReplay.replay(j.parts(), dirs);
         } catch (IOException | RuntimeException e) {
             j.close();
-            throw e;
+            throw e instanceof WalException w ? w : new WalException("could not write the store journal in " + dir
+                    + " back into the logs' files: " + e.getMessage(), e);
         }
         if (wanted) {
             journalLog = j;
@@ -203,7 +204,8 @@ public final class WalStore implements AutoCloseable {
     /** The journal's own log: the store's sync method, segments of its own size, nothing else of the logs'. */
     private WalConfig journalConfig(Path dir) {
         WalSettings s = defaultSettings();
-        WalConfig.Builder b = WalConfig.builder(dir).segmentSize(StoreJournal.SEGMENT_SIZE);
+        WalConfig.Builder b = WalConfig.builder(dir)
+                .segmentSize(Wal.segmentSizeOf(dir).orElse(config.journalSegmentSize())); // a journal keeps its size
         if (s.syncStrategy == null && s.syncMethod != SyncMethod.NONE) {
             b.syncMethod(s.syncMethod);
         }
@@ -331,6 +333,12 @@ public final class WalStore implements AutoCloseable {
         return j == null ? 0 : j.flushCount();
     }
 
+    /** The bytes the journal holds that no checkpoint removed yet (0 without a journal): for tests. */
+    long journalHeldBytes() {
+        StoreJournal j = journal;
+        return j == null ? 0 : j.heldBytes();
+    }
+
     /** The names of the store's logs, sorted. */
     public Set<String> names() {
         return Collections.unmodifiableSet(new TreeSet<>(open.keySet()));
@@ -360,6 +368,10 @@ public final class WalStore implements AutoCloseable {
         open.remove(name);
         Path doomed = logs.resolve(DELETING + name);
         try {
+            Long key = keys.get(name);
+            if (journal != null && key != null) {
+                journal.forceFilesOf(key); // before the rename: see StoreJournal.forceFilesOf
+            }
             deleteTree(doomed);
             Files.move(logs.resolve(name), doomed, StandardCopyOption.ATOMIC_MOVE);
             forgetKey(name); // only now: until the rename, the journal's checkpoint still forces its files
@@ -396,6 +408,10 @@ public final class WalStore implements AutoCloseable {
         if (journal != null) {
             try {
                 journal.close(); // after the logs: their last flushes went into it
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+            try {
                 journalLog.close();
             } catch (RuntimeException e) {
                 failures.add(e);

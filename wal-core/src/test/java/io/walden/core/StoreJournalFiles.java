@@ -38,8 +38,8 @@ final class StoreJournalFiles {
             }
         }
         long spoilt = 0;
-        try (Wal journal = Wal.open(WalConfig.builder(store.resolve(StoreJournal.DIRECTORY))
-                .segmentSize(StoreJournal.SEGMENT_SIZE).build());
+        Path journalDir = store.resolve(StoreJournal.DIRECTORY);
+        try (Wal journal = Wal.open(WalConfig.builder(journalDir).segmentSize(Wal.segmentSizeOf(journalDir).orElseThrow()).build());
              WalReader r = journal.reader(journal.oldestLsn())) {
             for (WalRecord rec; (rec = r.next()) != null; ) {
                 ByteBuffer b = rec.payloadView().order(ByteOrder.LITTLE_ENDIAN);

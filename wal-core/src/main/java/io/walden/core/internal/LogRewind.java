@@ -95,10 +95,6 @@ final class LogRewind {
         long firstPrev = from - seg.startLsn() == SegmentHeaderDescriptor.LENGTH ? prev
                 : seg.readLong(SegmentHeaderDescriptor.LENGTH + RecordDescriptor.PREV_OFFSET);
         try {
-            if (parts.sync instanceof LogJournal journaled) {
-                // Before a byte is zeroed: the store journal's entries must never write the removed records back.
-                journaled.discardFrom(from);
-            }
             // The positions move back and the checkpoint is written under the checkpointer's lock: no periodic
             // checkpoint can record the old flush point in between.
             checkpointer.rewind(from, firstPrev, () -> {
@@ -106,6 +102,13 @@ final class LogRewind {
                 readLimit.set(Math.min(readLimit.get(), from));
                 appender.rewindLink(end, from, prev);
             });
+            if (parts.sync instanceof LogJournal journaled) {
+                // After the checkpoint says the log ends here, before a byte is zeroed: the store journal's entries
+                // must never write the removed records back. A crash before this leaves them to be written back past
+                // the checkpoint's flush point (found again, and rewound again at the next connection, as without a
+                // journal); a discard before that checkpoint could cut what the control file still calls flushed.
+                journaled.discardFrom(from);
+            }
             SegmentFiles.writeZeros(seg.channel(), from - seg.startLsn(), seg.size());
             seg.force(false);
             seg.boundaries().forgetFrom(from - seg.startLsn());
@@ -113,7 +116,8 @@ final class LogRewind {
         } catch (IOException e) {
             // The checkpoint or the removal failed: the files may hold the old records below an old flush point
             // while the positions say otherwise. The log must be reopened (recovery then finds the old records,
-            // and the next connection to the primary rewinds again).
+            // written back by its store's journal if it has one and the discard was not made yet, and the next
+            // connection to the primary rewinds again).
             commit.fail("rewinding to " + Lsn.format(from) + " failed: " + e, e);
             throw new WalException("could not remove the records after " + Lsn.format(from) + " from " + dir
                     + ": " + e.getMessage() + "; reopen the log (the next rewind removes them)", e);

@@ -128,12 +128,24 @@ public final class JournalReplay {
         return out;
     }
 
+    /**
+     * The log's segment size: from its control file, or, when that is missing or unreadable (the log's own open
+     * rebuilds it), from a segment file's length: every segment is fully allocated.
+     */
     private static long segmentSize(Path dir) {
         try (ControlFile control = ControlFile.open(dir)) {
             return control.read().segmentSize();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException("cannot read the segment size of the store log in " + dir
-                    + " to write the journal back: " + e.getMessage(), e);
+        } catch (IOException | RuntimeException unreadable) {
+            try {
+                List<Long> starts = SegmentFiles.list(dir);
+                if (!starts.isEmpty()) {
+                    return Files.size(SegmentFiles.path(dir, starts.get(0)));
+                }
+            } catch (IOException e) {
+                unreadable.addSuppressed(e);
+            }
+            throw new java.io.UncheckedIOException(new IOException("cannot tell the segment size of the store log in "
+                    + dir + " to write the journal back: " + unreadable.getMessage(), unreadable));
         }
     }
 

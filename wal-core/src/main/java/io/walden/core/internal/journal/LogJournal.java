@@ -94,8 +94,10 @@ public final class LogJournal implements SyncStrategy {
      * The journal's checkpoint: forces every segment file this log wrote through the journal since the last call.
      * Each entry the journal held before this call began covers bytes of one of them, written to the file before the
      * entry was (see {@link #force}). A segment the log closed since is forced through its path; one removed since
-     * needs nothing. A failed force is never retried: this log fails at its next flush, and the journal keeps its
-     * entries (see {@link StoreJournal}).
+     * needs nothing: the log removes a segment durably (a rename forced with its directory) before its file can go,
+     * and a store forces a log's files before its deletion renames them away ({@link StoreJournal#forceFilesOf}). A
+     * failed force is never retried: this log fails at its next flush, and the journal keeps every entry from then on
+     * (see {@link StoreJournal}).
      *
      * @throws IOException when a force failed
      */
@@ -111,8 +113,8 @@ public final class LogJournal implements SyncStrategy {
         for (ForceTarget t : mine) {
             try {
                 forceOne((Segment) t);
-            } catch (IOException e) {
-                failedForce = e;
+            } catch (IOException | RuntimeException | Error e) {
+                failedForce = e instanceof IOException io ? io : new IOException(e.toString(), e);
                 throw e;
             }
         }

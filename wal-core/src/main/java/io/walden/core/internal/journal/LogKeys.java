@@ -1,8 +1,8 @@
 package io.walden.core.internal.journal;
 
+import io.walden.core.Lsn;
+import io.walden.core.WalCorruptedException;
 import io.walden.core.internal.segment.SegmentFiles;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -20,8 +20,6 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>Thread-safety: none needed; the store calls it under its own lock or before it is shared.
  */
 public final class LogKeys {
-    private static final Logger LOG = LoggerFactory.getLogger(LogKeys.class);
-
     private LogKeys() {
     }
 
@@ -30,12 +28,16 @@ public final class LogKeys {
         Path file = dir.resolve(StoreJournal.KEY_FILE);
         if (Files.exists(file)) {
             byte[] bytes = Files.readAllBytes(file);
-            if (bytes.length == Long.BYTES) {
-                return ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getLong();
+            if (bytes.length != Long.BYTES) {
+                // A new key would make the journal's entries for this log unreachable: what only the journal holds
+                // of it would be lost without a word. Refused instead, naming the file.
+                throw new WalCorruptedException("the store key " + file + " is " + bytes.length + " bytes long, not 8: "
+                        + "the store journal's entries for this log cannot be matched to it. Restore the file (the log's "
+                        + "key is in its journal entries) or the log from a backup", Lsn.INVALID, file);
             }
-            LOG.warn("The store key in {} is {} bytes long, not 8: giving the log a new one", file, bytes.length);
+            return ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getLong();
         }
-        return assign(dir, taken);
+        return assign(dir, taken); // a log made before stores had journals: no entry can name it yet
     }
 
     /** A key none of {@code taken} is (never 0), written durably into {@code dir}. */

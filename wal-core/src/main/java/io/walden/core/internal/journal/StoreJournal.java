@@ -4,6 +4,7 @@ import io.walden.core.Durability;
 import io.walden.core.internal.ClaimSlot;
 import io.walden.core.internal.WalParts;
 import io.walden.core.internal.commit.WalBuffers;
+import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.internal.thread.Loop;
 import io.walden.core.internal.thread.LoopRunner;
@@ -28,8 +29,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * journal's group commit. The journal is a {@link Wal} like any other, so its flush is the same lock-free group
  * commit: 64 logs with one committer each make one flush of the journal, as 64 committers of one log make one of it.
  *
- * <p>Checkpoint (PostgreSQL's): every {@link #CHECKPOINT_PERIOD}, or sooner once the journal holds
- * {@link #CHECKPOINT_BYTES}, the journal's flushed position {@code J} is sampled, every log forces the segment files
+ * <p>Checkpoint (PostgreSQL's): every {@link #CHECKPOINT_PERIOD}, or sooner once the journal holds two of its
+ * segments, the journal's flushed position {@code J} is sampled, every log forces the segment files
  * it wrote through the journal since the last checkpoint, and the journal's segments below {@code J} are removed.
  * Every entry below {@code J} covered bytes written into a file that is now forced. A failed force is never retried:
  * the journal stops removing anything, and the log whose force failed fails at its next flush; what the journal holds
@@ -47,7 +48,7 @@ public final class StoreJournal implements AutoCloseable {
     public static final String DIRECTORY = "journal";
     /** The file in each store log's directory holding its key in the journal (8 bytes, little-endian). */
     public static final String KEY_FILE = "walden.store-key";
-    /** The journal's segment size. */
+    /** The journal's segment size, unless a test asks for smaller ones. */
     public static final long SEGMENT_SIZE = 16L << 20;
     /** Entry types (docs/format.md, "The store journal"). */
     public static final int WRITE = 1;
@@ -57,9 +58,12 @@ public final class StoreJournal implements AutoCloseable {
     /** Largest run of a log's bytes in one entry: a flush of more is split, each part a write of its own. */
     static final int MAX_RUN = 1 << 20;
     static final Duration CHECKPOINT_PERIOD = Duration.ofSeconds(1);
-    static final long CHECKPOINT_BYTES = 2 * SEGMENT_SIZE;
 
     private final WalParts journal;
+    /** A checkpoint is due early once the journal holds this much since the last (two of its segments). */
+    private final long checkpointBytes;
+    /** The longest run of bytes in one entry: {@link #MAX_RUN}, or less where the journal's records must be smaller. */
+    private final int maxRun;
     private final Map<Long, LogJournal> logs = new ConcurrentHashMap<>();
     /** Each flush leader's claim on the journal (claimed and finished on one thread, in one call). */
     private final ThreadLocal<ClaimSlot> claims = ThreadLocal.withInitial(ClaimSlot::new);
@@ -75,8 +79,10 @@ public final class StoreJournal implements AutoCloseable {
      */
     public StoreJournal(WalParts journal, BackgroundThreads threads) {
         this.journal = journal;
+        this.checkpointBytes = 2 * journal.config.segmentSize();
+        this.maxRun = Math.min(MAX_RUN, journal.maxPayload - HEADER);
         this.checkpointed = journal.flushed.get();
-        this.checkpoints = threads.runner(BackgroundThreads.Job.UPKEEP, new Loop() {
+        this.checkpoints = threads.runner(BackgroundThreads.Job.CHECKPOINT, new Loop() {
             @Override
             public long doWork() throws IOException {
                 checkpoint();
@@ -106,14 +112,21 @@ public final class StoreJournal implements AutoCloseable {
         ClaimSlot claim = claims.get();
         long last = -1;
         for (long done = 0; done < length; ) {
-            int n = (int) Math.min(MAX_RUN, length - done);
+            int n = (int) Math.min(maxRun, length - done);
             last = entry(claim, WRITE, key, lsn + done, n);
-            claim.ring().write(claim.payloadOffset() + HEADER, from, (int) (offset + done), n);
+            try {
+                claim.ring().write(claim.payloadOffset() + HEADER, from, (int) (offset + done), n);
+            } catch (Throwable e) {
+                // A fault reading the segment's mapping: the reserved entry still gets published (as padding that
+                // replay never reads), or every later commit of every log would wait for it forever.
+                claim.finish(RecordDescriptor.FLAG_PADDING, Durability.OFF);
+                throw e;
+            }
             claim.finish(0, Durability.OFF);
             done += n;
         }
         journal.writes.awaitDurable(last, Durability.LOCAL);
-        if (last - checkpointed > CHECKPOINT_BYTES) {
+        if (last - checkpointed > checkpointBytes) {
             checkpoints.wake(); // a racy read of a checkpoint-thread field: at worst one wake-up early or late
         }
     }
@@ -140,6 +153,18 @@ public final class StoreJournal implements AutoCloseable {
     }
 
     /**
+     * Forces the files log {@code key} wrote through the journal since the last checkpoint, now: before a deletion
+     * renames its directory away (a checkpoint after the rename would find no file to force and drop its entries,
+     * while a crash before the rename is durable brings the log back).
+     */
+    public void forceFilesOf(long key) throws IOException {
+        LogJournal log = logs.get(key);
+        if (log != null) {
+            log.forceTouched();
+        }
+    }
+
+    /**
      * Forces what the logs wrote through the journal, then removes the journal's segments that only covered that. On
      * the checkpoint's runner, or by the closer once the runner stopped.
      */
@@ -154,9 +179,10 @@ public final class StoreJournal implements AutoCloseable {
         for (LogJournal log : logs.values()) {
             try {
                 log.forceTouched();
-            } catch (IOException e) {
-                stuck = e;
-                throw new IOException("forcing the files of the log in " + log.directory() + " failed: " + e.getMessage(), e);
+            } catch (IOException | RuntimeException | Error e) {
+                IOException failed = e instanceof IOException io ? io : new IOException(e.toString(), e);
+                stuck = failed;
+                throw new IOException("forcing the files of the log in " + log.directory() + " failed: " + e, e);
             }
         }
         journal.truncateBefore(upTo);
