@@ -102,6 +102,8 @@ public final class WalParts {
     public final WalReplication replication;
     /** Admission, the copy into the WAL buffers and each append's durability wait. */
     public final WritePath writes;
+    /** Gives an idle log's WAL buffers' memory back to the system, and takes it again at the next append. */
+    public final IdleRing idleRing;
     /** All a reader sees of the log. */
     public final ReadPath reads = new ReadPath(this);
     /** Every record's time (RecordClock): read by appenders inside their reservation. */
@@ -175,16 +177,21 @@ public final class WalParts {
                 this::rewound));
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
-                () -> {
-                    checkpointer.checkpoint();
-                    cursors.tick(); // when the end passed which LSN: the cursors' lag in time
-                }, threads);
+                this::periodically, threads);
         this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
+        this.idleRing = new IdleRing(this);
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
         this.metrics = new WalMetrics(stats, new MeterSources(this));
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
+    }
+
+    /** The background writer's periodic turn, after its checkpoint interval. */
+    private void periodically() {
+        checkpointer.checkpoint();
+        cursors.tick(); // when the end passed which LSN: the cursors' lag in time
+        idleRing.tick(); // an idle log gives its WAL buffers' memory back
     }
 
     private Archiver newArchiver(ArchiveConfig archive) {

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -41,6 +42,11 @@ public final class Activity {
         /** Nesting depth, owner-only (an append's commit wait may lead a flush: still one activity). */
         int depth;
         private final WeakReference<Thread> owner = new WeakReference<>(Thread.currentThread());
+        private final Activity activity;
+
+        Cell(Activity activity) {
+            this.activity = activity;
+        }
 
         boolean ownerGone() {
             Thread t = owner.get();
@@ -62,8 +68,15 @@ public final class Activity {
     private final List<Cell> cells = new CopyOnWriteArrayList<>();
     private final ThreadLocal<Cell> cellOfThread = ThreadLocal.withInitial(this::register);
 
+    /**
+     * Set while the log's WAL buffers go back to the system (IdleRing): a thread entering waits outside until it clears.
+     * Read on every entry, after the entry's volatile store, so that the pauser (which stores this, then reads every
+     * cell) and an entering thread see each other (Dekker).
+     */
+    private volatile boolean paused;
+
     private Cell register() {
-        Cell c = new Cell();
+        Cell c = new Cell(this);
         cells.add(c);
         return c;
     }
@@ -72,10 +85,50 @@ public final class Activity {
         return cellOfThread.get();
     }
 
-    /** Marks the owner inside; a volatile store, so a later read of a closed flag cannot pass it. */
+    /**
+     * Marks the owner inside; a volatile store, so a later read of a closed flag cannot pass it. A thread that was not
+     * inside yet waits, outside, while the activity is {@link #pause paused} (a few milliseconds, on an idle log).
+     */
     public static void enter(Cell c) {
         if (c.depth++ == 0) {
             c.seq = c.seq + 1; // volatile store: odd = inside
+            if (c.activity.paused) {
+                c.activity.waitOutPause(c);
+            }
+        }
+    }
+
+    private void waitOutPause(Cell c) {
+        while (paused) {
+            SEQ.setRelease(c, c.seq + 1); // outside while waiting: the pauser waits for those inside
+            for (int spins = 0; paused; spins++) {
+                if (spins < 100) {
+                    Thread.onSpinWait();
+                } else {
+                    LockSupport.parkNanos(this, 20_000);
+                }
+            }
+            c.seq = c.seq + 1; // inside again, then look at the flag once more
+        }
+    }
+
+    /**
+     * Holds every thread that enters from now on outside (see {@link #enter}), until {@link #resume}; those inside
+     * stay. With a grace period ({@link #snapshot}, {@link #passed}) the pauser then knows nobody is inside but itself
+     * ({@link #enterWhilePaused}). One pauser at a time.
+     */
+    public void pause() {
+        paused = true;
+    }
+
+    public void resume() {
+        paused = false;
+    }
+
+    /** {@link #enter} for the pauser itself (which must not wait for its own pause). */
+    public static void enterWhilePaused(Cell c) {
+        if (c.depth++ == 0) {
+            c.seq = c.seq + 1;
         }
     }
 
