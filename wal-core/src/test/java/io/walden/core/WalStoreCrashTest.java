@@ -53,12 +53,8 @@ class WalStoreCrashTest {
                     String.valueOf(SMALL_SEGMENT), String.valueOf(next))) {
                 assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
                 // Its first creation done (a new JVM's first one is slow: class loading), the moment of the kill.
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-                while (child.lines().stream().noneMatch(l -> l.startsWith("C ")) && System.nanoTime() < deadline) {
-                    Thread.sleep(5);
-                }
-                Thread.sleep(random.nextInt(500));
-                child.kill();
+                Eventually.holdsWithin(60, () -> child.lines().stream().anyMatch(l -> l.startsWith("C ")));
+                child.killWithin(random, 0, 500);
                 for (String line : child.lines()) {
                     String[] f = line.split(" ");
                     switch (f[0]) {
@@ -152,12 +148,8 @@ class WalStoreCrashTest {
         try (ChildJvm child = ChildJvm.start(StoreAppender.class, stderr, store.toString(),
                 String.valueOf(SMALL_SEGMENT), String.valueOf(logs), String.valueOf(threads))) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (child.lines().size() < 100 && System.nanoTime() < deadline) {
-                Thread.sleep(5); // appends under way
-            }
-            Thread.sleep(random.nextInt(killWithinMillis)); // the moment of the kill
-            child.kill();
+            Eventually.holdsWithin(60, () -> child.lines().size() >= 100); // appends under way
+            child.killWithin(random, 0, killWithinMillis);
             long n = 0;
             for (String line : child.lines()) {
                 String[] f = line.split(" ");

@@ -16,11 +16,11 @@ import java.io.InterruptedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
 import static io.walden.replication.Replicas.streaming;
-import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -47,7 +47,7 @@ class SyncPolicyReplicasTest {
         primary.close();
     }
 
-    private static void awaitStreaming(ReplicationServer server, String... names) throws InterruptedException {
+    private static void awaitStreaming(ReplicationServer server, String... names) throws Exception {
         for (String name : names) {
             waitUntil(() -> streaming(server, name));
         }

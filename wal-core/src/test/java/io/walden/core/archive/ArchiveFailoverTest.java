@@ -3,6 +3,7 @@ package io.walden.core.archive;
 import io.walden.core.Durability;
 import io.walden.core.Epoch;
 import io.walden.core.EpochHistory;
+import io.walden.core.Eventually;
 import io.walden.core.ReplicationChunk;
 import io.walden.core.TestLogs;
 import io.walden.core.Wal;
@@ -122,12 +123,8 @@ class ArchiveFailoverTest {
         return kinds;
     }
 
-    private static void awaitFile(Path file) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!Files.exists(file) && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertThat(file).exists();
+    private static void awaitFile(Path file) throws Exception {
+        Eventually.waitUntil("a file at " + file, () -> Files.exists(file));
     }
 
     /**
