@@ -19,7 +19,6 @@ import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.sync.BackgroundWriter;
 import io.walden.core.replication.RemoteWaits;
-import net.openhft.chronicle.bytes.BytesStore;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -140,26 +139,6 @@ public final class WritePath {
         long lsn;
         try {
             lsn = appender.append(type, payload, compression, durability, true);
-            awaitLocalCommit(lsn, durability);
-        } finally {
-            Activity.exit(cell);
-        }
-        remote.await(durability, lsn, since);
-        return lsn;
-    }
-
-    public long append(int type, BytesStore<?, ?> payload, Durability durability) {
-        long remaining = payload.readRemaining();
-        if (remaining > maxPayload) {
-            throw new PayloadTooLargeException(remaining, maxPayload);
-        }
-        int length = (int) remaining;
-        checkRecord(type, length);
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
-        long lsn;
-        try {
-            lsn = appender.append(type, payload, payload.readPosition(), length, durability);
             awaitLocalCommit(lsn, durability);
         } finally {
             Activity.exit(cell);
