@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.internal.ChronicleSwitches;
 import io.walden.core.internal.JvmAccess;
 import io.walden.core.internal.WalParts;
+import io.walden.core.internal.journal.StoreJournal;
 import io.walden.core.internal.metrics.WalMetrics;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
@@ -68,6 +69,12 @@ public final class Wal implements AutoCloseable {
      *                               (the message names them)
      */
     public static Wal open(WalConfig config) {
+        if (java.nio.file.Files.exists(config.directory().resolve(StoreJournal.KEY_FILE))) {
+            // Its store's journal may hold records it acknowledged that its files lack until the store's open writes
+            // them back: opened alone, it would seem to have lost them.
+            throw new WalException("the log in " + config.directory() + " belongs to a store (it has a "
+                    + StoreJournal.KEY_FILE + "): open it with WalStore.open on the store's directory");
+        }
         return open(config, BackgroundThreads.own(), true);
     }
 

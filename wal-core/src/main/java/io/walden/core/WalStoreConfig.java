@@ -17,12 +17,14 @@ public final class WalStoreConfig {
     private final Consumer<WalConfig.Builder> defaults;
     private final BiConsumer<String, WalConfig.Builder> logSettings;
     private final int writerThreads;
+    private final boolean sharedJournal;
 
     private WalStoreConfig(Builder b) {
         this.directory = b.directory;
         this.defaults = b.defaults;
         this.logSettings = b.logSettings;
         this.writerThreads = b.writerThreads;
+        this.sharedJournal = b.sharedJournal;
     }
 
     public static Builder builder(Path directory) {
@@ -49,12 +51,18 @@ public final class WalStoreConfig {
         return writerThreads;
     }
 
+    /** Whether the logs' durable bytes go through the store's journal (see {@link Builder#sharedJournal}). */
+    public boolean sharedJournal() {
+        return sharedJournal;
+    }
+
     /** Collects a store's settings. Thread-safety: none; one thread at a time. */
     public static final class Builder {
         private final Path directory;
         private Consumer<WalConfig.Builder> defaults = b -> { };
         private BiConsumer<String, WalConfig.Builder> logSettings = (name, b) -> { };
         private int writerThreads = Runtime.getRuntime().availableProcessors();
+        private boolean sharedJournal = true;
 
         private Builder(Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -89,6 +97,20 @@ public final class WalStoreConfig {
                 throw new IllegalArgumentException("writerThreads must be at least 1, got " + threads);
             }
             this.writerThreads = threads;
+            return this;
+        }
+
+        /**
+         * Whether commits to different logs share their flushes through one journal (default: yes). With it, a log's
+         * flush writes its records into its file as always and then into the store's journal, whose one
+         * {@code fdatasync} makes the commits of every log that flushed meanwhile durable; the journal's checkpoint
+         * forces the logs' files about once a second. Without it, each log forces its own file, so N logs with one
+         * committer each make N forces where one log with N committers makes one (docs/group-commit.md, "Flushes
+         * across logs", has both measured). Every promise of docs/durability.md holds per log either way. A log whose
+         * settings ask for no force ({@link SyncMethod#NONE}) or for a strategy of its own keeps it.
+         */
+        public Builder sharedJournal(boolean shared) {
+            this.sharedJournal = shared;
             return this;
         }
 

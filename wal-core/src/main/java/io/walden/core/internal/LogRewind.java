@@ -4,6 +4,7 @@ import io.walden.core.IllegalLsnException;
 import io.walden.core.Lsn;
 import io.walden.core.WalConfig;
 import io.walden.core.WalException;
+import io.walden.core.internal.journal.LogJournal;
 import io.walden.core.internal.commit.Appender;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
@@ -94,6 +95,10 @@ final class LogRewind {
         long firstPrev = from - seg.startLsn() == SegmentHeaderDescriptor.LENGTH ? prev
                 : seg.readLong(SegmentHeaderDescriptor.LENGTH + RecordDescriptor.PREV_OFFSET);
         try {
+            if (parts.sync instanceof LogJournal journaled) {
+                // Before a byte is zeroed: the store journal's entries must never write the removed records back.
+                journaled.discardFrom(from);
+            }
             // The positions move back and the checkpoint is written under the checkpointer's lock: no periodic
             // checkpoint can record the old flush point in between.
             checkpointer.rewind(from, firstPrev, () -> {
