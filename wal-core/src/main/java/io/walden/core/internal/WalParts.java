@@ -34,6 +34,7 @@ import io.walden.core.internal.segment.SegmentLinks;
 import io.walden.core.internal.segment.SegmentPreparer;
 import io.walden.core.internal.segment.SegmentRegistry;
 import io.walden.core.internal.sync.BackgroundWriter;
+import io.walden.core.internal.sync.SyncOverride;
 import io.walden.core.internal.sync.SyncStrategy;
 import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.replication.RemoteWaits;
@@ -139,7 +140,7 @@ public final class WalParts {
         ControlFile.Checkpoint after = opened.after();
         this.maxPayload = config.maxPayloadSize();
         this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos(), threads);
-        this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
+        this.sync = SyncOverride.of(config);
         long end = scan.endLsn();
         this.insert = new Position(end);
         this.published = new Position(end);
