@@ -116,7 +116,7 @@ public final class WalConfig {
         return settings.maxCursorRetainedBytes;
     }
 
-    /** Where and how sealed segments are archived, or null when they are not (see {@link io.walden.core.archive.Archiver}). */
+    /** Where and how sealed segments are archived, or null when they are not (see {@link io.walden.core.archive.ArchiverStatus}). */
     public ArchiveConfig archive() {
         return settings.archive;
     }

@@ -7,7 +7,7 @@ import io.walden.core.WalConfig;
 import io.walden.core.WalException;
 import io.walden.core.WalFailedException;
 import io.walden.core.archive.ArchiveConfig;
-import io.walden.core.archive.Archiver;
+import io.walden.core.internal.archive.Archiver;
 import io.walden.core.internal.commit.Activity;
 import io.walden.core.internal.commit.Appender;
 import io.walden.core.internal.commit.GroupCommit;
