@@ -263,8 +263,22 @@ public final class WalParts {
 
     /** See {@link Wal#truncateBefore}. */
     public void truncateBefore(long lsn) {
+        truncate(floors -> lsn);
+    }
+
+    /**
+     * Truncation, under the admin lock: the holders' floors are read once, {@code decide} answers where to truncate
+     * given them, and the removal keeps what those same floors need (retention's report and removal agree).
+     */
+    public void truncate(Retention.Decision decide) {
         synchronized (adminLock) {
             writes.ensureOpen();
+            Retention.Floors floors = new Retention.Floors(replication.retentionFloor(), cursors.retention.floor(),
+                    archiveFloor.forTruncation());
+            long lsn = decide.truncateBefore(floors);
+            if (lsn == Retention.NOTHING) {
+                return;
+            }
             try {
                 checkpointer.write(true);
             } catch (IOException e) {
@@ -275,8 +289,7 @@ public final class WalParts {
             // that lagged, may find that segment removed: the replica then fetches from the archive or is rebuilt);
             // never what a slot, a cursor or the archive (the group's, on a replica) still needs.
             long keep = Math.min(Math.min(lsn, flushed.get()), readLimit.get());
-            keep = Math.min(Math.min(keep, replication.retentionFloor()), cursors.retention.floor());
-            keep = Math.min(keep, archiveFloor.forTruncation());
+            keep = Math.min(keep, floors.min());
             long limit = Math.min(registry.segmentStart(keep), checkpointer.durableScanStart());
             Segment oldestSegment = registry.oldest();
             if (oldestSegment != null && oldestSegment.endLsn() <= limit) {
