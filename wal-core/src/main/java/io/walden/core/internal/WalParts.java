@@ -14,6 +14,7 @@ import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
 import io.walden.core.internal.commit.ReadNotifier;
 import io.walden.core.internal.commit.RecordClock;
+import io.walden.core.internal.commit.RemoteWaits;
 import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.cursor.CursorBook;
 import io.walden.core.internal.metrics.WalMetrics;
@@ -37,7 +38,6 @@ import io.walden.core.internal.sync.BackgroundWriter;
 import io.walden.core.internal.sync.SyncOverride;
 import io.walden.core.internal.sync.SyncStrategy;
 import io.walden.core.internal.thread.BackgroundThreads;
-import io.walden.core.replication.RemoteWaits;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
