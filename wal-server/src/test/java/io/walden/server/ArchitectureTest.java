@@ -3,6 +3,9 @@ package io.walden.server;
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaMember;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.Location;
@@ -22,6 +25,8 @@ import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -98,6 +103,56 @@ class ArchitectureTest {
         noClasses().that().resideOutsideOfPackage("io.walden.core..")
                 .should().dependOnClassesThat(resideInAPackage("io.walden.core.internal..").and(DescribedPredicate.not(allowed)))
                 .check(main);
+    }
+
+    /**
+     * The API shows only API: no type of {@code io.walden.core}, {@code .replication} or {@code .archive} that an
+     * application can see extends or implements an implementation type ({@code io.walden.core.internal..}) or a
+     * Chronicle one ({@code net.openhft..}), nor names one in a public or protected member, so that the implementation
+     * and the library under it can change without breaking an application's code.
+     */
+    @Test
+    void theApiNamesNoImplementationType() {
+        List<String> shown = new ArrayList<>();
+        for (JavaClass c : main) {
+            if (!visibleApi(c)) {
+                continue;
+            }
+            c.getRawSuperclass().filter(ArchitectureTest::hidden).ifPresent(s -> shown.add(c.getName() + " extends " + s.getName()));
+            c.getRawInterfaces().stream().filter(ArchitectureTest::hidden).forEach(i -> shown.add(c.getName() + " implements " + i.getName()));
+            for (JavaMember m : c.getMembers()) {
+                if (!m.getModifiers().contains(JavaModifier.PUBLIC) && !m.getModifiers().contains(JavaModifier.PROTECTED)) {
+                    continue;
+                }
+                Set<JavaClass> named = new java.util.HashSet<>();
+                if (m instanceof JavaField f) {
+                    named.addAll(f.getType().getAllInvolvedRawTypes());
+                } else if (m instanceof JavaCodeUnit u) {
+                    named.addAll(u.getReturnType().getAllInvolvedRawTypes());
+                    u.getParameterTypes().forEach(t -> named.addAll(t.getAllInvolvedRawTypes()));
+                }
+                named.stream().filter(ArchitectureTest::hidden).forEach(t -> shown.add(m.getFullName() + " names " + t.getName()));
+            }
+        }
+        Assertions.assertThat(shown).as("implementation types the API shows").isEmpty();
+    }
+
+    /** A type of the API's packages that an application can reach: public, and nested only in such types. */
+    private static boolean visibleApi(JavaClass c) {
+        String p = c.getPackageName();
+        if (!p.startsWith("io.walden.core") || p.startsWith("io.walden.core.internal")) {
+            return false;
+        }
+        for (JavaClass k = c; k != null; k = k.getEnclosingClass().orElse(null)) {
+            if (!k.getModifiers().contains(JavaModifier.PUBLIC)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean hidden(JavaClass c) {
+        return c.getPackageName().startsWith("io.walden.core.internal") || c.getPackageName().startsWith("net.openhft");
     }
 
     /**
