@@ -16,10 +16,8 @@ import io.walden.core.WalClaim;
 import io.walden.core.WalReader;
 import io.walden.core.WalStatus;
 import io.walden.core.internal.metrics.LatencyBuckets;
-import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.recovery.LogInspector;
 import io.walden.core.internal.segment.SegmentFiles;
-import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import io.walden.core.internal.thread.WaldenThreads;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.BeforeAll;
@@ -82,13 +80,15 @@ class ArchitectureTest {
 
     /**
      * Other modules reach the log through its API and the handle built for replication ({@code wal.replication()},
-     * {@code io.walden.core.replication}). The few internals they may use are listed, each for a reason:
+     * {@code io.walden.core.replication}: the write stage writes fetched archive segments, {@code SyncConfirmations}
+     * takes the policy's positions, {@code Restore} rebuilds a log). What crosses the module boundary besides is what
+     * Walden's own modules share as one policy, each for a reason:
      * <ul>
      *   <li>{@code WaldenThreads}: one naming and daemon policy for every thread Walden starts (the glossary's thread
      *       list), replication's and the server's included;</li>
-     *   <li>{@code SegmentFiles}: segment file names and the durable replace-a-file recipe (the slots file);</li>
-     *   <li>{@code SegmentHeaderDescriptor}, {@code RecordDescriptor}: the file formats docs/format.md specifies, which a
-     *       replica checks and walks when it fetches archived segments;</li>
+     *   <li>{@code SegmentFiles}: the log directory's file conventions, which files beside the log follow: the durable
+     *       replace-a-file recipe (the slots file), the temporary suffix a log's open clears (a fetch in progress), a
+     *       segment's name (in what {@code walden restore} reports);</li>
      *   <li>{@code LogInspector}: the engine of the offline tools (dump, verify), which read a directory without
      *       opening the log;</li>
      *   <li>{@code LatencyBuckets}: one set of histogram buckets per kind of value, so that the server's commit latency
@@ -98,8 +98,8 @@ class ArchitectureTest {
     @Test
     void otherModulesUseTheLogThroughItsApiAndOnlyTheListedInternals() {
         DescribedPredicate<JavaClass> allowed = belongToAnyOf(WaldenThreads.class, SegmentFiles.class,
-                SegmentHeaderDescriptor.class, RecordDescriptor.class, LogInspector.class, LogInspector.Visitor.class,
-                LogInspector.RecordInfo.class, LogInspector.Result.class, LatencyBuckets.class);
+                LogInspector.class, LogInspector.Visitor.class, LogInspector.RecordInfo.class, LogInspector.Result.class,
+                LatencyBuckets.class);
         noClasses().that().resideOutsideOfPackage("io.walden.core..")
                 .should().dependOnClassesThat(resideInAPackage("io.walden.core.internal..").and(DescribedPredicate.not(allowed)))
                 .check(main);

@@ -382,7 +382,7 @@ public final class WalReplication implements ReplicatedLog {
 
     @Override
     public WriteStage writeStage() {
-        return new ReplicaWriteStage(this, parts.writes, written, flushed);
+        return new ReplicaWriteStage(this, parts.writes, written, flushed, parts.config.segmentSize(), parts.logId);
     }
 
     @Override
