@@ -1,6 +1,7 @@
 package io.walden.core;
 
 import io.walden.core.archive.ArchiveConfig;
+import io.walden.core.internal.sync.SyncOverride;
 import io.walden.core.internal.sync.SyncStrategy;
 
 import java.nio.file.Path;
@@ -33,6 +34,20 @@ public final class WalConfig {
      * (docs/benchmarks.md).
      */
     public static final int DEFAULT_ZSTD_LEVEL = 1;
+
+    static {
+        SyncOverride.install(new SyncOverride.Access() {
+            @Override
+            public SyncStrategy strategy(WalConfig config) {
+                return config.syncStrategy();
+            }
+
+            @Override
+            public void strategy(Builder builder, SyncStrategy strategy) {
+                builder.syncStrategy(strategy);
+            }
+        });
+    }
 
     /** This config's own copy, with the default sizes resolved: written only here, before the constructor returns. */
     private final WalSettings settings;
@@ -84,8 +99,11 @@ public final class WalConfig {
         return settings.syncMethod;
     }
 
-    /** A custom force strategy replacing the one {@link #syncMethod()} names, or null. */
-    public SyncStrategy syncStrategy() {
+    /**
+     * A force strategy replacing the one {@link #syncMethod()} names, or null: internal (a store's journal, a test's
+     * injected fault), reached through {@link SyncOverride}.
+     */
+    SyncStrategy syncStrategy() {
         return settings.syncStrategy;
     }
 
@@ -98,7 +116,7 @@ public final class WalConfig {
         return settings.maxCursorRetainedBytes;
     }
 
-    /** Where and how sealed segments are archived, or null when they are not (see {@link io.walden.core.archive.Archiver}). */
+    /** Where and how sealed segments are archived, or null when they are not (see {@link io.walden.core.archive.ArchiverStatus}). */
     public ArchiveConfig archive() {
         return settings.archive;
     }
@@ -264,8 +282,8 @@ public final class WalConfig {
             return this;
         }
 
-        /** Replaces the built-in strategy for {@link #syncMethod(SyncMethod)}; for instrumentation and fault injection. */
-        public Builder syncStrategy(SyncStrategy strategy) {
+        /** Replaces the built-in strategy for {@link #syncMethod(SyncMethod)}: see {@link WalConfig#syncStrategy()}. */
+        Builder syncStrategy(SyncStrategy strategy) {
             settings.syncStrategy = strategy;
             return this;
         }

@@ -52,6 +52,25 @@ class AllocationTest {
         }
     }
 
+    /** A payload in native memory (a network buffer's view) goes into the log from where it is: no copy, no allocation. */
+    @Test
+    void shouldAllocateNothingPerRecordOnAppendsFromADirectBuffer() {
+        try (Wal wal = Wal.open(WalConfig.builder(dir).segmentSize(256L << 20).build())) {
+            ByteBuffer direct = ByteBuffer.allocateDirect(64);
+            for (int i = 0; i < 200_000; i++) {
+                wal.append(0, direct, Durability.OFF);
+            }
+            long before = allocatedByThisThread();
+            for (int i = 0; i < 100_000; i++) {
+                wal.append(0, direct, Durability.OFF);
+            }
+            double perOp = (allocatedByThisThread() - before) / 100_000.0;
+            System.out.printf("allocated per append from a direct buffer: %.3f B%n", perOp);
+            assertThat(perOp).as("bytes per OFF append from a direct buffer").isLessThan(1.0);
+            assertThat(direct.position()).as("the buffer's position is not moved").isZero();
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(value = Compression.class, names = {"LZ4", "ZSTD"})
     void shouldAllocateNothingPerRecordOnCompressedAppends(Compression codec) {

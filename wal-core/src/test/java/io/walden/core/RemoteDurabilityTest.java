@@ -1,6 +1,6 @@
 package io.walden.core;
 
-import io.walden.core.replication.RemoteWaits;
+import io.walden.core.replication.SyncConfirmations;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -48,7 +48,7 @@ class RemoteDurabilityTest {
     void shouldReleaseEachLevelOnlyWhenItsOwnPositionPassesTheRecord() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(3);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            RemoteWaits remote = wal.replication().remoteWaits();
+            SyncConfirmations remote = wal.replication().remoteWaits();
             remote.activate();
             Future<Long> write = pool.submit(() -> wal.append(bytes("w"), Durability.REMOTE_WRITE));
             Future<Long> on = pool.submit(() -> wal.append(bytes("o"), Durability.ON));
@@ -161,7 +161,7 @@ class RemoteDurabilityTest {
     void shouldFailWaitingRemoteCommitsWhenTheSourceDetachesNeverReleasingThemAsLocal() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            RemoteWaits remote = wal.replication().remoteWaits();
+            SyncConfirmations remote = wal.replication().remoteWaits();
             remote.activate();
             Future<Long> blocked = pool.submit(() -> wal.append(bytes("b"), Durability.ON));
             CompletableFuture<Long> async = wal.appendAsync(bytes("a"), Durability.REMOTE_WRITE);
@@ -184,7 +184,7 @@ class RemoteDurabilityTest {
     void shouldWaitForConfirmationsAgainOnceASourceReattaches() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(1);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            RemoteWaits remote = wal.replication().remoteWaits();
+            SyncConfirmations remote = wal.replication().remoteWaits();
             remote.activate();
             remote.detach("gone");
             remote.activate();

@@ -2,7 +2,7 @@ package io.walden.core;
 
 import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.archive.ArchiveNames;
-import io.walden.core.archive.Archiver;
+import io.walden.core.archive.ArchiverStatus;
 import io.walden.core.archive.FileArchiveTarget;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -143,7 +143,7 @@ class ReplicaArchiveFloorTest {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
              Wal replica = replicaWithAnArchive(primary, TestLogs.small(work.resolve("replica")))) {
             fill(primary, replica);
-            Archiver archiver = replica.status().archiver().orElseThrow();
+            ArchiverStatus archiver = replica.status().archiver().orElseThrow();
 
             replica.replication().primaryArchived(5 * SMALL_SEGMENT);
 
@@ -182,7 +182,7 @@ class ReplicaArchiveFloorTest {
             replica.truncateBefore(replica.flushedLsn());
 
             replica.replication().promote();
-            Archiver archiver = replica.status().archiver().orElseThrow();
+            ArchiverStatus archiver = replica.status().archiver().orElseThrow();
 
             assertThat(Eventually.holds(() -> archiver.missing() != null)).isTrue();
             assertThat(archiver.missing().fromLsn()).isEqualTo(SMALL_SEGMENT);
@@ -199,7 +199,7 @@ class ReplicaArchiveFloorTest {
         Path replicaDir = work.resolve("replica");
         try (Wal reopened = Wal.open(TestLogs.small(replicaDir).archive(ArchiveConfig.builder(new FileArchiveTarget(archiveDir))
                 .build()).build())) {
-            Archiver archiver = reopened.status().archiver().orElseThrow();
+            ArchiverStatus archiver = reopened.status().archiver().orElseThrow();
             assertThat(Eventually.holds(() -> archiver.missing() != null)).as("said again after a restart").isTrue();
             assertThat(archiver.missing().fromLsn()).isEqualTo(SMALL_SEGMENT);
         }

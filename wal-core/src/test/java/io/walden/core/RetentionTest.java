@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 import static io.walden.core.TestLogs.SMALL_SEGMENT;
@@ -131,6 +133,35 @@ class RetentionTest {
             assertThat(replica.insertLsn() - replica.oldestLsn()).isLessThanOrEqualTo(LIMIT + SMALL_SEGMENT);
             assertThat(primary.oldestLsn()).as("the primary, without a limit, keeps everything").isEqualTo(64);
             assertContiguousTo(replica, next);
+        }
+    }
+
+    /**
+     * A look reads each holder's floor once: what it says a replication slot holds is what its removal kept, even when
+     * the slot moves on at every ask (a replica acknowledging as fast as it is asked).
+     */
+    @Test
+    void whatALookSaysASlotHoldsIsWhatItKeepsWhileTheSlotMoves() throws Exception {
+        RecordTimeTest.SteppedClock clock = new RecordTimeTest.SteppedClock(Instant.parse("2026-11-20T00:00:00Z"));
+        long second = SMALL_SEGMENT + 64; // the first record of the second segment
+        AtomicBoolean moving = new AtomicBoolean();
+        AtomicLong asks = new AtomicLong();
+        try (Wal wal = Wal.open(TestLogs.small(dir).clock(clock).retentionBytes(LIMIT).build())) {
+            // Still, the slot holds everything; moving, it is one segment further at each ask, from the second one.
+            wal.replication().retentionFloor(() -> moving.get() ? second + asks.getAndIncrement() * SMALL_SEGMENT : 64);
+            feed(wal, 0, 3 * LIMIT);
+            assertThat(Eventually.holds(() -> !wal.status().retention().heldBy().isEmpty())).isTrue();
+            Thread.sleep(300); // the look at the last new segment finishes; the clock stands, so no other look comes
+            assertThat(wal.oldestLsn()).as("the slot kept everything").isEqualTo(64);
+
+            moving.set(true);
+            clock.now.set(clock.now.get().plus(Duration.ofMinutes(1))); // time passed: one more look
+            assertThat(Eventually.holds(() -> wal.status().retention().removedSegments() > 0)).isTrue();
+            assertThat(wal.status().retention().heldBy()).singleElement().satisfies(h -> {
+                assertThat(h.holder()).isEqualTo("replication_slot");
+                assertThat(h.fromLsn()).isEqualTo(second);
+            });
+            assertThat(wal.oldestLsn()).as("the look removed exactly what it said the slot let go").isEqualTo(second);
         }
     }
 

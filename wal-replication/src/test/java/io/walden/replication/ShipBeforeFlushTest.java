@@ -5,6 +5,7 @@ import io.walden.core.Eventually;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
+import io.walden.core.internal.sync.SyncOverride;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
@@ -38,7 +39,7 @@ class ShipBeforeFlushTest {
     private final GatedSync gate = new GatedSync();
 
     private Wal primary() {
-        return Wal.open(config(work.resolve("p")).syncStrategy(gate).build());
+        return Wal.open(SyncOverride.set(config(work.resolve("p")), gate).build());
     }
 
     private Wal replica(Wal primary) {

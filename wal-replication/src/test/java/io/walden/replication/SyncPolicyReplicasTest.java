@@ -4,6 +4,7 @@ import io.walden.core.Durability;
 import io.walden.core.RemoteCommitTimeoutException;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
+import io.walden.core.internal.sync.SyncOverride;
 import io.walden.core.internal.sync.SyncStrategy;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
@@ -139,8 +140,8 @@ class SyncPolicyReplicasTest {
             segment.force(false);
         };
         try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(500)).build());
-             Wal replica = Wal.open(WalConfig.builder(work.resolve("r1")).segmentSize(Replicas.SEGMENT)
-                     .logId(primary.status().logId()).syncStrategy(gated).build());
+             Wal replica = Wal.open(SyncOverride.set(WalConfig.builder(work.resolve("r1")).segmentSize(Replicas.SEGMENT)
+                     .logId(primary.status().logId()), gated).build());
              ReplicationServer server = serve(primary);
              ReplicaClient client = follow(replica, server, "r1")) {
             waitUntil(() -> streaming(server, "r1"));

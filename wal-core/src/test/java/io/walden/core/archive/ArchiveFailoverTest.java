@@ -173,7 +173,7 @@ class ArchiveFailoverTest {
     void aRestoreAfterAFailoverReturnsTheNewPrimarysRecordsNotTheOldPrimarysLateUpload() throws Exception {
         Path archive = work.resolve("archive");
         List<Long> b = failOver(archive, 60, true);
-        ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archive), work.resolve("restored"),
+        Restore.Result result = Restore.fromArchive(new FileArchiveTarget(archive), work.resolve("restored"),
                 b.get(10), (i, n, name, bytes) -> {
                 });
 
@@ -188,7 +188,7 @@ class ArchiveFailoverTest {
     void aRestoreWhoseNewEpochIsNotArchivedYetStopsWhereTheOldEpochEnded() throws Exception {
         Path archive = work.resolve("archive");
         failOver(archive, 5, false); // b's segment 1 is not sealed: only a's late copy of it is in the archive
-        ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archive), work.resolve("restored"),
+        Restore.Result result = Restore.fromArchive(new FileArchiveTarget(archive), work.resolve("restored"),
                 Long.MAX_VALUE, (i, n, name, bytes) -> {
                 });
 

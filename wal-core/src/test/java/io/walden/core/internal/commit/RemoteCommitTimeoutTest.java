@@ -2,7 +2,6 @@ package io.walden.core.internal.commit;
 
 import io.walden.core.Durability;
 import io.walden.core.RemoteCommitTimeoutException;
-import io.walden.core.replication.RemoteWaits;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
