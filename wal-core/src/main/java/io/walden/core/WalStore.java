@@ -4,6 +4,7 @@ import io.walden.core.internal.JvmAccess;
 import io.walden.core.internal.journal.JournalReplay;
 import io.walden.core.internal.journal.LogKeys;
 import io.walden.core.internal.journal.StoreJournal;
+import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.thread.BackgroundThreads;
 import org.slf4j.Logger;
@@ -40,11 +41,12 @@ import java.util.stream.Stream;
  * <p><b>Layout.</b> Log {@code name} lives in {@code <directory>/logs/<name>}, a directory {@link Wal#open} could open
  * on its own. Names are {@code [a-z0-9][a-z0-9._-]{0,127}}, so no name is a file the store keeps beside the logs.
  *
- * <p><b>Crash safety.</b> {@link #create} builds the new log in {@code logs/.creating-<name>}, forces it, and renames
- * it to its name; {@link #delete} renames the log to {@code logs/.deleting-<name>} before removing its files. Each
- * rename is atomic and forced with its directory, and {@link #open} removes what a crash left under those names. So
- * after a crash at any point, a log is either wholly there or not at all ({@code WalStoreCrashTest} kills child JVMs
- * in the middle of both).
+ * <p><b>Crash safety.</b> {@link #create} lays down the new log's files in {@code logs/.creating-<name>} (its settings,
+ * its first segment and its control file, each forced, without opening the log there), forces that directory, renames
+ * it to its name, and only then opens the log, once, where it stays; {@link #delete} renames the log to
+ * {@code logs/.deleting-<name>} before removing its files. Each rename is atomic and forced with its directory, and
+ * {@link #open} removes what a crash left under those names. So after a crash at any point, a log is either wholly
+ * there or not at all ({@code WalStoreCrashTest} kills child JVMs in the middle of both).
  *
  * <p><b>Shared flushes.</b> Unless {@link WalStoreConfig.Builder#sharedJournal} is off, the logs' durable bytes go
  * through one journal in {@code <directory>/journal} ({@code StoreJournal}): commits to different logs share its
@@ -274,10 +276,8 @@ public final class WalStore implements AutoCloseable {
             StoreLogSettings.write(building, StoreLogSettings.overrides(defaults.settings(), chosen.settings()));
             long key = LogKeys.assign(building, keys.values());
             keys.put(name, key);
-            // Made with its own forces, not the journal's: the journal's entries name files by the log's final path.
-            try (Wal fresh = Wal.open(configOf(name, building, settings).build(), threads, false)) {
-                LOG.debug("Created log {} in {}", name, fresh.directory());
-            }
+            // Its files, each forced, not opened here: nothing goes through the journal under the temporary name.
+            LogOpener.create(configOf(name, building, settings).build());
             SegmentFiles.forceDirectory(building);
             Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE); // the log exists from here on, whole
         } catch (IOException | RuntimeException e) {

@@ -101,9 +101,7 @@ public final class LogOpener {
                 long base = config.baseLsn();
                 SegmentFiles.prepare(dir, config.segmentSize(), base, logId, null);
                 starts = List.of(base);
-                // A log beginning at a later segment does not know the link before its first record (-1: any below it).
-                cp = new ControlFile.Checkpoint(logId, config.segmentSize(), base, base == 0 ? Lsn.INVALID : -1,
-                        base + SegmentHeaderDescriptor.LENGTH);
+                cp = firstCheckpoint(logId, config.segmentSize(), base, false);
                 controlFile = ControlFile.create(dir, cp);
             } else if (!hasControl) {
                 rebuilt = true;
@@ -163,6 +161,31 @@ public final class LogOpener {
             cleanUpFailedOpen(registry, controlFile, lockChannel);
             throw e;
         }
+    }
+
+    /**
+     * Lays down a new, empty log in {@code config.directory()}, which holds no log, without opening it: its first
+     * segment and its control file, each forced with its directory entry, the checkpoint saying the log was closed
+     * cleanly (it was never opened, and nothing was appended to it). {@link #open} then opens it as it opens a new log,
+     * without a recovery to speak of. For a store, which builds a log under a temporary name and renames it whole: the
+     * log is opened once, in its place, instead of once to make its files and once more where it stays.
+     *
+     * @throws IOException on an I/O error (what was written stays in the directory: the caller removes it)
+     */
+    public static void create(WalConfig config) throws IOException {
+        Path dir = config.directory().toAbsolutePath();
+        Files.createDirectories(dir);
+        long logId = config.logId() != 0 ? config.logId() : newLogId();
+        long base = config.baseLsn();
+        SegmentFiles.prepare(dir, config.segmentSize(), base, logId, null);
+        ControlFile.create(dir, firstCheckpoint(logId, config.segmentSize(), base, true)).close();
+    }
+
+    /** The checkpoint of a new log whose first segment starts at {@code base}. */
+    private static ControlFile.Checkpoint firstCheckpoint(long logId, long segmentSize, long base, boolean shutDown) {
+        // A log beginning at a later segment does not know the link before its first record (-1: any below it).
+        return new ControlFile.Checkpoint(logId, segmentSize, base, base == 0 ? Lsn.INVALID : -1,
+                base + SegmentHeaderDescriptor.LENGTH, shutDown, Long.MAX_VALUE);
     }
 
     /**
