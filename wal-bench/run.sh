@@ -37,6 +37,9 @@ java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.CompressionLoad "$MODE" --dir "$DA
 echo "== Archive load generator (LOCAL x16 with and without an archiver, side by side)"
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.ArchiveLoad "$MODE" --dir "$DATA" --json wal-bench/target/archive-load.json
 
+echo "== Sharing a flush across logs: one journal, each own force, sequential and parallel forces, syncfs (docs/group-commit.md)"
+java "${FLAGS[@]}" -Dwalden.bench.dir="$DATA" -cp "$JAR" io.walden.bench.FlushSharingBench 3 16 64 | tee wal-bench/target/flush-sharing.txt
+
 echo "== Many logs in one process (WalStore: N logs x 1 committer against 1 log x N; a store's footprint)"
 java "${FLAGS[@]}" -cp "$JAR" io.walden.bench.StoreLoad "$MODE" --dir "$DATA" --json wal-bench/target/store-load.json
 

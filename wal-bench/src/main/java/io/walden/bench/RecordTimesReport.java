@@ -1,14 +1,11 @@
 package io.walden.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -23,7 +20,6 @@ final class RecordTimesReport {
     private final Path costDir;
     private final JmhReport jmh;
     private final Consumer<String> line;
-    private final ObjectMapper json = new ObjectMapper();
 
     /** @param costDir format-cost.sh's output directory ({@code <build>-<round>.jmh.json}, {@code .load.json}) */
     RecordTimesReport(Path costDir, JmhReport jmh, Consumer<String> line) {
@@ -94,47 +90,10 @@ final class RecordTimesReport {
 
     /** Scenario → per round {this build's rate, format 1's rate}; empty when format-cost.sh did not run. */
     private Map<String, List<double[]>> appendCost() throws IOException {
-        Map<String, List<double[]>> out = new LinkedHashMap<>();
-        for (int round = 1; Files.exists(costDir.resolve("current-" + round + ".jmh.json")); round++) {
-            Map<String, Double> current = rates(round, "current");
-            Map<String, Double> baseline = rates(round, "baseline");
-            for (Map.Entry<String, Double> e : current.entrySet()) {
-                Double b = baseline.get(e.getKey());
-                if (b != null && b > 0) {
-                    out.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(new double[] {e.getValue(), b});
-                }
-            }
-        }
-        return out;
-    }
-
-    /** One build's rates in one round: JMH's OFF appends/s and CommitLoad's commits/s per scenario. */
-    private Map<String, Double> rates(int round, String build) throws IOException {
-        Map<String, Double> out = new LinkedHashMap<>();
-        Path jmhFile = costDir.resolve(build + "-" + round + ".jmh.json");
-        if (Files.exists(jmhFile)) {
-            for (JsonNode b : json.readTree(jmhFile.toFile())) {
-                out.put("JMH OffAppendBenchmark, off, 64 B, 1 thread (appends/s)",
-                        b.get("primaryMetric").get("score").asDouble() * 1e6);
-            }
-        }
-        Path loadFile = costDir.resolve(build + "-" + round + ".load.json");
-        if (Files.exists(loadFile)) {
-            for (JsonNode r : json.readTree(loadFile.toFile()).path("results")) {
-                if (r.has("commitsPerSecond") && r.get("name").asText().startsWith("walden ")) {
-                    // the threads' scenarios come first; the async ones of the same name and count are left out
-                    out.putIfAbsent("CommitLoad " + r.get("name").asText().replace("walden ", "") + " ×"
-                            + r.get("committers").asInt() + " (commits/s)", r.get("commitsPerSecond").asDouble());
-                }
-            }
-        }
-        return out;
+        return BuildComparison.rounds(costDir);
     }
 
     private static double median(List<Double> values) {
-        List<Double> sorted = new ArrayList<>(values);
-        Collections.sort(sorted);
-        int n = sorted.size();
-        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+        return BuildComparison.median(values);
     }
 }

@@ -64,7 +64,8 @@ public final class StoreLoad {
         StoreLoad load = new StoreLoad(a.full(), a.dir());
         for (int n : a.full() ? new int[] {16, 64, 256} : new int[] {16, 64}) {
             load.oneLogManyCommitters(n);
-            load.manyLogsOneCommitterEach(n);
+            load.manyLogsOneCommitterEach(n, true);
+            load.manyLogsOneCommitterEach(n, false);
             load.separateWals(n);
         }
         load.footprint(1);
@@ -84,14 +85,20 @@ public final class StoreLoad {
         }
     }
 
-    private void manyLogsOneCommitterEach(int n) throws Exception {
+    /**
+     * @param shared whether the logs share their flushes through the store's journal (the default); without it each
+     *               log forces its own file. Commits per flush count the journal's flushes when shared.
+     */
+    private void manyLogsOneCommitterEach(int n, boolean shared) throws Exception {
         Path d = BenchFiles.newDir("store-many");
-        try (WalStore store = WalStore.open(WalStoreConfig.builder(d).defaults(b -> b.segmentSize(COMMIT_SEGMENT)).build())) {
+        try (WalStore store = WalStore.open(WalStoreConfig.builder(d).defaults(b -> b.segmentSize(COMMIT_SEGMENT))
+                .sharedJournal(shared).build())) {
             List<Wal> logs = new ArrayList<>();
             for (int i = 0; i < n; i++) {
                 logs.add(store.create("log-" + i));
             }
-            measureOneEach("store: N logs, 1 committer each", logs, n);
+            measureOneEach(shared ? "store: N logs, 1 committer each" : "store, own forces: N logs, 1 committer each",
+                    logs, n, shared ? store::sharedFlushCount : null);
         } finally {
             BenchFiles.delete(d);
         }
@@ -104,20 +111,24 @@ public final class StoreLoad {
             for (int i = 0; i < n; i++) {
                 logs.add(Wal.open(WalConfig.builder(d.resolve("log-" + i)).segmentSize(COMMIT_SEGMENT).build()));
             }
-            measureOneEach("separate Wals, 1 committer each", logs, n);
+            measureOneEach("separate Wals, 1 committer each", logs, n, null);
         } finally {
             logs.forEach(Wal::close);
             BenchFiles.delete(d);
         }
     }
 
-    /** Each committer thread takes a log of its own, the first time it commits. */
-    private void measureOneEach(String name, List<Wal> logs, int n) throws Exception {
+    /**
+     * Each committer thread takes a log of its own, the first time it commits.
+     *
+     * @param forces what counts the forces (null: the logs' own flushes, summed)
+     */
+    private void measureOneEach(String name, List<Wal> logs, int n, LoadMeasurement.Counter forces) throws Exception {
         AtomicInteger next = new AtomicInteger();
         ThreadLocal<Wal> own = ThreadLocal.withInitial(() -> logs.get(next.getAndIncrement() % logs.size()));
         byte[] bytes = new byte[PAYLOAD];
         measurement.measure(name, "threads", null, PAYLOAD, n, () -> own.get().append(bytes, Durability.LOCAL),
-                () -> logs.stream().mapToLong(l -> l.status().flushCount()).sum());
+                forces != null ? forces : () -> logs.stream().mapToLong(l -> l.status().flushCount()).sum());
     }
 
     private void footprint(int logs) throws Exception {

@@ -1,8 +1,7 @@
 package io.walden.core;
 
-import io.walden.core.internal.AppendCompletions;
-import io.walden.core.internal.commit.Completion;
-import io.walden.core.replication.RemoteWaits;
+import io.walden.core.internal.commit.AppendCompletions;
+import io.walden.core.internal.commit.AppendWait;
 
 /**
  * What an asynchronous append without a future tells: {@link #durable} once the append's durability level holds, or
@@ -17,26 +16,28 @@ import io.walden.core.replication.RemoteWaits;
  *
  * <p>Thread-safety: told once per append, with a happens-before edge from the append; not for concurrent use.
  */
-public abstract class AppendCompletion extends Completion {
+public abstract class AppendCompletion {
     static {
         AppendCompletions.install(new AppendCompletions.Access() {
             @Override
-            public void prepare(AppendCompletion completion, Durability level, RemoteWaits remote, long since) {
-                completion.prepare(level, remote, since);
+            public AppendWait waitOf(AppendCompletion completion) {
+                return completion.wait;
             }
 
             @Override
             public void durable(AppendCompletion completion, long lsn) {
                 completion.durable(lsn);
             }
+
+            @Override
+            public void failed(AppendCompletion completion, Throwable cause) {
+                completion.failed(cause);
+            }
         });
     }
 
-    private Durability level;
-    private RemoteWaits remote;
-    private boolean awaitingReplicas;
-    /** When the append began (RemoteWaits.clockFor): a remote level's timeout counts from it. */
-    private long since;
+    /** The log's node for this completion's waits, made once with it: queueing it for an append allocates nothing. */
+    private final AppendWait wait = new AppendWait(this);
 
     protected AppendCompletion() {
     }
@@ -50,28 +51,4 @@ public abstract class AppendCompletion extends Completion {
      * durable locally).
      */
     protected abstract void failed(Throwable cause);
-
-    /** Set by the log before it queues this completion for a record at {@code level}. */
-    final void prepare(Durability level, RemoteWaits remote, long since) {
-        this.level = level;
-        this.remote = remote;
-        this.since = since;
-        this.awaitingReplicas = false;
-    }
-
-    /** The local flush passed the record: then the replicas' confirmation, if the level and a policy ask for it. */
-    @Override
-    protected final void complete(long lsn) {
-        if (!awaitingReplicas && level.waitsForReplicas() && remote.isActive()) {
-            awaitingReplicas = true; // whether replicas must confirm is decided once the record is flushed locally
-            remote.confirm(level, lsn, this, since);
-            return;
-        }
-        durable(lsn);
-    }
-
-    @Override
-    protected final void fail(Throwable cause) {
-        failed(cause);
-    }
 }

@@ -1,5 +1,7 @@
 package io.walden.core;
 
+import io.walden.core.internal.segment.SegmentHeaderDescriptor;
+
 import java.util.Locale;
 
 /**
@@ -15,6 +17,11 @@ import java.util.Locale;
 public final class Lsn {
     /** Not a record position; the "previous record" of a log's first record. */
     public static final long INVALID = 0L;
+    /**
+     * Where the first record of a new log goes ({@code 0/40}): just after its first segment's header (docs/format.md);
+     * a new replica asks its primary for everything from here.
+     */
+    public static final long FIRST = SegmentHeaderDescriptor.LENGTH;
 
     private Lsn() {
     }

@@ -4,12 +4,12 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.internal.ChronicleSwitches;
 import io.walden.core.internal.JvmAccess;
 import io.walden.core.internal.WalParts;
+import io.walden.core.internal.journal.StoreJournal;
 import io.walden.core.internal.metrics.WalMetrics;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.replication.ReplicatedLog;
-import net.openhft.chronicle.bytes.BytesStore;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -69,6 +69,12 @@ public final class Wal implements AutoCloseable {
      *                               (the message names them)
      */
     public static Wal open(WalConfig config) {
+        if (java.nio.file.Files.exists(config.directory().resolve(StoreJournal.KEY_FILE))) {
+            // Its store's journal may hold records it acknowledged that its files lack until the store's open writes
+            // them back: opened alone, it would seem to have lost them.
+            throw new WalException("the log in " + config.directory() + " belongs to a store (it has a "
+                    + StoreJournal.KEY_FILE + "): open it with WalStore.open on the store's directory");
+        }
         return open(config, BackgroundThreads.own(), true);
     }
 
@@ -138,7 +144,11 @@ public final class Wal implements AutoCloseable {
         return parts.writes.append(type, payload, offset, length, durability, compression);
     }
 
-    /** Appends the remaining bytes of {@code payload} (its position is not moved). */
+    /**
+     * Appends the remaining bytes of {@code payload} (its position is not moved). Heap or direct: the bytes are copied
+     * once, into the log's buffers, and nothing is allocated (so a server appends straight from its network buffers,
+     * e.g. a Netty {@code ByteBuf.nioBuffer()} view, with no copy of its own). The buffer may be reused once this returns.
+     */
     public long append(int type, ByteBuffer payload, Durability durability) {
         return append(type, payload, durability, parts.config.compression());
     }
@@ -146,11 +156,6 @@ public final class Wal implements AutoCloseable {
     /** {@link #append(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
     public long append(int type, ByteBuffer payload, Durability durability, Compression compression) {
         return parts.writes.append(type, payload, durability, compression);
-    }
-
-    /** Appends the readable bytes of a Chronicle {@link BytesStore} (from its read position, for its read remaining). */
-    public long append(int type, BytesStore<?, ?> payload, Durability durability) {
-        return parts.writes.append(type, payload, durability);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.walden.core;
 
 import io.walden.core.archive.ArchiveConfig;
+import io.walden.core.internal.sync.SyncOverride;
 import io.walden.core.internal.sync.SyncStrategy;
 
 import java.nio.file.Path;
@@ -33,6 +34,20 @@ public final class WalConfig {
      * (docs/benchmarks.md).
      */
     public static final int DEFAULT_ZSTD_LEVEL = 1;
+
+    static {
+        SyncOverride.install(new SyncOverride.Access() {
+            @Override
+            public SyncStrategy strategy(WalConfig config) {
+                return config.syncStrategy();
+            }
+
+            @Override
+            public void strategy(Builder builder, SyncStrategy strategy) {
+                builder.syncStrategy(strategy);
+            }
+        });
+    }
 
     /** This config's own copy, with the default sizes resolved: written only here, before the constructor returns. */
     private final WalSettings settings;
@@ -84,8 +99,11 @@ public final class WalConfig {
         return settings.syncMethod;
     }
 
-    /** A custom force strategy replacing the one {@link #syncMethod()} names, or null. */
-    public SyncStrategy syncStrategy() {
+    /**
+     * A force strategy replacing the one {@link #syncMethod()} names, or null: internal (a store's journal, a test's
+     * injected fault), reached through {@link SyncOverride}.
+     */
+    SyncStrategy syncStrategy() {
         return settings.syncStrategy;
     }
 
@@ -98,7 +116,7 @@ public final class WalConfig {
         return settings.maxCursorRetainedBytes;
     }
 
-    /** Where and how sealed segments are archived, or null when they are not (see {@link io.walden.core.archive.Archiver}). */
+    /** Where and how sealed segments are archived, or null when they are not (see {@link io.walden.core.archive.ArchiverStatus}). */
     public ArchiveConfig archive() {
         return settings.archive;
     }
@@ -172,16 +190,17 @@ public final class WalConfig {
         return settings.describe();
     }
 
+    /** The wall clock records' times are read from (the system's UTC clock unless a test set another). */
     public Clock clock() {
         return settings.clock;
     }
 
-    /** Null: no time limit. */
+    /** Sealed segments whose records are all older than this are removed (null: no limit); see the builder. */
     public Duration retentionTime() {
         return settings.retentionTime;
     }
 
-    /** 0: no size limit. */
+    /** Oldest sealed segments are removed while the log holds more bytes than this (0: no limit); see the builder. */
     public long retentionBytes() {
         return settings.retentionBytes;
     }
@@ -206,16 +225,22 @@ public final class WalConfig {
             return this;
         }
 
-        /** Largest payload accepted; default 16 MiB, or less when the segments (or WAL buffers set) cannot hold it. */
+        /**
+         * Largest payload accepted; default 16 MiB, or what the segment size (and the WAL buffers, when set) allow if
+         * that is less.
+         */
         public Builder maxPayloadSize(int bytes) {
             settings.maxPayloadSize = bytes;
             return this;
         }
 
         /**
-         * Size of the WAL buffers (PostgreSQL's {@code wal_buffers}; docs/group-commit.md, "WAL buffers"): the native
-         * ring appenders copy records into before they are written into the files. A power of two from 64 KiB to 1 GiB
-         * that holds the largest record ({@link #smallestWalBuffersFor}); default 32 MiB, or the segment size if smaller.
+         * Size of the WAL buffers (PostgreSQL's {@code wal_buffers}): the ring of native memory, outside the Java heap,
+         * that appenders copy records into before the flush leader or the background writer writes them into the
+         * files. A power of two from 64 KiB to 1 GiB that holds the largest record ({@link #smallestWalBuffersFor});
+         * default 32 MiB, or the segment size if smaller. When the ring is smaller than a segment, the log also keeps
+         * one largest record's worth of slack after it (docs/group-commit.md, "WAL buffers"). A full ring is written
+         * out by the appender that needs room; a larger one absorbs longer bursts of {@code OFF} appends.
          */
         public Builder walBuffers(long bytes) {
             settings.walBuffers = bytes;
@@ -227,36 +252,46 @@ public final class WalConfig {
             return this;
         }
 
-        /** The wall clock of records' times (default: the system's UTC clock); see {@link WalRecord#timestamp()}. */
+        /**
+         * The wall clock records' times come from (default: the system's UTC clock). For tests and simulations: a
+         * clock that steps back never makes times decrease in LSN order (see {@link WalRecord#timestamp()}).
+         */
         public Builder clock(Clock clock) {
             settings.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 
         /**
-         * Removes sealed segments, oldest first, once all their records are older than {@code age} (Kafka's
-         * {@code retention.ms}), never what a slot, a cursor or the archiver needs (docs/operations.md, "Retention").
+         * Time-based retention (Kafka's {@code retention.ms}): whole sealed segments are removed, oldest first, once
+         * every record in them is older than {@code age}, unless a replication slot, a consumer cursor or the
+         * archiver still needs them (docs/operations.md, "Retention"). Null (the default) keeps everything.
          */
         public Builder retentionTime(Duration age) {
             settings.retentionTime = age;
             return this;
         }
 
-        /** Removes the oldest sealed segments while the log holds more than {@code bytes} (0: no limit); see above. */
+        /**
+         * Size-based retention (Kafka's {@code retention.bytes}): while the log's segments hold more than
+         * {@code bytes}, the oldest sealed segment is removed, with the same holders as {@link #retentionTime}. The
+         * segment being written is never removed, so a log may hold up to one segment more. 0 (the default) keeps
+         * everything.
+         */
         public Builder retentionBytes(long bytes) {
             settings.retentionBytes = bytes;
             return this;
         }
 
-        /** Replaces the built-in strategy for {@link #syncMethod(SyncMethod)}; for instrumentation and fault injection. */
-        public Builder syncStrategy(SyncStrategy strategy) {
+        /** Replaces the built-in strategy for {@link #syncMethod(SyncMethod)}: see {@link WalConfig#syncStrategy()}. */
+        Builder syncStrategy(SyncStrategy strategy) {
             settings.syncStrategy = strategy;
             return this;
         }
 
         /**
-         * The compression of appends that choose none (PostgreSQL's {@code wal_compression}); a payload is stored
-         * compressed only when that saves space (see {@link Compression}).
+         * The log's default compression (PostgreSQL's {@code wal_compression}): used by every append that does not
+         * choose one. A payload is stored compressed only when that saves space (see {@link Compression}); logs
+         * holding compressed records need this version or later to be read.
          */
         public Builder compression(Compression codec) {
             settings.compression = Objects.requireNonNull(codec, "compression");
@@ -264,8 +299,12 @@ public final class WalConfig {
         }
 
         /**
-         * Whether zstd payloads of up to 64 KiB are compressed with a dictionary the log trains on its first MiB of them
-         * and stores in every segment that needs it (docs/format.md, "zstd dictionaries"). Default true.
+         * Whether zstd payloads of up to 64 KiB are compressed with a dictionary (docs/format.md, "zstd dictionaries"):
+         * the log samples its first zstd payloads (up to 1 MiB), trains a dictionary of up to 16 KiB on them in the
+         * background (both at most a fraction of a segment, so that a dictionary fits beside the records it serves),
+         * and stores a copy of it in every segment that holds a record compressed with it; reopened, it takes up the
+         * newest copy its last segment holds. Small JSON events then store in well under half the bytes zstd alone
+         * needs (docs/benchmarks.md). Default true. Logs holding such records need this version or later to be read.
          */
         public Builder zstdDictionary(boolean enabled) {
             settings.zstdDictionary = enabled;
@@ -273,21 +312,30 @@ public final class WalConfig {
         }
 
         /**
-         * The zstd level of {@link Compression#ZSTD} payloads (Kafka's {@code compression.zstd.level}), from zstd's
-         * fastest negative levels to 22; default 1 (docs/benchmarks.md). Readers need no setting.
+         * The zstd level {@link Compression#ZSTD} payloads are compressed at (Kafka's {@code compression.zstd.level}):
+         * from zstd's fastest negative levels to 22; default 1. On small JSON events level 1 stores within 2 % of
+         * zstd's own default, 3, in less time, which the committers pay on the append path; levels past 9 cost many
+         * times the CPU for a percent or two (docs/benchmarks.md). Readers need no setting: a frame decompresses the
+         * same at any level, and a log may be reopened at another.
          */
         public Builder zstdLevel(int level) {
             settings.zstdLevel = level;
             return this;
         }
 
-        /** Archives every sealed segment before it may be removed (docs/operations.md); the log does not close the target. */
+        /**
+         * Archives every sealed segment to {@code archive}'s target, and never truncates one before it is archived
+         * (docs/operations.md, "Backup and restore"). Default: no archiving. The log does not close the target.
+         */
         public Builder archive(ArchiveConfig archive) {
             settings.archive = archive;
             return this;
         }
 
-        /** The most log a cursor may hold back from truncation; beyond it the cursor is lost (default 4 GiB). */
+        /**
+         * The most log a cursor may hold back from truncation: a cursor lagging further lets truncation pass it and is
+         * then lost (its reader fails; logged and counted), so a forgotten consumer never fills the disk. Default 4 GiB.
+         */
         public Builder maxCursorRetainedBytes(long bytes) {
             settings.maxCursorRetainedBytes = WalConfigValidation.requireNonNegative(bytes, "maxCursorRetainedBytes");
             return this;

@@ -1,6 +1,6 @@
 package io.walden.core;
 
-import io.walden.core.archive.Archiver;
+import io.walden.core.archive.ArchiverStatus;
 import io.walden.core.internal.WalParts;
 import io.walden.core.internal.segment.SegmentFiles;
 
@@ -115,7 +115,7 @@ public final class WalStatus {
                 .map(h -> new RetentionStatus.Held(h.holder().tag, h.bytes(), h.floorLsn(), h.since())).toList());
     }
 
-    public Optional<Archiver> archiver() {
+    public Optional<ArchiverStatus> archiver() {
         return Optional.ofNullable(parts.archiver);
     }
 }

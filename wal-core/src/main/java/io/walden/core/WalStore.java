@@ -1,6 +1,9 @@
 package io.walden.core;
 
 import io.walden.core.internal.JvmAccess;
+import io.walden.core.internal.journal.JournalReplay;
+import io.walden.core.internal.journal.LogKeys;
+import io.walden.core.internal.journal.StoreJournal;
 import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.thread.BackgroundThreads;
@@ -19,6 +22,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -44,6 +48,12 @@ import java.util.stream.Stream;
  * {@link #open} removes what a crash left under those names. So after a crash at any point, a log is either wholly
  * there or not at all ({@code WalStoreCrashTest} kills child JVMs in the middle of both).
  *
+ * <p><b>Shared flushes.</b> Unless {@link WalStoreConfig.Builder#sharedJournal} is off, the logs' durable bytes go
+ * through one journal in {@code <directory>/journal} ({@code StoreJournal}): commits to different logs share its
+ * {@code fdatasync}, and the store's open writes what it holds back into the logs' files before any log opens. So
+ * open a store's log through its store: {@link Wal#open} refuses a directory with a store key
+ * ({@code walden.store-key}), since it would miss what the journal holds.
+ *
  * <p>Thread-safety: every method from any thread. {@link #create}, {@link #delete} and {@link #close} serialise on the
  * store; {@link #log} and {@link #names} do not wait for them.
  */
@@ -62,6 +72,12 @@ public final class WalStore implements AutoCloseable {
     private final FileLock lock;
     private final BackgroundThreads threads;
     private final Map<String, Wal> open = new ConcurrentHashMap<>();
+    /** Each log's key in the journal (see {@link StoreJournal#KEY_FILE}). */
+    private final Map<String, Long> keys = new ConcurrentHashMap<>();
+    /** The shared journal; null when the store's logs force their own files. */
+    private volatile StoreJournal journal;
+    /** The journal's own log (closed after the logs and the journal's last checkpoint). */
+    private Wal journalLog;
     private boolean closed;
 
     private WalStore(WalStoreConfig config, FileChannel lockChannel, FileLock lock) {
@@ -130,10 +146,72 @@ public final class WalStore implements AutoCloseable {
         }
         Collections.sort(names);
         for (String name : names) {
-            open.put(name, Wal.open(configOf(name, logs.resolve(name), b -> { }).build(), threads, false));
+            keys.put(name, LogKeys.readOrAssign(logs.resolve(name), keys.values()));
+        }
+        openJournal();
+        for (String name : names) {
+            open.put(name, Wal.open(journaledConfigOf(name, logs.resolve(name), b -> { }), threads, false));
         }
         LOG.info("Opened the store in {}: {} log(s) on {} shared threads", config.directory(), names.size(),
                 threads.threadCount());
+    }
+
+    /**
+     * Opens the journal and writes what it holds back into the logs' files (before any log opens: a log must find in
+     * its files everything it acknowledged). A store whose logs force their own files now writes back what a journal
+     * left from before, then removes it.
+     */
+    private void openJournal() throws IOException {
+        Path dir = config.directory().resolve(StoreJournal.DIRECTORY);
+        boolean wanted = journalWanted();
+        if (!wanted && !Files.exists(dir)) {
+            return;
+        }
+        Wal j = Wal.open(journalConfig(dir), threads, false);
+        try {
+            Map<Long, Path> dirs = new HashMap<>();
+            keys.forEach((name, key) -> dirs.put(key, logs.resolve(name)));
+            JournalReplay.replay(j.parts(), dirs);
+        } catch (IOException | RuntimeException e) {
+            j.close();
+            throw e instanceof WalException w ? w : new WalException("could not write the store journal in " + dir
+                    + " back into the logs' files: " + e.getMessage(), e);
+        }
+        if (wanted) {
+            journalLog = j;
+            journal = new StoreJournal(j.parts(), threads);
+        } else {
+            j.close();
+            deleteTree(dir);
+            SegmentFiles.forceDirectory(config.directory());
+            LOG.info("Removed the store journal in {}: its entries are in the logs' files, which force themselves now", dir);
+        }
+    }
+
+    /** Whether the logs' flushes go through the journal: asked for, and the default sync method is a durable one. */
+    private boolean journalWanted() {
+        if (!config.sharedJournal()) {
+            return false;
+        }
+        WalSettings s = defaultSettings();
+        return s.syncStrategy == null && s.syncMethod != SyncMethod.NONE;
+    }
+
+    private WalSettings defaultSettings() {
+        WalConfig.Builder b = WalConfig.builder(config.directory());
+        config.defaults().accept(b);
+        return b.settings();
+    }
+
+    /** The journal's own log: the store's sync method, segments of its own size, nothing else of the logs'. */
+    private WalConfig journalConfig(Path dir) {
+        WalSettings s = defaultSettings();
+        WalConfig.Builder b = WalConfig.builder(dir)
+                .segmentSize(Wal.segmentSizeOf(dir).orElse(config.journalSegmentSize())); // a journal keeps its size
+        if (s.syncStrategy == null && s.syncMethod != SyncMethod.NONE) {
+            b.syncMethod(s.syncMethod);
+        }
+        return b.build();
     }
 
     /**
@@ -149,6 +227,19 @@ public final class WalStore implements AutoCloseable {
         config.logSettings().accept(name, b);
         Wal.segmentSizeOf(dir).ifPresent(b::segmentSize);
         return b;
+    }
+
+    /**
+     * {@link #configOf} for the log's life in the store: its flushes go through the journal, unless the journal is off
+     * or the log's own settings ask for no force or for a force of their own (a custom strategy).
+     */
+    private WalConfig journaledConfigOf(String name, Path dir, Consumer<WalConfig.Builder> created) {
+        WalConfig.Builder b = configOf(name, dir, created);
+        WalSettings s = b.settings();
+        if (journal != null && s.syncStrategy == null && s.syncMethod != SyncMethod.NONE) {
+            b.syncStrategy(journal.logJournal(keys.get(name), dir));
+        }
+        return b.build();
     }
 
     /** {@link #create(String, Consumer)} with the store's defaults. */
@@ -183,10 +274,14 @@ public final class WalStore implements AutoCloseable {
             config.defaults().accept(chosen);
             settings.accept(chosen);
             StoreLogSettings.write(building, StoreLogSettings.overrides(defaults.settings(), chosen.settings()));
-            LogOpener.create(configOf(name, building, settings).build()); // its files, each forced, not opened yet
+            long key = LogKeys.assign(building, keys.values());
+            keys.put(name, key);
+            // Its files, each forced, not opened here: nothing goes through the journal under the temporary name.
+            LogOpener.create(configOf(name, building, settings).build());
             SegmentFiles.forceDirectory(building);
             Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE); // the log exists from here on, whole
         } catch (IOException | RuntimeException e) {
+            keys.remove(name);
             deleteQuietly(building);
             if (e instanceof IOException io) {
                 throw new WalException("cannot create log '" + name + "' in " + logs + ": " + e.getMessage(), io);
@@ -195,7 +290,7 @@ public final class WalStore implements AutoCloseable {
         }
         try {
             SegmentFiles.forceDirectory(logs);
-            Wal wal = Wal.open(configOf(name, dir, settings).build(), threads, false);
+            Wal wal = Wal.open(journaledConfigOf(name, dir, settings), threads, false);
             open.put(name, wal);
             LOG.info("Created log {} in the store {}", name, config.directory());
             return wal;
@@ -203,6 +298,7 @@ public final class WalStore implements AutoCloseable {
             // Named but not usable: taken back out (as a deletion would), so that no log is there that the store
             // does not serve; a crash before that leaves it whole, and it opens with the store.
             discard(name, dir);
+            forgetKey(name);
             throw e instanceof IOException io
                     ? new WalException("cannot create log '" + name + "' in " + logs + ": " + e.getMessage(), io)
                     : (RuntimeException) e;
@@ -226,6 +322,21 @@ public final class WalStore implements AutoCloseable {
     /** The log named {@code name}, open; empty when the store has none of that name. */
     public Optional<Wal> log(String name) {
         return Optional.ofNullable(open.get(name));
+    }
+
+    /**
+     * How many times the store's journal was forced, each a flush shared by the commits of every log that flushed
+     * meanwhile (see {@link WalStoreConfig.Builder#sharedJournal}); 0 when the logs force their own files.
+     */
+    public long sharedFlushCount() {
+        StoreJournal j = journal;
+        return j == null ? 0 : j.flushCount();
+    }
+
+    /** The bytes the journal holds that no checkpoint removed yet (0 without a journal): for tests. */
+    long journalHeldBytes() {
+        StoreJournal j = journal;
+        return j == null ? 0 : j.heldBytes();
     }
 
     /** The names of the store's logs, sorted. */
@@ -257,8 +368,13 @@ public final class WalStore implements AutoCloseable {
         open.remove(name);
         Path doomed = logs.resolve(DELETING + name);
         try {
+            Long key = keys.get(name);
+            if (journal != null && key != null) {
+                journal.forceFilesOf(key); // before the rename: see StoreJournal.forceFilesOf
+            }
             deleteTree(doomed);
             Files.move(logs.resolve(name), doomed, StandardCopyOption.ATOMIC_MOVE);
+            forgetKey(name); // only now: until the rename, the journal's checkpoint still forces its files
         } catch (IOException e) {
             throw new WalException("cannot delete log '" + name + "' in " + logs + ": " + e.getMessage()
                     + " (it is closed, and opens again with the store; delete it then)", e);
@@ -289,6 +405,18 @@ public final class WalStore implements AutoCloseable {
             }
         }
         open.clear();
+        if (journal != null) {
+            try {
+                journal.close(); // after the logs: their last flushes went into it
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+            try {
+                journalLog.close();
+            } catch (RuntimeException e) {
+                failures.add(e);
+            }
+        }
         threads.close();
         try {
             lock.release();
@@ -300,6 +428,17 @@ public final class WalStore implements AutoCloseable {
             RuntimeException first = failures.get(0);
             failures.subList(1, failures.size()).forEach(first::addSuppressed);
             throw first;
+        }
+    }
+
+    /**
+     * The log's key leaves the store (deleted, or its creation failed): the journal need not force its files, and its
+     * entries are skipped at the next open (no directory has the key).
+     */
+    private void forgetKey(String name) {
+        Long key = keys.remove(name);
+        if (key != null && journal != null) {
+            journal.forget(key);
         }
     }
 

@@ -17,12 +17,16 @@ public final class WalStoreConfig {
     private final Consumer<WalConfig.Builder> defaults;
     private final BiConsumer<String, WalConfig.Builder> logSettings;
     private final int writerThreads;
+    private final boolean sharedJournal;
+    private final long journalSegmentSize;
 
     private WalStoreConfig(Builder b) {
         this.directory = b.directory;
         this.defaults = b.defaults;
         this.logSettings = b.logSettings;
         this.writerThreads = b.writerThreads;
+        this.sharedJournal = b.sharedJournal;
+        this.journalSegmentSize = b.journalSegmentSize;
     }
 
     public static Builder builder(Path directory) {
@@ -49,12 +53,24 @@ public final class WalStoreConfig {
         return writerThreads;
     }
 
+    /** Whether the logs' durable bytes go through the store's journal (see {@link Builder#sharedJournal}). */
+    public boolean sharedJournal() {
+        return sharedJournal;
+    }
+
+    /** The journal's segment size: a checkpoint is due once it holds two segments. */
+    long journalSegmentSize() {
+        return journalSegmentSize;
+    }
+
     /** Collects a store's settings. Thread-safety: none; one thread at a time. */
     public static final class Builder {
         private final Path directory;
         private Consumer<WalConfig.Builder> defaults = b -> { };
         private BiConsumer<String, WalConfig.Builder> logSettings = (name, b) -> { };
         private int writerThreads = Runtime.getRuntime().availableProcessors();
+        private boolean sharedJournal = true;
+        private long journalSegmentSize = 16L << 20;
 
         private Builder(Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -89,6 +105,29 @@ public final class WalStoreConfig {
                 throw new IllegalArgumentException("writerThreads must be at least 1, got " + threads);
             }
             this.writerThreads = threads;
+            return this;
+        }
+
+        /**
+         * Whether commits to different logs share their flushes through one journal (default: yes). With it, a log's
+         * flush writes its records into its file as always and then into the store's journal, whose one
+         * {@code fdatasync} makes the commits of every log that flushed meanwhile durable; the journal's checkpoint
+         * forces the logs' files about once a second. Without it, each log forces its own file, so N logs with one
+         * committer each make N forces where one log with N committers makes one (docs/group-commit.md, "Flushes
+         * across logs", has both measured). Every promise of docs/durability.md holds per log either way; with the
+         * journal, a failed write or force of the journal fails the flush of every log waiting on it (one disk, one
+         * fate). A log whose settings ask for no force ({@link SyncMethod#NONE}) or for a strategy of its own keeps
+         * it. A store's logs are opened through the store whether or not it has a journal ({@link Wal#open} refuses
+         * a directory with a store key).
+         */
+        public Builder sharedJournal(boolean shared) {
+            this.sharedJournal = shared;
+            return this;
+        }
+
+        /** Tests only: smaller journal segments, so that checkpoints remove some within a test's writes. */
+        Builder journalSegmentSize(long bytes) {
+            this.journalSegmentSize = bytes;
             return this;
         }
 

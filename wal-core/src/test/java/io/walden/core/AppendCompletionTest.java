@@ -94,10 +94,14 @@ class AppendCompletionTest {
                     }
                 };
                 singles.add(one);
-                while (!wal.nonWaiting().tryAppend(0, payload("r" + i), i % 2 == 0 ? Durability.LOCAL : Durability.ON, one)) {
+                int record = i;
+                Eventually.waitUntil(() -> {
+                    if (wal.nonWaiting().tryAppend(0, payload("r" + record), record % 2 == 0 ? Durability.LOCAL : Durability.ON, one)) {
+                        return true;
+                    }
                     wal.nonWaiting().requestFlush(); // the next segment is not prepared yet, or the WAL buffers wait to be written
-                    Thread.sleep(1);
-                }
+                    return false;
+                });
                 if (i % 100 == 99) {
                     wal.nonWaiting().requestFlush();
                 }
@@ -119,9 +123,10 @@ class AppendCompletionTest {
             Recording c = new Recording(1);
             wal.nonWaiting().tryAppend(0, payload("replicated"), Durability.ON, c);
             wal.nonWaiting().flushIfIdle();
-            Thread.sleep(100);
-            assertThat(c.durable).as("flushed locally, not confirmed yet").isEmpty();
             long lsn = wal.insertLsn();
+            Eventually.waitUntil(() -> wal.flushedLsn() >= lsn);
+            assertThat(c.told.await(100, TimeUnit.MILLISECONDS)).as("flushed locally, not confirmed yet").isFalse();
+            assertThat(c.durable).isEmpty();
             wal.replication().remoteWaits().advance(Durability.ON, lsn);
             assertThat(c.told.await(10, TimeUnit.SECONDS)).isTrue();
             assertThat(c.durable).hasSize(1);

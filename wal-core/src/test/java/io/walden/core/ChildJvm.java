@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -75,6 +76,20 @@ public final class ChildJvm implements AutoCloseable {
         process.destroyForcibly();
         process.waitFor(30, TimeUnit.SECONDS);
         pump.join(TimeUnit.SECONDS.toMillis(10));
+    }
+
+    /** kill -9 at a random moment from {@code fromMillis} to {@code toMillis} from now. */
+    public void killWithin(Random random, int fromMillis, int toMillis) throws InterruptedException {
+        TestLogs.pauseRandomly(random, fromMillis, toMillis);
+        kill();
+    }
+
+    /**
+     * For a child's main: blocks until the parent kills it, so that it ends with no clean close and no shutdown
+     * checkpoint.
+     */
+    public static void awaitKill() throws InterruptedException {
+        new CountDownLatch(1).await(); // counted down by nobody: the kill ends the process here
     }
 
     public int waitFor(long timeout, TimeUnit unit) throws InterruptedException {

@@ -83,7 +83,7 @@ class CloseAndTruncateRaceTest {
             t.start();
         }
         started.await();
-        Thread.sleep(ThreadLocalRandom.current().nextInt(100, 400));
+        TestLogs.pauseRandomly(ThreadLocalRandom.current(), 100, 400); // the close lands at a random point of the race
         wal.close();
         stop.set(true);
         for (Thread t : threads) {

@@ -199,11 +199,8 @@ class ConcurrentAppendTest {
             }
         }
 
-        void awaitPosition(long target) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (position < target && System.nanoTime() < deadline && thread.isAlive()) {
-                Thread.sleep(5);
-            }
+        void awaitPosition(long target) throws Exception {
+            Eventually.holds(() -> position >= target || !thread.isAlive());
         }
     }
 }

@@ -104,8 +104,7 @@ class CrashRecoveryTest {
                     String.valueOf(TestLogs.SMALL_SEGMENT), method.configName(), compression.configName(),
                     String.valueOf(retentionBytes))) {
                 assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
-                Thread.sleep(50 + random.nextInt(700));
-                child.kill();
+                child.killWithin(random, 50, 750);
                 for (String line : child.lines()) {
                     String[] f = line.split(" ");
                     if (f.length == 4 && f[0].equals("A")) {

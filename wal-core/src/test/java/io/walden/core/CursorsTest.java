@@ -137,7 +137,7 @@ class CursorsTest {
         long acknowledged = -1;
         try (ChildJvm child = ChildJvm.start(CursorCommitter.class, stderr, log.toString())) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
-            assertThat(TestLogs.eventually(() -> child.lines().size() >= 50)).as("child commits (see %s)", stderr).isTrue();
+            assertThat(Eventually.holds(() -> child.lines().size() >= 50)).as("child commits (see %s)", stderr).isTrue();
             child.kill();
             for (String line : child.lines()) {
                 if (line.startsWith("C ")) {
@@ -283,7 +283,7 @@ class CursorsTest {
             fill(wal, 3);
             long appended = System.nanoTime();
             // the background writer samples the end every 20 ms
-            assertThat(TestLogs.eventually(() -> wal.cursors().list().get(0).lagSeconds() > 0)).isTrue();
+            assertThat(Eventually.holds(() -> wal.cursors().list().get(0).lagSeconds() > 0)).isTrue();
             double lag = wal.cursors().list().get(0).lagSeconds();
             assertThat(lag).as("the end passed the cursor after the appends, at most this long ago")
                     .isGreaterThan(0.0).isLessThanOrEqualTo((System.nanoTime() - appended) / 1e9 + 0.05);
@@ -317,12 +317,12 @@ class CursorsTest {
             wal.cursors().create("c", lsns[1]);
             wal.cursors().commit("c", lsns[300]);
             long committedAt = wal.insertLsn();
-            long deadline = System.nanoTime() + 10_000_000_000L; // the background writer's ticks (every 20 ms) write it
+            // The background writer's ticks (every 20 ms) write it.
+            Eventually.holds(() -> {
+                CursorFile.Snapshot written = CursorFile.read(work, CursorFile.CHECKPOINT);
+                return written != null && written.asOf() >= committedAt;
+            });
             CursorFile.Snapshot checkpoint = CursorFile.read(work, CursorFile.CHECKPOINT);
-            while ((checkpoint == null || checkpoint.asOf() < committedAt) && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-                checkpoint = CursorFile.read(work, CursorFile.CHECKPOINT);
-            }
             assertThat(checkpoint).isNotNull();
             assertThat(checkpoint.asOf()).as("as of a flushed LSN past the commit").isGreaterThanOrEqualTo(committedAt);
             assertThat(checkpoint.cursors()).containsEntry("c", lsns[300]);

@@ -23,10 +23,7 @@ class EpochAfterCrashTest {
         try (ChildJvm child = ChildJvm.start(CrashingAppender.class, work.resolve("child.err"), log.toString(), "2",
                 String.valueOf(TestLogs.SMALL_SEGMENT))) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started").isTrue();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (child.lines().size() < 50 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            Eventually.holds(() -> child.lines().size() >= 50);
             child.kill();
             assertThat(child.lines()).hasSizeGreaterThanOrEqualTo(50);
         }

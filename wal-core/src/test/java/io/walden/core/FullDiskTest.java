@@ -72,16 +72,14 @@ class FullDiskTest {
             assertThat(wal.insertLsn()).as("the refused append reserved nothing").isEqualTo(end);
 
             wal.truncateBefore(wal.flushedLsn());
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            Long resumed = null;
-            while (resumed == null && System.nanoTime() < deadline) {
+            assertThat(Eventually.holds(() -> {
                 try {
-                    resumed = wal.append(new byte[1000], Durability.LOCAL);
+                    wal.append(new byte[1000], Durability.LOCAL);
+                    return true;
                 } catch (WalException e) {
-                    Thread.sleep(100);
+                    return false;
                 }
-            }
-            assertThat(resumed).as("appends resume once truncation freed space").isNotNull();
+            })).as("appends resume once truncation freed space").isTrue();
         }
     }
 }

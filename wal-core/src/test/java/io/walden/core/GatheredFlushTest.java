@@ -70,7 +70,7 @@ class GatheredFlushTest {
             Told lonely = append(wal);
             long again = wal.nonWaiting().flushWhenGathered();
             assertThat(again).isPositive();
-            while (again > 0) { // as an event loop's timer would
+            while (again > 0) { // a sleep: the delay the log asked for, waited as an event loop's timer would
                 TimeUnit.NANOSECONDS.sleep(again);
                 again = wal.nonWaiting().flushWhenGathered();
             }

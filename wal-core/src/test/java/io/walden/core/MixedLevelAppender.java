@@ -32,6 +32,8 @@ public final class MixedLevelAppender {
                     long lsn = wal.append(type, CrashingAppender.payload(type, seq), level);
                     print("A " + type + " " + seq + " " + lsn);
                     if (level == Durability.OFF && seq % 10 == 9) {
+                        // A sleep: the background writer writes OFF records within its offWriteDelay (a rule of
+                        // time), so the burst is written, and survives the kill of this process, once S is printed.
                         sleep(50);
                         print("S " + lsn);
                     }

@@ -45,8 +45,7 @@ class MixedLevelCrashTest {
             try (ChildJvm child = ChildJvm.start(MixedLevelAppender.class, dir.resolve("child.err"), log.toString(),
                     String.valueOf(SEGMENT), String.valueOf(WAL_BUFFERS))) {
                 assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started").isTrue();
-                Thread.sleep(200 + random.nextInt(800));
-                child.kill();
+                child.killWithin(random, 200, 1000);
                 for (String line : child.lines()) {
                     String[] f = line.split(" ");
                     assertThat(f[0]).as("the WRITTEN reader saw a record that fails its check: %s", line).isNotEqualTo("BAD");

@@ -9,8 +9,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** An event loop's append never waits for the next segment or for room in the WAL buffers: it is told to append elsewhere instead. */
@@ -72,13 +72,5 @@ class NonWaitingAppendTest {
                 break;
             }
         }
-    }
-
-    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(condition.getAsBoolean()).isTrue();
     }
 }

@@ -60,6 +60,6 @@ public final class PromotedAppender {
         }
         System.out.println("DONE");
         System.out.flush();
-        Thread.sleep(Long.MAX_VALUE); // killed here: no clean close, no shutdown checkpoint
+        ChildJvm.awaitKill();
     }
 }

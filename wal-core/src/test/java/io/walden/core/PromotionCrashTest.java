@@ -29,10 +29,7 @@ class PromotionCrashTest {
         args.addAll(List.of(electedAs));
         try (ChildJvm child = ChildJvm.start(PromotedAppender.class, work.resolve("child.err"), args.toArray(new String[0]))) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child promoted its log").isTrue();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (!child.lines().contains("DONE") && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            Eventually.holdsWithin(60, () -> child.lines().contains("DONE"));
             child.kill();
             List<String> acks = child.lines().stream().filter(l -> l.startsWith("A ")).toList();
             assertThat(acks).as("acknowledged after the promotion").hasSize(PromotedAppender.AFTER);

@@ -74,7 +74,7 @@ class PromotionTest {
                 w.start();
                 writers.add(w);
             }
-            Thread.sleep(50);
+            Eventually.waitUntil(() -> lastAccepted.get() >= 0); // appends under way when the refusal comes
             wal.replication().refuseAppends("switching over");
             long end = wal.replication().drainAppends(5, TimeUnit.SECONDS);
             stop.set(true);

@@ -59,11 +59,6 @@ class RecordTimeTest {
         return out;
     }
 
-    /** Waits past the clock's idle point, so that the next append reads the clock itself. */
-    private static void idle() throws InterruptedException {
-        Thread.sleep(60);
-    }
-
     @Test
     void aRecordCarriesTheWallClockOfItsAppendToTheMillisecond() {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
@@ -80,10 +75,10 @@ class RecordTimeTest {
         SteppedClock clock = new SteppedClock(Instant.parse("2026-11-25T14:32:00Z"));
         try (Wal wal = Wal.open(TestLogs.small(dir).clock(clock).build())) {
             wal.append(bytes("at 14:32"), Durability.LOCAL);
-            idle();
+            TestLogs.letRecordClockIdle();
             clock.now.set(Instant.parse("2026-11-25T14:00:00Z")); // NTP stepped the clock back half an hour
             wal.append(bytes("after the step"), Durability.LOCAL);
-            idle();
+            TestLogs.letRecordClockIdle();
             clock.now.set(Instant.parse("2026-11-25T14:40:00Z"));
             wal.append(bytes("caught up"), Durability.LOCAL);
 
@@ -114,7 +109,7 @@ class RecordTimeTest {
         try (Wal wal = Wal.open(TestLogs.small(dir).clock(clock).build())) {
             for (int minute = 0; minute < 60; minute++) {
                 clock.now.set(Instant.parse("2026-01-01T00:00:00Z").plus(Duration.ofMinutes(minute)));
-                idle();
+                TestLogs.letRecordClockIdle();
                 lsns.add(wal.append(new byte[1500], Durability.OFF)); // a new time for the first of every minute
                 for (int i = 0; i < 20; i++) {
                     wal.append(new byte[1500], Durability.OFF);
@@ -137,7 +132,7 @@ class RecordTimeTest {
         SteppedClock clock = new SteppedClock(Instant.parse("2026-11-25T10:00:00Z"));
         try (Wal wal = Wal.open(TestLogs.small(dir).clock(clock).build())) {
             wal.append(bytes("at 10:00"), Durability.LOCAL);
-            idle();
+            TestLogs.letRecordClockIdle();
             clock.now.set(Instant.parse("2026-11-25T11:00:00Z"));
             wal.append(bytes("at 11:00"), Durability.LOCAL);
             try (WalReader r = wal.reader(Instant.parse("2026-11-25T10:30:00Z"))) {

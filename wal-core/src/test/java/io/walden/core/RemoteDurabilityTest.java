@@ -1,6 +1,6 @@
 package io.walden.core;
 
-import io.walden.core.replication.RemoteWaits;
+import io.walden.core.replication.SyncConfirmations;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,8 +18,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.BooleanSupplier;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.core.TestLogs.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -48,7 +48,7 @@ class RemoteDurabilityTest {
     void shouldReleaseEachLevelOnlyWhenItsOwnPositionPassesTheRecord() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(3);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            RemoteWaits remote = wal.replication().remoteWaits();
+            SyncConfirmations remote = wal.replication().remoteWaits();
             remote.activate();
             Future<Long> write = pool.submit(() -> wal.append(bytes("w"), Durability.REMOTE_WRITE));
             Future<Long> on = pool.submit(() -> wal.append(bytes("o"), Durability.ON));
@@ -84,7 +84,7 @@ class RemoteDurabilityTest {
                 done.add(f.thenAccept(completed::add));
             }
             wal.flush();
-            Thread.sleep(50);
+            assertStillWaiting(done.get(0)); // the first in LSN order: none is told before it
             assertThat(completed).as("nothing is confirmed remotely yet").isEmpty();
             long mid = wal.insertLsn();
             for (int i = 0; i < 2000; i++) {
@@ -125,7 +125,6 @@ class RemoteDurabilityTest {
                 blocked.add(pool.submit(() -> wal.append(bytes("b"), Durability.ON)));
             }
             CompletableFuture<Long> async = wal.appendAsync(bytes("a"), Durability.REMOTE_WRITE);
-            Thread.sleep(100);
             assertStillWaiting(blocked.toArray(new Future[0]));
             assertThat(async).isNotDone();
             wal.replication().remoteWaits().deactivate();
@@ -145,7 +144,6 @@ class RemoteDurabilityTest {
         wal.replication().remoteWaits().activate();
         Future<Long> blocked = pool.submit(() -> wal.append(bytes("b"), Durability.REMOTE_APPLY));
         CompletableFuture<Long> async = wal.appendAsync(bytes("a"), Durability.ON);
-        Thread.sleep(100);
         assertStillWaiting(blocked);
         long t0 = System.nanoTime();
         wal.close();
@@ -163,11 +161,10 @@ class RemoteDurabilityTest {
     void shouldFailWaitingRemoteCommitsWhenTheSourceDetachesNeverReleasingThemAsLocal() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            RemoteWaits remote = wal.replication().remoteWaits();
+            SyncConfirmations remote = wal.replication().remoteWaits();
             remote.activate();
             Future<Long> blocked = pool.submit(() -> wal.append(bytes("b"), Durability.ON));
             CompletableFuture<Long> async = wal.appendAsync(bytes("a"), Durability.REMOTE_WRITE);
-            Thread.sleep(100);
             assertStillWaiting(blocked);
             remote.detach("replication stopped for the test");
             assertThatThrownBy(() -> blocked.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(RemoteCommitUnconfirmedException.class)
@@ -187,7 +184,7 @@ class RemoteDurabilityTest {
     void shouldWaitForConfirmationsAgainOnceASourceReattaches() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(1);
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
-            RemoteWaits remote = wal.replication().remoteWaits();
+            SyncConfirmations remote = wal.replication().remoteWaits();
             remote.activate();
             remote.detach("gone");
             remote.activate();
@@ -215,13 +212,6 @@ class RemoteDurabilityTest {
     private static void assertStillWaiting(Future<?>... futures) {
         for (Future<?> f : futures) {
             assertThatThrownBy(() -> f.get(150, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
-        }
-    }
-
-    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(5);
         }
     }
 }

@@ -2,7 +2,7 @@ package io.walden.core;
 
 import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.archive.ArchiveNames;
-import io.walden.core.archive.Archiver;
+import io.walden.core.archive.ArchiverStatus;
 import io.walden.core.archive.FileArchiveTarget;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -85,7 +85,7 @@ class ReplicaArchiveFloorTest {
             try (Wal reopened = Wal.open(TestLogs.small(replicaDir).logId(primary.status().logId())
                     .retentionBytes(2 * SMALL_SEGMENT).build())) {
                 long oldest = reopened.oldestLsn();
-                assertThat(TestLogs.eventually(() -> reopened.status().retention().heldBy().stream()
+                assertThat(Eventually.holds(() -> reopened.status().retention().heldBy().stream()
                         .anyMatch(h -> h.holder().equals("archive")))).isTrue();
                 assertThat(reopened.oldestLsn()).isEqualTo(oldest);
             }
@@ -131,7 +131,7 @@ class ReplicaArchiveFloorTest {
             fill(primary, replica);
             replica.replication().primaryArchived(4 * SMALL_SEGMENT);
 
-            assertThat(TestLogs.eventually(() -> replica.status().segments().get(0).startLsn() == 4 * SMALL_SEGMENT
+            assertThat(Eventually.holds(() -> replica.status().segments().get(0).startLsn() == 4 * SMALL_SEGMENT
                     && replica.status().retention().heldBy().stream().anyMatch(h -> h.holder().equals("archive"))))
                     .as("retention removed up to the reported floor and says the archive holds the rest: %s",
                             replica.status().retention()).isTrue();
@@ -143,7 +143,7 @@ class ReplicaArchiveFloorTest {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
              Wal replica = replicaWithAnArchive(primary, TestLogs.small(work.resolve("replica")))) {
             fill(primary, replica);
-            Archiver archiver = replica.status().archiver().orElseThrow();
+            ArchiverStatus archiver = replica.status().archiver().orElseThrow();
 
             replica.replication().primaryArchived(5 * SMALL_SEGMENT);
 
@@ -182,13 +182,13 @@ class ReplicaArchiveFloorTest {
             replica.truncateBefore(replica.flushedLsn());
 
             replica.replication().promote();
-            Archiver archiver = replica.status().archiver().orElseThrow();
+            ArchiverStatus archiver = replica.status().archiver().orElseThrow();
 
-            assertThat(TestLogs.eventually(() -> archiver.missing() != null)).isTrue();
+            assertThat(Eventually.holds(() -> archiver.missing() != null)).isTrue();
             assertThat(archiver.missing().fromLsn()).isEqualTo(SMALL_SEGMENT);
             assertThat(archiver.missing().toLsn()).isEqualTo(3 * SMALL_SEGMENT);
             long sealed = replica.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
-            assertThat(TestLogs.eventually(() -> archiver.pendingSegments() == 0 && archiver.archivedSegments() > 0)).isTrue();
+            assertThat(Eventually.holds(() -> archiver.pendingSegments() == 0 && archiver.archivedSegments() > 0)).isTrue();
             assertThat(archiver.archivedLsn()).as("a restore stops at the gap, whatever was archived after it")
                     .isLessThanOrEqualTo(SMALL_SEGMENT).isLessThan(sealed);
             assertThat(archiver.lagBytes()).as("the gap is not pending: no upload can fill it")
@@ -199,8 +199,8 @@ class ReplicaArchiveFloorTest {
         Path replicaDir = work.resolve("replica");
         try (Wal reopened = Wal.open(TestLogs.small(replicaDir).archive(ArchiveConfig.builder(new FileArchiveTarget(archiveDir))
                 .build()).build())) {
-            Archiver archiver = reopened.status().archiver().orElseThrow();
-            assertThat(TestLogs.eventually(() -> archiver.missing() != null)).as("said again after a restart").isTrue();
+            ArchiverStatus archiver = reopened.status().archiver().orElseThrow();
+            assertThat(Eventually.holds(() -> archiver.missing() != null)).as("said again after a restart").isTrue();
             assertThat(archiver.missing().fromLsn()).isEqualTo(SMALL_SEGMENT);
         }
     }

@@ -9,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 import static io.walden.core.TestLogs.SMALL_SEGMENT;
@@ -31,12 +33,14 @@ class RetentionTest {
         return n;
     }
 
-    private static void awaitRemoval(Wal wal, long atLeast) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (wal.status().retention().removedSegments() < atLeast && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        Thread.sleep(300); // a look in progress finishes
+    /** Waits until retention removed {@code atLeast} segments and the log is as {@code settled} expects it. */
+    private static void awaitRemoval(Wal wal, long atLeast, Eventually.Check settled) throws Exception {
+        Eventually.waitUntil(() -> wal.status().retention().removedSegments() >= atLeast && settled.holds());
+    }
+
+    /** From the oldest record to the end, retention's size limit allows: the limit and the segment being written. */
+    private static boolean withinLimit(Wal wal) {
+        return wal.insertLsn() - wal.oldestLsn() <= LIMIT + SMALL_SEGMENT;
     }
 
     private static long directorySize(Path dir) throws IOException {
@@ -61,7 +65,7 @@ class RetentionTest {
     void aLogFedTenTimesItsSizeLimitStaysWithinItAndReadsBackFromItsOldestRecord() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(dir).retentionBytes(LIMIT).build())) {
             long next = feed(wal, 0, 10 * LIMIT);
-            awaitRemoval(wal, 20);
+            awaitRemoval(wal, 20, () -> withinLimit(wal) && directorySize(dir) <= LIMIT + 3 * SMALL_SEGMENT);
             long live = (wal.insertLsn() - wal.oldestLsn());
             assertThat(live).as("from the oldest record to the end").isLessThanOrEqualTo(LIMIT + SMALL_SEGMENT);
             assertThat(directorySize(dir)).as("segment files: the kept ones, the one prepared ahead and up to 2 spares")
@@ -76,12 +80,11 @@ class RetentionTest {
         RecordTimeTest.SteppedClock clock = new RecordTimeTest.SteppedClock(Instant.parse("2026-11-20T00:00:00Z"));
         try (Wal wal = Wal.open(TestLogs.small(dir).clock(clock).retentionTime(Duration.ofDays(1)).build())) {
             long next = feed(wal, 0, 6 * SMALL_SEGMENT);
-            Thread.sleep(100);
+            TestLogs.letRecordClockIdle(); // the next record reads the clock itself: it carries the time set below
             clock.now.set(Instant.parse("2026-11-25T00:00:00Z")); // five days on
-            Thread.sleep(100);
             long recent = wal.insertLsn();
             next = feed(wal, next, 2 * SMALL_SEGMENT);
-            awaitRemoval(wal, 6);
+            awaitRemoval(wal, 6, () -> wal.oldestLsn() > recent - SMALL_SEGMENT);
             assertThat(wal.oldestLsn()).as("every segment of old records went").isGreaterThan(recent - SMALL_SEGMENT);
             try (WalReader r = wal.reader(wal.oldestLsn())) {
                 WalRecord first = r.next();
@@ -98,7 +101,8 @@ class RetentionTest {
             long start = wal.insertLsn();
             wal.cursors().create("slow-consumer", start);
             long next = feed(wal, 0, 3 * LIMIT);
-            Thread.sleep(600);
+            Eventually.waitUntil("retention looked at the fed log", () -> wal.status().retention().heldBy().stream()
+                    .anyMatch(h -> h.bytes() > LIMIT));
             assertThat(wal.oldestLsn()).as("the cursor keeps its records").isLessThanOrEqualTo(start);
             RetentionStatus status = wal.status().retention();
             assertThat(status.heldBy()).singleElement().satisfies(h -> {
@@ -109,7 +113,7 @@ class RetentionTest {
 
             wal.cursors().commit("slow-consumer", wal.insertLsn());
             feed(wal, next, SMALL_SEGMENT);
-            awaitRemoval(wal, 4);
+            awaitRemoval(wal, 4, () -> wal.oldestLsn() > start && wal.status().retention().heldBy().isEmpty());
             assertThat(wal.oldestLsn()).isGreaterThan(start);
             assertThat(wal.status().retention().heldBy()).isEmpty();
         }
@@ -125,10 +129,39 @@ class RetentionTest {
             replica.replication().primaryArchived(primary.replication().archivedFloor());
             long next = feed(primary, 0, 10 * LIMIT);
             Replicas.catchUp(primary, replica);
-            awaitRemoval(replica, 20);
+            awaitRemoval(replica, 20, () -> withinLimit(replica));
             assertThat(replica.insertLsn() - replica.oldestLsn()).isLessThanOrEqualTo(LIMIT + SMALL_SEGMENT);
             assertThat(primary.oldestLsn()).as("the primary, without a limit, keeps everything").isEqualTo(64);
             assertContiguousTo(replica, next);
+        }
+    }
+
+    /**
+     * A look reads each holder's floor once: what it says a replication slot holds is what its removal kept, even when
+     * the slot moves on at every ask (a replica acknowledging as fast as it is asked).
+     */
+    @Test
+    void whatALookSaysASlotHoldsIsWhatItKeepsWhileTheSlotMoves() throws Exception {
+        RecordTimeTest.SteppedClock clock = new RecordTimeTest.SteppedClock(Instant.parse("2026-11-20T00:00:00Z"));
+        long second = SMALL_SEGMENT + 64; // the first record of the second segment
+        AtomicBoolean moving = new AtomicBoolean();
+        AtomicLong asks = new AtomicLong();
+        try (Wal wal = Wal.open(TestLogs.small(dir).clock(clock).retentionBytes(LIMIT).build())) {
+            // Still, the slot holds everything; moving, it is one segment further at each ask, from the second one.
+            wal.replication().retentionFloor(() -> moving.get() ? second + asks.getAndIncrement() * SMALL_SEGMENT : 64);
+            feed(wal, 0, 3 * LIMIT);
+            assertThat(Eventually.holds(() -> !wal.status().retention().heldBy().isEmpty())).isTrue();
+            Thread.sleep(300); // the look at the last new segment finishes; the clock stands, so no other look comes
+            assertThat(wal.oldestLsn()).as("the slot kept everything").isEqualTo(64);
+
+            moving.set(true);
+            clock.now.set(clock.now.get().plus(Duration.ofMinutes(1))); // time passed: one more look
+            assertThat(Eventually.holds(() -> wal.status().retention().removedSegments() > 0)).isTrue();
+            assertThat(wal.status().retention().heldBy()).singleElement().satisfies(h -> {
+                assertThat(h.holder()).isEqualTo("replication_slot");
+                assertThat(h.fromLsn()).isEqualTo(second);
+            });
+            assertThat(wal.oldestLsn()).as("the look removed exactly what it said the slot let go").isEqualTo(second);
         }
     }
 
@@ -136,8 +169,7 @@ class RetentionTest {
     void withoutLimitsNothingIsRemoved() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             feed(wal, 0, 10 * LIMIT);
-            Thread.sleep(300);
-            assertThat(wal.status().retention().enabled()).isFalse();
+            assertThat(wal.status().retention().enabled()).as("no look is ever made").isFalse();
             assertThat(wal.oldestLsn()).isEqualTo(64);
         }
     }

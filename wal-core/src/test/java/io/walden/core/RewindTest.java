@@ -100,10 +100,7 @@ class RewindTest {
         try (ChildJvm child = ChildJvm.start(RewindingReplica.class, work.resolve("child.err"), dir.toString(),
                 Long.toString(point))) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).isTrue();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (!child.lines().contains("REWOUND") && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            Eventually.holdsWithin(60, () -> child.lines().contains("REWOUND"));
             assertThat(child.lines()).as("see %s", work.resolve("child.err")).contains("REWOUND");
             child.kill();
         }

@@ -19,6 +19,6 @@ public final class RewindingReplica {
         wal.replication().rewindTo(Long.parseLong(args[1]));
         System.out.println("REWOUND");
         System.out.flush();
-        Thread.sleep(Long.MAX_VALUE);
+        ChildJvm.awaitKill();
     }
 }

@@ -19,27 +19,22 @@ public final class SegmentPreparation {
      * prepared, then lets preparation go on.
      */
     public static <T> T holdAtFullSegment(Wal wal, int filler, Callable<T> whileHeld) throws Exception {
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (wal.parts().registry.get(wal.parts().registry.segmentStart(wal.insertLsn()) + wal.config().segmentSize()) == null) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the next segment was not prepared within 20 s");
-            }
-            Thread.sleep(5); // prepared one ahead: wait until it is, so that the hold below stops the one after
-        }
+        // Prepared one ahead: wait until it is, so that the hold below stops the one after.
+        Eventually.waitUntil("the next segment prepared", () -> wal.parts().registry.get(
+                wal.parts().registry.segmentStart(wal.insertLsn()) + wal.config().segmentSize()) != null);
         synchronized (wal.parts().preparer) {
             long size = wal.config().segmentSize();
-            while (true) {
-                if (wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[filler]), Durability.OFF) != null) {
-                    continue; // fill until an append would need the segment that cannot be prepared now
+            // Fill until an append would need the segment that cannot be prepared now; an append refused before
+            // that was refused for want of room in the WAL buffers, which the background writer makes.
+            Eventually.waitUntil("the current segment full", () -> {
+                while (wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[filler]), Durability.OFF) != null) {
+                    // filled on
                 }
                 long insert = wal.insertLsn();
                 long next = wal.parts().registry.segmentStart(insert) + size;
                 boolean needsNext = insert + RecordDescriptor.aligned(24 + filler) + 24 > next;
-                if (needsNext && wal.parts().registry.get(next) == null) {
-                    break;
-                }
-                Thread.sleep(1); // refused for want of room in the WAL buffers: the background writer makes some
-            }
+                return needsNext && wal.parts().registry.get(next) == null;
+            });
             return whileHeld.call();
         }
     }

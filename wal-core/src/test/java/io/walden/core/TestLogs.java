@@ -2,9 +2,10 @@ package io.walden.core;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.Arrays;
+import java.util.Random;
 import java.util.SplittableRandom;
-import java.util.function.BooleanSupplier;
 
 /** Small helpers shared by the wal-core tests. */
 public final class TestLogs {
@@ -19,20 +20,30 @@ public final class TestLogs {
     }
 
     /**
-     * Polls the condition every 10 ms until it holds or ten seconds pass: a wait on what a test is about to assert,
-     * never a fixed sleep that is too short on a slow minute and wasted on a fast one.
-     *
-     * @return whether it held in time
+     * Waits until a log's record clock has gone idle, so that the next append reads the wall clock itself. A sleep, not a
+     * wait on a condition: the cached clock (CachedWallClock) stops ticking after 10 ms without a read, a rule of time.
      */
-    public static boolean eventually(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            Thread.sleep(10);
-        }
-        return true;
+    public static void letRecordClockIdle() throws InterruptedException {
+        Thread.sleep(100);
+    }
+
+    /**
+     * A time after every record appended before this call and at or before every record appended after it returns (on
+     * this machine's clock, in this or another process): the record clock only ever lags the wall clock, and is exact
+     * again once idle.
+     */
+    public static Instant timeBetweenAppends() throws InterruptedException {
+        Instant between = Instant.now().plusNanos(1000); // record times are in microseconds
+        letRecordClockIdle();
+        return between;
+    }
+
+    /**
+     * Pauses for a random time from {@code fromMillis} to {@code toMillis}. A sleep, not a wait on a condition: where in
+     * a run an event lands (a kill, a close, a restart) is what the test varies.
+     */
+    public static void pauseRandomly(Random random, int fromMillis, int toMillis) throws InterruptedException {
+        Thread.sleep(fromMillis + random.nextInt(toMillis - fromMillis));
     }
 
     public static byte[] bytes(String s) {

@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static io.walden.core.TestLogs.SMALL_SEGMENT;
 import static io.walden.core.TestLogs.bytes;
@@ -53,10 +52,7 @@ class TruncationTest {
         try (Wal wal = Wal.open(TestLogs.small(dir).spareSegments(2).build())) {
             fill(wal, 400);
             wal.truncateBefore(wal.flushedLsn());
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX).size() < 2 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            Eventually.holds(() -> SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX).size() >= 2);
             assertThat(SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX)).hasSize(2);
             long recycledBefore = wal.parts().preparer.recycledCount();
             fill(wal, 400);

@@ -181,8 +181,13 @@ class WalAppendAndReadTest {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             try (WalReader r = wal.reader(wal.insertLsn())) {
                 assertThat(r.poll(50, TimeUnit.MILLISECONDS)).isNull();
+                Thread reader = Thread.currentThread();
                 Thread t = new Thread(() -> {
-                    sleep(100);
+                    try {
+                        Eventually.waitUntil(() -> reader.getState() == Thread.State.TIMED_WAITING); // polling
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
                     wal.append(bytes("late"));
                 });
                 t.start();
@@ -191,14 +196,6 @@ class WalAppendAndReadTest {
                 assertThat(string(rec.payload())).isEqualTo("late");
                 t.join();
             }
-        }
-    }
-
-    static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

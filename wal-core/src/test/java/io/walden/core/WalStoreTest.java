@@ -165,7 +165,7 @@ class WalStoreTest {
                 }
             }
         }
-        assertThat(TestLogs.eventually(() -> ManagementFactory.getThreadMXBean().getThreadCount() <= before))
+        assertThat(Eventually.holds(() -> ManagementFactory.getThreadMXBean().getThreadCount() <= before))
                 .as("every thread of the store ended").isTrue();
     }
 

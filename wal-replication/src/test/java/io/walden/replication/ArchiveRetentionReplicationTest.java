@@ -18,11 +18,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.SEGMENT;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
-import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

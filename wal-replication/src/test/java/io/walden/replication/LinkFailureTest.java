@@ -14,11 +14,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.assertSameSegments;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.serve;
 import static io.walden.replication.Replicas.streaming;
-import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

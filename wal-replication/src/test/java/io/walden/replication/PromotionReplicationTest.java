@@ -18,12 +18,12 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.assertSameSegments;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.flushed;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
-import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

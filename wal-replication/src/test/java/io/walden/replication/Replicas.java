@@ -10,8 +10,6 @@ import io.walden.replication.replica.ReplicaClient;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,14 +43,6 @@ final class Replicas {
     /** The flushed LSN the replica reported, or -1 while it is not connected. */
     static long flushed(ReplicationServer server, String name) {
         return server.replica(name).map(ReplicaStatus::flushLsn).orElse(-1L);
-    }
-
-    static void waitUntil(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(condition.getAsBoolean()).as("condition reached in time").isTrue();
     }
 
     /** Every segment both directories hold is byte for byte the same. */

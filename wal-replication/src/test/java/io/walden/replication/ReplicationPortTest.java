@@ -21,11 +21,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
-import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** What a peer can and cannot make the replication port hold, and the sizes of what it carries. */

@@ -29,14 +29,15 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.assertSameSegments;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.flushed;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
-import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -81,8 +82,7 @@ class ReplicationTest {
             server.policy(SyncPolicy.parse("FIRST 1 (r1)")); // r1 never connects
             Future<Long> blocked = pool.submit(() -> primary.append("waits for r1".getBytes(), Durability.ON));
             CompletableFuture<Long> async = primary.appendAsync("waits too".getBytes(), Durability.REMOTE_APPLY);
-            Thread.sleep(200);
-            assertThat(blocked).isNotDone();
+            assertThatThrownBy(() -> blocked.get(200, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
             server.close(); // what a SIGTERM of the server does before it closes the log
             assertThatThrownBy(() -> blocked.get(10, TimeUnit.SECONDS))
                     .hasCauseInstanceOf(RemoteCommitUnconfirmedException.class)

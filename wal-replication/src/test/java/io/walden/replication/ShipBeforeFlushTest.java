@@ -1,9 +1,11 @@
 package io.walden.replication;
 
 import io.walden.core.Durability;
+import io.walden.core.Eventually;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
+import io.walden.core.internal.sync.SyncOverride;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
@@ -17,10 +19,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.flushed;
-import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -37,7 +39,7 @@ class ShipBeforeFlushTest {
     private final GatedSync gate = new GatedSync();
 
     private Wal primary() {
-        return Wal.open(config(work.resolve("p")).syncStrategy(gate).build());
+        return Wal.open(SyncOverride.set(config(work.resolve("p")), gate).build());
     }
 
     private Wal replica(Wal primary) {
@@ -91,7 +93,8 @@ class ShipBeforeFlushTest {
                     primary.appendAsync("on".getBytes(), Durability.ON),
                     primary.appendAsync("apply".getBytes(), Durability.REMOTE_APPLY));
             waitUntil(() -> replica.flushedLsn() == primary.writtenLsn() && primary.writtenLsn() > primary.flushedLsn());
-            Thread.sleep(300); // several status rounds: the replica has reported it wrote and flushed them
+            // The replica has reported it wrote and flushed them: what would release them, were it not for the primary.
+            waitUntil(() -> flushed(server, "r1") >= primary.writtenLsn());
             assertThat(waiting).noneMatch(CompletableFuture::isDone);
             gate.open();
             for (CompletableFuture<Long> f : waiting) {
@@ -136,7 +139,7 @@ class ShipBeforeFlushTest {
             gate.close();
             CompletableFuture<Long> apply = primary.appendAsync("not yet".getBytes(), Durability.REMOTE_APPLY);
             waitUntil(() -> replica.flushedLsn() == primary.writtenLsn() && primary.writtenLsn() > primary.flushedLsn());
-            Thread.sleep(300);
+            waitUntil(() -> flushed(server, "r1") >= primary.writtenLsn()); // done with them, as far as it can go
             try (WalReader written = replica.reader(replica.oldestLsn(), WalReader.Visibility.WRITTEN)) {
                 WalRecord first = written.next();
                 assertThat(new String(first.payload())).isEqualTo("flushed");
@@ -164,8 +167,7 @@ class ShipBeforeFlushTest {
             gate.close();
             CompletableFuture<Long> on = primary.appendAsync("on".getBytes(), Durability.ON);
             waitUntil(() -> primary.writtenLsn() > primary.flushedLsn());
-            Thread.sleep(300);
-            assertThat(replica.insertLsn()).as("the replica received nothing").isEqualTo(before);
+            Eventually.holdsThroughout("the replica received nothing", 300, () -> replica.insertLsn() == before);
             gate.open();
             long lsn = on.get(10, TimeUnit.SECONDS);
             assertThat(replica.flushedLsn()).isGreaterThan(lsn);

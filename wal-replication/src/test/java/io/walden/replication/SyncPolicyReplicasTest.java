@@ -4,6 +4,7 @@ import io.walden.core.Durability;
 import io.walden.core.RemoteCommitTimeoutException;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
+import io.walden.core.internal.sync.SyncOverride;
 import io.walden.core.internal.sync.SyncStrategy;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
@@ -16,11 +17,11 @@ import java.io.InterruptedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.config;
 import static io.walden.replication.Replicas.follow;
 import static io.walden.replication.Replicas.serve;
 import static io.walden.replication.Replicas.streaming;
-import static io.walden.replication.Replicas.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -47,7 +48,7 @@ class SyncPolicyReplicasTest {
         primary.close();
     }
 
-    private static void awaitStreaming(ReplicationServer server, String... names) throws InterruptedException {
+    private static void awaitStreaming(ReplicationServer server, String... names) throws Exception {
         for (String name : names) {
             waitUntil(() -> streaming(server, name));
         }
@@ -139,8 +140,8 @@ class SyncPolicyReplicasTest {
             segment.force(false);
         };
         try (Wal primary = Wal.open(config(work.resolve("p")).remoteCommitTimeout(Duration.ofMillis(500)).build());
-             Wal replica = Wal.open(WalConfig.builder(work.resolve("r1")).segmentSize(Replicas.SEGMENT)
-                     .logId(primary.status().logId()).syncStrategy(gated).build());
+             Wal replica = Wal.open(SyncOverride.set(WalConfig.builder(work.resolve("r1")).segmentSize(Replicas.SEGMENT)
+                     .logId(primary.status().logId()), gated).build());
              ReplicationServer server = serve(primary);
              ReplicaClient client = follow(replica, server, "r1")) {
             waitUntil(() -> streaming(server, "r1"));

@@ -30,8 +30,11 @@ public final class TcpProxy implements AutoCloseable {
     private final InetSocketAddress target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile long delayNanos;
+    /** Written under {@link #healing} (whose waiters it wakes); read without it on the pipes' fast path. */
     private volatile boolean blackholed;
     private volatile boolean closed;
+    /** Where the pipes wait while the link is blackholed: {@link #blackhole} and {@link #close} wake them. */
+    private final Object healing = new Object();
 
     private TcpProxy(InetSocketAddress target, long oneWayDelayMicros) throws IOException {
         this.target = target;
@@ -58,7 +61,10 @@ public final class TcpProxy implements AutoCloseable {
 
     /** Stops (true) or resumes (false) forwarding in both directions; connections stay open. */
     public void blackhole(boolean on) {
-        this.blackholed = on;
+        synchronized (healing) {
+            this.blackholed = on;
+            healing.notifyAll();
+        }
     }
 
     /** Closes every proxied connection (both ends see a reset link), keeping the listener. */
@@ -150,8 +156,13 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     private void awaitHealed() throws InterruptedException {
-        while (blackholed && !closed) {
-            Thread.sleep(5);
+        if (!blackholed) {
+            return;
+        }
+        synchronized (healing) {
+            while (blackholed && !closed) {
+                healing.wait();
+            }
         }
     }
 
@@ -166,6 +177,9 @@ public final class TcpProxy implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        synchronized (healing) {
+            healing.notifyAll();
+        }
         closeQuietly2(listener);
         cut();
     }

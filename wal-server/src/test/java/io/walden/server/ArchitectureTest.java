@@ -3,6 +3,9 @@ package io.walden.server;
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaMember;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.Location;
@@ -13,15 +16,15 @@ import io.walden.core.WalClaim;
 import io.walden.core.WalReader;
 import io.walden.core.WalStatus;
 import io.walden.core.internal.metrics.LatencyBuckets;
-import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.recovery.LogInspector;
 import io.walden.core.internal.segment.SegmentFiles;
-import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import io.walden.core.internal.thread.WaldenThreads;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -77,13 +80,15 @@ class ArchitectureTest {
 
     /**
      * Other modules reach the log through its API and the handle built for replication ({@code wal.replication()},
-     * {@code io.walden.core.replication}). The few internals they may use are listed, each for a reason:
+     * {@code io.walden.core.replication}: the write stage writes fetched archive segments, {@code SyncConfirmations}
+     * takes the policy's positions, {@code Restore} rebuilds a log). What crosses the module boundary besides is what
+     * Walden's own modules share as one policy, each for a reason:
      * <ul>
      *   <li>{@code WaldenThreads}: one naming and daemon policy for every thread Walden starts (the glossary's thread
      *       list), replication's and the server's included;</li>
-     *   <li>{@code SegmentFiles}: segment file names and the durable replace-a-file recipe (the slots file);</li>
-     *   <li>{@code SegmentHeaderDescriptor}, {@code RecordDescriptor}: the file formats docs/format.md specifies, which a
-     *       replica checks and walks when it fetches archived segments;</li>
+     *   <li>{@code SegmentFiles}: the log directory's file conventions, which files beside the log follow: the durable
+     *       replace-a-file recipe (the slots file), the temporary suffix a log's open clears (a fetch in progress), a
+     *       segment's name (in what {@code walden restore} reports);</li>
      *   <li>{@code LogInspector}: the engine of the offline tools (dump, verify), which read a directory without
      *       opening the log;</li>
      *   <li>{@code LatencyBuckets}: one set of histogram buckets per kind of value, so that the server's commit latency
@@ -93,11 +98,61 @@ class ArchitectureTest {
     @Test
     void otherModulesUseTheLogThroughItsApiAndOnlyTheListedInternals() {
         DescribedPredicate<JavaClass> allowed = belongToAnyOf(WaldenThreads.class, SegmentFiles.class,
-                SegmentHeaderDescriptor.class, RecordDescriptor.class, LogInspector.class, LogInspector.Visitor.class,
-                LogInspector.RecordInfo.class, LogInspector.Result.class, LatencyBuckets.class);
+                LogInspector.class, LogInspector.Visitor.class, LogInspector.RecordInfo.class, LogInspector.Result.class,
+                LatencyBuckets.class);
         noClasses().that().resideOutsideOfPackage("io.walden.core..")
                 .should().dependOnClassesThat(resideInAPackage("io.walden.core.internal..").and(DescribedPredicate.not(allowed)))
                 .check(main);
+    }
+
+    /**
+     * The API shows only API: no type of {@code io.walden.core}, {@code .replication} or {@code .archive} that an
+     * application can see extends or implements an implementation type ({@code io.walden.core.internal..}) or a
+     * Chronicle one ({@code net.openhft..}), nor names one in a public or protected member, so that the implementation
+     * and the library under it can change without breaking an application's code.
+     */
+    @Test
+    void theApiNamesNoImplementationType() {
+        List<String> shown = new ArrayList<>();
+        for (JavaClass c : main) {
+            if (!visibleApi(c)) {
+                continue;
+            }
+            c.getRawSuperclass().filter(ArchitectureTest::hidden).ifPresent(s -> shown.add(c.getName() + " extends " + s.getName()));
+            c.getRawInterfaces().stream().filter(ArchitectureTest::hidden).forEach(i -> shown.add(c.getName() + " implements " + i.getName()));
+            for (JavaMember m : c.getMembers()) {
+                if (!m.getModifiers().contains(JavaModifier.PUBLIC) && !m.getModifiers().contains(JavaModifier.PROTECTED)) {
+                    continue;
+                }
+                Set<JavaClass> named = new java.util.HashSet<>();
+                if (m instanceof JavaField f) {
+                    named.addAll(f.getType().getAllInvolvedRawTypes());
+                } else if (m instanceof JavaCodeUnit u) {
+                    named.addAll(u.getReturnType().getAllInvolvedRawTypes());
+                    u.getParameterTypes().forEach(t -> named.addAll(t.getAllInvolvedRawTypes()));
+                }
+                named.stream().filter(ArchitectureTest::hidden).forEach(t -> shown.add(m.getFullName() + " names " + t.getName()));
+            }
+        }
+        Assertions.assertThat(shown).as("implementation types the API shows").isEmpty();
+    }
+
+    /** A type of the API's packages that an application can reach: public, and nested only in such types. */
+    private static boolean visibleApi(JavaClass c) {
+        String p = c.getPackageName();
+        if (!p.startsWith("io.walden.core") || p.startsWith("io.walden.core.internal")) {
+            return false;
+        }
+        for (JavaClass k = c; k != null; k = k.getEnclosingClass().orElse(null)) {
+            if (!k.getModifiers().contains(JavaModifier.PUBLIC)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean hidden(JavaClass c) {
+        return c.getPackageName().startsWith("io.walden.core.internal") || c.getPackageName().startsWith("net.openhft");
     }
 
     /**

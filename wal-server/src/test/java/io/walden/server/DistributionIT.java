@@ -1,5 +1,6 @@
 package io.walden.server;
 
+import io.walden.core.Eventually;
 import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -14,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -106,19 +108,13 @@ class DistributionIT {
         Process serve = pb.start();
         try {
             HttpClient http = ContractCheckedClient.wrap(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build());
-            HttpResponse<String> appended = null;
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (appended == null && System.nanoTime() < deadline && serve.isAlive()) {
-                try {
-                    appended = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/records"))
-                            .POST(HttpRequest.BodyPublishers.ofString("hello")).build(), HttpResponse.BodyHandlers.ofString());
-                } catch (java.io.IOException notYet) {
-                    Thread.sleep(100);
-                }
-            }
-            assertThat(appended).as(Files.readString(log)).isNotNull();
-            assertThat(appended.statusCode()).isEqualTo(200);
-            assertThat(appended.body()).contains("\"durability\":\"on\"");
+            List<HttpResponse<String>> appended = new ArrayList<>(); // an IOException while not listening yet: tried again
+            Eventually.holdsWithin(60, () -> !serve.isAlive() || appended.add(http.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/v1/records"))
+                    .POST(HttpRequest.BodyPublishers.ofString("hello")).build(), HttpResponse.BodyHandlers.ofString())));
+            assertThat(appended).as(Files.readString(log)).isNotEmpty();
+            assertThat(appended.get(0).statusCode()).isEqualTo(200);
+            assertThat(appended.get(0).body()).contains("\"durability\":\"on\"");
         } finally {
             serve.destroy();
             if (!serve.waitFor(60, TimeUnit.SECONDS)) {

@@ -2,6 +2,7 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Eventually;
 import io.walden.core.Lsn;
 import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,11 +25,10 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import static io.walden.server.Eventually.waitUntil;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -109,7 +109,7 @@ class FaultInjectionFT {
                             } else {
                                 assertThat(r.statusCode()).as("refused with %s", r.body()).isEqualTo(503);
                                 refusals.computeIfAbsent(body.get("error").asText(), k -> new AtomicInteger()).incrementAndGet();
-                                Thread.sleep(20);
+                                Thread.sleep(20); // a sleep: a client's pace after a refusal
                             }
                         } catch (IOException e) {
                             refusals.computeIfAbsent("io: " + e.getClass().getSimpleName(), k -> new AtomicInteger()).incrementAndGet();
@@ -123,14 +123,12 @@ class FaultInjectionFT {
                 t.start();
                 clients.add(t);
             }
-            Thread.sleep(500);
+            waitUntil(() -> acknowledged.size() >= 20); // appends under way
             int before = acknowledged.size();
             fiuCtrl(primary.pid(), "enable_random name=" + point + ",probability=" + probability + ",failinfo=" + errno);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
-            while (System.nanoTime() < deadline && !failed(primary)) {
-                Thread.sleep(50);
+            if (Eventually.holdsWithin(8, () -> failed(primary))) {
+                waitUntil(() -> !refusals.isEmpty()); // appends after the failure are refused
             }
-            Thread.sleep(500); // appends after the failure are refused
             stop.set(true);
             for (Thread t : clients) {
                 t.join(60_000);

@@ -13,6 +13,7 @@ import io.walden.client.model.Durability;
 import io.walden.client.model.Record;
 import io.walden.client.model.RecordPage;
 import io.walden.client.model.Status;
+import io.walden.core.TestLogs;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -31,6 +32,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -116,9 +118,7 @@ class GeneratedClientIT {
     void aReadFromATimeStartsAtTheFirstRecordAppendedAtOrAfterIt() throws Exception {
         DataApi data = new DataApi(client);
         data.append(file("before".getBytes(StandardCharsets.UTF_8)), null, null, null);
-        Thread.sleep(50);
-        OffsetDateTime since = OffsetDateTime.now(ZoneOffset.UTC);
-        Thread.sleep(50);
+        OffsetDateTime since = OffsetDateTime.ofInstant(TestLogs.timeBetweenAppends(), ZoneOffset.UTC);
         Appended after = data.append(file("after".getBytes(StandardCharsets.UTF_8)), null, null, null);
 
         RecordPage page = data.read(null, since, null, null, 10, null);
@@ -137,8 +137,8 @@ class GeneratedClientIT {
                 throw new IllegalStateException(e);
             }
         });
-        Thread.sleep(300);
-        assertThat(poll).as("nothing to return yet: the read waits").isNotDone();
+        assertThatThrownBy(() -> poll.get(300, TimeUnit.MILLISECONDS)).as("nothing to return yet: the read waits")
+                .isInstanceOf(TimeoutException.class);
         data.append(file("awaited".getBytes(StandardCharsets.UTF_8)), null, null, null);
 
         RecordPage page = poll.get(20, TimeUnit.SECONDS);

@@ -2,19 +2,21 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Eventually;
 import io.walden.core.Lsn;
+import io.walden.core.TestLogs;
 import io.walden.replication.TcpProxy;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestWatcher;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -34,7 +36,7 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
-import static io.walden.server.Eventually.waitUntil;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -176,7 +178,9 @@ class GroupFailoverIT {
                 long cutAt = System.nanoTime();
                 toZooKeeper.blackhole(true);
                 long successorFirst = load.awaitFirstAckNotFrom("a", 30);
-                Thread.sleep(1000); // the stale client goes on writing to the old primary: it must refuse
+                // The stale client goes on writing to the old primary: it must refuse.
+                Eventually.holdsThroughout("the old primary acknowledges nothing after its successor's first", 1000,
+                        () -> stale.lastAckNanos() < successorFirst);
                 long staleLast = stale.lastAckNanos();
                 assertThat(staleLast).as("the old primary's last acknowledgement comes before the successor's first")
                         .isLessThan(successorFirst);
@@ -215,13 +219,10 @@ class GroupFailoverIT {
             int sessionMs = group(primary()).get("session_timeout_ms").asInt();
             long stoppedAt = System.nanoTime();
             zk.stop();
-            Thread.sleep(sessionMs + 500);
-            long last = load.lastAckNanos();
-            assertThat(TimeUnit.NANOSECONDS.toMillis(last - stoppedAt)).as("the primary acknowledges only while its session may be valid")
-                    .isLessThan(sessionMs);
+            Eventually.holdsThroughout("the primary acknowledges only while its session may be valid", sessionMs + 500,
+                    () -> TimeUnit.NANOSECONDS.toMillis(load.lastAckNanos() - stoppedAt) < sessionMs);
             int during = load.count();
-            Thread.sleep(1000);
-            assertThat(load.count()).as("nothing acknowledged with ZooKeeper down").isEqualTo(during);
+            Eventually.holdsThroughout("nothing acknowledged with ZooKeeper down", 1000, () -> load.count() == during);
             zk.restart();
             load.awaitAcks(during + 200, 60);
             load.stop();
@@ -361,7 +362,7 @@ class GroupFailoverIT {
                     waitUntil(30, () -> primary() != null && !victim.equals(primary()));
                     handovers++;
                 } else {
-                    Thread.sleep(random.nextInt(1500));
+                    TestLogs.pauseRandomly(random, 0, 1500);
                 }
                 members.get(victim).start();
                 awaitSettled();
@@ -699,6 +700,7 @@ class GroupFailoverIT {
         }
     }
 
+    /** A sleep: the loaders' and the watcher's pace, between two requests (not a wait on a condition). */
     private static void sleep(long ms) {
         try {
             Thread.sleep(ms);

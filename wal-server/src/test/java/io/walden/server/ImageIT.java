@@ -2,6 +2,7 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Eventually;
 import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -81,17 +82,12 @@ class ImageIT {
         assertThat(started.exit).as(started.output).isZero();
         try {
             HttpClient http = ContractCheckedClient.wrap(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build());
-            HttpResponse<String> appended = null;
-            for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); appended == null && System.nanoTime() < deadline; ) {
-                try {
-                    appended = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/records?durability=local"))
-                            .POST(HttpRequest.BodyPublishers.ofString("from a container")).build(), HttpResponse.BodyHandlers.ofString());
-                } catch (java.io.IOException notYet) {
-                    Thread.sleep(200);
-                }
-            }
-            assertThat(appended).as(run(work, 30, "podman", "logs", name).output).isNotNull();
-            assertThat(appended.statusCode()).isEqualTo(200);
+            List<HttpResponse<String>> appended = new ArrayList<>(); // an IOException while not listening yet: tried again
+            Eventually.holdsWithin(60, () -> appended.add(http.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/v1/records?durability=local"))
+                    .POST(HttpRequest.BodyPublishers.ofString("from a container")).build(), HttpResponse.BodyHandlers.ofString())));
+            assertThat(appended).as(run(work, 30, "podman", "logs", name).output).isNotEmpty();
+            assertThat(appended.get(0).statusCode()).isEqualTo(200);
             JsonNode status = JSON.readTree(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/admin/status"))
                     .build(), HttpResponse.BodyHandlers.ofString()).body());
             assertThat(status.get("version").asText()).isEqualTo(VERSION);

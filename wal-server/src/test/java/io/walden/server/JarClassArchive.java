@@ -1,5 +1,7 @@
 package io.walden.server;
 
+import io.walden.core.Eventually;
+
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -71,16 +73,16 @@ final class JarClassArchive {
                 Files.move(made, archive, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             }
             return List.of("-XX:SharedArchiveFile=" + archive, "-Xshare:auto", "-Xlog:cds*=off");
-        } catch (IOException | RuntimeException e) {
-            return List.of(); // no archive: the children start as they always did
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return List.of();
+        } catch (Exception e) {
+            return List.of(); // no archive: the children start as they always did
         }
     }
 
     /** Starts a server that writes the archive at its exit, makes it serve a few requests, and stops it. */
-    private static void record(Path jar, Path archive) throws IOException, InterruptedException {
+    private static void record(Path jar, Path archive) throws Exception {
         Path data = Files.createTempDirectory("walden-cds");
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
@@ -91,21 +93,15 @@ final class JarClassArchive {
                 "--replication-listen", "none").redirectErrorStream(true).redirectOutput(data.resolve("out").toFile()).start();
         try {
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (System.nanoTime() < deadline && server.isAlive()) {
-                try {
-                    String base = "http://127.0.0.1:" + port;
-                    if (http.send(HttpRequest.newBuilder(URI.create(base + "/ready")).build(),
-                            HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-                        http.send(HttpRequest.newBuilder(URI.create(base + "/v1/records"))
-                                .POST(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.discarding());
-                        http.send(HttpRequest.newBuilder(URI.create(base + "/admin/status")).build(),
-                                HttpResponse.BodyHandlers.discarding());
-                        break;
-                    }
-                } catch (IOException notYet) {
-                    Thread.sleep(50); // not listening yet
-                }
+            String base = "http://127.0.0.1:" + port;
+            // An IOException while it is not listening yet: tried again.
+            Eventually.holdsWithin(60, () -> !server.isAlive() || http.send(HttpRequest.newBuilder(URI.create(base + "/ready"))
+                    .build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200);
+            if (server.isAlive()) {
+                http.send(HttpRequest.newBuilder(URI.create(base + "/v1/records"))
+                        .POST(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.discarding());
+                http.send(HttpRequest.newBuilder(URI.create(base + "/admin/status")).build(),
+                        HttpResponse.BodyHandlers.discarding());
             }
         } finally {
             server.destroy(); // SIGTERM: a clean exit, at which the archive is written

@@ -12,7 +12,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 
-import static io.walden.server.Eventually.waitUntil;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

@@ -2,6 +2,7 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Eventually;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -17,7 +18,7 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import static io.walden.server.Eventually.waitUntil;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -54,13 +55,8 @@ class OpsFilesIT {
             assertThat(primary.post("/v1/records?durability=on", "x".getBytes()).statusCode()).isEqualTo(200);
             assertThat(primary.put("/v1/cursors/billing", "{\"lsn\":\"0/40\"}").statusCode()).isEqualTo(200);
             // Replication's meters appear once the replica has reported; poll, then say what is missing, if anything.
-            Map<String, Set<String>> exported = Map.of();
-            for (long deadline = System.nanoTime() + 30_000_000_000L; System.nanoTime() < deadline; Thread.sleep(100)) {
-                exported = exported(primary.get("/metrics").body());
-                if (exported.keySet().containsAll(queried)) {
-                    break;
-                }
-            }
+            Eventually.holds(() -> exported(primary.get("/metrics").body()).keySet().containsAll(queried));
+            Map<String, Set<String>> exported = exported(primary.get("/metrics").body());
             assertThat(exported.keySet()).containsAll(queried);
             for (String query : queries) {
                 Set<String> labels = new TreeSet<>(Set.of("instance", "job")); // what Prometheus adds to every series

@@ -2,11 +2,12 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Eventually;
 import io.walden.core.Lsn;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -23,7 +24,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -60,10 +60,7 @@ class PipelinedCrashIT {
                 clients.add(new PipelinedClient(c, port, acknowledged, sent, errors, answers));
             }
             clients.forEach(PipelinedClient::start);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (answers.get() < 3000 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            Eventually.holdsWithin(20, () -> answers.get() >= 3000);
             server.kill(); // mid-load: requests in flight on every connection
             for (PipelinedClient c : clients) {
                 c.join();

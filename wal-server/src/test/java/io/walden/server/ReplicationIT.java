@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import static io.walden.server.Eventually.waitUntil;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Primary and replica as two processes of the real jar; the primary is killed with SIGKILL. */

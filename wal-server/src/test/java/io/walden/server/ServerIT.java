@@ -31,14 +31,17 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
-import static io.walden.server.Eventually.waitUntil;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The sidecar through the real jar in child processes, over real HTTP on loopback.
@@ -272,18 +275,13 @@ class ServerIT {
         assertThat(page.get("next").asText()).isEqualTo(lsns.get(2).asText());
 
         String next = JSON.readTree(server.get("/v1/records?from=" + lsns.get(2).asText()).body()).get("next").asText();
-        Thread late = new Thread(() -> {
-            try {
-                Thread.sleep(300);
-                server.post("/v1/records", "late".getBytes());
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        late.start();
         long t0 = System.nanoTime();
-        JsonNode polled = JSON.readTree(server.get("/v1/records?from=" + next + "&wait_ms=10000").body());
-        late.join();
+        CompletableFuture<HttpResponse<String>> polling = server.http.sendAsync(HttpRequest.newBuilder(
+                server.uri("/v1/records?from=" + next + "&wait_ms=10000")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThatThrownBy(() -> polling.get(300, TimeUnit.MILLISECONDS)).as("nothing to return yet: the read waits")
+                .isInstanceOf(TimeoutException.class);
+        server.post("/v1/records", "late".getBytes());
+        JsonNode polled = JSON.readTree(polling.get(20, TimeUnit.SECONDS).body());
         assertThat(polled.get("records")).hasSize(1);
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(9000);
 
@@ -483,12 +481,8 @@ class ServerIT {
             for (int i = 0; i < 100; i++) { // far more than the socket buffers hold; the client reads none of it
                 server.post("/v1/records?durability=off", new byte[64 << 10]);
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            waitUntil(() -> server.get("/v1/records?from=0/0&limit=1").statusCode() != 503);
             HttpResponse<String> read = server.get("/v1/records?from=0/0&limit=1");
-            while (read.statusCode() == 503 && System.nanoTime() < deadline) {
-                Thread.sleep(100);
-                read = server.get("/v1/records?from=0/0&limit=1");
-            }
             assertThat(read.statusCode()).as("the stalled stream was closed and its slot freed: " + read.body()).isEqualTo(200);
             assertThat(server.output()).contains("took nothing for 1s (stream-write-timeout)");
         }

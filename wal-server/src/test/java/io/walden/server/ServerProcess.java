@@ -2,6 +2,7 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Eventually;
 import io.walden.core.Lsn;
 import io.walden.server.contract.ContractCheckedClient;
 
@@ -77,20 +78,15 @@ final class ServerProcess implements AutoCloseable {
 
     private void awaitReady() throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline) {
+        boolean ready = Eventually.holdsWithin(60, () -> {
             if (!process.isAlive()) {
                 throw new AssertionError("server exited with " + process.exitValue() + ": " + Files.readString(log));
             }
-            try {
-                if (get("/ready").statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException e) {
-                // not listening yet
-            }
-            Thread.sleep(50);
+            return get("/ready").statusCode() == 200; // an IOException while it is not listening yet: tried again
+        });
+        if (!ready) {
+            throw new AssertionError("server not ready: " + Files.readString(log));
         }
-        throw new AssertionError("server not ready: " + Files.readString(log));
     }
 
     HttpResponse<String> get(String path) throws IOException, InterruptedException {

@@ -1,5 +1,6 @@
 package io.walden.server;
 
+import io.walden.core.Eventually;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.server.config.ServerConfig;
@@ -33,10 +34,7 @@ class ServerStartFailureTest {
         try (Wal wal = Wal.open(WalConfig.builder(dir).build())) {
             assertThat(wal.isClosed()).as("the failed server closed the log (its lock is free)").isFalse();
         }
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (eventLoopThreads() > loopsBefore && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        Eventually.holds(() -> eventLoopThreads() <= loopsBefore);
         assertThat(eventLoopThreads()).as("event loop threads left running").isLessThanOrEqualTo(loopsBefore);
     }
 

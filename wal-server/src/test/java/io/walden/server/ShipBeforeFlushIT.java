@@ -3,11 +3,12 @@ package io.walden.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
+import io.walden.core.TestLogs;
 import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.io.IOException;
 import java.net.URI;
@@ -29,11 +30,12 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
-import static io.walden.server.Eventually.waitUntil;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -161,7 +163,7 @@ class ShipBeforeFlushIT {
             for (int kill = 0; kill < kills; kill++) {
                 int before = load.acknowledged.size();
                 waitUntil(60, () -> load.acknowledged.size() > before + 20);
-                Thread.sleep(random.nextInt(50, 500));
+                TestLogs.pauseRandomly(random, 50, 500);
                 primary.process.kill();
                 // The first two kills try both ways; the others choose at random.
                 if (kill == 0 || kill > 1 && random.nextBoolean()) {
@@ -271,17 +273,17 @@ class ShipBeforeFlushIT {
     private Member mostCaughtUpReplica(List<Member> members, Member dead) throws Exception {
         // The replicas' own flushed LSNs, once they stopped moving: they force what they received before the kill.
         Map<Member, Long> flushed = new HashMap<>();
+        long[] movedAt = {System.nanoTime()};
         waitUntil(() -> {
-            boolean settled = true;
             for (Member m : members) {
                 if (m != dead) {
                     long f = lsn(status(m.process), "flushed_lsn");
-                    settled &= flushed.containsKey(m) && flushed.get(m) == f;
-                    flushed.put(m, f);
+                    if (!Long.valueOf(f).equals(flushed.put(m, f))) {
+                        movedAt[0] = System.nanoTime();
+                    }
                 }
             }
-            Thread.sleep(200);
-            return settled;
+            return System.nanoTime() - movedAt[0] >= TimeUnit.MILLISECONDS.toNanos(200); // still for 200 ms
         });
         return flushed.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
     }
@@ -405,7 +407,7 @@ class ShipBeforeFlushIT {
                     if (r.statusCode() == 200) {
                         acknowledged.put(Lsn.parse(JSON.readTree(r.body()).get("lsn").asText()), payload);
                     } else {
-                        Thread.sleep(20); // refused (e.g. a replica's 503, a commit timeout): not acknowledged
+                        sleepQuietly(); // refused (e.g. a replica's 503, a commit timeout): not acknowledged
                     }
                 } catch (IOException e) {
                     sleepQuietly(); // the primary is down or was just killed
@@ -415,6 +417,7 @@ class ShipBeforeFlushIT {
             }
         }
 
+        /** A sleep: the load's pace after a refusal or a lost connection (not a wait on a condition). */
         private static void sleepQuietly() {
             try {
                 Thread.sleep(20);

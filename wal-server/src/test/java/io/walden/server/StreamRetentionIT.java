@@ -24,7 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import static io.walden.server.Eventually.waitUntil;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

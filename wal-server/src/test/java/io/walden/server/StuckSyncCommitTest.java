@@ -2,6 +2,7 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Eventually;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.AfterEach;

@@ -3,6 +3,7 @@ package io.walden.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
+import io.walden.core.TestLogs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,7 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
-import static io.walden.server.Eventually.waitUntil;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -73,9 +74,7 @@ class TimeAndRetentionIT {
     void tailFromATimePrintsOnlyTheRecordsAppendedSince() throws Exception {
         try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort())) {
             feed(server, "before", 120, 10);
-            Thread.sleep(100);
-            Instant since = Instant.now();
-            Thread.sleep(100);
+            Instant since = TestLogs.timeBetweenAppends();
             List<String> after = feed(server, "after", 30, 10);
 
             WaldenJar.Run tailed = walden(server, "tail", "--from-time", since.toString());
@@ -99,9 +98,7 @@ class TimeAndRetentionIT {
         try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort(),
                 "--segment-size", "64KiB", "--archive-to", archive.toUri().toString(), "--archive-timeout", "200ms")) {
             early = feed(server, "early", 300, 600); // several segments
-            Thread.sleep(100);
-            cut = Instant.now(); // "just before the bad deploy"
-            Thread.sleep(100);
+            cut = TestLogs.timeBetweenAppends(); // "just before the bad deploy"
             feed(server, "late", late, 600);
             waitUntil(60, () -> {
                 JsonNode s = status(server);

@@ -1,6 +1,6 @@
 package io.walden.core.internal;
 
-import io.walden.core.archive.Archiver;
+import io.walden.core.internal.archive.Archiver;
 
 import java.util.concurrent.atomic.AtomicLong;
 

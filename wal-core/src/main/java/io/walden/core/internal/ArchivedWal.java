@@ -2,13 +2,13 @@ package io.walden.core.internal;
 
 import io.walden.core.EpochHistory;
 import io.walden.core.SegmentInfo;
-import io.walden.core.archive.ArchivedLog;
+import io.walden.core.internal.archive.ArchivedLog;
 
 import java.nio.file.Path;
 import java.util.List;
 
 /**
- * The view of a log its {@link io.walden.core.archive.Archiver} gets: what it reads, and the one switch it holds.
+ * The view of a log its {@link io.walden.core.internal.archive.Archiver} gets: what it reads, and the one switch it holds.
  * Built from the log's parts, so the archiver can be made while the log is being put together.
  */
 public final class ArchivedWal implements ArchivedLog {

@@ -4,6 +4,7 @@ import io.walden.core.IllegalLsnException;
 import io.walden.core.Lsn;
 import io.walden.core.WalConfig;
 import io.walden.core.WalException;
+import io.walden.core.internal.journal.LogJournal;
 import io.walden.core.internal.commit.Appender;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
@@ -101,6 +102,13 @@ final class LogRewind {
                 readLimit.set(Math.min(readLimit.get(), from));
                 appender.rewindLink(end, from, prev);
             });
+            if (parts.sync instanceof LogJournal journaled) {
+                // After the checkpoint says the log ends here, before a byte is zeroed: the store journal's entries
+                // must never write the removed records back. A crash before this leaves them to be written back past
+                // the checkpoint's flush point (found again, and rewound again at the next connection, as without a
+                // journal); a discard before that checkpoint could cut what the control file still calls flushed.
+                journaled.discardFrom(from);
+            }
             SegmentFiles.writeZeros(seg.channel(), from - seg.startLsn(), seg.size());
             seg.force(false);
             seg.boundaries().forgetFrom(from - seg.startLsn());
@@ -108,7 +116,8 @@ final class LogRewind {
         } catch (IOException e) {
             // The checkpoint or the removal failed: the files may hold the old records below an old flush point
             // while the positions say otherwise. The log must be reopened (recovery then finds the old records,
-            // and the next connection to the primary rewinds again).
+            // written back by its store's journal if it has one and the discard was not made yet, and the next
+            // connection to the primary rewinds again).
             commit.fail("rewinding to " + Lsn.format(from) + " failed: " + e, e);
             throw new WalException("could not remove the records after " + Lsn.format(from) + " from " + dir
                     + ": " + e.getMessage() + "; reopen the log (the next rewind removes them)", e);

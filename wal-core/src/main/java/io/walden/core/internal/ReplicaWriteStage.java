@@ -4,7 +4,9 @@ import io.walden.core.internal.commit.Position;
 import io.walden.core.replication.ReplicatedLog;
 import io.walden.core.replication.WriteStage;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -21,12 +23,19 @@ final class ReplicaWriteStage implements WriteStage {
     /** Receiver thread only. */
     private long unflushedBytes;
     private long lastFlushNanos = System.nanoTime();
+    private final ArchivedSegmentWrites archived;
 
-    ReplicaWriteStage(ReplicatedLog log, WritePath writes, Position written, Position flushed) {
+    ReplicaWriteStage(ReplicatedLog log, WritePath writes, Position written, Position flushed, long segmentSize, long logId) {
         this.log = log;
         this.writes = writes;
         this.written = written;
         this.flushed = flushed;
+        this.archived = new ArchivedSegmentWrites(this, segmentSize, logId);
+    }
+
+    @Override
+    public long writeArchived(Path file, String name, long start, long end, long usableEnd, int chunkBytes) throws IOException {
+        return archived.write(file, name, start, end, usableEnd, chunkBytes);
     }
 
     @Override

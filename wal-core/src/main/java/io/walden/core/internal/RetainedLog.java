@@ -27,16 +27,7 @@ final class RetainedLog implements Retention.Log {
     }
 
     @Override
-    public long floor(Retention.Holder holder) {
-        return switch (holder) {
-            case REPLICATION_SLOT -> parts.replication.retentionFloor();
-            case CURSOR -> parts.cursors.retention.floor();
-            case ARCHIVE -> parts.archiveFloor.forTruncation();
-        };
-    }
-
-    @Override
-    public void truncateBefore(long lsn) {
-        parts.truncateBefore(lsn);
+    public void truncate(Retention.Decision decide) {
+        parts.truncate(decide);
     }
 }

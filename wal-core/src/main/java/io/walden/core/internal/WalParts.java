@@ -7,13 +7,14 @@ import io.walden.core.WalConfig;
 import io.walden.core.WalException;
 import io.walden.core.WalFailedException;
 import io.walden.core.archive.ArchiveConfig;
-import io.walden.core.archive.Archiver;
+import io.walden.core.internal.archive.Archiver;
 import io.walden.core.internal.commit.Activity;
 import io.walden.core.internal.commit.Appender;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
 import io.walden.core.internal.commit.ReadNotifier;
 import io.walden.core.internal.commit.RecordClock;
+import io.walden.core.internal.commit.RemoteWaits;
 import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.cursor.CursorBook;
 import io.walden.core.internal.metrics.WalMetrics;
@@ -34,9 +35,9 @@ import io.walden.core.internal.segment.SegmentLinks;
 import io.walden.core.internal.segment.SegmentPreparer;
 import io.walden.core.internal.segment.SegmentRegistry;
 import io.walden.core.internal.sync.BackgroundWriter;
+import io.walden.core.internal.sync.SyncOverride;
 import io.walden.core.internal.sync.SyncStrategy;
 import io.walden.core.internal.thread.BackgroundThreads;
-import io.walden.core.replication.RemoteWaits;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,6 +103,8 @@ public final class WalParts {
     public final WalReplication replication;
     /** Admission, the copy into the WAL buffers and each append's durability wait. */
     public final WritePath writes;
+    /** Gives an idle log's WAL buffers' memory back to the system, and takes it again at the next append. */
+    public final IdleRing idleRing;
     /** All a reader sees of the log. */
     public final ReadPath reads = new ReadPath(this);
     /** Every record's time (RecordClock): read by appenders inside their reservation. */
@@ -139,7 +142,7 @@ public final class WalParts {
         ControlFile.Checkpoint after = opened.after();
         this.maxPayload = config.maxPayloadSize();
         this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos(), threads);
-        this.sync = config.syncStrategy() != null ? config.syncStrategy() : SyncStrategy.of(config.syncMethod());
+        this.sync = SyncOverride.of(config);
         long end = scan.endLsn();
         this.insert = new Position(end);
         this.published = new Position(end);
@@ -175,16 +178,21 @@ public final class WalParts {
                 this::rewound));
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
-                () -> {
-                    checkpointer.checkpoint();
-                    cursors.tick(); // when the end passed which LSN: the cursors' lag in time
-                }, threads);
+                this::periodically, threads);
         this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
+        this.idleRing = new IdleRing(this);
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
         this.metrics = new WalMetrics(stats, new MeterSources(this));
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
+    }
+
+    /** The background writer's periodic turn, after its checkpoint interval. */
+    private void periodically() {
+        checkpointer.checkpoint();
+        cursors.tick(); // when the end passed which LSN: the cursors' lag in time
+        idleRing.tick(); // an idle log gives its WAL buffers' memory back
     }
 
     private Archiver newArchiver(ArchiveConfig archive) {
@@ -262,8 +270,22 @@ public final class WalParts {
 
     /** See {@link Wal#truncateBefore}. */
     public void truncateBefore(long lsn) {
+        truncate(floors -> lsn);
+    }
+
+    /**
+     * Truncation, under the admin lock: the holders' floors are read once, {@code decide} answers where to truncate
+     * given them, and the removal keeps what those same floors need (retention's report and removal agree).
+     */
+    public void truncate(Retention.Decision decide) {
         synchronized (adminLock) {
             writes.ensureOpen();
+            Retention.Floors floors = new Retention.Floors(replication.retentionFloor(), cursors.retention.floor(),
+                    archiveFloor.forTruncation());
+            long lsn = decide.truncateBefore(floors);
+            if (lsn == Retention.NOTHING) {
+                return;
+            }
             try {
                 checkpointer.write(true);
             } catch (IOException e) {
@@ -274,8 +296,7 @@ public final class WalParts {
             // that lagged, may find that segment removed: the replica then fetches from the archive or is rebuilt);
             // never what a slot, a cursor or the archive (the group's, on a replica) still needs.
             long keep = Math.min(Math.min(lsn, flushed.get()), readLimit.get());
-            keep = Math.min(Math.min(keep, replication.retentionFloor()), cursors.retention.floor());
-            keep = Math.min(keep, archiveFloor.forTruncation());
+            keep = Math.min(keep, floors.min());
             long limit = Math.min(registry.segmentStart(keep), checkpointer.durableScanStart());
             Segment oldestSegment = registry.oldest();
             if (oldestSegment != null && oldestSegment.endLsn() <= limit) {

@@ -11,13 +11,13 @@ import io.walden.core.internal.commit.Appender;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
 import io.walden.core.internal.commit.ReadNotifier;
+import io.walden.core.internal.commit.RemoteWaits;
 import io.walden.core.internal.cursor.CursorReplay;
 import io.walden.core.internal.record.ControlRecord;
 import io.walden.core.internal.recovery.Checkpointer;
 import io.walden.core.internal.recovery.HistoryFile;
 import io.walden.core.internal.segment.SegmentPreparer;
 import io.walden.core.internal.segment.SegmentRegistry;
-import io.walden.core.replication.RemoteWaits;
 import io.walden.core.replication.WriteStage;
 import io.walden.core.replication.ReplicatedLog;
 import org.slf4j.Logger;
@@ -382,7 +382,7 @@ public final class WalReplication implements ReplicatedLog {
 
     @Override
     public WriteStage writeStage() {
-        return new ReplicaWriteStage(this, parts.writes, written, flushed);
+        return new ReplicaWriteStage(this, parts.writes, written, flushed, parts.config.segmentSize(), parts.logId);
     }
 
     @Override

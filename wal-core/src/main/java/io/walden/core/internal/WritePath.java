@@ -12,14 +12,15 @@ import io.walden.core.WalClosedException;
 import io.walden.core.WalConfig;
 import io.walden.core.WalFailedException;
 import io.walden.core.internal.commit.Activity;
+import io.walden.core.internal.commit.AppendCompletions;
+import io.walden.core.internal.commit.AppendWait;
 import io.walden.core.internal.commit.Appender;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
+import io.walden.core.internal.commit.RemoteWaits;
 import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.sync.BackgroundWriter;
-import io.walden.core.replication.RemoteWaits;
-import net.openhft.chronicle.bytes.BytesStore;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -148,26 +149,6 @@ public final class WritePath {
         return lsn;
     }
 
-    public long append(int type, BytesStore<?, ?> payload, Durability durability) {
-        long remaining = payload.readRemaining();
-        if (remaining > maxPayload) {
-            throw new PayloadTooLargeException(remaining, maxPayload);
-        }
-        int length = (int) remaining;
-        checkRecord(type, length);
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
-        long lsn;
-        try {
-            lsn = appender.append(type, payload, payload.readPosition(), length, durability);
-            awaitLocalCommit(lsn, durability);
-        } finally {
-            Activity.exit(cell);
-        }
-        remote.await(durability, lsn, since);
-        return lsn;
-    }
-
     public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
         checkRecord(type, payload.length);
         long since = remote.clockFor(durability);
@@ -212,14 +193,14 @@ public final class WritePath {
             if (lsn == Appender.NOT_READY) {
                 return false;
             }
+            AppendWait wait = AppendCompletions.waitOf(completion);
+            wait.prepare(durability, remote, since);
             if (!durability.waitsForLocalFlush()) {
                 writer.nudge(); // into the file within offWriteDelay
-                AppendCompletions.access().prepare(completion, durability, remote, since);
-                AppendCompletions.access().durable(completion, lsn);
+                wait.durableNow(lsn);
                 return true;
             }
-            AppendCompletions.access().prepare(completion, durability, remote, since);
-            commit.awaitFlushedAsync(completion, lsn);
+            commit.awaitFlushedAsync(wait, lsn);
             return true;
         } finally {
             Activity.exit(cell);

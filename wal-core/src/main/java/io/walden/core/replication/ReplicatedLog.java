@@ -33,10 +33,10 @@ public interface ReplicatedLog {
     void raiseReadLimit(long lsn);
 
     /**
-     * The seam replication drives: set and clear the synchronous policy, report confirmed positions per level.
-     * With no policy set the remote levels act as {@link io.walden.core.Durability#LOCAL}.
+     * The seam replication drives: set and clear the synchronous policy, report confirmed positions per level
+     * ({@link SyncConfirmations}). With no policy set the remote levels act as {@link io.walden.core.Durability#LOCAL}.
      */
-    RemoteWaits remoteWaits();
+    SyncConfirmations remoteWaits();
 
     /**
      * Sets what truncation must keep: {@link io.walden.core.Wal#truncateBefore} never removes the segment holding the LSN the

@@ -1,6 +1,8 @@
 package io.walden.core.replication;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 
 /**
  * A replica's write stage: it writes what its primary sent and decides when to force it, by one policy
@@ -45,4 +47,17 @@ public interface WriteStage {
      * @return whether there was anything to force
      */
     boolean flushWritten();
+
+    /**
+     * Writes the records of an archived segment file (fetched by a replica from its group's archive) as if they had
+     * been streamed: the file's segment header must be this log's segment at {@code start}; its records from {@code end}
+     * (this log's insert position, inside that segment) up to {@code usableEnd} (where the file's epoch ends, or
+     * {@code Long.MAX_VALUE}) or its first zeros are written through {@link #write} (each record checked), read in
+     * chunks of whole records of {@code chunkBytes} (or one record, when larger), then forced.
+     *
+     * @param name what the file is, for errors (the object's name and its archive)
+     * @return the bytes written (0: the file holds nothing past this log's end)
+     * @throws IOException when the file cannot be read or is not this log's segment at {@code start}
+     */
+    long writeArchived(Path file, String name, long start, long end, long usableEnd, int chunkBytes) throws IOException;
 }

@@ -3,6 +3,7 @@ package io.walden.core.archive;
 import io.walden.core.Durability;
 import io.walden.core.Epoch;
 import io.walden.core.EpochHistory;
+import io.walden.core.Eventually;
 import io.walden.core.ReplicationChunk;
 import io.walden.core.TestLogs;
 import io.walden.core.Wal;
@@ -122,12 +123,8 @@ class ArchiveFailoverTest {
         return kinds;
     }
 
-    private static void awaitFile(Path file) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!Files.exists(file) && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertThat(file).exists();
+    private static void awaitFile(Path file) throws Exception {
+        Eventually.waitUntil("a file at " + file, () -> Files.exists(file));
     }
 
     /**
@@ -176,7 +173,7 @@ class ArchiveFailoverTest {
     void aRestoreAfterAFailoverReturnsTheNewPrimarysRecordsNotTheOldPrimarysLateUpload() throws Exception {
         Path archive = work.resolve("archive");
         List<Long> b = failOver(archive, 60, true);
-        ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archive), work.resolve("restored"),
+        Restore.Result result = Restore.fromArchive(new FileArchiveTarget(archive), work.resolve("restored"),
                 b.get(10), (i, n, name, bytes) -> {
                 });
 
@@ -191,7 +188,7 @@ class ArchiveFailoverTest {
     void aRestoreWhoseNewEpochIsNotArchivedYetStopsWhereTheOldEpochEnded() throws Exception {
         Path archive = work.resolve("archive");
         failOver(archive, 5, false); // b's segment 1 is not sealed: only a's late copy of it is in the archive
-        ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archive), work.resolve("restored"),
+        Restore.Result result = Restore.fromArchive(new FileArchiveTarget(archive), work.resolve("restored"),
                 Long.MAX_VALUE, (i, n, name, bytes) -> {
                 });
 

@@ -60,7 +60,7 @@ class ArchiveRestoreTest {
         return out;
     }
 
-    private static ArchiveRestore.Listener quiet() {
+    private static Restore.Listener quiet() {
         return (index, count, name, bytes) -> {
         };
     }
@@ -68,7 +68,7 @@ class ArchiveRestoreTest {
     @Test
     void restoresEveryArchivedRecordByteForByte() throws Exception {
         List<Object[]> appended = archivedLog(300, Duration.ofMillis(100));
-        ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
+        Restore.Result result = Restore.fromArchive(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
         List<Read> records = readAll(restored);
         assertThat(records).hasSize(appended.size());
         for (int i = 0; i < records.size(); i++) {
@@ -83,7 +83,7 @@ class ArchiveRestoreTest {
     void untilAMiddleLsnRestoresExactlyTheRecordsBeforeIt() throws Exception {
         List<Object[]> appended = archivedLog(300, Duration.ZERO);
         long until = (long) appended.get(150)[0];
-        ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, until, quiet());
+        Restore.fromArchive(new FileArchiveTarget(archiveDir), restored, until, quiet());
         List<Read> records = readAll(restored);
         assertThat(records).hasSize(150);
         assertThat(records.get(149).lsn()).isEqualTo((long) appended.get(149)[0]);
@@ -94,7 +94,7 @@ class ArchiveRestoreTest {
     void untilBetweenRecordsCutsAtTheRecordBoundaryBelowIt() throws Exception {
         List<Object[]> appended = archivedLog(300, Duration.ZERO);
         long inside = (long) appended.get(100)[0] + 20; // inside record 100: it does not end before until
-        ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, inside, quiet());
+        Restore.Result result = Restore.fromArchive(new FileArchiveTarget(archiveDir), restored, inside, quiet());
         List<Read> records = readAll(restored);
         assertThat(records).hasSize(100);
         assertThat(result.lastRecordLsn()).isEqualTo((long) appended.get(99)[0]);
@@ -109,7 +109,7 @@ class ArchiveRestoreTest {
         List<Object[]> appended = archivedLog(300, Duration.ZERO);
         long victim = (long) appended.get(5)[0];
         ArchiverTest.flip(archiveDir.resolve(ArchiveNames.segment(1, 0)), victim + 30);
-        assertThatThrownBy(() -> ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet()))
+        assertThatThrownBy(() -> Restore.fromArchive(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet()))
                 .isInstanceOf(WalCorruptedException.class)
                 .hasMessageContaining(Lsn.format(victim));
     }
@@ -118,7 +118,7 @@ class ArchiveRestoreTest {
     void aGapInTheArchiveEndsTheRestoreBeforeIt() throws Exception {
         archivedLog(300, Duration.ZERO);
         Files.delete(archiveDir.resolve(ArchiveNames.segment(1, 2 * SMALL_SEGMENT)));
-        ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
+        Restore.Result result = Restore.fromArchive(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
         assertThat(result.endLsn()).isEqualTo(2 * SMALL_SEGMENT + 64);
         assertThat(result.gapAt()).isEqualTo(2 * SMALL_SEGMENT);
         assertThat(result.shortOf(Long.MAX_VALUE)).isTrue();
@@ -140,7 +140,7 @@ class ArchiveRestoreTest {
             wal.append(TestLogs.bytes("after the commit"), Durability.LOCAL);
             assertThat(wal.status().archiver().orElseThrow().awaitArchived(wal.flushedLsn(), WAIT)).isTrue();
         }
-        ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
+        Restore.fromArchive(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
         try (Wal wal = Wal.open(TestLogs.small(restored).build())) {
             assertThat(wal.cursors().position("billing")).isEqualTo(committed);
         }
@@ -149,7 +149,7 @@ class ArchiveRestoreTest {
     @Test
     void aRestoredLogBeginsAnEpochOfItsOwnPastEveryEpochTheArchiveKnows() throws Exception {
         archivedLog(300, Duration.ZERO);
-        ArchiveRestore.Result result = ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
+        Restore.Result result = Restore.fromArchive(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
         assertThat(result.history().epochs()).containsExactly(new Epoch(1, 0), new Epoch(2, result.endLsn()));
         try (Wal wal = Wal.open(TestLogs.small(restored).build())) {
             assertThat(wal.status().history()).isEqualTo(result.history());
@@ -164,7 +164,7 @@ class ArchiveRestoreTest {
                 Files.move(o, archiveDir.resolve(o.getFileName().toString().substring(8)));
             }
         }
-        ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
+        Restore.fromArchive(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet());
         List<Read> records = readAll(restored);
         assertThat(records).hasSize(appended.size());
         assertThat(records.get(299).payload()).isEqualTo((byte[]) appended.get(299)[1]);
@@ -174,7 +174,7 @@ class ArchiveRestoreTest {
     void refusesToRestoreIntoADirectoryThatHoldsFiles() throws Exception {
         archivedLog(100, Duration.ZERO);
         Files.writeString(restored.resolve("something"), "x");
-        assertThatThrownBy(() -> ArchiveRestore.restore(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet()))
+        assertThatThrownBy(() -> Restore.fromArchive(new FileArchiveTarget(archiveDir), restored, Long.MAX_VALUE, quiet()))
                 .hasMessageContaining("not empty");
     }
 }

@@ -76,7 +76,7 @@ class ArchiveS3Test {
         }
         try (ArchiveTarget from = ArchiveTargets.open(uri, s3.endpoint())) {
             assertThat(from.list()).extracting(ArchiveTarget.StoredObject::name).contains(ArchiveNames.segment(1, 0));
-            ArchiveRestore.restore(from, restored, Long.MAX_VALUE, (i, n, name, bytes) -> {
+            Restore.fromArchive(from, restored, Long.MAX_VALUE, (i, n, name, bytes) -> {
             });
         }
         List<byte[]> back = new ArrayList<>();

@@ -2,11 +2,13 @@ package io.walden.core.archive;
 
 import io.walden.core.AppendsBlockedException;
 import io.walden.core.Durability;
+import io.walden.core.Eventually;
 import io.walden.core.SegmentInfo;
 import io.walden.core.TestLogs;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.internal.archive.ArchiveStatus;
+import io.walden.core.internal.archive.Archiver;
 import io.walden.core.internal.segment.SegmentFiles;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,6 +18,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -59,7 +62,7 @@ class ArchiverTest {
     void archivesEverySealedSegmentByteForByteAndMarksItDone() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             fill(wal, 300, 1000);
-            Archiver archiver = wal.status().archiver().orElseThrow();
+            ArchiverStatus archiver = wal.status().archiver().orElseThrow();
             long sealedEnd = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
             assertThat(archiver.awaitArchived(sealedEnd, WAIT)).isTrue();
             for (SegmentInfo s : wal.status().segments()) {
@@ -82,7 +85,7 @@ class ArchiverTest {
             fill(wal, 300, 1000);
             wal.truncateBefore(wal.flushedLsn());
             assertThat(wal.oldestLsn()).as("nothing archived, nothing removed").isEqualTo(64);
-            assertThat(TestLogs.eventually(() -> wal.status().archiver().orElseThrow().lastError() != null))
+            assertThat(Eventually.holds(() -> wal.status().archiver().orElseThrow().lastError() != null))
                     .as("the failed upload is reported").isTrue();
             assertThat(wal.status().archiver().orElseThrow().failures()).isPositive();
 
@@ -104,14 +107,15 @@ class ArchiverTest {
             archived = wal.flushedLsn() / SMALL_SEGMENT * SMALL_SEGMENT;
             assertThat(wal.status().archiver().orElseThrow().awaitArchived(archived, WAIT)).isTrue();
         }
-        long modifiedBefore = Files.getLastModifiedTime(archiveDir.resolve(ArchiveNames.segment(1, 0))).toMillis();
-        Thread.sleep(20);
+        // Dated in the past: an upload in the next run would change the time, however coarse the file system's clock.
+        FileTime modifiedBefore = FileTime.fromMillis(0);
+        Files.setLastModifiedTime(archiveDir.resolve(ArchiveNames.segment(1, 0)), modifiedBefore);
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             assertThat(wal.status().archiver().orElseThrow().archivedLsn()).isGreaterThanOrEqualTo(archived);
-            Thread.sleep(300);
-            assertThat(wal.status().archiver().orElseThrow().archivedSegments()).as("uploads in this run").isZero();
+            Eventually.holdsThroughout("no upload in this run", 3 * Archiver.POLL_MILLIS,
+                    () -> wal.status().archiver().orElseThrow().archivedSegments() == 0);
         }
-        assertThat(Files.getLastModifiedTime(archiveDir.resolve(ArchiveNames.segment(1, 0))).toMillis()).isEqualTo(modifiedBefore);
+        assertThat(Files.getLastModifiedTime(archiveDir.resolve(ArchiveNames.segment(1, 0)))).isEqualTo(modifiedBefore);
     }
 
     @Test
@@ -125,13 +129,10 @@ class ArchiverTest {
         Files.delete(dir.resolve(ArchiveStatus.DIR).resolve(SegmentFiles.name(SMALL_SEGMENT) + ".done"));
         Files.writeString(archiveDir.resolve(ArchiveNames.segment(1, SMALL_SEGMENT)), "a half-written object");
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
-            Archiver archiver = wal.status().archiver().orElseThrow();
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (archiver.archivedSegments() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            Thread.sleep(3 * Archiver.POLL_MILLIS); // room for an upload that should not happen
-            assertThat(archiver.archivedSegments()).as("uploaded again in this run, and only it").isEqualTo(1);
+            ArchiverStatus archiver = wal.status().archiver().orElseThrow();
+            Eventually.waitUntil(() -> archiver.archivedSegments() > 0);
+            Eventually.holdsThroughout("uploaded again in this run, and only it", 3 * Archiver.POLL_MILLIS,
+                    () -> archiver.archivedSegments() == 1);
             assertThat(Files.readAllBytes(archiveDir.resolve(ArchiveNames.segment(1, SMALL_SEGMENT))))
                     .isEqualTo(Files.readAllBytes(dir.resolve(SegmentFiles.name(SMALL_SEGMENT))));
         }
@@ -178,7 +179,7 @@ class ArchiverTest {
     void aQuietSegmentReachesTheArchiveAfterTheTimeout() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory().timeout(Duration.ofMillis(200))).build())) {
             long lsn = wal.append(TestLogs.bytes("lonely record"), Durability.LOCAL);
-            Archiver archiver = wal.status().archiver().orElseThrow();
+            ArchiverStatus archiver = wal.status().archiver().orElseThrow();
             assertThat(archiver.awaitArchived(wal.flushedLsn(), WAIT)).isTrue();
             Path partial = archiveDir.resolve(ArchiveNames.partial(1, 0));
             assertThat(partial).exists();
@@ -189,11 +190,7 @@ class ArchiverTest {
             fill(wal, 100, 1000); // seals segment 0: the whole segment replaces its head
             assertThat(archiver.awaitArchived(SMALL_SEGMENT, WAIT)).isTrue();
             assertThat(archiveDir.resolve(ArchiveNames.segment(1, 0))).exists();
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (Files.exists(partial) && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(partial).doesNotExist();
+            Eventually.waitUntil(() -> !Files.exists(partial));
         }
     }
 
@@ -221,17 +218,14 @@ class ArchiverTest {
 
             Files.delete(archiveDir);
             Files.createDirectories(archiveDir);
-            deadline = System.nanoTime() + WAIT.toNanos();
-            boolean accepted = false;
-            while (!accepted && System.nanoTime() < deadline) {
+            assertThat(Eventually.holds(() -> {
                 try {
                     wal.append(new byte[1000], Durability.LOCAL);
-                    accepted = true;
+                    return true;
                 } catch (AppendsBlockedException e) {
-                    Thread.sleep(20);
+                    return false;
                 }
-            }
-            assertThat(accepted).as("appends resume once the archive caught up").isTrue();
+            })).as("appends resume once the archive caught up").isTrue();
             assertThat(wal.status().archiver().orElseThrow().blocking()).isFalse();
         }
     }
@@ -244,14 +238,11 @@ class ArchiverTest {
             deleteDirectory(archiveDir);
             Files.writeString(archiveDir, "the store is down");
             for (int i = 0; i < 10; i++) {
-                fill(wal, 60, 1000);
-                Thread.sleep(Archiver.POLL_MILLIS * 2);
+                fill(wal, 60, 1000); // never blocked: appends go on whatever the archive's lag
             }
-            Archiver archiver = wal.status().archiver().orElseThrow();
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (archiver.lagBytes() > 2 * SMALL_SEGMENT && System.nanoTime() < deadline) {
-                Thread.sleep(10); // the cap is applied on the archiver's next turn
-            }
+            ArchiverStatus archiver = wal.status().archiver().orElseThrow();
+            // The cap is applied on the archiver's next turn.
+            Eventually.waitUntil(() -> archiver.droppedSegments() > 0 && archiver.lagBytes() <= 2 * SMALL_SEGMENT);
             assertThat(archiver.droppedSegments()).isPositive();
             assertThat(archiver.lagBytes()).isLessThanOrEqualTo(2 * SMALL_SEGMENT);
             wal.truncateBefore(wal.flushedLsn());
@@ -263,9 +254,10 @@ class ArchiverTest {
     void aReplicasLogIsHeldBackUntilItsPrimaryReportsWhatTheArchiveHolds() throws Exception {
         try (Wal wal = Wal.open(archived(toDirectory()).build())) {
             wal.replication().refuseAppends("a replica of primary p");
-            assertThat(wal.status().archiver().orElseThrow().retentionFloor()).isEqualTo(wal.status().segments().get(0).startLsn());
+            Archiver archiver = (Archiver) wal.status().archiver().orElseThrow(); // what truncation asks of it
+            assertThat(archiver.retentionFloor()).isEqualTo(wal.status().segments().get(0).startLsn());
             wal.replication().primaryArchived(Long.MAX_VALUE); // its primary keeps no archive
-            assertThat(wal.status().archiver().orElseThrow().retentionFloor()).isEqualTo(Long.MAX_VALUE);
+            assertThat(archiver.retentionFloor()).isEqualTo(Long.MAX_VALUE);
         }
     }
 

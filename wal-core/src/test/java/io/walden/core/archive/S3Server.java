@@ -1,5 +1,6 @@
 package io.walden.core.archive;
 
+import io.walden.core.Eventually;
 import org.gaul.s3proxy.AuthenticationType;
 import org.gaul.s3proxy.S3Proxy;
 import org.jclouds.ContextBuilder;
@@ -42,13 +43,7 @@ public final class S3Server implements AutoCloseable {
         S3Proxy p = S3Proxy.builder().blobStore(store).endpoint(URI.create("http://127.0.0.1:" + port))
                 .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY).build();
         p.start();
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!"STARTED".equals(p.getState())) {
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("S3Proxy did not start: " + p.getState());
-            }
-            Thread.sleep(5);
-        }
+        Eventually.waitUntil("S3Proxy started", () -> "STARTED".equals(p.getState()));
         port = p.getPort();
         proxy = p;
     }

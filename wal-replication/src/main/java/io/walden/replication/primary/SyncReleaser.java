@@ -2,7 +2,7 @@ package io.walden.replication.primary;
 
 import io.walden.core.Durability;
 import io.walden.core.internal.thread.WaldenThreads;
-import io.walden.core.replication.RemoteWaits;
+import io.walden.core.replication.SyncConfirmations;
 import io.walden.replication.policy.SyncPolicy;
 
 import java.util.HashMap;
@@ -13,17 +13,17 @@ import java.util.concurrent.Executors;
 /**
  * The synchronous policy and what it releases (PostgreSQL's synchronous_standby_names): after every status, the
  * position the policy confirms at each remote level, from the streaming replicas' reports, is handed to the log's
- * {@link RemoteWaits}. Blocked commits are unparked by the caller; asynchronous ones complete on a thread of this
+ * {@link SyncConfirmations}. Blocked commits are unparked by the caller; asynchronous ones complete on a thread of this
  * releaser's own, so that their callbacks never stall replication's event loop.
  *
  * <p>Thread-safety: every method from any thread.
  */
 final class SyncReleaser {
-    private final RemoteWaits waits;
+    private final SyncConfirmations waits;
     private final ExecutorService completions = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-sync-release"));
     private volatile SyncPolicy policy;
 
-    SyncReleaser(RemoteWaits waits) {
+    SyncReleaser(SyncConfirmations waits) {
         this.waits = waits;
     }
 

@@ -8,19 +8,13 @@ import io.walden.core.archive.ArchiveCatalog;
 import io.walden.core.archive.ArchiveNames;
 import io.walden.core.archive.ArchiveTarget;
 import io.walden.core.replication.WriteStage;
-import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.segment.SegmentFiles;
-import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * Fetches from the archive what the primary no longer keeps (PostgreSQL's {@code restore_command} on a standby): from
@@ -42,8 +36,6 @@ final class ArchiveCatchUp {
     private final WriteStage writes;
     private final ArchiveTarget archive;
     private final int chunkBytes;
-    /** Reused for every chunk, made at the first fetch; direct, so that reading and writing it copies nothing more. */
-    private ByteBuffer chunk;
 
     ArchiveCatchUp(Wal wal, ArchiveTarget archive) {
         this(wal, archive, CHUNK_BYTES);
@@ -77,7 +69,7 @@ final class ArchiveCatchUp {
                 if (piece == null || !archive.get(piece.name(), temp)) {
                     break;
                 }
-                long applied = apply(temp, start, end, segmentSize, piece.name(), piece.usableEnd());
+                long applied = apply(temp, start, end, piece.name(), piece.usableEnd());
                 total += applied;
                 if (piece.partial() || applied == 0 || piece.usableEnd() < start + segmentSize) {
                     break; // the archive's end, or an epoch's end this history goes on from elsewhere
@@ -115,84 +107,11 @@ final class ArchiveCatchUp {
     }
 
     /** Applies the archived file's records from {@code end}, below {@code usableEnd} only (where its epoch ends). */
-    private long apply(Path file, long start, long end, long segmentSize, String name, long usableEnd) throws IOException {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            long size = Math.min(ch.size(), usableEnd - start);
-            ByteBuffer header = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-            ch.read(header, 0);
-            header.flip();
-            String problem = size < SegmentHeaderDescriptor.LENGTH ? "shorter than a segment header"
-                    : SegmentHeaderDescriptor.validate(header, segmentSize, start, wal.status().logId());
-            if (problem != null) {
-                throw new IOException("archived " + name + " in " + archive.uri() + " cannot continue this log: " + problem);
-            }
-            // Read, not mapped: the file is replaced by the next fetch and deleted after the last, and a mapping would
-            // keep its blocks (and address space) until a GC. Read in chunks of whole records, so that a segment of any
-            // size costs one chunk of memory (or one record, when a record is larger).
-            long offset = end - start;
-            while (offset < size) {
-                ByteBuffer records = wholeRecords(ch, offset, size, name);
-                if (records == null) {
-                    break; // zeros: the archived head ends here
-                }
-                int length = records.remaining();
-                writes.write(start + offset, records);
-                offset += length;
-            }
-            if (offset == end - start) {
-                return 0;
-            }
-            writes.flushWritten();
+    private long apply(Path file, long start, long end, String name, long usableEnd) throws IOException {
+        long applied = writes.writeArchived(file, name + " in " + archive.uri(), start, end, usableEnd, chunkBytes);
+        if (applied > 0) {
             wal.replication().raiseReadLimit(wal.insertLsn()); // the primary had flushed it before archiving it
-            return offset - (end - start);
         }
-    }
-
-    /**
-     * The whole records of the archived file from {@code offset}, at most a chunk of them ({@link #CHUNK_BYTES}) (or the one record
-     * there, when it is larger); null when no record starts there. A length word no record can have is passed on as it
-     * is: {@code writeReceived} refuses it with the record's LSN, and nothing of that chunk is kept.
-     */
-    private ByteBuffer wholeRecords(FileChannel ch, long offset, long size, String name) throws IOException {
-        if (chunk == null) {
-            chunk = ByteBuffer.allocateDirect(chunkBytes).order(ByteOrder.LITTLE_ENDIAN);
-        }
-        int length = (int) Math.min(chunk.capacity(), size - offset);
-        read(ch, chunk.clear().limit(length), offset, name);
-        chunk.flip();
-        int end = 0;
-        while (end + Integer.BYTES <= length) {
-            int recordLength = chunk.getInt(end + RecordDescriptor.LENGTH_OFFSET);
-            long aligned = RecordDescriptor.aligned(recordLength);
-            if (recordLength < RecordDescriptor.HEADER_LENGTH || end + aligned > length) {
-                break;
-            }
-            end += (int) aligned;
-        }
-        if (end > 0) {
-            return chunk.limit(end);
-        }
-        int first = length < Integer.BYTES ? 0 : chunk.getInt(RecordDescriptor.LENGTH_OFFSET);
-        if (first == 0) {
-            return null;
-        }
-        long aligned = RecordDescriptor.aligned(first);
-        if (first < RecordDescriptor.HEADER_LENGTH || offset + aligned > size || aligned > Integer.MAX_VALUE) {
-            return chunk; // damaged: refused with its LSN by writeReceived
-        }
-        ByteBuffer large = ByteBuffer.allocateDirect((int) aligned).order(ByteOrder.LITTLE_ENDIAN);
-        read(ch, large, offset, name);
-        return large.flip();
-    }
-
-    private void read(FileChannel ch, ByteBuffer into, long offset, String name) throws IOException {
-        long at = offset;
-        while (into.hasRemaining()) {
-            int n = ch.read(into, at);
-            if (n < 0) {
-                throw new IOException("archived " + name + " ended early while being read");
-            }
-            at += n;
-        }
+        return applied;
     }
 }

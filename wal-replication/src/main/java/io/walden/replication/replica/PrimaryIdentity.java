@@ -6,9 +6,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.ssl.SslContext;
 import io.walden.core.EpochHistory;
+import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
-import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
@@ -88,7 +88,7 @@ public record PrimaryIdentity(long logId, long segmentSize, long oldestLsn, Epoc
                                 @Override
                                 public void channelActive(ChannelHandlerContext ctx) {
                                     ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, 0, 1, 0,
-                                            SegmentHeaderDescriptor.LENGTH, name, secretBytes));
+                                            Lsn.FIRST, name, secretBytes));
                                 }
 
                                 @Override

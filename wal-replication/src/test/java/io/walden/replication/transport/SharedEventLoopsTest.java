@@ -4,6 +4,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.walden.core.Durability;
+import io.walden.core.Eventually;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.replication.primary.ReplicationServer;
@@ -41,11 +42,7 @@ class SharedEventLoopsTest {
                 try (Wal replica = id.openReplicaLog(WalConfig.builder(work.resolve("r")).segmentSize(64 << 10));
                      ReplicaClient client = ReplicaClient.builder(replica, server.address(), "r1").eventLoops(loops).start()) {
                     long next = primary.append("while it follows".getBytes(), Durability.LOCAL);
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                    while (replica.flushedLsn() <= next && System.nanoTime() < deadline) {
-                        Thread.sleep(10);
-                    }
-                    assertThat(replica.flushedLsn()).as("the replica holds both records").isGreaterThan(next);
+                    Eventually.waitUntil("the replica holds both records", () -> replica.flushedLsn() > next);
                     assertThat(next).isGreaterThan(lsn);
                 }
             }

@@ -10,7 +10,7 @@ import io.walden.core.RetentionStatus;
 import io.walden.core.RecoveryReport;
 import io.walden.core.Wal;
 import io.walden.core.WalStatus;
-import io.walden.core.archive.Archiver;
+import io.walden.core.archive.ArchiverStatus;
 import io.walden.replication.primary.ReplicaStatus;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
@@ -216,7 +216,7 @@ final class StatusReport {
         return m;
     }
 
-    private static Map<String, Object> archive(Archiver a) {
+    private static Map<String, Object> archive(ArchiverStatus a) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("target", a.target());
         m.put("archived_lsn", Lsn.format(a.archivedLsn()));

@@ -3,7 +3,7 @@ package io.walden.server.cli;
 import io.walden.core.Lsn;
 import io.walden.core.RecordTime;
 import io.walden.core.WalCorruptedException;
-import io.walden.core.archive.ArchiveRestore;
+import io.walden.core.archive.Restore;
 import io.walden.core.archive.ArchiveTarget;
 import io.walden.core.archive.ArchiveTargets;
 import io.walden.core.internal.segment.SegmentFiles;
@@ -72,13 +72,13 @@ final class RestoreCommand implements Callable<Integer> {
             }
         }
         long start = System.nanoTime();
-        ArchiveRestore.Result r;
+        Restore.Result r;
         boolean terminal = System.console() != null;
         refuseNonEmpty(dataDir);
         try (ArchiveTarget target = ArchiveTargets.openExisting(from, endpoint); Progress bar = Progress.onTerminal()) {
             // With --until-time the count is an upper bound: the download stops at the first segment past the time.
             String of = untilInstant == null ? "/" : " of up to ";
-            r = ArchiveRestore.restore(target, dataDir, untilLsn, untilInstant, (index, count, name, bytes) -> {
+            r = Restore.fromArchive(target, dataDir, untilLsn, untilInstant, (index, count, name, bytes) -> {
                 if (terminal) {
                     int width = 30;
                     int done = count == 0 ? width : (int) ((long) index * width / count);

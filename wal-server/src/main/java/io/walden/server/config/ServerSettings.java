@@ -101,7 +101,7 @@ public final class ServerSettings {
     public static final Setting<InetSocketAddress> REPLICATE_FROM = of("replicate-from", "HOST:PORT", Values::address, null,
             "Run as a replica of the primary there.");
     public static final Setting<String> NAME = of("name", "NAME", Values::text, null,
-            "This server's name: in its primary's synchronous policy, and in a replica group.");
+            "This server's name: in its primary's synchronous policy, and in a replica group (default: walden-<pid>).");
     public static final Setting<String> SYNC_REPLICAS = of("sync-replicas", "POLICY", Values::text, null,
             "Synchronous policy of a primary: 'FIRST n (a, b)' or 'ANY n (a, b)'; on a replica, the policy it applies "
                     + "once promoted.");

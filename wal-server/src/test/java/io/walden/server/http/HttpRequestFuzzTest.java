@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.HttpUtil;
+import io.walden.core.Eventually;
 import io.walden.server.WaldenServer;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.contract.ApiContract;
@@ -102,12 +103,8 @@ class HttpRequestFuzzTest {
     }
 
     /** Waits until the server has answered every request it received. */
-    private static void settle(WaldenServer s) throws InterruptedException {
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (s.inFlightRequests() > 0) {
-            assertThat(System.nanoTime()).as("requests still in flight after a minute").isLessThan(deadline);
-            Thread.sleep(1);
-        }
+    private static void settle(WaldenServer s) throws Exception {
+        assertThat(Eventually.holdsWithin(60, () -> s.inFlightRequests() == 0)).as("requests still in flight after a minute").isTrue();
     }
 
     /** The responses in {@code answer}; fails on any byte that is not part of a well-formed response. */

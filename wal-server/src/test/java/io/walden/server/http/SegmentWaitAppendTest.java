@@ -20,8 +20,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -48,9 +48,12 @@ class SegmentWaitAppendTest {
                             .getBytes(StandardCharsets.US_ASCII));
                     out.write(body);
                     out.flush();
-                    waitUntil(() -> server.inFlightRequests() > 0);
-                } // the client leaves while its batch waits for the segment that cannot be prepared yet
-                Thread.sleep(300); // the server sees the close and ends the exchange
+                    // The request, and its append waiting for the segment that cannot be prepared yet.
+                    waitUntil(() -> server.inFlightRequests() == 2);
+                } // the client leaves while its batch waits
+                // A sleep: the server sees the close and ends the exchange, which nothing counts (the exchange stays
+                // in flight until its append is done) and the closed client cannot see.
+                Thread.sleep(300);
                 return null;
             });
             waitUntil(() -> server.inFlightRequests() == 0);
@@ -83,13 +86,5 @@ class SegmentWaitAppendTest {
             out.write(r);
         }
         return bytes.toByteArray();
-    }
-
-    private static void waitUntil(BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(condition.getAsBoolean()).as("condition reached in time").isTrue();
     }
 }

@@ -5,7 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.walden.core.SegmentInfo;
-import io.walden.core.archive.Archiver;
+import io.walden.core.archive.ArchiverStatus;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 
 import java.io.IOException;
@@ -40,7 +40,7 @@ public final class ArchiveProgress {
     private volatile String lastError;
 
     /** What the archive lacks below the log's oldest segment (found at a promotion), or null. */
-    private volatile Archiver.Missing missing;
+    private volatile ArchiverStatus.Missing missing;
 
     /** The lowest LSN the log was rewound to since the archiver's thread last looked; MAX_VALUE: none (any thread sets). */
     private final AtomicLong rewoundTo = new AtomicLong(Long.MAX_VALUE);
@@ -72,7 +72,7 @@ public final class ArchiveProgress {
     }
 
     /** What the archive lacks below the log's oldest segment and the log no longer holds; null when nothing is known. */
-    public Archiver.Missing missing() {
+    public ArchiverStatus.Missing missing() {
         return missing;
     }
 
@@ -82,7 +82,7 @@ public final class ArchiveProgress {
      * no upload can fill must neither block appends nor make the cap give up segments.
      */
     public void missing(long from, long to) {
-        missing = new Archiver.Missing(from, to);
+        missing = new ArchiverStatus.Missing(from, to);
         if (archivedLsn > from) {
             archivedLsn = from;
         }
@@ -90,7 +90,7 @@ public final class ArchiveProgress {
 
     /** Bytes of the log in neither the archive nor the log (0 when nothing is known to be missing). */
     public long missingBytes() {
-        Archiver.Missing gap = missing;
+        ArchiverStatus.Missing gap = missing;
         return gap == null ? 0 : gap.toLsn() - gap.fromLsn();
     }
 
@@ -196,7 +196,7 @@ public final class ArchiveProgress {
         }
         archived = archived < 0 ? flushed : Math.min(archived, flushed);
         this.lagBytes = Math.max(0, flushed - archived); // what is left to upload, whatever is missing below it
-        Archiver.Missing gap = missing;
+        ArchiverStatus.Missing gap = missing;
         if (gap != null) {
             archived = Math.min(archived, gap.fromLsn()); // a restore stops there, whatever is archived after it
         }

@@ -7,8 +7,6 @@ import io.walden.core.SegmentInfo;
 import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.archive.ArchiveNames;
 import io.walden.core.archive.ArchiveTarget;
-import io.walden.core.archive.ArchivedLog;
-import io.walden.core.archive.Archiver;
 import io.walden.core.internal.recovery.HistoryFile;
 import io.walden.core.internal.segment.SegmentFiles;
 import org.slf4j.Logger;

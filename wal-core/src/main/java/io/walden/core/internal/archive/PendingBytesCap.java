@@ -4,8 +4,6 @@ import io.walden.core.Lsn;
 import io.walden.core.SegmentInfo;
 import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.archive.ArchiveTarget;
-import io.walden.core.archive.ArchivedLog;
-import io.walden.core.archive.Archiver;
 import io.walden.core.internal.segment.SegmentFiles;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -10,7 +10,6 @@ import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.segment.SegmentLinks;
 import io.walden.core.internal.segment.SegmentPreparer;
 import io.walden.core.internal.segment.SegmentRegistry;
-import net.openhft.chronicle.bytes.BytesStore;
 
 import java.nio.ByteBuffer;
 
@@ -199,21 +198,6 @@ public final class Appender {
         try {
             writeHeaderFields(lsn, type);
             ring.write(o + HEADER, src, src.position(), length);
-            flags = 0;
-        } finally {
-            publication.publish(lsn, HEADER + length, flags, durability);
-        }
-        return lsn;
-    }
-
-    /** {@link #append(int, byte[], int, int, Durability)} for a Chronicle store's bytes. */
-    public long append(int type, BytesStore<?, ?> src, long srcOffset, int length, Durability durability) {
-        long lsn = reservations.reserve(RecordDescriptor.aligned(HEADER + length), true);
-        long o = ring.offset(lsn);
-        int flags = RecordDescriptor.FLAG_PADDING;
-        try {
-            writeHeaderFields(lsn, type);
-            ring.write(o + HEADER, src, srcOffset, length);
             flags = 0;
         } finally {
             publication.publish(lsn, HEADER + length, flags, durability);

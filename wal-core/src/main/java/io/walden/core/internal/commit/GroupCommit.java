@@ -275,6 +275,15 @@ public final class GroupCommit {
         return writes.writeAll();
     }
 
+    /** Takes the WAL write lock: no write into the files (nor read of the ring) until {@link #unlockWrites} (IdleRing). */
+    public void lockWrites() {
+        writes.lock();
+    }
+
+    public void unlockWrites() {
+        writes.unlock();
+    }
+
     /**
      * Moves every position back to {@code lsn} (a replica's rewind, see ReplicatedLog.rewindTo): with the leader flag and the
      * write lock held, so that no flush or write can move a position past it meanwhile. Everything must be flushed

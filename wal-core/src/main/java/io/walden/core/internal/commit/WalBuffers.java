@@ -2,6 +2,9 @@ package io.walden.core.internal.commit;
 
 import io.walden.core.internal.segment.NativeRegion;
 import net.openhft.chronicle.bytes.BytesStore;
+import net.openhft.chronicle.core.OS;
+import net.openhft.posix.MAdviseFlag;
+import net.openhft.posix.PosixAPI;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -81,8 +84,27 @@ public final class WalBuffers extends NativeRegion {
         }
         long slack = capacity >= segmentSize ? 0 : maxRecord;
         BytesStore<?, Void> store = BytesStore.nativeStoreWithFixedCapacity(capacity + slack);
-        store.zeroOut(0, capacity + slack);
-        return new WalBuffers(store, capacity, slack);
+        WalBuffers ring = new WalBuffers(store, capacity, slack);
+        ring.zeroUntouched();
+        return ring;
+    }
+
+    /**
+     * Zeroes the whole ring without touching it: its whole pages are given back ({@link #releasePages}), which makes
+     * them read as zeros and take no memory until an append touches them, and only the partial pages at its two ends
+     * are written. A log that never appends (most of a large store's) costs no memory for its ring. Where pages cannot
+     * be given back, every byte is written.
+     */
+    private void zeroUntouched() {
+        if (!releasePages()) {
+            zero(0, size);
+            return;
+        }
+        long page = OS.pageSize();
+        long firstWhole = ((address + page - 1) & -page) - address;
+        long lastWhole = ((address + size) & -page) - address;
+        zero(0, Math.min(firstWhole, size));
+        zero(Math.max(lastWhole, 0), size);
     }
 
     /** The ring's size: at most this many bytes are in the WAL buffers and not yet in the files. */
@@ -132,6 +154,20 @@ public final class WalBuffers extends NativeRegion {
         while (b.hasRemaining()) {
             at += file.write(b, at);
         }
+    }
+
+    /**
+     * Returns the ring's whole pages to the operating system ({@code madvise(MADV_DONTNEED)}: this private memory
+     * reads as zeros afterwards and takes memory again only where it is touched). Only while nobody reads or writes
+     * the ring and its bytes are zero but those the caller keeps and puts back (IdleRing).
+     *
+     * @return whether the pages went back (false where the platform cannot: the memory then stays as it was)
+     */
+    public boolean releasePages() {
+        long page = OS.pageSize();
+        long from = (address + page - 1) & -page;
+        long to = (address + size) & -page;
+        return to > from && PosixAPI.posix().madvise(from, to - from, MAdviseFlag.MADV_DONTNEED) == 0;
     }
 
     /** Frees the memory: only once no thread is inside the log. */

@@ -125,16 +125,19 @@ public final class LogOpener {
             }
             HistoryFile.Stored history = HistoryFile.readStored(dir); // refused before recovery changes anything
             mapSegments(dir, config.segmentSize(), logId, starts, registry);
+            boolean closedCleanly = hasControl && cp.shutDown();
             RecoveryScanner.Result scan = RecoveryScanner.scan(registry, cp.scanStart(), cp.scanStartPrev(),
-                    cp.flushedLsn(), config.truncateAtCorruption());
+                    cp.flushedLsn(), config.truncateAtCorruption(), closedCleanly);
             long endSegment = registry.segmentStart(scan.endLsn());
             if (registry.get(endSegment) == null) {
                 Path p = SegmentFiles.prepare(dir, config.segmentSize(), endSegment, logId, null);
                 registry.add(Segment.map(p, endSegment, config.segmentSize()));
             }
-            // Make what recovery found durable before anything is appended after it.
+            // Make what recovery found durable before anything is appended after it. After a clean close it changed
+            // nothing, and the close left everything durable (forced, or, for a store's log, in the store journal,
+            // which the store's open wrote back and forced before this); an end segment made here was forced as made.
             for (Segment s : registry.snapshot()) {
-                if (s.startLsn() >= scan.scanStart()) {
+                if (s.startLsn() >= scan.scanStart() && !(closedCleanly && scan.bytesCut() == 0)) {
                     s.force(false);
                 }
             }
@@ -150,7 +153,7 @@ public final class LogOpener {
             }
             List<Path> spares = SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX);
             return new OpenedLog(dir, lockChannel, lock, logId, controlFile, registry, spares, scan, after,
-                    history, created, rebuilt, created || (hasControl && cp.shutDown()), startNanos);
+                    history, created, rebuilt, created || closedCleanly, startNanos);
         } catch (IOException e) {
             cleanUpFailedOpen(registry, controlFile, lockChannel);
             throw new WalException("could not open the log in " + dir + ": " + e.getMessage(), e);

@@ -73,6 +73,34 @@ public final class Retention implements AutoCloseable {
     public record Hold(Holder holder, long bytes, long floorLsn, Instant since) {
     }
 
+    /**
+     * The LSN each holder needs kept (Long.MAX_VALUE: nothing), read once for one truncation: what a look reports as
+     * held and what its removal keeps are the same floors, even while a holder moves.
+     */
+    public record Floors(long replicationSlot, long cursor, long archive) {
+        public long of(Holder holder) {
+            return switch (holder) {
+                case REPLICATION_SLOT -> replicationSlot;
+                case CURSOR -> cursor;
+                case ARCHIVE -> archive;
+            };
+        }
+
+        /** What truncation must keep for them all. */
+        public long min() {
+            return Math.min(replicationSlot, Math.min(cursor, archive));
+        }
+    }
+
+    /** Where to truncate, given the holders' floors: an LSN whose segment's predecessors may go, or {@link #NOTHING}. */
+    @FunctionalInterface
+    public interface Decision {
+        long truncateBefore(Floors floors);
+    }
+
+    /** A {@link Decision} to remove nothing: no truncation at all (nor the checkpoint it would write). */
+    public static final long NOTHING = Long.MIN_VALUE;
+
     /** What the log offers retention: its segments, positions, holders and truncation. */
     public interface Log {
         SegmentRegistry registry();
@@ -81,11 +109,11 @@ public final class Retention implements AutoCloseable {
 
         long writtenLsn();
 
-        /** The LSN each holder needs kept (Long.MAX_VALUE: nothing). */
-        long floor(Holder holder);
-
-        /** Removes whole segments below {@code lsn}'s segment, as far as the holders allow (Wal.truncateBefore). */
-        void truncateBefore(long lsn);
+        /**
+         * Under the log's admin lock: reads the holders' floors once, asks {@code decide} where to truncate, and removes
+         * whole segments below that LSN's segment as far as those same floors allow (Wal.truncateBefore).
+         */
+        void truncate(Decision decide);
     }
 
     private final Log log;
@@ -168,20 +196,22 @@ public final class Retention implements AutoCloseable {
     /** One look: removes what the limits allow and the holders do not keep. Returns the segments removed. */
     public int enforce() {
         long wanted = wantedOldest();
-        recordHolds(wanted);
         SegmentRegistry registry = log.registry();
-        Segment oldest = registry.oldest();
-        long allowed = wanted;
-        for (Holder h : Holder.values()) {
-            allowed = Math.min(allowed, registry.segmentStart(log.floor(h)));
+        long[] before = {NOTHING};
+        log.truncate(floors -> {
+            recordHolds(wanted, floors);
+            Segment oldest = registry.oldest();
+            if (oldest == null || Math.min(wanted, registry.segmentStart(floors.min())) <= oldest.startLsn()) {
+                return NOTHING; // nothing to remove, or held: no truncation (and no checkpoint it would force) at all
+            }
+            before[0] = oldest.startLsn();
+            return wanted;
+        });
+        if (before[0] == NOTHING) {
+            return 0;
         }
-        if (oldest == null || allowed <= oldest.startLsn()) {
-            return 0; // nothing to remove, or held: no truncation (and no checkpoint it would force) at all
-        }
-        long before = oldest.startLsn();
-        log.truncateBefore(wanted);
         Segment now = registry.oldest();
-        int gone = now == null ? 0 : (int) ((now.startLsn() - before) / registry.segmentSize());
+        int gone = now == null ? 0 : (int) ((now.startLsn() - before[0]) / registry.segmentSize());
         if (gone > 0) {
             removed.addAndGet(gone);
             LOG.info("Retention removed {} segment(s): the log now begins at {}", gone,
@@ -233,13 +263,13 @@ public final class Retention implements AutoCloseable {
         }
     }
 
-    private void recordHolds(long wanted) {
+    private void recordHolds(long wanted, Floors floors) {
         SegmentRegistry registry = log.registry();
         Segment oldest = registry.oldest();
         long start = oldest == null ? wanted : oldest.startLsn();
         synchronized (holds) {
             for (Holder h : Holder.values()) {
-                long floor = log.floor(h);
+                long floor = floors.of(h);
                 long keptFrom = Math.max(start, registry.segmentStart(floor));
                 if (floor == Long.MAX_VALUE || keptFrom >= wanted) {
                     holds.remove(h);

@@ -30,6 +30,8 @@ public final class BackgroundThreads implements AutoCloseable {
         ARCHIVER("walden-archiver"),
         /** Retention's looks and removals (a removal forces a checkpoint and directories). */
         UPKEEP("walden-upkeep"),
+        /** The store journal's checkpoint: forces the logs' files, never behind retention's removals. */
+        CHECKPOINT("walden-journal-checkpoint"),
         /** The remote waits' timers: short turns, never behind a removal's forces. */
         TIMERS("walden-remote-timeouts"),
         /** Trains zstd dictionaries and looks for one in the log: seconds of CPU, rarely. */
@@ -62,7 +64,8 @@ public final class BackgroundThreads implements AutoCloseable {
 
     /**
      * Groups shared by many logs: {@code writers} threads for flushes (the cores, so that as many logs force at once),
-     * two for segment preparation and two for uploads, one each for upkeep, training and the clock.
+     * two for segment preparation and two for uploads, one each for upkeep, the journal's checkpoint, the timers,
+     * training and the clock.
      */
     public static BackgroundThreads shared(int writers) {
         Map<Job, LoopGroup> groups = new EnumMap<>(Job.class);
@@ -70,7 +73,7 @@ public final class BackgroundThreads implements AutoCloseable {
             int size = switch (job) {
                 case WRITER -> Math.max(1, writers);
                 case PREPARER, ARCHIVER -> 2;
-                case UPKEEP, TIMERS, TRAINER, CLOCK -> 1;
+                case UPKEEP, CHECKPOINT, TIMERS, TRAINER, CLOCK -> 1;
             };
             groups.put(job, new LoopGroup(job.threadName + (size == 1 ? "" : "s"), size));
         }

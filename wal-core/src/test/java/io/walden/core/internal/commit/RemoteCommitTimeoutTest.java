@@ -2,7 +2,6 @@ package io.walden.core.internal.commit;
 
 import io.walden.core.Durability;
 import io.walden.core.RemoteCommitTimeoutException;
-import io.walden.core.replication.RemoteWaits;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -11,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -33,12 +33,12 @@ class RemoteCommitTimeoutTest {
                 CompletableFuture<Long> f = waits.confirmation(Durability.ON, 1000 + i, since);
                 f.whenComplete((lsn, e) -> failedAt.add(System.nanoTime() - since));
                 commits.add(f);
-                Thread.sleep(13);
+                Thread.sleep(13); // a sleep: the commits' times spread over the sweeper's period
             }
             for (CompletableFuture<Long> f : commits) {
                 assertThatThrownBy(f::join).hasCauseInstanceOf(RemoteCommitTimeoutException.class);
             }
-            Thread.sleep(20);
+            waitUntil(() -> failedAt.size() == 10); // each told its time after its future failed
             assertThat(failedAt).hasSize(10).allSatisfy(nanos -> assertThat(TimeUnit.NANOSECONDS.toMillis(nanos))
                     .isBetween(TIMEOUT_MS, TIMEOUT_MS + TIMEOUT_MS / 10));
         } finally {

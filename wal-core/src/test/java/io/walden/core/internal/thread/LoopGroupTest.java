@@ -11,6 +11,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static io.walden.core.Eventually.holdsThroughout;
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Many loops on a few shared threads: every loop gets its turns, never two at once, and a stop is its own. */
@@ -30,10 +32,7 @@ class LoopGroupTest {
                 runners.add(r);
                 r.start();
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (turns.stream().anyMatch(n -> n.get() < 3) && System.nanoTime() < deadline) {
-                Thread.sleep(5); // the loops' own turns: nothing to wait on but their counts
-            }
+            waitUntil(() -> turns.stream().allMatch(n -> n.get() >= 3));
             assertThat(turns).allMatch(n -> n.get() == 3);
             for (LoopRunner r : runners) {
                 assertThat(r.stop(Duration.ofSeconds(5))).isTrue();
@@ -99,7 +98,7 @@ class LoopGroupTest {
             LoopRunner upload = group.runner("upload", () -> {
                 uploading.countDown();
                 try {
-                    Thread.sleep(TimeUnit.SECONDS.toMillis(30));
+                    new CountDownLatch(1).await(); // an upload that does not end until interrupted
                 } catch (InterruptedException e) {
                     uploadInterrupted.set(true);
                     Thread.currentThread().interrupt(); // left set, as a careless job would
@@ -117,10 +116,7 @@ class LoopGroupTest {
             assertThat(uploading.await(10, TimeUnit.SECONDS)).isTrue();
             writer.start();
             upload.interrupt();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (writerTurns.get() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            waitUntil(() -> writerTurns.get() > 0);
             assertThat(uploadInterrupted).isTrue();
             assertThat(writerTurns.get()).isEqualTo(1);
             assertThat(writerSawInterrupt).as("the group cleared it between the turns").isFalse();
@@ -150,10 +146,7 @@ class LoopGroupTest {
             });
             broken.start();
             other.start();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while ((broken.isRunning() || otherTurns.get() < 10) && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            waitUntil(() -> !broken.isRunning() && otherTurns.get() >= 10);
             assertThat(broken.isRunning()).isFalse();
             assertThat(otherTurns.get()).as("the group's one thread lives on").isGreaterThanOrEqualTo(10);
             assertThat(other.stop(Duration.ofSeconds(5))).isTrue();
@@ -168,12 +161,9 @@ class LoopGroupTest {
                 runs.incrementAndGet();
                 throw new IllegalStateException("training failed");
             });
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (runs.get() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
-            Thread.sleep(1500); // a retry would come within a second (a Loop's default back-off)
-            assertThat(runs.get()).isEqualTo(1);
+            waitUntil(() -> runs.get() > 0);
+            // A retry would come within a second (a Loop's default back-off).
+            holdsThroughout("run once", 1500, () -> runs.get() == 1);
         }
     }
 
@@ -186,10 +176,7 @@ class LoopGroupTest {
             return AN_HOUR;
         });
         r.start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (turns.get() == 0 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+        waitUntil(() -> turns.get() > 0);
         assertThat(r.stop(Duration.ofSeconds(5))).isTrue();
         r.wake();
         group.close(5, TimeUnit.SECONDS);

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** How a background job's thread runs it: its idle, its wake-ups, its errors and its end. */
@@ -86,10 +87,7 @@ class LoopRunnerTest {
             throw new OutOfMemoryError("test");
         });
         runner.start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (runner.isRunning() && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+        waitUntil(() -> !runner.isRunning());
         assertThat(runner.isRunning()).as("an Error ends the loop by default").isFalse();
         assertThat(runner.stop(Duration.ofSeconds(5))).isTrue();
     }
@@ -120,11 +118,7 @@ class LoopRunnerTest {
         assertThat(runner.stop(Duration.ofSeconds(5))).isTrue();
     }
 
-    private static void awaitTurns(AtomicInteger turns, int n) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (turns.get() < n) {
-            assertThat(System.nanoTime()).as("turn %d within 10 s", n).isLessThan(deadline);
-            Thread.sleep(1);
-        }
+    private static void awaitTurns(AtomicInteger turns, int n) throws Exception {
+        waitUntil("turn " + n, () -> turns.get() >= n);
     }
 }

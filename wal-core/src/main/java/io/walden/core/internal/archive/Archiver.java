@@ -1,12 +1,12 @@
-package io.walden.core.archive;
+package io.walden.core.internal.archive;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.walden.core.SegmentInfo;
-import io.walden.core.internal.archive.ArchiveProgress;
-import io.walden.core.internal.archive.ArchiveStatus;
-import io.walden.core.internal.archive.ArchiveUploader;
-import io.walden.core.internal.archive.PendingBytesCap;
+import io.walden.core.archive.ArchiveConfig;
+import io.walden.core.archive.ArchiveNames;
+import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.archive.ArchiverStatus;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.internal.thread.Loop;
@@ -21,36 +21,27 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Archives a log's sealed segments to an {@link ArchiveTarget}, each once, verified, before the log may remove it
- * (PostgreSQL's archiver with {@code archive_status}). The guarantees, argued in docs/operations.md ("Backup and
- * restore"):
+ * (PostgreSQL's archiver with {@code archive_status}); the guarantees are {@link ArchiverStatus}'s. How they are kept:
  * <ul>
- *   <li>A segment is archived only once every byte of it is flushed and a later segment has begun (it is sealed), and
- *       counted as archived only after the store verified it and the {@code .done} marker is durable
- *       ({@link ArchiveStatus}). A crash at any point uploads it again; nothing is skipped.</li>
+ *   <li>A segment is counted as archived only after the store verified it and the {@code .done} marker is durable
+ *       ({@link ArchiveStatus}).</li>
  *   <li>{@link #retentionFloor()} holds truncation (and so recycling) back at the oldest segment not archived.</li>
- *   <li>The current segment's flushed head is uploaded as {@code <epoch><segment>.wal.partial} once it has waited
- *       {@link ArchiveConfig#timeout()}, so a quiet log still reaches the archive; the sealed upload replaces it.</li>
- *   <li>When more than {@link ArchiveConfig#maxPendingBytes()} flushed bytes are not archived, appends are refused
- *       ({@code BLOCK}) or the oldest pending segments are given up ({@code DROP_ARCHIVE}); checked every
- *       {@value #POLL_MILLIS} ms, so the cap can be passed by what is appended meanwhile.</li>
- *   <li>A replica's log is not archived (its primary archives), nor is a primary's held back by it. But a replica keeps
- *       every segment the group's archive does not hold yet, as its primary reports ({@link ArchivedLog#archivedUpstream()}),
- *       so that, promoted after its primary died with uploads pending, it still has them to upload (PostgreSQL keeps
- *       a standby's WAL for the archive with {@code archive_mode = always}). After a promotion the epoch's history goes
- *       up first, then the segments from the new epoch's start are archived again, named by the new epoch beside the
- *       old primary's objects ({@link ArchiveNames}).</li>
+ *   <li>The cap on pending bytes is checked every {@value #POLL_MILLIS} ms ({@link PendingBytesCap}).</li>
+ *   <li>On a replica, what its primary reported of the group's archive ({@link ArchivedLog#archivedUpstream()}) settles
+ *       segments; after a promotion, objects are named by the new epoch ({@link ArchiveNames}).</li>
  * </ul>
  *
- * <p>This class is the public face and the thread; each turn of that thread runs the parts, which have one job each:
+ * <p>This class is the status and the thread; each turn of that thread runs the parts, which have one job each:
  * {@link ArchiveUploader} (one upload, and the retry policy), {@link ArchiveProgress} (what the getters and meters
  * show) and {@link PendingBytesCap} (the cap on pending bytes).
  *
  * <p>Thread-safety: one loop ({@code walden-archiver}: a thread of its own, or a store's shared one) does all uploading and marking; the getters and
  * {@link #retentionFloor()} may be called from any thread.
  */
-public final class Archiver implements AutoCloseable {
+public final class Archiver implements ArchiverStatus, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Archiver.class);
-    static final long POLL_MILLIS = 100;
+    /** How often the archiver looks for work when it has none (and checks the cap on pending bytes). */
+    public static final long POLL_MILLIS = 100;
 
     private final ArchivedLog log;
     private final ArchiveConfig config;
@@ -96,6 +87,7 @@ public final class Archiver implements AutoCloseable {
     // ------------------------------------------------------------------ what others read
 
     /** The archive, as the user named it. */
+    @Override
     public String target() {
         return target.uri();
     }
@@ -104,21 +96,25 @@ public final class Archiver implements AutoCloseable {
      * Every record below this LSN is in the archive (in a sealed segment's object or a partial one), or in a segment
      * given up under {@link ArchiveConfig.WhenFull#DROP_ARCHIVE} ({@link #droppedSegments()}).
      */
+    @Override
     public long archivedLsn() {
         return progress.archivedLsn();
     }
 
     /** Flushed bytes not archived yet. */
+    @Override
     public long lagBytes() {
         return progress.lagBytes();
     }
 
     /** Sealed segments waiting for their upload. */
+    @Override
     public int pendingSegments() {
         return progress.pendingSegments();
     }
 
     /** The last failure, or null once an upload succeeded after it. */
+    @Override
     public String lastError() {
         return progress.lastError();
     }
@@ -127,19 +123,23 @@ public final class Archiver implements AutoCloseable {
      * The records, below the log's oldest, that the archive lacks and the log no longer holds (found when a replica
      * became primary), or null: {@link #archivedLsn()} stays below them, since a restore stops there.
      */
+    @Override
     public Missing missing() {
         return progress.missing();
     }
 
+    @Override
     public long archivedSegments() {
         return progress.archivedSegments();
     }
 
+    @Override
     public long failures() {
         return progress.failures();
     }
 
     /** Segments given up under {@link ArchiveConfig.WhenFull#DROP_ARCHIVE} since the log was opened. */
+    @Override
     public long droppedSegments() {
         return progress.droppedSegments();
     }
@@ -159,6 +159,7 @@ public final class Archiver implements AutoCloseable {
     }
 
     /** True while appends are refused because the archive is too far behind. */
+    @Override
     public boolean blocking() {
         return cap.blocking();
     }
@@ -188,6 +189,7 @@ public final class Archiver implements AutoCloseable {
     }
 
     /** Waits until every record below {@code lsn} is archived; false on timeout. */
+    @Override
     public boolean awaitArchived(long lsn, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (progress.archivedLsn() < lsn) {
@@ -197,10 +199,6 @@ public final class Archiver implements AutoCloseable {
             Thread.sleep(POLL_MILLIS / 4);
         }
         return true;
-    }
-
-    /** Records from {@code fromLsn} to {@code toLsn} are in neither the archive nor the log (see {@link #missing()}). */
-    public record Missing(long fromLsn, long toLsn) {
     }
 
     /** Registers {@code walden.archive.*} meters. */

@@ -1,18 +1,13 @@
-package io.walden.core.replication;
+package io.walden.core.internal.commit;
 
 import io.walden.core.Durability;
 import io.walden.core.Lsn;
 import io.walden.core.RemoteCommitTimeoutException;
 import io.walden.core.RemoteCommitUnconfirmedException;
-import io.walden.core.internal.commit.Completion;
-import io.walden.core.internal.commit.FutureCompletion;
-import io.walden.core.internal.commit.OrderedCompletions;
-import io.walden.core.internal.commit.Position;
-import io.walden.core.internal.commit.StuckCommitWatch;
-import io.walden.core.internal.commit.Waiter;
 import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.internal.thread.Loop;
 import io.walden.core.internal.thread.LoopRunner;
+import io.walden.core.replication.SyncConfirmations;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -22,21 +17,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The seam between the log and replication: commits at {@code REMOTE_WRITE}, {@code ON} and
- * {@code REMOTE_APPLY} wait here, after their local flush, until the synchronous-replica policy has confirmed
- * their record at that level (PostgreSQL's SyncRepWaitForLSN with its three queues: write, flush, apply).
- *
- * <p>The replication side drives it:
- * <ul>
- *   <li>{@link #activate()} when a synchronous policy is set (and a source that can confirm is attached);</li>
- *   <li>{@link #advance} each time the policy's confirmed position for a level moves;</li>
- *   <li>{@link #deactivate()} when an operator clears the policy: every waiter is released, since with no
- *       synchronous replica the remote levels mean {@code LOCAL} (PostgreSQL's rule);</li>
- *   <li>{@link #detach(String)} when the source that confirms goes away while the policy stands (replication
- *       stops, the server shuts down): every waiting and later remote commit fails with
- *       {@link RemoteCommitUnconfirmedException} until {@link #activate()} is called again. A commit is never
- *       acknowledged at a level that did not hold.</li>
- * </ul>
+ * The remote half of a commit's wait: commits at {@code REMOTE_WRITE}, {@code ON} and {@code REMOTE_APPLY} wait here,
+ * after their local flush, until the synchronous-replica policy has confirmed their record at that level (PostgreSQL's
+ * SyncRepWaitForLSN with its three queues: write, flush, apply). Replication drives it through
+ * {@link SyncConfirmations} (its contract is there); the log's write path waits here ({@link #await}, {@link #confirm},
+ * {@link #confirmation}), and {@link AppendWait} asks here whether an append's level waits for replicas.
  * With nothing attached the gate is inactive and costs a remote-level commit one volatile read.
  *
  * <p>No thread waits per commit: blocking committers park on a per-level Treiber stack of reusable
@@ -45,7 +30,7 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Thread-safety: every method may be called from any thread.
  */
-public final class RemoteWaits {
+public final class RemoteWaits implements SyncConfirmations {
     /** Waiting levels, in the order of {@link #index(Durability)}. */
     private static final Durability[] LEVELS = {Durability.REMOTE_WRITE, Durability.ON, Durability.REMOTE_APPLY};
     private static final long PARK_CAP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
@@ -202,7 +187,7 @@ public final class RemoteWaits {
         return active;
     }
 
-    /** A synchronous policy is set and a source that confirms positions is attached. */
+    @Override
     public void activate() {
         if (!closed) {
             unavailable = null;
@@ -211,25 +196,19 @@ public final class RemoteWaits {
         startTimers();
     }
 
-    /** Clears the policy (an operator's choice): every waiting commit is released (the remote levels act as LOCAL again). */
+    @Override
     public void deactivate() {
         active = false;
         wakeAllLevels();
     }
 
-    /**
-     * The source that confirms positions went away while the policy stands (replication stopped): waiting and later
-     * remote-level commits fail with {@link RemoteCommitUnconfirmedException}, never released as if confirmed, until
-     * {@link #activate()} attaches a source again.
-     *
-     * @param reason what happened, for the error (e.g. "replication stopped: the server is shutting down")
-     */
+    @Override
     public void detach(String reason) {
         unavailable = reason == null ? "replication stopped" : reason;
         wakeAllLevels();
     }
 
-    /** Why remote confirmation cannot come now (see {@link #detach}), or null. */
+    @Override
     public String unavailableReason() {
         return active ? unavailable : null;
     }
@@ -247,20 +226,12 @@ public final class RemoteWaits {
         return i < 0 ? Long.MAX_VALUE : confirmed[i].get();
     }
 
-    /**
-     * The policy confirmed everything below {@code lsn} at {@code level} (replication calls this, in any
-     * order per level; a position never moves back). Releases the waiters it satisfied.
-     */
+    @Override
     public void advance(Durability level, long lsn) {
         advance(level, lsn, Runnable::run);
     }
 
-    /**
-     * As {@link #advance(Durability, long)}, but the asynchronous commits it releases are completed on
-     * {@code asyncCompletions} (their callbacks run there), while blocked committers are unparked at once on
-     * the calling thread: a replication event loop releases blocking commits without a thread hand-off and
-     * without running application callbacks itself.
-     */
+    @Override
     public void advance(Durability level, long lsn, Executor asyncCompletions) {
         int i = index(level);
         if (i < 0) {

@@ -1,7 +1,8 @@
-package io.walden.core.archive;
+package io.walden.core.internal.archive;
 
 import io.walden.core.EpochHistory;
 import io.walden.core.SegmentInfo;
+import io.walden.core.archive.ArchiveConfig;
 
 import java.nio.file.Path;
 import java.util.List;

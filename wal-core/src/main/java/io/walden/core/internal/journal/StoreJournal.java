@@ -1,0 +1,221 @@
+package io.walden.core.internal.journal;
+
+import io.walden.core.Durability;
+import io.walden.core.internal.ClaimSlot;
+import io.walden.core.internal.WalParts;
+import io.walden.core.internal.commit.WalBuffers;
+import io.walden.core.internal.record.RecordDescriptor;
+import io.walden.core.internal.thread.BackgroundThreads;
+import io.walden.core.internal.thread.Loop;
+import io.walden.core.internal.thread.LoopRunner;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The store's journal: one log, of the store's own, that the durable bytes of all its logs go through, so that commits
+ * to different logs share one {@code fdatasync} (PostgreSQL's one WAL for all its tables; BookKeeper's journal for
+ * all its ledgers). docs/group-commit.md, "Flushes across logs", has the measurements that chose it; the entries'
+ * format is in docs/format.md, "The store journal".
+ *
+ * <p>How a log's commit becomes durable: its flush leader writes its records into its own segment file, then hands the
+ * same bytes to {@link #write} (through its {@link LogJournal}), which appends them to the journal and waits for the
+ * journal's group commit. The journal is a {@link Wal} like any other, so its flush is the same lock-free group
+ * commit: 64 logs with one committer each make one flush of the journal, as 64 committers of one log make one of it.
+ *
+ * <p>Checkpoint (PostgreSQL's): every {@link #CHECKPOINT_PERIOD}, or sooner once the journal holds two of its
+ * segments, the journal's flushed position {@code J} is sampled, every log forces the segment files
+ * it wrote through the journal since the last checkpoint, and the journal's segments below {@code J} are removed.
+ * Every entry below {@code J} covered bytes written into a file that is now forced. A failed force is never retried:
+ * the journal stops removing anything, and the log whose force failed fails at its next flush; what the journal holds
+ * is written back at the next open.
+ *
+ * <p>Recovery: before any log of the store opens, {@link JournalReplay} writes every entry the journal still holds into
+ * its log's segment file, then forces them; a log then opens and recovers as it always did.
+ *
+ * <p>Thread-safety: {@link #write} and {@link #discard} from any thread (the logs' flush leaders); the checkpoint on
+ * its runner's thread, or on the closer's once the runner stopped.
+ */
+public final class StoreJournal implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StoreJournal.class);
+    /** The journal's directory in the store's. */
+    public static final String DIRECTORY = "journal";
+    /** The file in each store log's directory holding its key in the journal (8 bytes, little-endian). */
+    public static final String KEY_FILE = "walden.store-key";
+    /** The journal's segment size, unless a test asks for smaller ones. */
+    public static final long SEGMENT_SIZE = 16L << 20;
+    /** Entry types (docs/format.md, "The store journal"). */
+    public static final int WRITE = 1;
+    public static final int DISCARD = 2;
+    /** An entry's header: the log's key, then the LSN its bytes start at (u64 each). */
+    public static final int HEADER = 16;
+    /** Largest run of a log's bytes in one entry: a flush of more is split, each part a write of its own. */
+    static final int MAX_RUN = 1 << 20;
+    static final Duration CHECKPOINT_PERIOD = Duration.ofSeconds(1);
+
+    private final WalParts journal;
+    /** A checkpoint is due early once the journal holds this much since the last (two of its segments). */
+    private final long checkpointBytes;
+    /** The longest run of bytes in one entry: {@link #MAX_RUN}, or less where the journal's records must be smaller. */
+    private final int maxRun;
+    private final Map<Long, LogJournal> logs = new ConcurrentHashMap<>();
+    /** Each flush leader's claim on the journal (claimed and finished on one thread, in one call). */
+    private final ThreadLocal<ClaimSlot> claims = ThreadLocal.withInitial(ClaimSlot::new);
+    private final LoopRunner checkpoints;
+    /** The journal's flushed position at the last checkpoint. Checkpoint thread only. */
+    private long checkpointed;
+    /** Set once a checkpoint's force failed: nothing is removed from the journal again. */
+    private volatile IOException stuck;
+
+    /**
+     * @param journal the journal's log, opened (and {@link JournalReplay replayed} into the store's logs) by the store,
+     *                which closes it after {@link #close}
+     */
+    public StoreJournal(WalParts journal, BackgroundThreads threads) {
+        this.journal = journal;
+        this.checkpointBytes = 2 * journal.config.segmentSize();
+        this.maxRun = Math.min(MAX_RUN, journal.maxPayload - HEADER);
+        this.checkpointed = journal.flushed.get();
+        this.checkpoints = threads.runner(BackgroundThreads.Job.CHECKPOINT, new Loop() {
+            @Override
+            public long doWork() throws IOException {
+                checkpoint();
+                return CHECKPOINT_PERIOD.toNanos();
+            }
+
+            @Override
+            public long onError(Throwable failure) {
+                LOG.error("The store journal's checkpoint failed; the journal keeps every entry from now on: {}",
+                        failure.toString(), failure);
+                return failure instanceof Error ? STOP : CHECKPOINT_PERIOD.toNanos();
+            }
+        });
+        checkpoints.start();
+    }
+
+    /** The way log {@code key} in {@code dir} makes its bytes durable: through this journal. */
+    public LogJournal logJournal(long key, Path dir) {
+        return logs.computeIfAbsent(key, k -> new LogJournal(this, k, dir));
+    }
+
+    /**
+     * Appends {@code length} bytes of {@code from} (a view of a segment's mapping, from {@code offset}: bytes of log
+     * {@code key} from {@code lsn} on, already written into its file) and waits until the journal holds them durably.
+     */
+    void write(long key, long lsn, ByteBuffer from, long offset, long length) {
+        ClaimSlot claim = claims.get();
+        long last = -1;
+        for (long done = 0; done < length; ) {
+            int n = (int) Math.min(maxRun, length - done);
+            last = entry(claim, WRITE, key, lsn + done, n);
+            try {
+                claim.ring().write(claim.payloadOffset() + HEADER, from, (int) (offset + done), n);
+            } catch (Throwable e) {
+                // A fault reading the segment's mapping: the reserved entry still gets published (as padding that
+                // replay never reads), or every later commit of every log would wait for it forever.
+                claim.finish(RecordDescriptor.FLAG_PADDING, Durability.OFF);
+                throw e;
+            }
+            claim.finish(0, Durability.OFF);
+            done += n;
+        }
+        journal.writes.awaitDurable(last, Durability.LOCAL);
+        if (last - checkpointed > checkpointBytes) {
+            checkpoints.wake(); // a racy read of a checkpoint-thread field: at worst one wake-up early or late
+        }
+    }
+
+    /** A durable entry saying that log {@code key}'s earlier entries hold nothing from {@code lsn} on. */
+    void discard(long key, long lsn) {
+        ClaimSlot claim = claims.get();
+        entry(claim, DISCARD, key, lsn, 0);
+        claim.finish(0, Durability.LOCAL);
+    }
+
+    /** Claims a journal record of {@code type} with {@code length} bytes after its header, and writes the header. */
+    private long entry(ClaimSlot claim, int type, long key, long lsn, int length) {
+        journal.writes.claim(type, HEADER + length, claim);
+        WalBuffers ring = claim.ring();
+        ring.writeLong(claim.payloadOffset(), key);
+        ring.writeLong(claim.payloadOffset() + 8, lsn);
+        return claim.lsn();
+    }
+
+    /** Forgets log {@code key} (deleted): its files are gone, and so is any need to force them. */
+    public void forget(long key) {
+        logs.remove(key);
+    }
+
+    /**
+     * Forces the files log {@code key} wrote through the journal since the last checkpoint, now: before a deletion
+     * renames its directory away (a checkpoint after the rename would find no file to force and drop its entries,
+     * while a crash before the rename is durable brings the log back).
+     */
+    public void forceFilesOf(long key) throws IOException {
+        LogJournal log = logs.get(key);
+        if (log != null) {
+            log.forceTouched();
+        }
+    }
+
+    /**
+     * Forces what the logs wrote through the journal, then removes the journal's segments that only covered that. On
+     * the checkpoint's runner, or by the closer once the runner stopped.
+     */
+    synchronized void checkpoint() throws IOException {
+        if (stuck != null) {
+            return;
+        }
+        long upTo = journal.flushed.get();
+        if (upTo == checkpointed) {
+            return;
+        }
+        for (LogJournal log : logs.values()) {
+            try {
+                log.forceTouched();
+            } catch (IOException | RuntimeException | Error e) {
+                IOException failed = e instanceof IOException io ? io : new IOException(e.toString(), e);
+                stuck = failed;
+                throw new IOException("forcing the files of the log in " + log.directory() + " failed: " + e, e);
+            }
+        }
+        journal.truncateBefore(upTo);
+        checkpointed = upTo;
+    }
+
+    /** The sync method the journal forces with (for the logs' descriptions). */
+    String syncName() {
+        return journal.config.syncMethod().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** How many times the journal was forced: each a flush shared by the commits of every log that flushed meanwhile. */
+    public long flushCount() {
+        return journal.commit.flushCount();
+    }
+
+    /** The journal's bytes not yet removed by a checkpoint. */
+    public long heldBytes() {
+        return journal.insert.get() - journal.oldestLsn();
+    }
+
+    /**
+     * After the store's logs closed (each flushed into the journal): a last checkpoint, so that the next open has
+     * little to write back. The store closes the journal's log after this.
+     */
+    @Override
+    public void close() {
+        checkpoints.stop(Duration.ofSeconds(30));
+        try {
+            checkpoint();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("The store journal's last checkpoint failed; its entries are written back at the next open: {}",
+                    e.toString());
+        }
+    }
+}
