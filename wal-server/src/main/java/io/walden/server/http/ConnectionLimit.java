@@ -18,7 +18,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -65,14 +64,13 @@ public final class ConnectionLimit extends ChannelInboundHandlerAdapter {
                     .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             // Through the HTTP encoder; then a half close rather than a close: a request the client already sent is still
             // unread, and closing a socket with unread bytes sends a reset that can destroy the answer before the client
-            // reads it. What arrives is dropped (channelRead) until the client closes, or for at most a second.
+            // reads it (LingeringClose). What arrives is dropped (channelRead) until the client closes, or for at most
+            // LingeringClose.LINGER_SECONDS.
             // Under a flood, at most max-connections refused sockets linger; the rest close at once.
             ctx.channel().writeAndFlush(response).addListener((ChannelFutureListener) f -> {
-                if (f.channel() instanceof DuplexChannel duplex && f.isSuccess()
-                        && lingering.incrementAndGet() <= max) {
-                    duplex.shutdownOutput();
+                if (f.channel() instanceof DuplexChannel && f.isSuccess() && lingering.incrementAndGet() <= max) {
                     f.channel().closeFuture().addListener(c -> lingering.decrementAndGet());
-                    f.channel().eventLoop().schedule(() -> f.channel().close(), 1, TimeUnit.SECONDS);
+                    LingeringClose.linger(f.channel());
                 } else {
                     if (f.channel() instanceof DuplexChannel && f.isSuccess()) {
                         lingering.decrementAndGet();

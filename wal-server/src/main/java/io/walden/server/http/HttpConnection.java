@@ -2,7 +2,6 @@ package io.walden.server.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
@@ -243,7 +242,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
             boolean keepAlive = head.keepAlive();
             recycle(head);
             if (!keepAlive) {
-                ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+                LingeringClose.after(ctx.writeAndFlush(Unpooled.EMPTY_BUFFER)); // unread bytes must not reset the answer
                 closeQuietly();
                 return;
             }
