@@ -15,8 +15,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -34,7 +32,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code --compression} and {@code ?compression=} over real HTTP to an in-process server: stored smaller, read back unchanged. */
 @Timeout(60)
-@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on the fsyncs of its appends
 class HttpCompressionTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final byte[] EVENT = "{\"event\":\"order-placed\",\"currency\":\"EUR\",\"amount\":12.5} ".repeat(30)
