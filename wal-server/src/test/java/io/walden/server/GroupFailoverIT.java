@@ -348,7 +348,7 @@ class GroupFailoverIT {
 
     @Test
     void shouldLoseNoAcknowledgedRecordAndHaveOnePrimaryAtATimeThroughRandomKills() throws Exception {
-        int kills = Integer.getInteger("walden.group.kills", 3);
+        int kills = Integer.getInteger("walden.group.kills", 4);
         startGroup(zk.getConnectString());
         Random random = new Random(20261124L);
         List<String> primariesSeen = new ArrayList<>();
