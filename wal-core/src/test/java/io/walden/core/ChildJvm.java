@@ -58,6 +58,9 @@ public final class ChildJvm implements AutoCloseable {
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(flags);
         cmd.add("-Xmx256m");
+        // Only the quick compiler (C1): a child lives for seconds, in which the optimising one mostly compiles start-up
+        // code, a third of a start's CPU time, taken from the other tests on a machine of two cores.
+        cmd.add("-XX:TieredStopAtLevel=1");
         cmd.add("-cp");
         cmd.add(System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
         cmd.add(main.getName());

@@ -3,6 +3,8 @@ package io.walden.core;
 import io.walden.core.internal.recovery.HistoryFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
@@ -14,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * knows whether it was closed cleanly, and one opened after a crash can begin a new epoch at its recovered end, so
  * that any replica holding bytes beyond that end can tell they are not this log's.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on the children it kills
 class EpochAfterCrashTest {
     @TempDir
     Path work;

@@ -3,6 +3,8 @@ package io.walden.core;
 import io.walden.core.internal.recovery.ControlFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * its current epoch itself. The child ({@link PromotedAppender}) holds periodic checkpoints back, so the outcome does not
  * depend on whether one happened to run between the promotion and the kill.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on the children it kills
 class PromotionCrashTest {
     @TempDir
     Path work;

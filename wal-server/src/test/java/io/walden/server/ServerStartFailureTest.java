@@ -7,6 +7,7 @@ import io.walden.server.config.ServerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -18,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A server that cannot start says why and leaves nothing behind: the log closed, the event loops shut down. */
 @Timeout(60)
+@Isolated("it counts the process's event loop threads: no other test's server may start or stop meanwhile")
 class ServerStartFailureTest {
     @TempDir
     Path dir;

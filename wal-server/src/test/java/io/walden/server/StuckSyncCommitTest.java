@@ -10,6 +10,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -27,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * server stays ready, and says so where an operator looks, the status, the metrics and its log, once they waited 5 s.
  */
 @Timeout(60)
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits out the 5 s after which the server warns
 class StuckSyncCommitTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 
