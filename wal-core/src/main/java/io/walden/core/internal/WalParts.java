@@ -28,6 +28,7 @@ import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.recovery.RecoveryScanner;
 import io.walden.core.internal.retention.Retention;
+import io.walden.core.internal.segment.OpenSegments;
 import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
@@ -67,6 +68,9 @@ public final class WalParts {
     /** Where the background jobs run: threads of this log's own, or its store's. */
     private final BackgroundThreads threads;
     private final boolean ownsThreads;
+    /** The store's open segment files (or this log's own count of them), and this log's entry in it. */
+    private final OpenSegments openFiles;
+    private final OpenSegments.Log openFilesEntry;
     public final Path dir;
     public final FileChannel lockChannel;
     public final FileLock lock;
@@ -126,11 +130,14 @@ public final class WalParts {
 
     /**
      * @param threads     where the background jobs run (see {@link BackgroundThreads})
+     * @param openFiles   the cap on open segment files this log's sealed segments count in (see {@link OpenSegments})
      * @param ownsThreads whether this log closes them (its own), or a store does (shared)
      */
-    public WalParts(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, boolean ownsThreads) {
+    public WalParts(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, OpenSegments openFiles,
+                    boolean ownsThreads) {
         this.config = config;
         this.threads = threads;
+        this.openFiles = openFiles;
         this.ownsThreads = ownsThreads;
         this.dir = opened.dir();
         this.lockChannel = opened.lockChannel();
@@ -181,6 +188,8 @@ public final class WalParts {
                 this::periodically, threads);
         this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
         this.idleRing = new IdleRing(this);
+        // Below the flushed position nobody touches a segment without entering it (see OpenSegments).
+        this.openFilesEntry = openFiles.register(registry, flushed::get);
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
         this.metrics = new WalMetrics(stats, new MeterSources(this));
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
@@ -193,6 +202,10 @@ public final class WalParts {
         checkpointer.checkpoint();
         cursors.tick(); // when the end passed which LSN: the cursors' lag in time
         idleRing.tick(); // an idle log gives its WAL buffers' memory back
+        if (idleRing.isIdle()) {
+            openFiles.parkIdle(openFilesEntry); // and its sealed segments' mappings and descriptors
+        }
+        openFiles.tick(); // the store's open segment files back under their cap
     }
 
     private Archiver newArchiver(ArchiveConfig archive) {
@@ -218,8 +231,8 @@ public final class WalParts {
      */
     private ZstdDictionary newestDictionaryInLog() {
         long end = written.get();
-        Segment seg = registry.get(end);
-        if (seg == null || !seg.tryEnter()) {
+        Segment seg = registry.enter(end);
+        if (seg == null) {
             return null;
         }
         try {
@@ -318,8 +331,8 @@ public final class WalParts {
                 } catch (IOException e) {
                     throw new WalException("could not remove segment " + s.path() + ": " + e.getMessage(), e);
                 }
-                registry.remove(s);
-                preparer.dispose(s, removedFile);
+                Segment gone = registry.remove(s); // s, or its mapping again when a reader entered it after it was parked
+                preparer.dispose(gone != null ? gone : s, removedFile);
                 LOG.debug("Truncated segment {}", s.path().getFileName());
             }
             cursors.retention.afterTruncation();
@@ -342,6 +355,7 @@ public final class WalParts {
                         + "log: it would wait for itself; close it from another thread");
             }
             writes.close(); // from now on every entry is refused (see WritePath.enter())
+            openFiles.unregister(openFilesEntry);
             if (archiver != null) {
                 archiver.close(); // first: it reads segment files that are unmapped below
             }
@@ -376,8 +390,10 @@ public final class WalParts {
                 appender.close(); // no one is inside: its codec contexts can go
                 ring.free(); // no one is inside: no appender can touch the ring again
                 for (Segment s : registry.snapshot()) {
-                    registry.remove(s);
-                    s.markRemoved();
+                    Segment gone = registry.remove(s);
+                    if (gone != null) {
+                        gone.markRemoved();
+                    }
                 }
                 try {
                     controlFile.close();

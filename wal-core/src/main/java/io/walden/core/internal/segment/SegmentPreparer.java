@@ -217,8 +217,8 @@ public final class SegmentPreparer implements AutoCloseable {
                 }
                 Path removedFile = dir.resolve(s.path().getFileName() + SegmentFiles.REMOVED_SUFFIX);
                 SegmentFiles.rename(dir, s.path(), removedFile);
-                registry.remove(s);
-                dispose(s, removedFile);
+                Segment gone = registry.remove(s); // s, or its mapping again when a reader entered it after it was parked
+                dispose(gone != null ? gone : s, removedFile);
             }
             wanted.set(keep);
         }

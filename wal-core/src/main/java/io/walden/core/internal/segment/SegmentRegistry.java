@@ -1,10 +1,15 @@
 package io.walden.core.internal.segment;
 
+import io.walden.core.WalException;
+
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.LongSupplier;
 
 /**
  * The live (mapped, not truncated) segments of one log, found by LSN.
@@ -13,8 +18,13 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * and one compare, no allocation; everything else (readers of old segments, truncation, tools) goes
  * through a sorted map. A segment is in both from {@link #add} until {@link #remove}.
  *
- * <p>Thread-safety: all methods are safe from any thread; {@link #add} and {@link #remove} are called by
- * one thread at a time (the open path, then the segment preparer and truncation under the Wal's admin lock).
+ * <p>A segment in the map may be parked (its mapping and descriptors given back, see {@link Segment}): it stays in the
+ * map, for its range and its file's name, and leaves the ring. {@link #enter} maps it again as a new {@code Segment}
+ * in its place. The append path never meets a parked segment: only segments below the log's flushed position are
+ * parked ({@link OpenSegments}), and the appenders, the writer and the flush leader work above it.
+ *
+ * <p>Thread-safety: all methods are safe from any thread; {@link #add}, {@link #remove}, a park and a reopen hold
+ * this object's lock, so that a segment removed is never mapped again behind its remover's back.
  */
 public final class SegmentRegistry {
     private static final int RING_SIZE = 64;
@@ -23,6 +33,8 @@ public final class SegmentRegistry {
     private final int shift;
     private final ConcurrentSkipListMap<Long, Segment> live = new ConcurrentSkipListMap<>();
     private final AtomicReferenceArray<Segment> ring = new AtomicReferenceArray<>(RING_SIZE);
+    /** Guarded by this object. */
+    private long reopened;
 
     public SegmentRegistry(long segmentSize) {
         this.segmentSize = segmentSize;
@@ -38,9 +50,12 @@ public final class SegmentRegistry {
         return lsn & -segmentSize;
     }
 
-    /** The live segment holding {@code lsn}, or null (not prepared yet, or truncated). */
+    /**
+     * The live segment holding {@code lsn}, or null (not prepared yet, or truncated). It may be parked: a reader
+     * {@link #enter}s instead; the append path, which works above the flushed position, never meets a parked one.
+     */
     public Segment get(long lsn) {
-        Segment s = ring.get((int) (lsn >>> shift) & (RING_SIZE - 1));
+        Segment s = ring.get(slot(lsn));
         if (s != null && s.contains(lsn)) {
             return s;
         }
@@ -48,14 +63,94 @@ public final class SegmentRegistry {
         return e != null && e.getValue().contains(lsn) ? e.getValue() : null;
     }
 
-    public void add(Segment segment) {
+    public synchronized void add(Segment segment) {
         live.put(segment.startLsn(), segment);
-        ring.set((int) (segment.startLsn() >>> shift) & (RING_SIZE - 1), segment);
+        if (segment.isOpen()) {
+            ring.set(slot(segment.startLsn()), segment);
+        }
     }
 
-    public void remove(Segment segment) {
-        live.remove(segment.startLsn(), segment);
-        ring.compareAndSet((int) (segment.startLsn() >>> shift) & (RING_SIZE - 1), segment, null);
+    /**
+     * Removes the segment starting where {@code segment} starts: {@code segment} itself, or the mapping that replaced it
+     * when it was parked. The caller disposes of (or marks removed) what this returns.
+     *
+     * @return the segment removed, or null when none starts there any more
+     */
+    public synchronized Segment remove(Segment segment) {
+        Segment current = live.remove(segment.startLsn());
+        if (current != null) {
+            ring.compareAndSet(slot(current.startLsn()), current, null);
+        }
+        return current;
+    }
+
+    /**
+     * Enters the live segment holding {@code lsn} as a reader ({@link Segment#tryEnter}), mapping it again if it was
+     * parked; the caller {@link Segment#exit()}s the segment returned.
+     *
+     * @return the segment entered, or null when none holds {@code lsn} (not prepared yet, or removed)
+     * @throws WalException when a parked segment's file cannot be mapped again (no descriptor left, say)
+     */
+    public Segment enter(long lsn) {
+        Segment s = get(lsn);
+        return s == null ? null : enter(s);
+    }
+
+    /**
+     * Enters {@code segment}, or the segment that replaced it when it was parked.
+     *
+     * @return the segment entered (the caller exits it), or null when it was removed
+     */
+    public Segment enter(Segment segment) {
+        for (Segment s = segment; s != null; s = reopen(s)) {
+            if (s.tryEnter()) {
+                return s;
+            }
+            if (!s.isParked()) {
+                return null; // removed
+            }
+        }
+        return null;
+    }
+
+    /** Maps a parked segment again, in its place; null when it was removed meanwhile (its file renamed away). */
+    private synchronized Segment reopen(Segment parked) {
+        Segment now = live.get(parked.startLsn());
+        if (now != parked) {
+            return now; // mapped again by another reader, or removed (null)
+        }
+        try {
+            Segment fresh = Segment.map(parked.path(), parked.startLsn(), segmentSize);
+            live.replace(parked.startLsn(), parked, fresh);
+            ring.compareAndSet(slot(fresh.startLsn()), null, fresh); // a rewind may make it the log's end again
+            reopened++;
+            return fresh;
+        } catch (NoSuchFileException gone) {
+            return null; // renamed away by a truncation that is about to remove it
+        } catch (IOException e) {
+            throw new WalException("could not map segment " + parked.path() + " again: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Parks {@code segment} if it is still this registry's, nobody is inside and it was not removed (see {@link
+     * Segment#park}). The caller has made sure no thread touches it without entering.
+     */
+    synchronized boolean park(Segment segment, LongSupplier parkableBelow) {
+        if (live.get(segment.startLsn()) != segment || !segment.park(parkableBelow)) {
+            return false;
+        }
+        ring.compareAndSet(slot(segment.startLsn()), segment, null);
+        return true;
+    }
+
+    /** How many times a parked segment was mapped again for a reader. */
+    public synchronized long reopened() {
+        return reopened;
+    }
+
+    private int slot(long startLsn) {
+        return (int) (startLsn >>> shift) & (RING_SIZE - 1);
     }
 
     public Segment oldest() {
