@@ -115,7 +115,11 @@ public final class IdleRing {
                 }
                 commit.lockWrites();
                 try {
-                    return insert.get() == end && published.get() == end && written.get() == end && release(end);
+                    if (insert.get() == end && published.get() == end && written.get() == end && release(end)) {
+                        parts.parkSegmentsWhileQuiescent(); // and the segments it writes into: nobody is inside
+                        return true;
+                    }
+                    return false;
                 } finally {
                     commit.unlockWrites();
                 }

@@ -197,6 +197,15 @@ public final class WalParts {
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
     }
 
+    /**
+     * Gives back the mappings and descriptors of every segment nobody reads, those the log writes into included: only
+     * while nobody is inside the log (IdleRing, activity paused and writes locked); the next append or flush maps them
+     * again (SegmentRegistry.get).
+     */
+    void parkSegmentsWhileQuiescent() {
+        openFiles.parkQuiescent(openFilesEntry);
+    }
+
     /** The background writer's periodic turn, after its checkpoint interval. */
     private void periodically() {
         checkpointer.checkpoint();

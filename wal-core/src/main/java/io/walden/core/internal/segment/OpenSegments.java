@@ -20,8 +20,9 @@ import java.util.function.LongSupplier;
  * ran. Which are parked: a clock algorithm (second chance) over the entries readers make, so that segments read since
  * the last sweep stay open while unread ones go first.
  *
- * <p>An idle log parks its sealed segments whatever the cap ({@link #parkIdle}): a store's idle logs then hold the
- * segment they end in and the one prepared after it, nothing older.
+ * <p>An idle log parks its sealed segments whatever the cap ({@link #parkIdle}), and, once its WAL buffers went back
+ * (nobody inside it), the segment it ends in and the one prepared after it ({@link #parkQuiescent}): a store's idle
+ * logs hold no mapping and no segment descriptor.
  *
  * <p>Thread-safety: every method from any thread; sweeps are serialised on this object. A sweep runs from the logs'
  * periodic turns (the background writers'), at most every {@link #SWEEP_INTERVAL_NANOS} for the whole store.
@@ -131,6 +132,25 @@ public final class OpenSegments {
                 if (owner.registry.park(s, owner.parkableBelow)) {
                     done++;
                 }
+            }
+        }
+        parked.addAndGet(done);
+        return done;
+    }
+
+    /**
+     * Parks every segment of a log that nobody is inside, the ones it writes into and the one prepared next included:
+     * only while nobody is inside the log ({@code IdleRing}: activity paused, writes locked), since the append path,
+     * the writer and the flush leader touch those without entering them. They map them again through
+     * {@link SegmentRegistry#get} at the next append or flush.
+     *
+     * @return how many were parked
+     */
+    public int parkQuiescent(Log log) {
+        int done = 0;
+        for (Segment s : log.registry.snapshot()) {
+            if (s.isOpen() && log.registry.parkQuiescent(s)) {
+                done++;
             }
         }
         parked.addAndGet(done);

@@ -51,8 +51,12 @@ public final class SegmentRegistry {
     }
 
     /**
-     * The live segment holding {@code lsn}, or null (not prepared yet, or truncated). It may be parked: a reader
-     * {@link #enter}s instead; the append path, which works above the flushed position, never meets a parked one.
+     * The live segment holding {@code lsn}, mapped (again, if it was parked), or null (not prepared yet, or truncated).
+     * For the append path, the writer and the flush leader, which touch a segment without entering it: they find it
+     * in the ring, and meet a parked one only after an idle log parked the segments it writes into, while nobody was
+     * inside the log ({@link OpenSegments#parkQuiescent}); readers {@link #enter} instead.
+     *
+     * @throws WalException when a parked segment's file cannot be mapped again (no descriptor left, say)
      */
     public Segment get(long lsn) {
         Segment s = ring.get(slot(lsn));
@@ -60,7 +64,11 @@ public final class SegmentRegistry {
             return s;
         }
         Map.Entry<Long, Segment> e = live.floorEntry(lsn);
-        return e != null && e.getValue().contains(lsn) ? e.getValue() : null;
+        if (e == null || !e.getValue().contains(lsn)) {
+            return null;
+        }
+        Segment found = e.getValue();
+        return found.isParked() ? reopen(found) : found;
     }
 
     public synchronized void add(Segment segment) {
@@ -144,7 +152,16 @@ public final class SegmentRegistry {
         return true;
     }
 
-    /** How many times a parked segment was mapped again for a reader. */
+    /**
+     * Parks {@code segment} whatever its position, if nobody is inside it: only while nobody is inside the log either
+     * (an idle log, paused, its writes locked: see {@link OpenSegments#parkQuiescent}), since the append path touches
+     * the segments it writes into without entering them.
+     */
+    synchronized boolean parkQuiescent(Segment segment) {
+        return park(segment, () -> Long.MAX_VALUE);
+    }
+
+    /** How many times a parked segment was mapped again for a reader or an append. */
     public synchronized long reopened() {
         return reopened;
     }
