@@ -70,7 +70,8 @@ public final class WalParts {
     private final boolean ownsThreads;
     /** The store's open segment files (or this log's own count of them), and this log's entry in it. */
     private final OpenSegments openFiles;
-    private final OpenSegments.Log openFilesEntry;
+    /** Set once the log started (the last step of {@link #start}); read by the periodic turn and close. */
+    private volatile OpenSegments.Log openFilesEntry;
     public final Path dir;
     public final FileChannel lockChannel;
     public final FileLock lock;
@@ -188,8 +189,6 @@ public final class WalParts {
                 this::periodically, threads);
         this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
         this.idleRing = new IdleRing(this);
-        // Below the flushed position nobody touches a segment without entering it (see OpenSegments).
-        this.openFilesEntry = openFiles.register(registry, flushed::get);
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
         this.metrics = new WalMetrics(stats, new MeterSources(this));
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
@@ -203,7 +202,10 @@ public final class WalParts {
      * again (SegmentRegistry.get).
      */
     void parkSegmentsWhileQuiescent() {
-        openFiles.parkQuiescent(openFilesEntry);
+        OpenSegments.Log files = openFilesEntry;
+        if (files != null) {
+            openFiles.parkQuiescent(files);
+        }
     }
 
     /** The background writer's periodic turn, after its checkpoint interval. */
@@ -211,8 +213,9 @@ public final class WalParts {
         checkpointer.checkpoint();
         cursors.tick(); // when the end passed which LSN: the cursors' lag in time
         idleRing.tick(); // an idle log gives its WAL buffers' memory back
-        if (idleRing.isIdle()) {
-            openFiles.parkIdle(openFilesEntry); // and its sealed segments' mappings and descriptors
+        OpenSegments.Log files = openFilesEntry;
+        if (files != null && idleRing.isIdle()) {
+            openFiles.parkIdle(files); // and its sealed segments' mappings and descriptors
         }
         openFiles.tick(); // the store's open segment files back under their cap
     }
@@ -280,6 +283,9 @@ public final class WalParts {
             archiver.start();
         }
         retention.start(); // after the archiver: it holds retention back until segments are archived
+        // Last, so that a failed start leaves no entry behind. Below the flushed position nobody touches a segment
+        // without entering it (see OpenSegments).
+        openFilesEntry = openFiles.register(registry, flushed::get);
         // A replica's log says where its readers stop: what its primary had confirmed when it last knew.
         String limit = readLimit.get() == Long.MAX_VALUE ? ""
                 : "; a replica's log: its readers stop at " + Lsn.format(readLimit.get()) + " until its primary confirms more";
@@ -333,14 +339,15 @@ public final class WalParts {
                     break;
                 }
                 Path removedFile = dir.resolve(s.path().getFileName() + SegmentFiles.REMOVED_SUFFIX);
+                Segment gone;
                 try {
                     // Out of the log at once (a crash from here on never brings it back); the mapping stays
-                    // valid for whoever still reads it, and is released after the grace period.
-                    SegmentFiles.rename(dir, s.path(), removedFile);
+                    // valid for whoever still reads it, and is released after the grace period. The removed one
+                    // is s, or its mapping again when a reader entered it after it was parked.
+                    gone = registry.renameAndRemove(s, dir, removedFile);
                 } catch (IOException e) {
                     throw new WalException("could not remove segment " + s.path() + ": " + e.getMessage(), e);
                 }
-                Segment gone = registry.remove(s); // s, or its mapping again when a reader entered it after it was parked
                 preparer.dispose(gone != null ? gone : s, removedFile);
                 LOG.debug("Truncated segment {}", s.path().getFileName());
             }
@@ -364,7 +371,9 @@ public final class WalParts {
                         + "log: it would wait for itself; close it from another thread");
             }
             writes.close(); // from now on every entry is refused (see WritePath.enter())
-            openFiles.unregister(openFilesEntry);
+            if (openFilesEntry != null) {
+                openFiles.unregister(openFilesEntry);
+            }
             if (archiver != null) {
                 archiver.close(); // first: it reads segment files that are unmapped below
             }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -40,6 +41,8 @@ public final class OpenSegments {
     private final List<Log> logs = new CopyOnWriteArrayList<>();
     private final AtomicLong nextSweep = new AtomicLong(System.nanoTime());
     private final AtomicLong parked = new AtomicLong();
+    /** The registered logs' segments that hold a mapping now (each Segment counts itself in and out). */
+    private final AtomicInteger mapped = new AtomicInteger();
 
     public OpenSegments(int maxOpenFiles) {
         if (maxOpenFiles < 1) {
@@ -55,6 +58,7 @@ public final class OpenSegments {
     /** Counts a log's segments in: its sealed segments may be parked from now on. */
     public Log register(SegmentRegistry registry, LongSupplier parkableBelow) {
         Log log = new Log(registry, parkableBelow);
+        registry.countIn(mapped);
         logs.add(log);
         return log;
     }
@@ -69,27 +73,19 @@ public final class OpenSegments {
         return parked.get();
     }
 
-    /** How many of the registered logs' segment files are open now. */
+    /** How many of the registered logs' segment files are open now (a closed log's until they are unmapped). */
     public int open() {
-        int n = 0;
-        for (Log log : logs) {
-            for (Segment s : log.registry.snapshot()) {
-                if (s.isOpen()) {
-                    n++;
-                }
-            }
-        }
-        return n;
+        return mapped.get();
     }
 
     /**
      * A log's periodic turn: sweeps when one is due for the store and its logs hold more than the cap open. Cheap when
-     * under the cap (one load of the process's count of mappings).
+     * under the cap (one load of the count of mappings).
      */
     public void tick() {
         long now = System.nanoTime();
         long due = nextSweep.get();
-        if (now - due < 0 || Segment.mappedInProcess() <= maxOpenFiles
+        if (now - due < 0 || mapped.get() <= maxOpenFiles
                 || !nextSweep.compareAndSet(due, now + SWEEP_INTERVAL_NANOS)) {
             return;
         }

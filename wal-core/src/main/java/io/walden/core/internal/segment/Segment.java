@@ -43,8 +43,6 @@ import java.util.function.LongSupplier;
  */
 public final class Segment extends NativeRegion implements ForceTarget {
     private static final ReferenceOwner OWNER = ReferenceOwner.temporary("walden-segment");
-    /** Mapped segments in this process, every log's: a sweep of {@link OpenSegments} under its cap stops at this count. */
-    private static final AtomicInteger MAPPED = new AtomicInteger();
     private final Path path;
     private final long startLsn;
     /** Null for a segment known but never mapped ({@link #unmapped}). */
@@ -61,6 +59,8 @@ public final class Segment extends NativeRegion implements ForceTarget {
      * entered since the last sweep stays open). A plain field: a lost update only moves one choice of the sweep.
      */
     boolean referenced;
+    /** The store's count of mappings this one is counted in; guarded by this object. */
+    private AtomicInteger countedIn;
     /** See {@link #dsyncChannel()}. */
     private volatile FileChannel dsyncChannel;
     /** Created on the first boundary check (readers and senders only); see {@link #boundaries()}. */
@@ -74,12 +74,26 @@ public final class Segment extends NativeRegion implements ForceTarget {
         this.mappedFile = mappedFile;
         this.store = store;
         this.users = new AtomicInteger(1);
-        MAPPED.incrementAndGet();
     }
 
-    /** How many segments of this process hold a mapping (and their descriptors). */
-    static int mappedInProcess() {
-        return MAPPED.get();
+    /**
+     * Counts this segment's mapping in {@code count} (its store's, see {@link OpenSegments}) until it goes; once only,
+     * and not at all when it went already. Under this object's monitor, as the release: counted and released, or
+     * neither.
+     */
+    synchronized void countIn(AtomicInteger count) {
+        if (countedIn == null && users.get() > 0) {
+            countedIn = count;
+            count.incrementAndGet();
+        }
+    }
+
+    /**
+     * Whether the segment was removed, once any park or removal in progress is done (they run under this object's
+     * monitor): what a reader whose {@link #tryEnter} failed asks, then {@link #isParked()}.
+     */
+    synchronized boolean isRemovedOnceSettled() {
+        return removed;
     }
 
     private Segment(Path path, long startLsn, long size) {
@@ -296,7 +310,11 @@ public final class Segment extends NativeRegion implements ForceTarget {
     }
 
     private void unmap() {
-        MAPPED.decrementAndGet();
+        synchronized (this) {
+            if (countedIn != null) {
+                countedIn.decrementAndGet();
+            }
+        }
         try {
             store.release(OWNER);
             mappedFile.releaseLast();

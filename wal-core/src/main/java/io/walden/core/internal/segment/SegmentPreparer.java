@@ -216,8 +216,8 @@ public final class SegmentPreparer implements AutoCloseable {
                     continue;
                 }
                 Path removedFile = dir.resolve(s.path().getFileName() + SegmentFiles.REMOVED_SUFFIX);
-                SegmentFiles.rename(dir, s.path(), removedFile);
-                Segment gone = registry.remove(s); // s, or its mapping again when a reader entered it after it was parked
+                // s, or its mapping again when a reader entered it after it was parked
+                Segment gone = registry.renameAndRemove(s, dir, removedFile);
                 dispose(gone != null ? gone : s, removedFile);
             }
             wanted.set(keep);

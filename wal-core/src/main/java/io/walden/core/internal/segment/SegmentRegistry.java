@@ -4,10 +4,12 @@ import io.walden.core.WalException;
 
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.LongSupplier;
 
@@ -19,12 +21,15 @@ import java.util.function.LongSupplier;
  * through a sorted map. A segment is in both from {@link #add} until {@link #remove}.
  *
  * <p>A segment in the map may be parked (its mapping and descriptors given back, see {@link Segment}): it stays in the
- * map, for its range and its file's name, and leaves the ring. {@link #enter} maps it again as a new {@code Segment}
- * in its place. The append path never meets a parked segment: only segments below the log's flushed position are
- * parked ({@link OpenSegments}), and the appenders, the writer and the flush leader work above it.
+ * map, for its range and its file's name, and leaves the ring. {@link #enter} (readers) and {@link #get} (the append
+ * path) map it again as a new {@code Segment} in its place. Sealed segments are parked only below the log's flushed
+ * position, where the appenders, the writer and the flush leader never go; the segments a log writes into are parked
+ * only while nobody is inside the log ({@link OpenSegments#parkQuiescent}), so the append path meets a parked segment
+ * only at its first append or flush after that, through the map, and maps it again there.
  *
- * <p>Thread-safety: all methods are safe from any thread; {@link #add}, {@link #remove}, a park and a reopen hold
- * this object's lock, so that a segment removed is never mapped again behind its remover's back.
+ * <p>Thread-safety: all methods are safe from any thread; {@link #add}, {@link #remove}, a rename out of the log, a
+ * park and a mapping again hold this object's lock, so that a segment removed is never mapped again behind its
+ * remover's back, nor a renamed file's name mapped (Chronicle's mapping would create an empty file under it).
  */
 public final class SegmentRegistry {
     private static final int RING_SIZE = 64;
@@ -35,6 +40,8 @@ public final class SegmentRegistry {
     private final AtomicReferenceArray<Segment> ring = new AtomicReferenceArray<>(RING_SIZE);
     /** Guarded by this object. */
     private long reopened;
+    /** Where this log's mappings are counted: its store's count ({@link OpenSegments}); null until it is registered. */
+    private AtomicInteger mappedCount;
 
     public SegmentRegistry(long segmentSize) {
         this.segmentSize = segmentSize;
@@ -68,14 +75,45 @@ public final class SegmentRegistry {
             return null;
         }
         Segment found = e.getValue();
-        return found.isParked() ? reopen(found) : found;
+        if (!found.isParked()) {
+            return found;
+        }
+        Segment mapped = enter(found);
+        if (mapped != null) {
+            mapped.exit(); // the caller works above the flushed position (or alone in the log): no sweep parks it there
+        }
+        return mapped;
     }
 
     public synchronized void add(Segment segment) {
+        if (mappedCount != null) {
+            segment.countIn(mappedCount);
+        }
         live.put(segment.startLsn(), segment);
         if (segment.isOpen()) {
             ring.set(slot(segment.startLsn()), segment);
         }
+    }
+
+    /**
+     * Counts this log's mappings in {@code count} from now on, those it holds now included (OpenSegments.register).
+     */
+    synchronized void countIn(AtomicInteger count) {
+        mappedCount = count;
+        for (Segment s : live.values()) {
+            s.countIn(count);
+        }
+    }
+
+    /**
+     * Renames {@code segment}'s file to {@code to} (durably: SegmentFiles.rename forces the directory) and removes the
+     * segment, as one step against a reader mapping it again: that mapping would recreate the file under its old name.
+     *
+     * @return the segment removed (see {@link #remove})
+     */
+    public synchronized Segment renameAndRemove(Segment segment, Path dir, Path to) throws IOException {
+        SegmentFiles.rename(dir, segment.path(), to);
+        return remove(segment);
     }
 
     /**
@@ -100,44 +138,64 @@ public final class SegmentRegistry {
      * @throws WalException when a parked segment's file cannot be mapped again (no descriptor left, say)
      */
     public Segment enter(long lsn) {
-        Segment s = get(lsn);
-        return s == null ? null : enter(s);
+        Map.Entry<Long, Segment> e = live.floorEntry(lsn);
+        return e == null || !e.getValue().contains(lsn) ? null : enter(e.getValue());
     }
 
     /**
-     * Enters {@code segment}, or the segment that replaced it when it was parked.
+     * Enters {@code segment}, or the segment that replaced it when it was parked (mapped again here if need be).
      *
      * @return the segment entered (the caller exits it), or null when it was removed
      */
     public Segment enter(Segment segment) {
-        for (Segment s = segment; s != null; s = reopen(s)) {
+        Segment s = segment;
+        while (s != null) {
             if (s.tryEnter()) {
                 return s;
             }
-            if (!s.isParked()) {
-                return null; // removed
+            if (s.isRemovedOnceSettled()) {
+                return null;
             }
+            if (s.isParked()) {
+                synchronized (this) {
+                    Segment now = live.get(s.startLsn());
+                    if (now == s) {
+                        // Entered under this lock: no sweep parks the new mapping before its reader is inside.
+                        return mapAgainEntered(s);
+                    }
+                    s = now; // mapped again by another thread (try it), or removed (null)
+                }
+            }
+            // else a park that found the segment still needed and undid itself: try again
         }
         return null;
     }
 
-    /** Maps a parked segment again, in its place; null when it was removed meanwhile (its file renamed away). */
-    private synchronized Segment reopen(Segment parked) {
-        Segment now = live.get(parked.startLsn());
-        if (now != parked) {
-            return now; // mapped again by another reader, or removed (null)
-        }
+    /** Maps a parked segment again, in its place, and enters it; null when its file was renamed away (removed). */
+    private Segment mapAgainEntered(Segment parked) {
+        assert Thread.holdsLock(this);
+        Segment fresh;
         try {
-            Segment fresh = Segment.map(parked.path(), parked.startLsn(), segmentSize);
-            live.replace(parked.startLsn(), parked, fresh);
-            ring.compareAndSet(slot(fresh.startLsn()), null, fresh); // a rewind may make it the log's end again
-            reopened++;
-            return fresh;
+            fresh = Segment.map(parked.path(), parked.startLsn(), segmentSize);
         } catch (NoSuchFileException gone) {
-            return null; // renamed away by a truncation that is about to remove it
+            return null; // cannot happen while renames take this lock; a file removed by hand reads as removed
         } catch (IOException e) {
             throw new WalException("could not map segment " + parked.path() + " again: " + e.getMessage(), e);
         }
+        if (mappedCount != null) {
+            fresh.countIn(mappedCount);
+        }
+        fresh.tryEnter();
+        live.replace(parked.startLsn(), parked, fresh);
+        // Back into the ring unless a newer segment (the log's end, RING_SIZE segments on) holds the slot: after a
+        // rewind, or an idle log's first append, the append path finds it there again.
+        int slot = slot(fresh.startLsn());
+        for (Segment cur; ((cur = ring.get(slot)) == null || cur.startLsn() < fresh.startLsn())
+                && !ring.compareAndSet(slot, cur, fresh); ) {
+            // lost a race with add() or a park: look again
+        }
+        reopened++;
+        return fresh;
     }
 
     /**
