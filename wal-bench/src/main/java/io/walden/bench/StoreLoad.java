@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -36,7 +37,8 @@ import java.util.stream.Stream;
  *       to at OFF from one thread and at LOCAL by one committer: among 999 idle logs against alone in its store (the
  *       target ratio: at least 0.95).</li>
  * </ul>
- * Usage: {@code StoreLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]}.
+ * Usage: {@code StoreLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]} (the scenarios: {@code commits},
+ * {@code footprint}).
  */
 public final class StoreLoad {
     private static final int PAYLOAD = 64;
@@ -51,6 +53,8 @@ public final class StoreLoad {
     private final Path dir;
     private final boolean full;
     private final List<Map<String, Object>> footprints = new ArrayList<>();
+    /** Longer than a log's idle time (5 s) plus a few of its periodic turns (1 s apart by default). */
+    private static final long IDLE_WAIT_MILLIS = 9_000;
 
     private StoreLoad(boolean full, Path dir) {
         this.full = full;
@@ -62,14 +66,19 @@ public final class StoreLoad {
         LoadArgs a = LoadArgs.parse("StoreLoad", args, Path.of("target/store-load.json"));
         System.setProperty("walden.bench.dir", a.dir().toString());
         StoreLoad load = new StoreLoad(a.full(), a.dir());
-        for (int n : a.full() ? new int[] {16, 64, 256} : new int[] {16, 64}) {
-            load.oneLogManyCommitters(n);
-            load.manyLogsOneCommitterEach(n, true);
-            load.manyLogsOneCommitterEach(n, false);
-            load.separateWals(n);
+        Pattern only = Pattern.compile(a.only());
+        if (only.matcher("commits").find()) {
+            for (int n : a.full() ? new int[] {16, 64, 256} : new int[] {16, 64}) {
+                load.oneLogManyCommitters(n);
+                load.manyLogsOneCommitterEach(n, true);
+                load.manyLogsOneCommitterEach(n, false);
+                load.separateWals(n);
+            }
         }
-        load.footprint(1);
-        load.footprint(1000);
+        if (only.matcher("footprint").find()) {
+            load.footprint(1);
+            load.footprint(1000);
+        }
         load.writeJson(a.json());
     }
 
@@ -155,6 +164,10 @@ public final class StoreLoad {
                     store.log(name).orElseThrow().append(bytes, Durability.LOCAL);
                 }
                 r.put("afterOneAppendEach", Footprint.now().minus(before));
+                // An idle log (its end unmoved for 5 s) gives back its WAL buffers' memory and its segments' mappings
+                // and descriptors: measured once every log had time to notice.
+                Thread.sleep(IDLE_WAIT_MILLIS);
+                r.put("idleAgain", Footprint.now().minus(before));
                 // A log as an application would have it (the default segment size), in place of one of the others.
                 store.delete("log-0");
                 r.put("busyLog", busyLog(store.create("busy", b -> b.segmentSize(WalConfig.DEFAULT_SEGMENT_SIZE)), logs));

@@ -8,6 +8,7 @@ import io.walden.core.internal.journal.StoreJournal;
 import io.walden.core.internal.metrics.WalMetrics;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
+import io.walden.core.internal.segment.OpenSegments;
 import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.replication.ReplicatedLog;
 
@@ -49,8 +50,9 @@ public final class Wal implements AutoCloseable {
     private final NonWaitingAppends nonWaiting;
     private final Cursors cursors;
 
-    private Wal(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, boolean ownsThreads) {
-        this.parts = new WalParts(config, opened, threads, ownsThreads);
+    private Wal(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, OpenSegments files,
+                boolean ownsThreads) {
+        this.parts = new WalParts(config, opened, threads, files, ownsThreads);
         this.status = new WalStatus(parts);
         this.nonWaiting = new NonWaitingAppends(parts.writes, config.compression());
         this.cursors = new Cursors(parts.cursors);
@@ -75,14 +77,17 @@ public final class Wal implements AutoCloseable {
             throw new WalException("the log in " + config.directory() + " belongs to a store (it has a "
                     + StoreJournal.KEY_FILE + "): open it with WalStore.open on the store's directory");
         }
-        return open(config, BackgroundThreads.own(), true);
+        return open(config, BackgroundThreads.own(), new OpenSegments(OpenSegments.DEFAULT_MAX_OPEN_FILES), true);
     }
 
-    /** {@link #open(WalConfig)}, its background jobs on {@code threads}: a store's logs share them. */
-    static Wal open(WalConfig config, BackgroundThreads threads, boolean ownsThreads) {
+    /**
+     * {@link #open(WalConfig)}, its background jobs on {@code threads} and its open segment files counted in {@code
+     * files}: a store's logs share both.
+     */
+    static Wal open(WalConfig config, BackgroundThreads threads, OpenSegments files, boolean ownsThreads) {
         JvmAccess.check();
         try {
-            Wal wal = new Wal(config, LogOpener.open(config), threads, ownsThreads);
+            Wal wal = new Wal(config, LogOpener.open(config), threads, files, ownsThreads);
             wal.parts.start();
             return wal;
         } catch (RuntimeException | Error e) {

@@ -5,6 +5,7 @@ import io.walden.core.internal.journal.JournalReplay;
 import io.walden.core.internal.journal.LogKeys;
 import io.walden.core.internal.journal.StoreJournal;
 import io.walden.core.internal.recovery.LogOpener;
+import io.walden.core.internal.segment.OpenSegments;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.thread.BackgroundThreads;
 import org.slf4j.Logger;
@@ -71,6 +72,8 @@ public final class WalStore implements AutoCloseable {
     private final FileChannel lockChannel;
     private final FileLock lock;
     private final BackgroundThreads threads;
+    /** The logs' open segment files, under the store's cap ({@link WalStoreConfig#maxOpenFiles()}). */
+    private final OpenSegments files;
     private final Map<String, Wal> open = new ConcurrentHashMap<>();
     /** Each log's key in the journal (see {@link StoreJournal#KEY_FILE}). */
     private final Map<String, Long> keys = new ConcurrentHashMap<>();
@@ -86,6 +89,7 @@ public final class WalStore implements AutoCloseable {
         this.lockChannel = lockChannel;
         this.lock = lock;
         this.threads = BackgroundThreads.shared(config.writerThreads());
+        this.files = new OpenSegments(config.maxOpenFiles());
     }
 
     /**
@@ -150,7 +154,7 @@ public final class WalStore implements AutoCloseable {
         }
         openJournal();
         for (String name : names) {
-            open.put(name, Wal.open(journaledConfigOf(name, logs.resolve(name), b -> { }), threads, false));
+            open.put(name, Wal.open(journaledConfigOf(name, logs.resolve(name), b -> { }), threads, files, false));
         }
         LOG.info("Opened the store in {}: {} log(s) on {} shared threads", config.directory(), names.size(),
                 threads.threadCount());
@@ -167,7 +171,7 @@ public final class WalStore implements AutoCloseable {
         if (!wanted && !Files.exists(dir)) {
             return;
         }
-        Wal j = Wal.open(journalConfig(dir), threads, false);
+        Wal j = Wal.open(journalConfig(dir), threads, files, false);
         try {
             Map<Long, Path> dirs = new HashMap<>();
             keys.forEach((name, key) -> dirs.put(key, logs.resolve(name)));
@@ -290,7 +294,7 @@ public final class WalStore implements AutoCloseable {
         }
         try {
             SegmentFiles.forceDirectory(logs);
-            Wal wal = Wal.open(journaledConfigOf(name, dir, settings), threads, false);
+            Wal wal = Wal.open(journaledConfigOf(name, dir, settings), threads, files, false);
             open.put(name, wal);
             LOG.info("Created log {} in the store {}", name, config.directory());
             return wal;
@@ -331,6 +335,11 @@ public final class WalStore implements AutoCloseable {
     public long sharedFlushCount() {
         StoreJournal j = journal;
         return j == null ? 0 : j.flushCount();
+    }
+
+    /** How many sealed segments gave back their mappings and descriptors so far (see {@link WalStoreConfig.Builder#maxOpenFiles}): for tests. */
+    long parkedSegments() {
+        return files.parked();
     }
 
     /** The bytes the journal holds that no checkpoint removed yet (0 without a journal): for tests. */

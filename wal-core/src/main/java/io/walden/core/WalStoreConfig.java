@@ -1,5 +1,7 @@
 package io.walden.core;
 
+import io.walden.core.internal.segment.OpenSegments;
+
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.function.BiConsumer;
@@ -18,6 +20,7 @@ public final class WalStoreConfig {
     private final BiConsumer<String, WalConfig.Builder> logSettings;
     private final int writerThreads;
     private final boolean sharedJournal;
+    private final int maxOpenFiles;
     private final long journalSegmentSize;
 
     private WalStoreConfig(Builder b) {
@@ -26,6 +29,7 @@ public final class WalStoreConfig {
         this.logSettings = b.logSettings;
         this.writerThreads = b.writerThreads;
         this.sharedJournal = b.sharedJournal;
+        this.maxOpenFiles = b.maxOpenFiles;
         this.journalSegmentSize = b.journalSegmentSize;
     }
 
@@ -58,6 +62,11 @@ public final class WalStoreConfig {
         return sharedJournal;
     }
 
+    /** How many segment files the store keeps open at most (see {@link Builder#maxOpenFiles}). */
+    public int maxOpenFiles() {
+        return maxOpenFiles;
+    }
+
     /** The journal's segment size: a checkpoint is due once it holds two segments. */
     long journalSegmentSize() {
         return journalSegmentSize;
@@ -70,6 +79,7 @@ public final class WalStoreConfig {
         private BiConsumer<String, WalConfig.Builder> logSettings = (name, b) -> { };
         private int writerThreads = Runtime.getRuntime().availableProcessors();
         private boolean sharedJournal = true;
+        private int maxOpenFiles = OpenSegments.DEFAULT_MAX_OPEN_FILES;
         private long journalSegmentSize = 16L << 20;
 
         private Builder(Path directory) {
@@ -122,6 +132,21 @@ public final class WalStoreConfig {
          */
         public Builder sharedJournal(boolean shared) {
             this.sharedJournal = shared;
+            return this;
+        }
+
+        /**
+         * How many segment files the store keeps open at once, each a mapping and two descriptors (default 512, about
+         * 1,024 descriptors). Beyond it, sealed segments (wholly below their log's flushed position) that were read least
+         * recently give back their mapping and descriptors, and are mapped again at their next read; an idle log gives
+         * back its sealed segments whatever the cap. The segments logs write into, and the one each prepares next, stay
+         * open: a store whose appending logs need more than the cap holds more (a store of N busy logs holds about 2N).
+         */
+        public Builder maxOpenFiles(int files) {
+            if (files < 1) {
+                throw new IllegalArgumentException("maxOpenFiles must be at least 1, got " + files);
+            }
+            this.maxOpenFiles = files;
             return this;
         }
 

@@ -1,9 +1,12 @@
 package io.walden.core;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -13,7 +16,11 @@ import java.util.SplittableRandom;
  * forced). A record's payload is its log's name and its seq ({@link #payload}), so the parent can tell a record in the
  * wrong log, or a torn one.
  *
- * <p>Args: store directory, segment size, logs, threads.
+ * <p>With a cap on open segment files and readers, each reader reads every log from its oldest record to its end, again
+ * and again, checking each record's payload (a record of another log, or torn, prints {@code BAD ...}), so that sealed
+ * segments are parked and mapped again under the appends; the child prints {@code PARKED <n>} as the store parks them.
+ *
+ * <p>Args: store directory, segment size, logs, threads[, max open files, readers].
  */
 public final class StoreAppender {
     private StoreAppender() {
@@ -30,7 +37,10 @@ public final class StoreAppender {
         long segmentSize = Long.parseLong(args[1]);
         int logs = Integer.parseInt(args[2]);
         int threads = Integer.parseInt(args[3]);
-        WalStore store = WalStore.open(WalStoreConfig.builder(dir).defaults(b -> b.segmentSize(segmentSize)).build());
+        int maxOpenFiles = args.length > 4 ? Integer.parseInt(args[4]) : WalStoreConfig.builder(dir).build().maxOpenFiles();
+        int readers = args.length > 5 ? Integer.parseInt(args[5]) : 0;
+        WalStore store = WalStore.open(WalStoreConfig.builder(dir).maxOpenFiles(maxOpenFiles)
+                .defaults(b -> b.segmentSize(segmentSize).checkpointInterval(Duration.ofMillis(50))).build());
         List<Wal> all = new ArrayList<>();
         for (int i = 0; i < logs; i++) {
             String name = "log-" + i;
@@ -55,6 +65,41 @@ public final class StoreAppender {
             w.setDaemon(true);
             w.start();
         }
-        Thread.currentThread().join(); // until killed
+        for (int r = 0; r < readers; r++) {
+            Thread reader = new Thread(() -> readForever(all), "reader-" + r);
+            reader.setDaemon(true);
+            reader.start();
+        }
+        for (long reported = 0; ; Thread.sleep(100)) { // until killed
+            long parked = store.parkedSegments();
+            if (parked != reported) {
+                reported = parked;
+                synchronized (System.out) {
+                    System.out.println("PARKED " + parked);
+                }
+            }
+        }
+    }
+
+    private static void readForever(List<Wal> all) {
+        while (true) {
+            for (int i = 0; i < all.size(); i++) {
+                String name = "log-" + i;
+                try (WalReader r = all.get(i).reader(all.get(i).oldestLsn())) {
+                    for (WalRecord rec; (rec = r.next()) != null; ) {
+                        long seq = rec.payloadView().order(ByteOrder.BIG_ENDIAN).getLong(0);
+                        if (!Arrays.equals(rec.payload(), payload(name, seq))) {
+                            synchronized (System.out) {
+                                System.out.println("BAD " + name + " " + Lsn.format(rec.lsn()));
+                            }
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    synchronized (System.out) {
+                        System.out.println("BAD " + name + " " + e);
+                    }
+                }
+            }
+        }
     }
 }

@@ -64,6 +64,11 @@ public final class IdleRing {
         this.commit = parts.commit;
     }
 
+    /** Whether the log's end stayed where it is for {@link #IDLE_NANOS} at the last {@link #tick} (background writer). */
+    boolean isIdle() {
+        return lastEnd >= 0 && System.nanoTime() - sameSince >= IDLE_NANOS;
+    }
+
     /** How many times the ring's pages went back. */
     public long trims() {
         return trims;
@@ -110,7 +115,11 @@ public final class IdleRing {
                 }
                 commit.lockWrites();
                 try {
-                    return insert.get() == end && published.get() == end && written.get() == end && release(end);
+                    if (insert.get() == end && published.get() == end && written.get() == end && release(end)) {
+                        parts.parkSegmentsWhileQuiescent(); // and the segments it writes into: nobody is inside
+                        return true;
+                    }
+                    return false;
                 } finally {
                     commit.unlockWrites();
                 }

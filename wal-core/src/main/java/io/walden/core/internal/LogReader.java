@@ -202,8 +202,8 @@ public final class LogReader implements AutoCloseable {
             return segment;
         }
         leave();
-        Segment s = log.segment(lsn);
-        if (s == null || !s.tryEnter()) {
+        Segment s = log.enterSegment(lsn);
+        if (s == null) {
             throw new LsnRemovedException(lsn, log.oldestLsn());
         }
         segment = s;

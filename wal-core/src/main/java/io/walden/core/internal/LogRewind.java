@@ -86,7 +86,20 @@ final class LogRewind {
         } catch (IllegalLsnException e) {
             throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": " + e.getMessage(), e);
         }
-        Segment seg = registry.get(from);
+        // Entered: the segment may be a sealed one, parked (OpenSegments); entered, it stays mapped until the rewind is
+        // done, and once it holds the log's end no sweep parks it again.
+        Segment seg = registry.enter(from);
+        if (seg == null) {
+            throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": its segment was removed");
+        }
+        try {
+            return removeFrom(seg, from, end, expected);
+        } finally {
+            seg.exit();
+        }
+    }
+
+    private long removeFrom(Segment seg, long from, long end, long expected) {
         long prev = seg.readLong(from - seg.startLsn() + RecordDescriptor.PREV_OFFSET);
         if (expected != ReadStart.ANY_PREV && expected != prev) {
             throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": its record's link does not "

@@ -79,9 +79,12 @@ public final class ReadPath {
         return parts.oldestLsn();
     }
 
-    /** The segment holding {@code lsn}, or null when it was removed. */
-    public Segment segment(long lsn) {
-        return parts.registry.get(lsn);
+    /**
+     * Enters the segment holding {@code lsn} as a reader (mapped again if it was parked); null when it was removed. The
+     * caller exits it.
+     */
+    public Segment enterSegment(long lsn) {
+        return parts.registry.enter(lsn);
     }
 
     public ReadNotifier notifier() {

@@ -41,8 +41,8 @@ public final class ReadStart {
         if (lsn >= written) {
             return UNPROVEN;
         }
-        Segment seg = registry.get(lsn);
-        if (seg == null || !seg.tryEnter()) {
+        Segment seg = registry.enter(lsn);
+        if (seg == null) {
             throw new LsnRemovedException(lsn, oldest);
         }
         try {

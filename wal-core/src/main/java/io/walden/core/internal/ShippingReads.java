@@ -62,8 +62,8 @@ public final class ShippingReads {
             throw new LsnRemovedException(from, parts.oldestLsn());
         }
         ReadStart.expectedPrev(registry, from, written.get(), insert.get(), parts.oldestLsn()); // refuses a non-boundary
-        Segment seg = registry.get(from);
-        if (seg == null || !seg.tryEnter()) {
+        Segment seg = registry.enter(from);
+        if (seg == null) {
             throw new LsnRemovedException(from, parts.oldestLsn());
         }
         try {

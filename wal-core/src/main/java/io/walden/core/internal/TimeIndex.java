@@ -107,8 +107,9 @@ public final class TimeIndex {
      * has no time (format 1: older than any time, as every untimed record before it); Long.MAX_VALUE when the segment
      * holds nothing but padding below {@code end} (so the search looks before it); {@link #GONE} when it was removed.
      */
-    private static long timeOfFirst(Segment s, long end) {
-        if (!s.tryEnter()) {
+    private long timeOfFirst(Segment segment, long end) {
+        Segment s = registry.enter(segment); // mapped again if it was parked
+        if (s == null) {
             return GONE;
         }
         try {
@@ -130,8 +131,9 @@ public final class TimeIndex {
     }
 
     /** The LSN of the first record of {@code s} below {@code end} whose time is at or after {@code micros}, or NONE. */
-    private static long within(Segment s, long micros, long end) {
-        if (!s.tryEnter()) {
+    private long within(Segment segment, long micros, long end) {
+        Segment s = registry.enter(segment);
+        if (s == null) {
             return NONE; // removed: nothing of it can be read any more
         }
         try {
@@ -155,8 +157,11 @@ public final class TimeIndex {
     public long latestTime(long end) {
         List<Segment> segments = registry.snapshot();
         for (int i = segments.size() - 1; i >= 0; i--) {
-            Segment s = segments.get(i);
-            if (s.startLsn() >= end || !s.tryEnter()) {
+            if (segments.get(i).startLsn() >= end) {
+                continue;
+            }
+            Segment s = registry.enter(segments.get(i));
+            if (s == null) {
                 continue;
             }
             try {
@@ -186,8 +191,8 @@ public final class TimeIndex {
      */
     public long timeAt(long lsn, long end) {
         for (int hops = 0; hops < 2 && lsn < end; hops++) {
-            Segment s = registry.get(lsn);
-            if (s == null || !s.tryEnter()) {
+            Segment s = registry.enter(lsn);
+            if (s == null) {
                 return RecordCursor.NO_TIME;
             }
             try {

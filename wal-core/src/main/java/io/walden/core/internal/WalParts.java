@@ -28,6 +28,7 @@ import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.recovery.RecoveryScanner;
 import io.walden.core.internal.retention.Retention;
+import io.walden.core.internal.segment.OpenSegments;
 import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
@@ -67,6 +68,10 @@ public final class WalParts {
     /** Where the background jobs run: threads of this log's own, or its store's. */
     private final BackgroundThreads threads;
     private final boolean ownsThreads;
+    /** The store's open segment files (or this log's own count of them), and this log's entry in it. */
+    private final OpenSegments openFiles;
+    /** Set once the log started (the last step of {@link #start}); read by the periodic turn and close. */
+    private volatile OpenSegments.Log openFilesEntry;
     public final Path dir;
     public final FileChannel lockChannel;
     public final FileLock lock;
@@ -126,11 +131,14 @@ public final class WalParts {
 
     /**
      * @param threads     where the background jobs run (see {@link BackgroundThreads})
+     * @param openFiles   the cap on open segment files this log's sealed segments count in (see {@link OpenSegments})
      * @param ownsThreads whether this log closes them (its own), or a store does (shared)
      */
-    public WalParts(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, boolean ownsThreads) {
+    public WalParts(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, OpenSegments openFiles,
+                    boolean ownsThreads) {
         this.config = config;
         this.threads = threads;
+        this.openFiles = openFiles;
         this.ownsThreads = ownsThreads;
         this.dir = opened.dir();
         this.lockChannel = opened.lockChannel();
@@ -188,11 +196,28 @@ public final class WalParts {
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
     }
 
+    /**
+     * Gives back the mappings and descriptors of every segment nobody reads, those the log writes into included: only
+     * while nobody is inside the log (IdleRing, activity paused and writes locked); the next append or flush maps them
+     * again (SegmentRegistry.get).
+     */
+    void parkSegmentsWhileQuiescent() {
+        OpenSegments.Log files = openFilesEntry;
+        if (files != null) {
+            openFiles.parkQuiescent(files);
+        }
+    }
+
     /** The background writer's periodic turn, after its checkpoint interval. */
     private void periodically() {
         checkpointer.checkpoint();
         cursors.tick(); // when the end passed which LSN: the cursors' lag in time
         idleRing.tick(); // an idle log gives its WAL buffers' memory back
+        OpenSegments.Log files = openFilesEntry;
+        if (files != null && idleRing.isIdle()) {
+            openFiles.parkIdle(files); // and its sealed segments' mappings and descriptors
+        }
+        openFiles.tick(); // the store's open segment files back under their cap
     }
 
     private Archiver newArchiver(ArchiveConfig archive) {
@@ -218,8 +243,8 @@ public final class WalParts {
      */
     private ZstdDictionary newestDictionaryInLog() {
         long end = written.get();
-        Segment seg = registry.get(end);
-        if (seg == null || !seg.tryEnter()) {
+        Segment seg = registry.enter(end);
+        if (seg == null) {
             return null;
         }
         try {
@@ -258,6 +283,9 @@ public final class WalParts {
             archiver.start();
         }
         retention.start(); // after the archiver: it holds retention back until segments are archived
+        // Last, so that a failed start leaves no entry behind. Below the flushed position nobody touches a segment
+        // without entering it (see OpenSegments).
+        openFilesEntry = openFiles.register(registry, flushed::get);
         // A replica's log says where its readers stop: what its primary had confirmed when it last knew.
         String limit = readLimit.get() == Long.MAX_VALUE ? ""
                 : "; a replica's log: its readers stop at " + Lsn.format(readLimit.get()) + " until its primary confirms more";
@@ -311,15 +339,16 @@ public final class WalParts {
                     break;
                 }
                 Path removedFile = dir.resolve(s.path().getFileName() + SegmentFiles.REMOVED_SUFFIX);
+                Segment gone;
                 try {
                     // Out of the log at once (a crash from here on never brings it back); the mapping stays
-                    // valid for whoever still reads it, and is released after the grace period.
-                    SegmentFiles.rename(dir, s.path(), removedFile);
+                    // valid for whoever still reads it, and is released after the grace period. The removed one
+                    // is s, or its mapping again when a reader entered it after it was parked.
+                    gone = registry.renameAndRemove(s, dir, removedFile);
                 } catch (IOException e) {
                     throw new WalException("could not remove segment " + s.path() + ": " + e.getMessage(), e);
                 }
-                registry.remove(s);
-                preparer.dispose(s, removedFile);
+                preparer.dispose(gone != null ? gone : s, removedFile);
                 LOG.debug("Truncated segment {}", s.path().getFileName());
             }
             cursors.retention.afterTruncation();
@@ -342,6 +371,9 @@ public final class WalParts {
                         + "log: it would wait for itself; close it from another thread");
             }
             writes.close(); // from now on every entry is refused (see WritePath.enter())
+            if (openFilesEntry != null) {
+                openFiles.unregister(openFilesEntry);
+            }
             if (archiver != null) {
                 archiver.close(); // first: it reads segment files that are unmapped below
             }
@@ -376,8 +408,10 @@ public final class WalParts {
                 appender.close(); // no one is inside: its codec contexts can go
                 ring.free(); // no one is inside: no appender can touch the ring again
                 for (Segment s : registry.snapshot()) {
-                    registry.remove(s);
-                    s.markRemoved();
+                    Segment gone = registry.remove(s);
+                    if (gone != null) {
+                        gone.markRemoved();
+                    }
                 }
                 try {
                     controlFile.close();

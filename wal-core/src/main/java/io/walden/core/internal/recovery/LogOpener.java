@@ -124,7 +124,7 @@ public final class LogOpener {
                         Lsn.INVALID, dir);
             }
             HistoryFile.Stored history = HistoryFile.readStored(dir); // refused before recovery changes anything
-            mapSegments(dir, config.segmentSize(), logId, starts, registry);
+            mapSegments(dir, config.segmentSize(), logId, starts, cp.scanStart(), registry);
             boolean closedCleanly = hasControl && cp.shutDown();
             RecoveryScanner.Result scan = RecoveryScanner.scan(registry, cp.scanStart(), cp.scanStartPrev(),
                     cp.flushedLsn(), config.truncateAtCorruption(), closedCleanly);
@@ -206,8 +206,13 @@ public final class LogOpener {
         return Math.min(cp.readLimit(), end);
     }
 
-    private static void mapSegments(Path dir, long segmentSize, long logId, List<Long> starts, SegmentRegistry registry)
-            throws IOException {
+    /**
+     * Registers the log's segments: those recovery scans (from {@code mapFrom} on) mapped, the older ones known by name
+     * only (parked: mapped at their first read, see OpenSegments), so that opening a log of many segments holds no
+     * mapping or descriptor for the sealed ones. Every segment's header is checked either way.
+     */
+    private static void mapSegments(Path dir, long segmentSize, long logId, List<Long> starts, long mapFrom,
+                                    SegmentRegistry registry) throws IOException {
         long expected = -1;
         for (long start : starts) {
             Path p = SegmentFiles.path(dir, start);
@@ -219,15 +224,26 @@ public final class LogOpener {
                 throw new WalCorruptedException("segment file " + p.getFileName() + " does not start on a segment boundary",
                         start, p);
             }
-            Segment s;
-            try {
-                s = Segment.map(p, start, segmentSize);
-            } catch (IOException e) {
-                throw new WalCorruptedException("segment " + p + " cannot be mapped: " + e.getMessage(), start, p);
-            }
-            registry.add(s);
             ByteBuffer header = ByteBuffer.allocate(SegmentHeaderDescriptor.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-            s.channel().read(header, 0);
+            if (start + segmentSize <= mapFrom) {
+                try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ)) {
+                    if (ch.size() != segmentSize) {
+                        throw new WalCorruptedException("segment " + p + " cannot be mapped: it is " + ch.size()
+                                + " bytes long, expected " + segmentSize, start, p);
+                    }
+                    ch.read(header, 0);
+                }
+                registry.add(Segment.unmapped(p, start, segmentSize));
+            } else {
+                Segment s;
+                try {
+                    s = Segment.map(p, start, segmentSize);
+                } catch (IOException e) {
+                    throw new WalCorruptedException("segment " + p + " cannot be mapped: " + e.getMessage(), start, p);
+                }
+                registry.add(s);
+                s.channel().read(header, 0);
+            }
             String problem = SegmentHeaderDescriptor.validate(header, segmentSize, start, logId);
             if (problem != null) {
                 throw new WalCorruptedException("segment " + p + " is not part of this log: " + problem, start, p);
@@ -255,8 +271,10 @@ public final class LogOpener {
 
     private static void cleanUpFailedOpen(SegmentRegistry registry, ControlFile controlFile, FileChannel lockChannel) {
         for (Segment s : registry.snapshot()) {
-            registry.remove(s);
-            s.markRemoved();
+            Segment gone = registry.remove(s);
+            if (gone != null) {
+                gone.markRemoved();
+            }
         }
         try {
             if (controlFile != null) {

@@ -29,6 +29,14 @@ public abstract class NativeRegion {
         this.address = store.addressForRead(0);
     }
 
+    /** A region of {@code size} bytes with no memory behind it (a segment known but not mapped): no accessor may run. */
+    protected NativeRegion(long size) {
+        this.store = null;
+        this.size = size;
+        this.view = null;
+        this.address = 0;
+    }
+
     public long size() {
         return size;
     }

@@ -8,10 +8,12 @@ import net.openhft.chronicle.core.io.ReferenceOwner;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
  * One segment file, fully allocated on disk and mapped whole with Chronicle Bytes.
@@ -29,18 +31,36 @@ import java.util.concurrent.atomic.AtomicInteger;
  * checks {@code removed}; the remover sets {@code removed} then checks the count; with volatile
  * accesses at least one of them sees the other).
  *
+ * <p>Parking: a segment nobody is inside may give back its mapping and its descriptors ({@link #park()}) and stay
+ * known to its log by name and range; {@link SegmentRegistry#enter} maps the file again, as a new {@code Segment},
+ * when a reader needs it. A segment may also be known without ever having been mapped ({@link #unmapped}: a log's
+ * old segments at open). Only segments that no thread touches without entering are parked: those wholly below the
+ * log's written and flushed positions ({@link OpenSegments}), whose bytes the log's flushes never touch again.
+ * Issue #36: a store of many logs, or a log of many segments, must not hold a mapping and two descriptors for each
+ * of its segment files (Redpanda and Kafka hit that wall on descriptors and on {@code vm.max_map_count}).
+ *
  * <p>Thread-safety: every method may be called from any thread.
  */
 public final class Segment extends NativeRegion implements ForceTarget {
     private static final ReferenceOwner OWNER = ReferenceOwner.temporary("walden-segment");
     private final Path path;
     private final long startLsn;
+    /** Null for a segment known but never mapped ({@link #unmapped}). */
     private final FileChannel channel;
     private final MappedFile mappedFile;
     private final MappedBytesStore store;
-    /** Readers inside plus one for the owner; 0 means the mapping is released. */
-    private final AtomicInteger users = new AtomicInteger(1);
+    /** Readers inside plus one for the owner; 0 means the mapping is released (removed, or parked). */
+    private final AtomicInteger users;
     private volatile boolean removed;
+    /** The mapping went back while the segment stays in the log (see the class comment); guarded by this object. */
+    private volatile boolean parked;
+    /**
+     * Set at every entry, cleared by {@link OpenSegments}' sweep: the second chance of its clock algorithm (a segment
+     * entered since the last sweep stays open). A plain field: a lost update only moves one choice of the sweep.
+     */
+    boolean referenced;
+    /** The store's count of mappings this one is counted in; guarded by this object. */
+    private AtomicInteger countedIn;
     /** See {@link #dsyncChannel()}. */
     private volatile FileChannel dsyncChannel;
     /** Created on the first boundary check (readers and senders only); see {@link #boundaries()}. */
@@ -53,6 +73,47 @@ public final class Segment extends NativeRegion implements ForceTarget {
         this.channel = channel;
         this.mappedFile = mappedFile;
         this.store = store;
+        this.users = new AtomicInteger(1);
+    }
+
+    /**
+     * Counts this segment's mapping in {@code count} (its store's, see {@link OpenSegments}) until it goes; once only,
+     * and not at all when it went already. Under this object's monitor, as the release: counted and released, or
+     * neither.
+     */
+    synchronized void countIn(AtomicInteger count) {
+        if (countedIn == null && users.get() > 0) {
+            countedIn = count;
+            count.incrementAndGet();
+        }
+    }
+
+    /**
+     * Whether the segment was removed, once any park or removal in progress is done (they run under this object's
+     * monitor): what a reader whose {@link #tryEnter} failed asks, then {@link #isParked()}.
+     */
+    synchronized boolean isRemovedOnceSettled() {
+        return removed;
+    }
+
+    private Segment(Path path, long startLsn, long size) {
+        super(size);
+        this.path = path;
+        this.startLsn = startLsn;
+        this.channel = null;
+        this.mappedFile = null;
+        this.store = null;
+        this.users = new AtomicInteger(0);
+        this.parked = true;
+    }
+
+    /**
+     * A segment file the log knows by name and range without mapping it (parked from the start): {@link
+     * SegmentRegistry#enter} maps it when a reader first needs it. For a log's old segments at open, which recovery
+     * does not scan.
+     */
+    public static Segment unmapped(Path path, long startLsn, long size) {
+        return new Segment(path, startLsn, size);
     }
 
     /**
@@ -127,9 +188,17 @@ public final class Segment extends NativeRegion implements ForceTarget {
 
     // ---- forcing ----
 
-    /** fdatasync ({@code metadata=false}) or fsync of the whole file. */
+    /**
+     * fdatasync ({@code metadata=false}) or fsync of the whole file.
+     *
+     * @throws ClosedChannelException when the segment was removed or parked (as for any closed channel: whoever may
+     *                                meet one, such as the store journal's checkpoint, forces the file by its path)
+     */
     @Override
     public void force(boolean metadata) throws IOException {
+        if (channel == null) {
+            throw new ClosedChannelException();
+        }
         channel.force(metadata);
     }
 
@@ -157,7 +226,10 @@ public final class Segment extends NativeRegion implements ForceTarget {
 
     // ---- lifetime ----
 
-    /** Enters as a reader; false when the segment was removed (truncated or rewound away). */
+    /**
+     * Enters as a reader; false when the segment was removed (truncated or rewound away) or parked. Readers enter
+     * through {@link SegmentRegistry#enter}, which maps a parked segment again.
+     */
     public boolean tryEnter() {
         for (int n; (n = users.get()) > 0; ) {
             if (users.compareAndSet(n, n + 1)) {
@@ -165,6 +237,7 @@ public final class Segment extends NativeRegion implements ForceTarget {
                     exit();
                     return false;
                 }
+                referenced = true;
                 return true;
             }
         }
@@ -183,18 +256,65 @@ public final class Segment extends NativeRegion implements ForceTarget {
 
     /** Marks the segment removed and drops the owner's reference; the mapping goes with the last reader. */
     public void markRemoved() {
-        if (!removed) {
+        synchronized (this) {
+            if (removed) {
+                return;
+            }
             removed = true;
-            exit();
+            if (parked) {
+                return; // the owner's reference went with the mapping
+            }
         }
+        exit();
     }
 
-    /** True once removed and no reader remains inside: the file may be renamed, recycled or deleted. */
+    /** True once removed (or parked) and no reader remains inside: the file may be renamed, recycled or deleted. */
     public boolean isReleased() {
         return users.get() == 0;
     }
 
+    /** Whether the mapping went back while the segment stays in its log (see the class comment). */
+    public boolean isParked() {
+        return parked;
+    }
+
+    /** Whether the segment holds a mapping and its descriptors: neither removed and released, nor parked. */
+    public boolean isOpen() {
+        return users.get() > 0;
+    }
+
+    /**
+     * Gives back the mapping and the descriptors if nobody is inside (the owner's reference is the only one), the
+     * segment is not removed, and it lies wholly below {@code parkableBelow} (the log's flushed position: no thread
+     * touches the segment without entering it). Nothing is forced: the log's flushes made its bytes durable before it could be parked (or
+     * the store journal did, whose checkpoint forces the file by its path), and an unmapped file's dirty pages stay in
+     * the page cache.
+     *
+     * @return whether it was parked
+     */
+    boolean park(LongSupplier parkableBelow) {
+        synchronized (this) {
+            if (removed || parked || !users.compareAndSet(1, 0)) {
+                return false;
+            }
+            // Read after the count went to 0: whoever entered it before (a replica's rewind, which moves the log's end
+            // back into it) left it, its changes of the positions visible through the count, and nobody enters now.
+            if (endLsn() > parkableBelow.getAsLong()) {
+                users.set(1);
+                return false;
+            }
+            parked = true;
+        }
+        unmap();
+        return true;
+    }
+
     private void unmap() {
+        synchronized (this) {
+            if (countedIn != null) {
+                countedIn.decrementAndGet();
+            }
+        }
         try {
             store.release(OWNER);
             mappedFile.releaseLast();

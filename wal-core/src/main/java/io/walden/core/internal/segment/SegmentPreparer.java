@@ -216,9 +216,9 @@ public final class SegmentPreparer implements AutoCloseable {
                     continue;
                 }
                 Path removedFile = dir.resolve(s.path().getFileName() + SegmentFiles.REMOVED_SUFFIX);
-                SegmentFiles.rename(dir, s.path(), removedFile);
-                registry.remove(s);
-                dispose(s, removedFile);
+                // s, or its mapping again when a reader entered it after it was parked
+                Segment gone = registry.renameAndRemove(s, dir, removedFile);
+                dispose(gone != null ? gone : s, removedFile);
             }
             wanted.set(keep);
         }
