@@ -180,10 +180,13 @@ public final class WalParts {
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, links, logId, after.scanStart(), sync.durable(),
                 readLimit::get);
         this.cursors = new CursorBook(this, dir); // before the writer, whose periodic task samples for them
-        this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
-                checkpointer, appender, preparer, registry, notifier, cursors.replay, remote, insert, written, flushed,
-                readLimit, opened.history().history(), opened.history().begunHere(), opened.shutDownCleanly(),
-                this::rewound));
+        WalReplication.Log replicated = new ReplicationLog(this);
+        this.replication = new WalReplication(replicated, dir, adminLock, activity, commit, checkpointer, appender,
+                notifier, cursors.replay, remote, insert, written, flushed, readLimit, dictionaries, archiveFloor,
+                config.segmentSize(), logId, opened.history(), opened.shutDownCleanly(),
+                new LogRewind(replicated, dir, config.segmentSize(), commit, checkpointer, appender, preparer, registry,
+                        notifier, cursors.replay, insert, written, readLimit, sync),
+                new ShippingReads(replicated, registry, written, flushed, readLimit, insert, config.segmentSize()));
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
                 this::periodically, threads);
@@ -437,7 +440,7 @@ public final class WalParts {
     }
 
     /** After a replica's rewind to {@code lsn}: what the archiver marked archived from there on no longer holds. */
-    private void rewound(long lsn) {
+    void rewound(long lsn) {
         reads.rewound(lsn);
         archiveFloor.forget(lsn);
         if (archiver != null) {
