@@ -2,7 +2,6 @@ package io.walden.core.internal;
 
 import io.walden.core.IllegalLsnException;
 import io.walden.core.Lsn;
-import io.walden.core.WalConfig;
 import io.walden.core.WalException;
 import io.walden.core.internal.journal.LogJournal;
 import io.walden.core.internal.commit.Appender;
@@ -17,12 +16,12 @@ import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import io.walden.core.internal.segment.SegmentPreparer;
 import io.walden.core.internal.segment.SegmentRegistry;
+import io.walden.core.internal.sync.SyncStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.function.LongConsumer;
 
 /**
  * A replica's rewind (docs/replication.md, "Shipping before the flush", step 4): removes, durably, the records past a
@@ -35,9 +34,10 @@ import java.util.function.LongConsumer;
 final class LogRewind {
     private static final Logger LOG = LoggerFactory.getLogger(LogRewind.class);
 
-    private final WalParts parts;
-    private final WalConfig config;
+    /** The rest of the log: its oldest record, and what it forgets after a rewind. */
+    private final WalReplication.Log log;
     private final Path dir;
+    private final long segmentSize;
     private final GroupCommit commit;
     private final Checkpointer checkpointer;
     private final Appender appender;
@@ -48,24 +48,26 @@ final class LogRewind {
     private final Position insert;
     private final Position written;
     private final Position readLimit;
-    /** Told after a rewind, with the LSN the log now ends at (the archiver forgets what it archived from there). */
-    private final LongConsumer rewound;
+    /** How the log forces its files: a store journal's entries past the rewind point are discarded with the records. */
+    private final SyncStrategy sync;
 
-    LogRewind(WalParts parts, WalReplication.Parts p) {
-        this.parts = parts;
-        this.config = p.config();
-        this.dir = p.dir();
-        this.commit = p.commit();
-        this.checkpointer = p.checkpointer();
-        this.appender = p.appender();
-        this.preparer = p.preparer();
-        this.registry = p.registry();
-        this.notifier = p.notifier();
-        this.cursors = p.cursors();
-        this.insert = p.insert();
-        this.written = p.written();
-        this.readLimit = p.readLimit();
-        this.rewound = p.rewound();
+    LogRewind(WalReplication.Log log, Path dir, long segmentSize, GroupCommit commit, Checkpointer checkpointer,
+              Appender appender, SegmentPreparer preparer, SegmentRegistry registry, ReadNotifier notifier,
+              CursorReplay cursors, Position insert, Position written, Position readLimit, SyncStrategy sync) {
+        this.log = log;
+        this.dir = dir;
+        this.segmentSize = segmentSize;
+        this.commit = commit;
+        this.checkpointer = checkpointer;
+        this.appender = appender;
+        this.preparer = preparer;
+        this.registry = registry;
+        this.notifier = notifier;
+        this.cursors = cursors;
+        this.insert = insert;
+        this.written = written;
+        this.readLimit = readLimit;
+        this.sync = sync;
     }
 
     /** Removes the records from {@code lsn} on; returns how many bytes went (0: the log ends at or before it). */
@@ -74,15 +76,15 @@ final class LogRewind {
         if (lsn >= end) {
             return 0;
         }
-        if (lsn < parts.oldestLsn()) {
+        if (lsn < log.oldestLsn()) {
             throw new IllegalStateException("cannot rewind to " + Lsn.format(lsn) + ": below this log's oldest record "
-                    + Lsn.format(parts.oldestLsn()));
+                    + Lsn.format(log.oldestLsn()));
         }
         commit.flushAll(); // nothing unwritten in the ring: only the link ahead of the end
-        long from = ReadStart.pastHeader(lsn, config.segmentSize());
+        long from = ReadStart.pastHeader(lsn, segmentSize);
         long expected;
         try {
-            expected = ReadStart.expectedPrev(registry, from, written.get(), end, parts.oldestLsn());
+            expected = ReadStart.expectedPrev(registry, from, written.get(), end, log.oldestLsn());
         } catch (IllegalLsnException e) {
             throw new IllegalStateException("cannot rewind to " + Lsn.format(from) + ": " + e.getMessage(), e);
         }
@@ -115,7 +117,7 @@ final class LogRewind {
                 readLimit.set(Math.min(readLimit.get(), from));
                 appender.rewindLink(end, from, prev);
             });
-            if (parts.sync instanceof LogJournal journaled) {
+            if (sync instanceof LogJournal journaled) {
                 // After the checkpoint says the log ends here, before a byte is zeroed: the store journal's entries
                 // must never write the removed records back. A crash before this leaves them to be written back past
                 // the checkpoint's flush point (found again, and rewound again at the next connection, as without a
@@ -135,7 +137,7 @@ final class LogRewind {
             throw new WalException("could not remove the records after " + Lsn.format(from) + " from " + dir
                     + ": " + e.getMessage() + "; reopen the log (the next rewind removes them)", e);
         }
-        preparer.request(seg.startLsn() + config.segmentSize());
+        preparer.request(seg.startLsn() + segmentSize);
         notifier.signal();
         LOG.warn("Rewound the log in {} from {} to {}: the records after it were never its primary's", dir,
                 Lsn.format(end), Lsn.format(from));
@@ -145,7 +147,7 @@ final class LogRewind {
             throw new WalException("rewound to " + Lsn.format(from) + " but could not rebuild the cursors: "
                     + e.getMessage() + "; reopen the log", e);
         } finally {
-            rewound.accept(from); // whatever the cursors did: the archive markers from here on no longer hold
+            log.rewound(from); // whatever the cursors did: the archive markers from here on no longer hold
         }
         return end - from;
     }

@@ -17,7 +17,8 @@ final class ReplicaWriteStage implements WriteStage {
     private static final long MAX_FLUSH_DELAY_NANOS = TimeUnit.MICROSECONDS.toNanos(MAX_FLUSH_DELAY_MICROS);
 
     private final ReplicatedLog log;
-    private final WritePath writes;
+    /** Flushes what the receiver wrote (the write path's flush). */
+    private final WalReplication.Log writes;
     private final Position written;
     private final Position flushed;
     /** Receiver thread only. */
@@ -25,7 +26,7 @@ final class ReplicaWriteStage implements WriteStage {
     private long lastFlushNanos = System.nanoTime();
     private final ArchivedSegmentWrites archived;
 
-    ReplicaWriteStage(ReplicatedLog log, WritePath writes, Position written, Position flushed, long segmentSize, long logId) {
+    ReplicaWriteStage(ReplicatedLog log, WalReplication.Log writes, Position written, Position flushed, long segmentSize, long logId) {
         this.log = log;
         this.writes = writes;
         this.written = written;

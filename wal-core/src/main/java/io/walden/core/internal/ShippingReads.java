@@ -21,7 +21,8 @@ import java.nio.ByteBuffer;
  * <p>Thread-safety: any number of senders at once; each read holds its segment against truncation while it copies.
  */
 public final class ShippingReads {
-    private final WalParts parts;
+    /** The rest of the log: whether it is open, and its oldest record. */
+    private final WalReplication.Log log;
     private final SegmentRegistry registry;
     private final Position written;
     private final Position flushed;
@@ -29,9 +30,9 @@ public final class ShippingReads {
     private final Position insert;
     private final long segmentSize;
 
-    public ShippingReads(WalParts parts, SegmentRegistry registry, Position written, Position flushed, Position readLimit,
+    ShippingReads(WalReplication.Log log, SegmentRegistry registry, Position written, Position flushed, Position readLimit,
                   Position insert, long segmentSize) {
-        this.parts = parts;
+        this.log = log;
         this.registry = registry;
         this.written = written;
         this.flushed = flushed;
@@ -46,7 +47,7 @@ public final class ShippingReads {
     }
 
     public ReplicationChunk read(long fromLsn, int maxBytes, boolean unflushed) {
-        parts.writes.ensureOpen();
+        log.ensureOpen();
         long limit = shippableLsn(unflushed);
         long from = fromLsn;
         if (from > limit) {
@@ -58,13 +59,13 @@ public final class ShippingReads {
         if (from >= limit) {
             return null;
         }
-        if (from < parts.oldestLsn()) {
-            throw new LsnRemovedException(from, parts.oldestLsn());
+        if (from < log.oldestLsn()) {
+            throw new LsnRemovedException(from, log.oldestLsn());
         }
-        ReadStart.expectedPrev(registry, from, written.get(), insert.get(), parts.oldestLsn()); // refuses a non-boundary
+        ReadStart.expectedPrev(registry, from, written.get(), insert.get(), log.oldestLsn()); // refuses a non-boundary
         Segment seg = registry.enter(from);
         if (seg == null) {
-            throw new LsnRemovedException(from, parts.oldestLsn());
+            throw new LsnRemovedException(from, log.oldestLsn());
         }
         try {
             long offset = from - seg.startLsn();

@@ -58,7 +58,7 @@ import java.util.concurrent.TimeUnit;
  * lifetimes and the truncation that spans several of them.
  *
  * <p>Thread-safety: the parts are final and safely published by {@link Wal#open}; {@link #truncateBefore} and
- * {@link #close} serialise on {@link #adminLock}.
+ * {@link #close} serialise on {@code adminLock}.
  */
 public final class WalParts {
     private static final Logger LOG = LoggerFactory.getLogger(WalParts.class);
@@ -88,13 +88,13 @@ public final class WalParts {
     public final WalBuffers ring;
     public final Position flushed;
     public final ReadNotifier notifier = new ReadNotifier();
-    public final Appender appender;
+    private final Appender appender;
     /** The writer's zstd dictionary (sampled and trained after open). */
     public final DictionaryTrainer dictionaries;
     public final GroupCommit commit;
     public final BackgroundWriter writer;
-    public final Checkpointer checkpointer;
-    public final SyncStrategy sync;
+    private final Checkpointer checkpointer;
+    private final SyncStrategy sync;
     public final RecoveryReport report;
     public final int maxPayload;
     public final WalStats stats = new WalStats();
@@ -103,7 +103,8 @@ public final class WalParts {
     public final RemoteWaits remote;
     public final WalMetrics metrics;
     public final CursorBook cursors;
-    public final Object adminLock = new Object();
+    /** Serialises truncation, close and the replication side's role changes, rewinds and applied bytes. */
+    private final Object adminLock = new Object();
     /** The side replication drives: the role (appends refused on a replica), the epoch history, rewinds. */
     public final WalReplication replication;
     /** Admission, the copy into the WAL buffers and each append's durability wait. */
@@ -121,7 +122,7 @@ public final class WalParts {
     /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
     public final Archiver archiver;
     /** What the group's archive holds as far as this log knows: what truncation keeps for it, on every role. */
-    public final ArchiveFloor archiveFloor = new ArchiveFloor(this);
+    final ArchiveFloor archiveFloor = new ArchiveFloor(this);
     /**
      * A replica's read limit: its primary had flushed everything below it; readers, appliers and cascading senders see
      * nothing at or beyond it (it may still be rewound). {@code Long.MAX_VALUE} for a primary's log. Moved forward by
@@ -180,10 +181,13 @@ public final class WalParts {
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, links, logId, after.scanStart(), sync.durable(),
                 readLimit::get);
         this.cursors = new CursorBook(this, dir); // before the writer, whose periodic task samples for them
-        this.replication = new WalReplication(this, new WalReplication.Parts(config, dir, adminLock, activity, commit,
-                checkpointer, appender, preparer, registry, notifier, cursors.replay, remote, insert, written, flushed,
-                readLimit, opened.history().history(), opened.history().begunHere(), opened.shutDownCleanly(),
-                this::rewound));
+        WalReplication.Log replicated = new ReplicationLog(this);
+        this.replication = new WalReplication(replicated, dir, adminLock, activity, commit, checkpointer, appender,
+                notifier, cursors.replay, remote, insert, written, flushed, readLimit, dictionaries, archiveFloor,
+                config.segmentSize(), logId, opened.history(), opened.shutDownCleanly(),
+                new LogRewind(replicated, dir, config.segmentSize(), commit, checkpointer, appender, preparer, registry,
+                        notifier, cursors.replay, insert, written, readLimit, sync),
+                new ShippingReads(replicated, registry, written, flushed, readLimit, insert, config.segmentSize()));
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
                 this::periodically, threads);
@@ -437,7 +441,7 @@ public final class WalParts {
     }
 
     /** After a replica's rewind to {@code lsn}: what the archiver marked archived from there on no longer holds. */
-    private void rewound(long lsn) {
+    void rewound(long lsn) {
         reads.rewound(lsn);
         archiveFloor.forget(lsn);
         if (archiver != null) {

@@ -4,7 +4,6 @@ import io.walden.core.Epoch;
 import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
 import io.walden.core.ReplicationChunk;
-import io.walden.core.WalConfig;
 import io.walden.core.WalException;
 import io.walden.core.internal.commit.Activity;
 import io.walden.core.internal.commit.Appender;
@@ -14,10 +13,9 @@ import io.walden.core.internal.commit.ReadNotifier;
 import io.walden.core.internal.commit.RemoteWaits;
 import io.walden.core.internal.cursor.CursorReplay;
 import io.walden.core.internal.record.ControlRecord;
+import io.walden.core.internal.record.DictionaryTrainer;
 import io.walden.core.internal.recovery.Checkpointer;
 import io.walden.core.internal.recovery.HistoryFile;
-import io.walden.core.internal.segment.SegmentPreparer;
-import io.walden.core.internal.segment.SegmentRegistry;
 import io.walden.core.replication.WriteStage;
 import io.walden.core.replication.ReplicatedLog;
 import org.slf4j.Logger;
@@ -30,7 +28,6 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
-import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -44,17 +41,14 @@ import java.util.function.LongSupplier;
 public final class WalReplication implements ReplicatedLog {
     private static final Logger LOG = LoggerFactory.getLogger(WalReplication.class);
 
-    /** The rest of the log (for its oldest LSN and whether it is open); never the facade. */
-    private final WalParts parts;
-    private final WalConfig config;
+    /** The rest of the log (whether it is open, its oldest LSN, its flush); never the facade. */
+    private final Log log;
     private final Path dir;
     private final Object adminLock;
     private final Activity activity;
     private final GroupCommit commit;
     private final Checkpointer checkpointer;
     private final Appender appender;
-    private final SegmentPreparer preparer;
-    private final SegmentRegistry registry;
     private final ReadNotifier notifier;
     /** The cursors' side of following, promotion, rewinds and received control records. */
     private final CursorReplay cursors;
@@ -64,9 +58,13 @@ public final class WalReplication implements ReplicatedLog {
     private final Position flushed;
     /** A replica's read limit (see {@link Wal#readLimit()}); moved here under the admin lock, read by readers. */
     private final Position readLimit;
+    /** The writer's zstd dictionary: a promoted log looks in the log again before it trains one of its own. */
+    private final DictionaryTrainer dictionaries;
+    /** What the group's archive holds as far as this log knows: learnt from a primary, forgotten on a role change. */
+    private final ArchiveFloor archiveFloor;
+    private final long segmentSize;
+    private final long logId;
     private final boolean shutDownCleanly;
-    /** Told after a rewind, with the LSN the log now ends at (the archiver forgets what it archived from there). */
-    private final LongConsumer rewound;
     /** A replica's removal of records its primary never had. */
     private final LogRewind rewind;
     /** What senders read: chunks of whole records below the shippable end. */
@@ -82,38 +80,65 @@ public final class WalReplication implements ReplicatedLog {
     /** This log began the history's current epoch itself (walden.history marks it so); under the admin lock. */
     private boolean currentEpochBegunHere;
 
-    /** The parts of a {@link Wal} this side works on (WalParts wires them). */
-    public record Parts(WalConfig config, Path dir, Object adminLock, Activity activity, GroupCommit commit,
-                 Checkpointer checkpointer, Appender appender, SegmentPreparer preparer, SegmentRegistry registry,
-                 ReadNotifier notifier, CursorReplay cursors, RemoteWaits remote, Position insert, Position written,
-                 Position flushed, Position readLimit, EpochHistory history, boolean historyBegunHere, boolean shutDownCleanly,
-                 LongConsumer rewound) {
+    /**
+     * The rest of the log as its replication side calls back into it: the parts that are wired after this side (the
+     * write path admits appends by {@link #refusal()}) or that span several parts. {@code ReplicationLog} is it over
+     * WalParts; {@link LogRewind} and {@link ShippingReads} use it as well.
+     */
+    public interface Log {
+        /** Refuses a closed log (a {@link io.walden.core.WalClosedException}). */
+        void ensureOpen();
+
+        /** Whether the log is closed or closing: waits end then rather than wait out their timeout. */
+        boolean isClosed();
+
+        /** The first record still kept (see {@link Wal#oldestLsn()}). */
+        long oldestLsn();
+
+        /** Flushes everything written so far (a replica's write stage, for the bytes it received). */
+        void flush();
+
+        /**
+         * After a replica's rewind to {@code lsn}: what the rest of the log derived from the records from there on
+         * (what the archiver marked archived, what the archive floor and the readers learnt) no longer holds.
+         */
+        void rewound(long lsn);
     }
 
-    public WalReplication(WalParts parts, Parts p) {
-        this.parts = parts;
-        this.config = p.config();
-        this.dir = p.dir();
-        this.adminLock = p.adminLock();
-        this.activity = p.activity();
-        this.commit = p.commit();
-        this.checkpointer = p.checkpointer();
-        this.appender = p.appender();
-        this.preparer = p.preparer();
-        this.registry = p.registry();
-        this.notifier = p.notifier();
-        this.cursors = p.cursors();
-        this.remote = p.remote();
-        this.insert = p.insert();
-        this.written = p.written();
-        this.flushed = p.flushed();
-        this.readLimit = p.readLimit();
-        this.shipping = new ShippingReads(parts, registry, written, flushed, readLimit, insert, config.segmentSize());
-        this.history = p.history();
-        this.currentEpochBegunHere = p.historyBegunHere();
-        this.shutDownCleanly = p.shutDownCleanly();
-        this.rewound = p.rewound();
-        this.rewind = new LogRewind(parts, p);
+    /**
+     * @param history         the epoch history as the log was opened with it, and whether it began its current epoch
+     * @param shutDownCleanly whether the log was closed cleanly before this open (see {@link #mayShipUnflushed()})
+     * @param rewind          a replica's rewind, over the same log
+     * @param shipping        what senders read of the same log
+     */
+    WalReplication(Log log, Path dir, Object adminLock, Activity activity, GroupCommit commit,
+                   Checkpointer checkpointer, Appender appender, ReadNotifier notifier, CursorReplay cursors,
+                   RemoteWaits remote, Position insert, Position written, Position flushed, Position readLimit,
+                   DictionaryTrainer dictionaries, ArchiveFloor archiveFloor, long segmentSize, long logId,
+                   HistoryFile.Stored history, boolean shutDownCleanly, LogRewind rewind, ShippingReads shipping) {
+        this.log = log;
+        this.dir = dir;
+        this.adminLock = adminLock;
+        this.activity = activity;
+        this.commit = commit;
+        this.checkpointer = checkpointer;
+        this.appender = appender;
+        this.notifier = notifier;
+        this.cursors = cursors;
+        this.remote = remote;
+        this.insert = insert;
+        this.written = written;
+        this.flushed = flushed;
+        this.readLimit = readLimit;
+        this.dictionaries = dictionaries;
+        this.archiveFloor = archiveFloor;
+        this.segmentSize = segmentSize;
+        this.logId = logId;
+        this.history = history.history();
+        this.currentEpochBegunHere = history.begunHere();
+        this.shutDownCleanly = shutDownCleanly;
+        this.rewind = rewind;
+        this.shipping = shipping;
     }
 
     /** Why local appends are refused (a replica), or null. Volatile read: on every append. */
@@ -178,12 +203,12 @@ public final class WalReplication implements ReplicatedLog {
 
     @Override
     public void primaryArchived(long floor) {
-        parts.archiveFloor.learnt(floor);
+        archiveFloor.learnt(floor);
     }
 
     @Override
     public long archivedFloor() {
-        return parts.archiveFloor.toReplicas();
+        return archiveFloor.toReplicas();
     }
 
     @Override
@@ -198,7 +223,7 @@ public final class WalReplication implements ReplicatedLog {
         if (reason != null) {
             // Following a primary from now on (again, or another one): what the last one said of the archive, or this
             // log's own archive as a primary, says nothing of the next one's; it says so right after its Welcome.
-            parts.archiveFloor.forget(0);
+            archiveFloor.forget(0);
         }
         this.appendsRefused = reason; // before the cursors follow: no cursor change slips in between
         if (reason != null) {
@@ -235,7 +260,7 @@ public final class WalReplication implements ReplicatedLog {
     @Override
     public boolean awaitPositions(BooleanSupplier condition, long timeout, TimeUnit unit)
             throws InterruptedException {
-        return notifier.await(() -> condition.getAsBoolean() ? 1 : 0, 0, timeout, unit, () -> parts.writes.isClosed());
+        return notifier.await(() -> condition.getAsBoolean() ? 1 : 0, 0, timeout, unit, log::isClosed);
     }
 
     @Override
@@ -269,7 +294,7 @@ public final class WalReplication implements ReplicatedLog {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
         try {
-            parts.writes.ensureOpen();
+            log.ensureOpen();
             commit.flushAll();
             synchronized (adminLock) {
                 long end = insert.get();
@@ -282,8 +307,8 @@ public final class WalReplication implements ReplicatedLog {
                 readLimit.set(Long.MAX_VALUE); // a primary's readers see all it has: its bytes are the new epoch's prefix
                 checkpointReadLimit();
                 cursors.promoted(); // its cursors: everything it holds, kept live from now on
-                parts.dictionaries.lookInLogAgain(); // the primary's, as it reached this replica, before training one
-                parts.archiveFloor.forget(0); // its own archiver decides from now on; a stale report must not outlive a later demotion
+                dictionaries.lookInLogAgain(); // the primary's, as it reached this replica, before training one
+                archiveFloor.forget(0); // its own archiver decides from now on; a stale report must not outlive a later demotion
                 appendsRefused = null;
                 LOG.info("Promoted the log in {}: epoch {} begins at {} (history {})", dir, next.current().number(),
                         Lsn.format(end), next);
@@ -299,7 +324,7 @@ public final class WalReplication implements ReplicatedLog {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
         try {
-            parts.writes.ensureOpen();
+            log.ensureOpen();
             commit.checkNotFailed();
             synchronized (adminLock) {
                 if (appendsRefused == null) {
@@ -315,7 +340,7 @@ public final class WalReplication implements ReplicatedLog {
     @Override
     public void adoptHistory(EpochHistory primary) {
         synchronized (adminLock) {
-            parts.writes.ensureOpen();
+            log.ensureOpen();
             long end = insert.get();
             if (primary.current().number() < history.current().number()) {
                 // PostgreSQL's rule: never follow a primary behind the newest timeline this log knows of. A stale
@@ -326,7 +351,7 @@ public final class WalReplication implements ReplicatedLog {
             }
             // A log that holds no record (a new replica, beginning where its primary's oldest record is) cannot have
             // diverged: there is nothing in it that the primary might not have.
-            String divergence = end == parts.oldestLsn() ? null : primary.divergence(history.at(end), end);
+            String divergence = end == log.oldestLsn() ? null : primary.divergence(history.at(end), end);
             if (divergence != null) {
                 throw new IllegalStateException("this log cannot follow a log with history " + primary + ": " + divergence);
             }
@@ -367,7 +392,7 @@ public final class WalReplication implements ReplicatedLog {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
         try {
-            parts.writes.ensureOpen();
+            log.ensureOpen();
             commit.checkNotFailed(); // a replica that cannot flush must not keep accepting (and confirming) bytes
             synchronized (adminLock) { // one applier at a time; never concurrently with truncation or close
                 if (ControlRecord.anyCursorChangeIn(bytes)) {
@@ -382,7 +407,7 @@ public final class WalReplication implements ReplicatedLog {
 
     @Override
     public WriteStage writeStage() {
-        return new ReplicaWriteStage(this, parts.writes, written, flushed, parts.config.segmentSize(), parts.logId);
+        return new ReplicaWriteStage(this, log, written, flushed, segmentSize, logId);
     }
 
     @Override
@@ -407,6 +432,6 @@ public final class WalReplication implements ReplicatedLog {
 
     @Override
     public boolean awaitShippablePast(long lsn, boolean unflushed, long timeout, TimeUnit unit) throws InterruptedException {
-        return notifier.await(() -> shippableLsn(unflushed), lsn, timeout, unit, () -> parts.writes.isClosed());
+        return notifier.await(() -> shippableLsn(unflushed), lsn, timeout, unit, log::isClosed);
     }
 }
