@@ -38,6 +38,13 @@ class SegmentParkingTest {
         return registry;
     }
 
+    /** A cap of one open segment over {@code registry}, whose every segment may be parked: the most parking there is. */
+    private static OpenSegments parkingAll(SegmentRegistry registry) {
+        OpenSegments files = new OpenSegments(1);
+        files.register(registry, () -> Long.MAX_VALUE);
+        return files;
+    }
+
     /** Enters the segment starting at {@code start} and checks it is that segment's mapping; false when removed. */
     private static boolean readHeader(SegmentRegistry registry, long start) {
         Segment s = registry.enter(start + SegmentHeaderDescriptor.LENGTH);
@@ -78,8 +85,7 @@ class SegmentParkingTest {
     @Test
     void aReaderAlwaysEntersALiveSegmentWhileSweepsParkItAgainAndAgain() throws Exception {
         SegmentRegistry registry = registryOf(4);
-        OpenSegments files = new OpenSegments(1);
-        files.register(registry, () -> Long.MAX_VALUE);
+        OpenSegments files = parkingAll(registry);
         AtomicLong entered = new AtomicLong();
         Runnable reader = () -> {
             long start = ThreadLocalRandom.current().nextInt(4) * SIZE;
@@ -95,8 +101,7 @@ class SegmentParkingTest {
     @Test
     void aSegmentRenamedOutOfTheLogIsNeverMappedBackUnderItsName() throws Exception {
         SegmentRegistry registry = registryOf(8);
-        OpenSegments files = new OpenSegments(1);
-        files.register(registry, () -> Long.MAX_VALUE);
+        OpenSegments files = parkingAll(registry);
         AtomicLong next = new AtomicLong();
         Runnable remover = () -> {
             long start = next.getAndIncrement() * SIZE;
