@@ -3,7 +3,6 @@ package io.walden.server;
 import io.walden.core.Eventually;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -90,10 +89,7 @@ final class JarClassArchive {
     /** Starts a server that writes the archive at its exit, makes it serve a few requests, and stops it. */
     private static void record(Path jar, Path archive) throws Exception {
         Path data = Files.createTempDirectory("walden-cds");
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = ServerProcess.freePort();
         Process server = new ProcessBuilder(java(), "-XX:ArchiveClassesAtExit=" + archive, "-Xlog:cds*=off", "-jar",
                 jar.toString(), "serve", "--data-dir", data.resolve("log").toString(), "--http", "127.0.0.1:" + port,
                 "--replication-listen", "none").redirectErrorStream(true).redirectOutput(data.resolve("out").toFile()).start();

@@ -20,7 +20,9 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /** {@code java -jar walden.jar serve ...} in a child process, on a free loopback port, talked to over real HTTP. */
@@ -39,9 +41,22 @@ final class ServerProcess implements AutoCloseable {
         this.http = http;
     }
 
+    /**
+     * Ports handed out in this JVM, never handed out again: a test restarts its server on its own port (a kill, then a
+     * start), and a test class running beside it must not be given that port in between. It was, once: its server
+     * could not listen, its wait for {@code /ready} was answered by the other test's server, and its first request found
+     * nobody listening ({@code ConnectException} in OperationsIT).
+     */
+    private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
+
+    /** A port free now and never handed out before in this JVM (see {@link #HANDED_OUT}). */
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        while (true) {
+            try (ServerSocket s = new ServerSocket(0)) {
+                if (HANDED_OUT.add(s.getLocalPort())) {
+                    return s.getLocalPort();
+                }
+            }
         }
     }
 
