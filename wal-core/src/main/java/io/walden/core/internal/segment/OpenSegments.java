@@ -51,10 +51,6 @@ public final class OpenSegments {
         this.maxOpenFiles = maxOpenFiles;
     }
 
-    public int maxOpenFiles() {
-        return maxOpenFiles;
-    }
-
     /** Counts a log's segments in: its sealed segments may be parked from now on. */
     public Log register(SegmentRegistry registry, LongSupplier parkableBelow) {
         Log log = new Log(registry, parkableBelow);
@@ -71,11 +67,6 @@ public final class OpenSegments {
     /** How many segments were parked so far, by sweeps and idle logs. */
     public long parked() {
         return parked.get();
-    }
-
-    /** How many of the registered logs' segment files are open now (a closed log's until they are unmapped). */
-    public int open() {
-        return mapped.get();
     }
 
     /**
