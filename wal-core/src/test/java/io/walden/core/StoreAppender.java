@@ -20,7 +20,10 @@ import java.util.SplittableRandom;
  * and again, checking each record's payload (a record of another log, or torn, prints {@code BAD ...}), so that sealed
  * segments are parked and mapped again under the appends; the child prints {@code PARKED <n>} as the store parks them.
  *
- * <p>Args: store directory, segment size, logs, threads[, max open files, readers].
+ * <p>With a budget of WAL buffers smaller than the logs' rings together, the logs take turns holding them; the child
+ * prints {@code GIVEN_BACK <n>} as quiet logs give theirs back to the ones that append.
+ *
+ * <p>Args: store directory, segment size, logs, threads[, max open files, readers[, WAL buffers budget]].
  */
 public final class StoreAppender {
     private StoreAppender() {
@@ -39,7 +42,8 @@ public final class StoreAppender {
         int threads = Integer.parseInt(args[3]);
         int maxOpenFiles = args.length > 4 ? Integer.parseInt(args[4]) : WalStoreConfig.builder(dir).build().maxOpenFiles();
         int readers = args.length > 5 ? Integer.parseInt(args[5]) : 0;
-        WalStore store = WalStore.open(WalStoreConfig.builder(dir).maxOpenFiles(maxOpenFiles)
+        long walBuffers = args.length > 6 ? Long.parseLong(args[6]) : WalStoreConfig.DEFAULT_WAL_BUFFERS;
+        WalStore store = WalStore.open(WalStoreConfig.builder(dir).maxOpenFiles(maxOpenFiles).walBuffers(walBuffers)
                 .defaults(b -> b.segmentSize(segmentSize).checkpointInterval(Duration.ofMillis(50))).build());
         List<Wal> all = new ArrayList<>();
         for (int i = 0; i < logs; i++) {
@@ -70,12 +74,19 @@ public final class StoreAppender {
             reader.setDaemon(true);
             reader.start();
         }
-        for (long reported = 0; ; Thread.sleep(100)) { // until killed
+        for (long reported = 0, givenBack = 0; ; Thread.sleep(100)) { // until killed
             long parked = store.parkedSegments();
             if (parked != reported) {
                 reported = parked;
                 synchronized (System.out) {
                     System.out.println("PARKED " + parked);
+                }
+            }
+            long given = store.walBuffersGivenBack();
+            if (given != givenBack) {
+                givenBack = given;
+                synchronized (System.out) {
+                    System.out.println("GIVEN_BACK " + given);
                 }
             }
         }

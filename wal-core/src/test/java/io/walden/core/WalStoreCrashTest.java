@@ -163,6 +163,36 @@ class WalStoreCrashTest {
         }
     }
 
+    @Test
+    void everyAcknowledgedRecordIsBackAfterAKillWhileLogsTakeTurnsWithTheirWalBuffers() throws Exception {
+        Path store = dir.resolve("store");
+        Path stderr = dir.resolve("child.err");
+        Map<String, Map<Long, Long>> acknowledged = new HashMap<>(); // log -> lsn -> seq
+        // Eight logs of 64 KiB rings, a budget of two: every append to a log not holding its ring takes one back from
+        // a quiet log, while four threads append and two read.
+        try (ChildJvm child = ChildJvm.start(StoreAppender.class, stderr, store.toString(),
+                String.valueOf(SMALL_SEGMENT), "8", "4", "512", "2", String.valueOf(2 * SMALL_SEGMENT))) {
+            assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
+            Eventually.waitUntil("WAL buffers given back while appends go on (see " + stderr + ")",
+                    () -> child.lines().stream().anyMatch(l -> l.startsWith("GIVEN_BACK ")
+                            && Long.parseLong(l.substring("GIVEN_BACK ".length())) >= 50));
+            child.killWithin(random, 0, 300);
+            for (String line : child.lines()) {
+                String[] f = line.split(" ");
+                if (f[0].equals("A")) {
+                    acknowledged.computeIfAbsent(f[1], k -> new HashMap<>()).put(Long.parseLong(f[2]), Long.parseLong(f[3]));
+                }
+            }
+            assertThat(child.lines()).as("what the child's readers read").noneMatch(l -> l.startsWith("BAD "));
+        }
+        assertThat(acknowledged).as("logs the child appended to").hasSizeGreaterThan(2);
+        try (WalStore s = reopen(store)) {
+            for (String name : s.names()) {
+                verify(name, s.log(name).orElseThrow(), acknowledged.getOrDefault(name, Map.of()));
+            }
+        }
+    }
+
     /**
      * Runs a child appending at LOCAL to {@code logs} logs of the store from {@code threads} threads, kills it (SIGKILL)
      * within {@code killWithinMillis} of its first hundred acknowledgements, and adds what it acknowledged.
