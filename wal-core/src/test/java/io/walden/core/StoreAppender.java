@@ -23,7 +23,12 @@ import java.util.SplittableRandom;
  * <p>With a budget of WAL buffers smaller than the logs' rings together, the logs take turns holding them; the child
  * prints {@code GIVEN_BACK <n>} as quiet logs give theirs back to the ones that append.
  *
- * <p>Args: store directory, segment size, logs, threads[, max open files, readers[, WAL buffers budget]].
+ * <p>With phases, the appenders write to the first half of the logs for a phase, then to the second half, and so on,
+ * so that each half goes idle in turn (and gives back its WAL buffers and every segment file, the one it writes into
+ * included) and then appends again; the child prints {@code PHASE <n>} as each begins.
+ *
+ * <p>Args: store directory, segment size, logs, threads[, max open files, readers[, WAL buffers budget[, phase
+ * millis]]].
  */
 public final class StoreAppender {
     private StoreAppender() {
@@ -43,6 +48,7 @@ public final class StoreAppender {
         int maxOpenFiles = args.length > 4 ? Integer.parseInt(args[4]) : WalStoreConfig.builder(dir).build().maxOpenFiles();
         int readers = args.length > 5 ? Integer.parseInt(args[5]) : 0;
         long walBuffers = args.length > 6 ? Long.parseLong(args[6]) : WalStoreConfig.DEFAULT_WAL_BUFFERS;
+        long phaseNanos = args.length > 7 ? Long.parseLong(args[7]) * 1_000_000 : 0;
         WalStore store = WalStore.open(WalStoreConfig.builder(dir).maxOpenFiles(maxOpenFiles).walBuffers(walBuffers)
                 .defaults(b -> b.segmentSize(segmentSize).checkpointInterval(Duration.ofMillis(50))).build());
         List<Wal> all = new ArrayList<>();
@@ -51,6 +57,7 @@ public final class StoreAppender {
             all.add(store.log(name).orElseGet(() -> store.create(name)));
         }
         long seqBase = System.nanoTime(); // distinct seqs per run
+        long t0 = System.nanoTime();
         System.out.println("READY");
         System.out.flush();
         for (int t = 0; t < threads; t++) {
@@ -58,7 +65,13 @@ public final class StoreAppender {
             Thread w = new Thread(() -> {
                 SplittableRandom random = new SplittableRandom(start);
                 for (long seq = start; ; seq++) {
-                    int i = random.nextInt(all.size());
+                    int i;
+                    if (phaseNanos > 0) {
+                        int half = all.size() / 2;
+                        i = (int) ((System.nanoTime() - t0) / phaseNanos % 2) * half + random.nextInt(half);
+                    } else {
+                        i = random.nextInt(all.size());
+                    }
                     String name = "log-" + i;
                     long lsn = all.get(i).append(payload(name, seq), Durability.LOCAL);
                     synchronized (System.out) {
@@ -74,7 +87,14 @@ public final class StoreAppender {
             reader.setDaemon(true);
             reader.start();
         }
-        for (long reported = 0, givenBack = 0; ; Thread.sleep(100)) { // until killed
+        for (long reported = 0, givenBack = 0, phase = 0; ; Thread.sleep(100)) { // until killed
+            long nowPhase = phaseNanos > 0 ? (System.nanoTime() - t0) / phaseNanos : 0;
+            if (nowPhase != phase) {
+                phase = nowPhase;
+                synchronized (System.out) {
+                    System.out.println("PHASE " + phase);
+                }
+            }
             long parked = store.parkedSegments();
             if (parked != reported) {
                 reported = parked;
