@@ -369,6 +369,11 @@ public final class WalStore implements AutoCloseable {
         return budget.givenBack();
     }
 
+    /** How many wakes took their WAL buffers beyond the budget rather than risk a deadlock: for tests. */
+    long walBuffersOverdrafts() {
+        return budget.overdrafts();
+    }
+
     /** How many appends waited for a busy log to fall quiet and give its WAL buffers back: for tests. */
     long walBuffersWaits() {
         return budget.waits();

@@ -25,7 +25,8 @@ import java.util.SplittableRandom;
  *
  * <p>With phases, the appenders write to the first half of the logs for a phase, then to the second half, and so on,
  * so that each half goes idle in turn (and gives back its WAL buffers and every segment file, the one it writes into
- * included) and then appends again; the child prints {@code PHASE <n>} as each begins.
+ * included) and then appends again; the child prints {@code PHASE <n>} as each begins, and {@code HELD <bytes>} as the
+ * WAL buffers its logs hold change.
  *
  * <p>Args: store directory, segment size, logs, threads[, max open files, readers[, WAL buffers budget[, phase
  * millis]]].
@@ -87,7 +88,7 @@ public final class StoreAppender {
             reader.setDaemon(true);
             reader.start();
         }
-        for (long reported = 0, givenBack = 0, phase = 0; ; Thread.sleep(100)) { // until killed
+        for (long reported = 0, givenBack = 0, phase = 0, held = 0; ; Thread.sleep(100)) { // until killed
             long nowPhase = phaseNanos > 0 ? (System.nanoTime() - t0) / phaseNanos : 0;
             if (nowPhase != phase) {
                 phase = nowPhase;
@@ -100,6 +101,13 @@ public final class StoreAppender {
                 reported = parked;
                 synchronized (System.out) {
                     System.out.println("PARKED " + parked);
+                }
+            }
+            long heldNow = store.walBuffersHeld();
+            if (phaseNanos > 0 && heldNow != held) {
+                held = heldNow;
+                synchronized (System.out) {
+                    System.out.println("HELD " + held);
                 }
             }
             long given = store.walBuffersGivenBack();

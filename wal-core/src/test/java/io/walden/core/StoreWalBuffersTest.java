@@ -75,6 +75,17 @@ class StoreWalBuffersTest {
     }
 
     @Test
+    void aLogIdleForFiveSecondsGivesItsRingBackByItself() throws Exception {
+        try (WalStore store = WalStore.open(WalStoreConfig.builder(dir).walBuffers(4 * RING)
+                .defaults(b -> b.segmentSize(SMALL_SEGMENT).checkpointInterval(java.time.Duration.ofMillis(50))).build())) {
+            Wal a = store.create("a");
+            a.append(TestLogs.bytes("then idle"), Durability.LOCAL);
+            assertThat(store.walBuffersHeld()).isEqualTo(RING);
+            Eventually.waitUntil("the idle log's ring given back", () -> store.walBuffersHeld() == 0);
+        }
+    }
+
+    @Test
     void logsAppendingAtOnceBeyondTheBudgetTakeTurnsAndLoseNothing() throws Exception {
         int logs = 12;
         long budget = 3 * RING;
@@ -141,6 +152,47 @@ class StoreWalBuffersTest {
             long lsn = append.get(30, TimeUnit.SECONDS);
             assertThat(lsns(waiting)).containsExactly(lsn);
             assertThat(store.walBuffersHeld()).isEqualTo(RING);
+        }
+    }
+
+    @Test
+    void aThreadInsideTheLogHoldingTheBudgetAppendsToAnotherRatherThanWaitForItself() throws Exception {
+        try (WalStore store = open(RING)) {
+            Wal busy = store.create("busy");
+            Wal other = store.create("other");
+            WalClaim claim = new WalClaim();
+            busy.claim(0, 16, claim); // this thread is inside busy, which holds the whole budget
+            long lsn = other.append(TestLogs.bytes("not a deadlock"), Durability.LOCAL); // takes its ring beyond it
+            claim.commit(Durability.LOCAL);
+            assertThat(lsns(other)).containsExactly(lsn);
+            assertThat(store.walBuffersOverdrafts()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void anAppendThatMustNotWaitIsRefusedWhileItsLogCannotTakeItsRingAtOnce() throws Exception {
+        try (WalStore store = open(RING)) {
+            Wal busy = store.create("busy");
+            Wal dormant = store.create("dormant");
+            WalClaim claim = new WalClaim();
+            busy.claim(0, 16, claim);
+            boolean appended = CompletableFuture.supplyAsync(() -> dormant.nonWaiting().tryAppend(0,
+                    ByteBuffer.wrap(TestLogs.bytes("later")), Durability.OFF, new AppendCompletion() {
+                        @Override
+                        protected void durable(long lsn) {
+                        }
+
+                        @Override
+                        protected void failed(Throwable cause) {
+                        }
+                    }))
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(appended).as("a non-waiting append to a log that would wait for the budget").isFalse();
+            claim.commit(Durability.LOCAL);
+            assertThat(busy.parts().idleRing.trim()).isTrue(); // the budget free again
+            assertThat(CompletableFuture.supplyAsync(() -> dormant.nonWaiting().tryAppendAsync(0,
+                    ByteBuffer.wrap(TestLogs.bytes("now")), Durability.OFF)).get(10, TimeUnit.SECONDS))
+                    .as("once the ring fits").isNotNull();
         }
     }
 

@@ -199,14 +199,19 @@ class WalStoreCrashTest {
         Path store = dir.resolve("store");
         Path stderr = dir.resolve("child.err");
         Map<String, Map<Long, Long>> acknowledged = new HashMap<>(); // log -> lsn -> seq
-        // Four threads append to logs 0-3 for 6 s, then to logs 4-7 for 6 s, then to 0-3 again: an idle log (5 s) gives
+        // Four threads append to logs 0-3 for 7 s, then to logs 4-7 for 7 s, then to 0-3 again: an idle log (5 s) gives
         // back its WAL buffers and every segment file, the one it writes into and the one prepared next included, and
         // its next append maps them again. The kill lands in the third phase, on logs that did all of that.
         try (ChildJvm child = ChildJvm.start(StoreAppender.class, stderr, store.toString(),
                 String.valueOf(SMALL_SEGMENT), "8", "4", "512", "0", String.valueOf(WalStoreConfig.DEFAULT_WAL_BUFFERS),
-                "6000")) {
+                "7000")) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
             Eventually.waitUntil(60, () -> child.lines().contains("PHASE 2"));
+            List<String> sofar = new java.util.ArrayList<>(child.lines());
+            // While logs 4-7 appended, logs 0-3 went idle and gave their rings back: at most the four busy ones' held.
+            assertThat(sofar.subList(sofar.indexOf("PHASE 1"), sofar.indexOf("PHASE 2")))
+                    .as("WAL buffers held while half the logs were idle (the child's log: %s)", Files.readString(stderr))
+                    .anyMatch(l -> l.startsWith("HELD ") && Long.parseLong(l.substring(5)) <= 4 * SMALL_SEGMENT);
             int atPhase2 = child.lines().size();
             Eventually.waitUntil(30, () -> child.lines().size() >= atPhase2 + 200); // the idle logs append again
             child.killWithin(random, 0, 300);

@@ -80,7 +80,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
         this.commit = parts.commit;
         this.budget = budget;
         if (budget != null) {
-            activity.wakeWith(this::wake);
+            activity.wakeWith(waker);
         }
     }
 
@@ -99,24 +99,58 @@ public final class IdleRing implements WalBuffersBudget.Holder {
      * An entering thread found the log dormant: takes the ring's bytes of the budget (waiting while they do not fit),
      * then wakes it. A log closed meanwhile wakes holding nothing: the entry is then refused as closed.
      */
-    private void wake() {
-        wakeLock.lock();
-        try {
-            if (!activity.isDormant()) {
-                return; // another thread woke it
+    private final Activity.Waker waker = new Activity.Waker() {
+        @Override
+        public void wake() {
+            wakeLock.lock();
+            try {
+                if (activity.isDormant()) { // else another thread woke it
+                    woke(budget.acquire(IdleRing.this, this::cancelled));
+                }
+            } finally {
+                wakeLock.unlock();
             }
-            if (budget.acquire(this, parts.writes::isClosed)) {
+        }
+
+        @Override
+        public boolean tryWake() {
+            if (!wakeLock.tryLock()) {
+                return false; // another thread is waking it, and may wait
+            }
+            try {
+                if (!activity.isDormant()) {
+                    return true;
+                }
+                if (cancelled()) {
+                    woke(false); // refused at once, as closed or failed
+                    return true;
+                }
+                if (!budget.tryAcquire(IdleRing.this)) {
+                    return false;
+                }
+                woke(true);
+                return true;
+            } finally {
+                wakeLock.unlock();
+            }
+        }
+
+        /** A closed or failed log takes nothing: the entry wakes it only to be refused. */
+        private boolean cancelled() {
+            return parts.writes.isClosed() || commit.failure() != null;
+        }
+
+        private void woke(boolean holding) {
+            if (holding) {
                 sameSince = System.nanoTime();
                 trimmedAt = -1; // a log that wakes and never moves goes dormant again at its idle tick
                 if (parts.writes.isClosed()) {
-                    budget.release(this); // close() gave back before this took: take nothing past close
+                    budget.release(IdleRing.this); // close() gave back before this took: take nothing past close
                 }
             }
             activity.wake();
-        } finally {
-            wakeLock.unlock();
         }
-    }
+    };
 
     /** The log is closing (its writes refused already): what it holds of the budget goes back. */
     void close() {
@@ -146,12 +180,14 @@ public final class IdleRing implements WalBuffersBudget.Holder {
     /** Another log wakes and the budget is short: the ring goes back now if this log is quiet (see the class). */
     @Override
     public synchronized boolean giveBack() {
-        long end = insert.get();
-        if (trim(GIVE_BACK_GRACE_NANOS, false)) {
-            trimmedAt = end;
-            return true;
-        }
-        return false;
+        // Not a log someone is inside of now: pausing it would hold its appenders outside for the grace, for nothing.
+        return !activity.anyoneInside() && trim(GIVE_BACK_GRACE_NANOS, false);
+    }
+
+    /** Whether {@code thread} is inside the log now (a waking thread inside a log that holds the budget). */
+    @Override
+    public boolean hasInside(Thread thread) {
+        return activity.isInside(thread);
     }
 
     /** Whether the log's end stayed where it is for {@link #IDLE_NANOS} at the last {@link #tick} (background writer). */
@@ -176,8 +212,8 @@ public final class IdleRing implements WalBuffersBudget.Holder {
         if (activity.isDormant()) {
             return;
         }
-        if (end != trimmedAt && now - sameSince >= IDLE_NANOS && trim()) {
-            trimmedAt = end;
+        if (end != trimmedAt && now - sameSince >= IDLE_NANOS) {
+            trim();
         }
     }
 
@@ -214,10 +250,12 @@ public final class IdleRing implements WalBuffersBudget.Holder {
                 }
                 commit.lockWrites();
                 try {
-                    if (insert.get() == end && published.get() == end && written.get() == end && release(end)) {
+                    if (insert.get() == end && published.get() == end && written.get() == end && settled(end)
+                            && release(end)) {
                         if (parkSegments) {
                             parts.parkSegmentsWhileQuiescent(); // and the segments it writes into: nobody is inside
                         }
+                        trimmedAt = end; // before it can wake: a wake sets it back
                         dormant = budget != null;
                         return true;
                     }
@@ -230,12 +268,23 @@ public final class IdleRing implements WalBuffersBudget.Holder {
             }
         } finally {
             if (dormant) {
-                activity.sleep(); // before the bytes go back: nobody touches the ring without taking them again
+                // The bytes go back while the log is still paused (nobody enters, nobody wakes it), then it sleeps: a
+                // wake between the two would find the log still counted awake, take nothing, and then lose its count.
                 budget.release(this);
+                activity.sleep();
             } else {
                 activity.resume();
             }
         }
+    }
+
+    /**
+     * In a store with a budget, whether nothing can still come into the log while it sleeps: every record is forced
+     * and no asynchronous commit waits. A flush entering a dormant log does not wake it ({@link Activity#enterToFlush}),
+     * so the commit callbacks it would run (which may append) must have none to run.
+     */
+    private boolean settled(long end) {
+        return budget == null || (parts.flushed.get() == end && !commit.hasAsyncWaits());
     }
 
     /** Keeps the words written ahead at the end, returns the pages, puts the words back. */

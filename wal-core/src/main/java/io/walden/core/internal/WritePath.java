@@ -174,7 +174,10 @@ public final class WritePath {
                                                 boolean mayWait) {
         checkRecord(type, payload.remaining());
         long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
+        Activity.Cell cell = mayWait ? enter() : tryEnter();
+        if (cell == null) {
+            return null; // a dormant log whose WAL buffers would have to wait for room
+        }
         try {
             long lsn = appender.append(type, payload, compression, durability, mayWait);
             return lsn == Appender.NOT_READY ? null : durabilityFuture(lsn, durability, since);
@@ -187,7 +190,10 @@ public final class WritePath {
                              AppendCompletion completion) {
         checkRecord(type, payload.remaining());
         long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
+        Activity.Cell cell = tryEnter();
+        if (cell == null) {
+            return false; // a dormant log whose WAL buffers would have to wait for room
+        }
         try {
             long lsn = appender.append(type, payload, compression, durability, false);
             if (lsn == Appender.NOT_READY) {
@@ -300,7 +306,7 @@ public final class WritePath {
                     + Lsn.format(insert.get()));
         }
         if (flushed.get() <= lsn) { // a record already flushed is answered even by a closed or failed log
-            Activity.Cell cell = enter();
+            Activity.Cell cell = admitted(enterToFlush()); // a wait: it does not wake a dormant log
             try {
                 commit.awaitFlushed(lsn);
             } finally {
@@ -337,6 +343,23 @@ public final class WritePath {
     public Activity.Cell enter() {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
+        return admitted(cell);
+    }
+
+    /** {@link #enter} for a caller that must not wait: null when the log is dormant and cannot wake at once. */
+    private Activity.Cell tryEnter() {
+        Activity.Cell cell = activity.cell();
+        return Activity.tryEnter(cell) ? admitted(cell) : null;
+    }
+
+    private Activity.Cell enterToFlush() {
+        Activity.Cell cell = activity.cell();
+        Activity.enterToFlush(cell);
+        return cell;
+    }
+
+    /** Refuses a closed, replica, blocked or failed log to the caller just entered (leaving again). */
+    private Activity.Cell admitted(Activity.Cell cell) {
         if (closed) {
             Activity.exit(cell);
             throw new WalClosedException("the log in " + dir + " is closed");

@@ -96,7 +96,20 @@ public final class Activity {
         volatile long paused;
         long q1, q2, q3, q4, q5, q6, q7;
         /** Read only by entries that find the flag set (after the padding: an object field is laid out after longs). */
-        volatile Waker waker = this::wakeUp;
+        /** The waker of a log without a budget: nothing to take, the flag just opens. */
+        final Waker own = new Waker() {
+            @Override
+            public void wake() {
+                wakeUp();
+            }
+
+            @Override
+            public boolean tryWake() {
+                wakeUp();
+                return true;
+            }
+        };
+        volatile Waker waker = own;
 
         void wakeUp() {
             if (paused == DORMANT) {
@@ -104,12 +117,27 @@ public final class Activity {
             }
         }
 
-        void waitOut(Cell c, boolean wake) {
+        /**
+         * Waits outside while the flag says paused; wakes a dormant log when {@code wake} (through the waker, or, when
+         * {@code mayWait} is false, only if its WAL buffers fit now). False, with the entry undone, when a log that
+         * must not be waited for stays dormant.
+         */
+        boolean waitOut(Cell c, boolean wake, boolean mayWait) {
             long p;
             while ((p = paused) == PAUSED || (wake && p == DORMANT)) {
                 SEQ.setRelease(c, c.seq + 1); // outside while waiting: the pauser waits for those inside
                 if (p == DORMANT) {
-                    waker.wake(); // outside: waking may wait for other logs to give WAL buffers back
+                    boolean woke;
+                    try {
+                        woke = mayWait ? wakeWaiting() : waker.tryWake(); // outside: waking may wait for other logs
+                    } catch (Throwable e) {
+                        c.depth--; // outside, as it is: the entry did not happen
+                        throw e;
+                    }
+                    if (!woke) {
+                        c.depth--;
+                        return false;
+                    }
                 }
                 for (int spins = 0; paused == PAUSED; spins++) {
                     if (spins < 100) {
@@ -120,6 +148,12 @@ public final class Activity {
                 }
                 c.seq = c.seq + 1; // inside again, then look at the flag once more
             }
+            return true;
+        }
+
+        private boolean wakeWaiting() {
+            waker.wake();
+            return true;
         }
     }
 
@@ -141,9 +175,24 @@ public final class Activity {
         if (c.depth++ == 0) {
             c.seq = c.seq + 1; // volatile store: odd = inside
             if (c.pause.paused != OPEN) {
-                c.pause.waitOut(c, true);
+                c.pause.waitOut(c, true, true);
             }
         }
+    }
+
+    /**
+     * {@link #enter} for a caller that must not wait (NonWaitingAppends): false, outside, when the log is dormant and
+     * cannot wake without waiting (its WAL buffers do not fit in the store's budget now). It still waits out a pause
+     * (a few milliseconds, on an idle log), as it always did.
+     */
+    public static boolean tryEnter(Cell c) {
+        if (c.depth++ == 0) {
+            c.seq = c.seq + 1;
+            if (c.pause.paused != OPEN) {
+                return c.pause.waitOut(c, true, false);
+            }
+        }
+        return true;
     }
 
     /**
@@ -155,7 +204,7 @@ public final class Activity {
         if (c.depth++ == 0) {
             c.seq = c.seq + 1;
             if (c.pause.paused == PAUSED) {
-                c.pause.waitOut(c, false);
+                c.pause.waitOut(c, false, true);
             }
         }
     }
@@ -198,11 +247,14 @@ public final class Activity {
      */
     public interface Waker {
         void wake();
+
+        /** {@link #wake} if that needs no wait; false, the log left dormant, when it would. */
+        boolean tryWake();
     }
 
     /** Sets who wakes the log when dormant; null: nobody holds it asleep (a closed log: its entries are refused). */
     public void wakeWith(Waker waker) {
-        pause.waker = waker == null ? pause::wakeUp : waker;
+        pause.waker = waker == null ? pause.own : waker;
     }
 
     /** {@link #enter} for the pauser itself (which must not wait for its own pause). */
@@ -216,6 +268,29 @@ public final class Activity {
         if (--c.depth == 0) {
             SEQ.setRelease(c, c.seq + 1); // even = outside; everything done inside happens-before it
         }
+    }
+
+    /** Whether anyone is inside now (a moment's look: it may change at once). */
+    public boolean anyoneInside() {
+        for (Cell c : cells) {
+            if ((c.seq & 1) != 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether {@code thread} is inside now, without registering a cell for it (a look from outside the log: a waking
+     * thread asking whether it holds up a log it waits for).
+     */
+    public boolean isInside(Thread thread) {
+        for (Cell c : cells) {
+            if (c.owner.get() == thread && (c.seq & 1) != 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** True when the calling thread is inside (a caller that must not wait for everyone to leave). */
