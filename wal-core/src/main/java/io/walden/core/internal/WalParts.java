@@ -22,7 +22,6 @@ import io.walden.core.internal.metrics.WalStats;
 import io.walden.core.internal.record.DictionaryTrainer;
 import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.record.RecordDescriptor;
-import io.walden.core.internal.record.ZstdDictionary;
 import io.walden.core.internal.recovery.Checkpointer;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
@@ -164,7 +163,7 @@ public final class WalParts {
         this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e), threads);
         this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.zstdLevel(), config.segmentSize(), config.maxPayloadSize(),
-                dir.toString(), this::newestDictionaryInLog, threads);
+                dir.toString(), () -> SegmentDictionaries.newestInLog(registry, written.get()), threads);
         this.clock = new RecordClock(threads.wallClock(config.clock()));
         this.times = new TimeIndex(registry, written::get);
         long lastTime = times.latestTime(end);
@@ -237,24 +236,6 @@ public final class WalParts {
         GroupCommit c = commit;
         if (c != null) {
             c.fail(what, cause);
-        }
-    }
-
-    /**
-     * The newest zstd dictionary the segment of the log's written end holds, or null (DictionaryTrainer looks here, in
-     * the background, before its first training: a log reopened, or a replica promoted, goes on with the dictionary it
-     * carries). Only that segment is walked, and only its written records.
-     */
-    private ZstdDictionary newestDictionaryInLog() {
-        long end = written.get();
-        Segment seg = registry.enter(end);
-        if (seg == null) {
-            return null;
-        }
-        try {
-            return SegmentDictionaries.newestIn(seg.newView(), seg.startLsn(), end - seg.startLsn());
-        } finally {
-            seg.exit();
         }
     }
 
