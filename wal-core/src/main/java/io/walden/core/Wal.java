@@ -53,7 +53,7 @@ public final class Wal implements AutoCloseable {
     private Wal(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, OpenSegments files,
                 boolean ownsThreads) {
         this.parts = new WalParts(config, opened, threads, files, ownsThreads);
-        this.status = new WalStatus(parts);
+        this.status = new WalStatus(parts.status);
         this.nonWaiting = new NonWaitingAppends(parts.writes, config.compression());
         this.cursors = new Cursors(parts.cursors);
     }
@@ -292,7 +292,7 @@ public final class Wal implements AutoCloseable {
 
     /** The first record still kept: below it, reads fail with {@link LsnRemovedException}. */
     public long oldestLsn() {
-        return parts.oldestLsn();
+        return parts.positions.oldestLsn();
     }
 
     /**

@@ -9,6 +9,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -40,13 +41,18 @@ public final class IdleRing {
     private static final int AHEAD = RecordDescriptor.TIMED_HEADER_LENGTH;
     private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 << 10).asReadOnlyBuffer();
 
-    private final WalParts parts;
     private final WalBuffers ring;
     private final Position insert;
     private final Position published;
     private final Position written;
     private final Activity activity;
     private final GroupCommit commit;
+    /** Whether the log is closed: close() frees the ring, so a closed log's is never touched here. */
+    private final WritePath writes;
+    /** Parks the segments the log writes into, while nobody is inside (WalParts#parkSegmentsWhileQuiescent). */
+    private final Runnable parkSegments;
+    /** The log's directory, for the message. */
+    private final Path dir;
     /** The end seen at the last tick, and since when (background writer only). */
     private long lastEnd = -1;
     private long sameSince;
@@ -54,14 +60,17 @@ public final class IdleRing {
     private long trimmedAt = -1;
     private volatile long trims;
 
-    IdleRing(WalParts parts) {
-        this.parts = parts;
-        this.ring = parts.ring;
-        this.insert = parts.insert;
-        this.published = parts.published;
-        this.written = parts.written;
-        this.activity = parts.activity;
-        this.commit = parts.commit;
+    IdleRing(WalBuffers ring, Position insert, Position published, Position written, Activity activity, GroupCommit commit,
+             WritePath writes, Runnable parkSegments, Path dir) {
+        this.ring = ring;
+        this.insert = insert;
+        this.published = published;
+        this.written = written;
+        this.activity = activity;
+        this.commit = commit;
+        this.writes = writes;
+        this.parkSegments = parkSegments;
+        this.dir = dir;
     }
 
     /** Whether the log's end stayed where it is for {@link #IDLE_NANOS} at the last {@link #tick} (background writer). */
@@ -94,7 +103,7 @@ public final class IdleRing {
      */
     public synchronized boolean trim() {
         long end = insert.get();
-        if (parts.writes.isClosed() || published.get() != end || written.get() != end) {
+        if (writes.isClosed() || published.get() != end || written.get() != end) {
             return false;
         }
         activity.pause();
@@ -110,13 +119,13 @@ public final class IdleRing {
             Activity.Cell self = activity.cell();
             Activity.enterWhilePaused(self);
             try {
-                if (parts.writes.isClosed()) {
+                if (writes.isClosed()) {
                     return false; // close() came first: it frees the ring once nobody is inside
                 }
                 commit.lockWrites();
                 try {
                     if (insert.get() == end && published.get() == end && written.get() == end && release(end)) {
-                        parts.parkSegmentsWhileQuiescent(); // and the segments it writes into: nobody is inside
+                        parkSegments.run(); // and the segments it writes into: nobody is inside
                         return true;
                     }
                     return false;
@@ -137,7 +146,7 @@ public final class IdleRing {
         int ahead = (int) Math.min(AHEAD, ring.size() - at);
         if (!zeroBut(at, ahead)) {
             LOG.warn("Not returning the WAL buffers of the log in {}: they hold bytes past its end {} (a bug: please "
-                    + "report it)", parts.dir, end);
+                    + "report it)", dir, end);
             return false;
         }
         long[] words = new long[ahead / Long.BYTES];
