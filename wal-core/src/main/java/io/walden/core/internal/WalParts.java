@@ -1,5 +1,6 @@
 package io.walden.core.internal;
 
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.Lsn;
 import io.walden.core.RecoveryReport;
 import io.walden.core.WalConfig;
@@ -54,8 +55,9 @@ import java.util.concurrent.TimeUnit;
  * the checkpointer, the cursors, the archiver, the replication side and the write path. Each part gets at
  * construction what it uses: the parts it calls, or a narrow interface it declares for the calls into the rest of the
  * log ({@link Retention.Log}, {@link WalReplication.Log}, {@link CursorBook.Log}), which an adapter here implements
- * ({@link RetainedLog}, {@link ReplicationLog}, {@link CursorLog}). {@code Wal} is the facade over them; this class
- * owns their lifetimes and the truncation that spans several of them.
+ * ({@link RetainedLog}, {@link ReplicationLog}, {@link CursorLog}). Nothing outside reads its fields: {@code Wal}, the
+ * facade, gets the few parts it is the front of through the accessors below, and this class keeps the lifetimes and
+ * the truncation that spans several parts.
  *
  * <p>Thread-safety: the parts are final and safely published by {@link Wal#open}; {@link #truncateBefore} and
  * {@link #close} serialise on {@code adminLock}.
@@ -64,7 +66,7 @@ public final class WalParts {
     private static final Logger LOG = LoggerFactory.getLogger(WalParts.class);
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-    public final WalConfig config;
+    private final WalConfig config;
     /** Where the background jobs run: threads of this log's own, or its store's. */
     private final BackgroundThreads threads;
     private final boolean ownsThreads;
@@ -72,31 +74,31 @@ public final class WalParts {
     private final OpenSegments openFiles;
     /** Set once the log started (the last step of {@link #start}); read by the periodic turn and close. */
     private volatile OpenSegments.Log openFilesEntry;
-    public final Path dir;
+    private final Path dir;
     /** The directory's lock and the control file: held from open to close. */
     private final FileChannel lockChannel;
     private final FileLock lock;
     private final ControlFile controlFile;
-    public final SegmentRegistry registry;
-    public final SegmentPreparer preparer;
-    public final Position insert;
+    private final SegmentRegistry registry;
+    private final SegmentPreparer preparer;
+    private final Position insert;
     /** The end of what the segment files hold: readers, boundary proofs and senders read the files below it. */
-    public final Position written;
+    private final Position written;
     /** The WAL buffers: appenders copy records here; the flush leader writes them into the files. */
-    public final WalBuffers ring;
-    public final Position flushed;
+    private final WalBuffers ring;
+    private final Position flushed;
     /**
      * A replica's read limit: its primary had flushed everything below it; readers, appliers and cascading senders see
      * nothing at or beyond it (it may still be rewound). {@code Long.MAX_VALUE} for a primary's log. Moved forward by
      * the replica's receiver, back only by {@link WalReplication#rewindTo}, both under the admin lock; persisted with checkpoints.
      */
-    public final Position readLimit;
+    private final Position readLimit;
     /** Where the log begins and ends, read-only: what the parts that only look at its extent are given. */
-    public final LogPositions positions;
+    private final LogPositions positions;
     private final ReadNotifier notifier = new ReadNotifier();
     private final Appender appender;
     /** The writer's zstd dictionary (sampled and trained after open). */
-    public final DictionaryTrainer dictionaries;
+    private final DictionaryTrainer dictionaries;
     private final GroupCommit commit;
     private final BackgroundWriter writer;
     private final Checkpointer checkpointer;
@@ -105,20 +107,20 @@ public final class WalParts {
     /** Who is inside the log: close() waits for them, truncation's grace periods too (see Activity). */
     private final Activity activity = new Activity();
     private final RemoteWaits remote;
-    public final WalMetrics metrics;
-    public final CursorBook cursors;
+    private final WalMetrics metrics;
+    private final CursorBook cursors;
     /** Serialises truncation, close and the replication side's role changes, rewinds and applied bytes. */
     private final Object adminLock = new Object();
     /** The side replication drives: the role (appends refused on a replica), the epoch history, rewinds. */
-    public final WalReplication replication;
+    private final WalReplication replication;
     /** Admission, the copy into the WAL buffers and each append's durability wait. */
-    public final WritePath writes;
+    private final WritePath writes;
     /** All a reader sees of the log. */
-    public final ReadPath reads;
+    private final ReadPath reads;
     /** Gives an idle log's WAL buffers' memory back to the system, and takes it again at the next append. */
-    public final IdleRing idleRing;
+    private final IdleRing idleRing;
     /** Seek by time. */
-    public final TimeIndex times;
+    private final TimeIndex times;
     /** Removes old segments by time and size (retention-time, retention-bytes); idle when neither is set. */
     private final Retention retention;
     /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
@@ -126,7 +128,7 @@ public final class WalParts {
     /** What the group's archive holds as far as this log knows: what truncation keeps for it, on every role. */
     private final ArchiveFloor archiveFloor;
     /** What operators read: the status and the meters. */
-    public final StatusSources status;
+    private final StatusSources status;
 
     /**
      * @param threads     where the background jobs run (see {@link BackgroundThreads})
@@ -210,16 +212,80 @@ public final class WalParts {
         this.metrics = new WalMetrics(stats, status);
     }
 
-    private WritePath writes() {
+    // ------------------------------------------------------------------ what the facade is the front of
+
+    public WalConfig config() {
+        return config;
+    }
+
+    /** The log's directory (absolute). */
+    public Path directory() {
+        return dir;
+    }
+
+    /** Appends, claims, flushes and durability waits. */
+    public WritePath writes() {
         return writes;
     }
 
-    private ReadPath reads() {
+    /** All a reader sees of the log. */
+    public ReadPath reads() {
         return reads;
     }
 
-    private WalReplication replication() {
+    /** Where the log begins and ends. */
+    public LogPositions positions() {
+        return positions;
+    }
+
+    /** Seek by time. */
+    public TimeIndex times() {
+        return times;
+    }
+
+    /** The named consumer cursors. */
+    public CursorBook cursors() {
+        return cursors;
+    }
+
+    /** The seam replication drives. */
+    public WalReplication replication() {
         return replication;
+    }
+
+    /** What operators read about the log (its status and its meters). */
+    public StatusSources status() {
+        return status;
+    }
+
+    /** The log's meters and its cursors' (see WalMetrics and CursorLag). */
+    public MeterBinder meterBinder() {
+        return meters -> {
+            metrics.bindTo(meters);
+            cursors.lag.meterBinder().bindTo(meters);
+        };
+    }
+
+    // ------------------------------------------------------------------ for this package's tests (PartsForTests)
+
+    SegmentRegistry registry() {
+        return registry;
+    }
+
+    SegmentPreparer preparer() {
+        return preparer;
+    }
+
+    WalBuffers ring() {
+        return ring;
+    }
+
+    IdleRing idleRing() {
+        return idleRing;
+    }
+
+    DictionaryTrainer dictionaries() {
+        return dictionaries;
     }
 
     /** Null when the log is not archived. */
