@@ -72,7 +72,7 @@ public final class Wal implements AutoCloseable {
     private Wal(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, OpenSegments files,
                 boolean ownsThreads) {
         this.parts = new WalParts(config, opened, threads, files, ownsThreads);
-        this.config = parts.config();
+        this.config = config;
         this.dir = parts.directory();
         this.writes = parts.writes();
         this.reads = parts.reads();

@@ -214,10 +214,6 @@ public final class WalParts {
 
     // ------------------------------------------------------------------ what the facade is the front of
 
-    public WalConfig config() {
-        return config;
-    }
-
     /** The log's directory (absolute). */
     public Path directory() {
         return dir;
