@@ -30,6 +30,9 @@ import java.util.stream.Stream;
  *   <li><b>Commits across logs</b>: N logs of a store with one LOCAL committer each, against one log of a store with
  *       N committers (the target ratio: at least 0.5), and N separate {@code Wal.open} logs with one committer each
  *       (what an application did before stores): commits/s and commits per flush.</li>
+ *   <li><b>Taking turns with WAL buffers</b>: the same N logs with one committer each, in a store whose budget of
+ *       WAL buffers holds half of their rings, against room for all: what waking a log costs when it must take a quiet
+ *       log's ring.</li>
  *   <li><b>Footprint</b>: a store of 1,000 logs (1 MiB segments) beside a store of one: the time to create them and
  *       to open them again; the threads, the live heap, the JDK's direct buffers, Chronicle's native memory (the WAL
  *       buffers), the resident memory and the open descriptors, idle and after every log took one append.</li>
@@ -37,7 +40,7 @@ import java.util.stream.Stream;
  *       to at OFF from one thread and at LOCAL by one committer: among 999 idle logs against alone in its store (the
  *       target ratio: at least 0.95).</li>
  * </ul>
- * Usage: {@code StoreLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]} (the scenarios: {@code commits},
+ * Usage: {@code StoreLoad [--quick|--full] [--dir DIR] [--json FILE] [--only REGEX]} (the scenarios: {@code commits}, {@code turns},
  * {@code footprint}).
  */
 public final class StoreLoad {
@@ -75,6 +78,12 @@ public final class StoreLoad {
                 load.separateWals(n);
             }
         }
+        if (only.matcher("turns").find()) {
+            for (int n : new int[] {16, 64}) {
+                load.manyLogsOneCommitterEach(n, true); // the same logs with room for every ring: the baseline
+                load.manyLogsTakingTurns(n);
+            }
+        }
         if (only.matcher("footprint").find()) {
             load.footprint(1);
             load.footprint(1000);
@@ -108,6 +117,26 @@ public final class StoreLoad {
             }
             measureOneEach(shared ? "store: N logs, 1 committer each" : "store, own forces: N logs, 1 committer each",
                     logs, n, shared ? store::sharedFlushCount : null);
+        } finally {
+            BenchFiles.delete(d);
+        }
+    }
+
+    /**
+     * N logs with one committer each in a store whose budget of WAL buffers holds half of their rings: appends take
+     * turns holding them, each wake giving back a quiet log's ring (WalStoreConfig.Builder#walBuffers). What taking
+     * turns costs, against the same logs with room for all ("store: N logs, 1 committer each").
+     */
+    private void manyLogsTakingTurns(int n) throws Exception {
+        Path d = BenchFiles.newDir("store-turns");
+        long ring = Math.min(WalConfig.DEFAULT_WAL_BUFFERS, COMMIT_SEGMENT); // the logs' default rings
+        try (WalStore store = WalStore.open(WalStoreConfig.builder(d).defaults(b -> b.segmentSize(COMMIT_SEGMENT))
+                .walBuffers(ring * n / 2).build())) {
+            List<Wal> logs = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                logs.add(store.create("log-" + i));
+            }
+            measureOneEach("store, WAL buffers for half: N logs, 1 committer each", logs, n, store::sharedFlushCount);
         } finally {
             BenchFiles.delete(d);
         }

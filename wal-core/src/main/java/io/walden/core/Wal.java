@@ -14,6 +14,7 @@ import io.walden.core.internal.metrics.WalMetrics;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.segment.OpenSegments;
+import io.walden.core.internal.commit.WalBuffersBudget;
 import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.replication.ReplicatedLog;
 
@@ -70,8 +71,8 @@ public final class Wal implements AutoCloseable {
     private final Cursors cursors;
 
     private Wal(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, OpenSegments files,
-                boolean ownsThreads) {
-        this.parts = new WalParts(config, opened, threads, files, ownsThreads);
+                WalBuffersBudget budget, boolean ownsThreads) {
+        this.parts = new WalParts(config, opened, threads, files, budget, ownsThreads);
         this.config = config;
         this.dir = parts.directory();
         this.writes = parts.writes();
@@ -103,17 +104,18 @@ public final class Wal implements AutoCloseable {
             throw new WalException("the log in " + config.directory() + " belongs to a store (it has a "
                     + StoreJournal.KEY_FILE + "): open it with WalStore.open on the store's directory");
         }
-        return open(config, BackgroundThreads.own(), new OpenSegments(OpenSegments.DEFAULT_MAX_OPEN_FILES), true);
+        return open(config, BackgroundThreads.own(), new OpenSegments(OpenSegments.DEFAULT_MAX_OPEN_FILES), null, true);
     }
 
     /**
-     * {@link #open(WalConfig)}, its background jobs on {@code threads} and its open segment files counted in {@code
-     * files}: a store's logs share both.
+     * {@link #open(WalConfig)}, its background jobs on {@code threads}, its open segment files counted in {@code
+     * files} and its WAL buffers taken from {@code budget} (null: its own, always held): a store's logs share all three.
      */
-    static Wal open(WalConfig config, BackgroundThreads threads, OpenSegments files, boolean ownsThreads) {
+    static Wal open(WalConfig config, BackgroundThreads threads, OpenSegments files, WalBuffersBudget budget,
+                    boolean ownsThreads) {
         JvmAccess.check();
         try {
-            Wal wal = new Wal(config, LogOpener.open(config), threads, files, ownsThreads);
+            Wal wal = new Wal(config, LogOpener.open(config), threads, files, budget, ownsThreads);
             wal.parts.start();
             return wal;
         } catch (RuntimeException | Error e) {

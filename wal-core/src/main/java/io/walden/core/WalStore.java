@@ -6,6 +6,9 @@ import io.walden.core.internal.journal.LogKeys;
 import io.walden.core.internal.journal.StoreJournal;
 import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.segment.OpenSegments;
+import io.walden.core.internal.commit.WalBuffers;
+import io.walden.core.internal.commit.WalBuffersBudget;
+import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.thread.BackgroundThreads;
 import org.slf4j.Logger;
@@ -74,6 +77,8 @@ public final class WalStore implements AutoCloseable {
     private final BackgroundThreads threads;
     /** The logs' open segment files, under the store's cap ({@link WalStoreConfig#maxOpenFiles()}). */
     private final OpenSegments files;
+    /** The logs' WAL buffers, from one budget ({@link WalStoreConfig#walBuffers()}); not the journal's. */
+    private final WalBuffersBudget budget;
     private final Map<String, Wal> open = new ConcurrentHashMap<>();
     /** Each log's key in the journal (see {@link StoreJournal#KEY_FILE}). */
     private final Map<String, Long> keys = new ConcurrentHashMap<>();
@@ -90,6 +95,7 @@ public final class WalStore implements AutoCloseable {
         this.lock = lock;
         this.threads = BackgroundThreads.shared(config.writerThreads());
         this.files = new OpenSegments(config.maxOpenFiles());
+        this.budget = new WalBuffersBudget(config.walBuffers());
     }
 
     /**
@@ -154,7 +160,7 @@ public final class WalStore implements AutoCloseable {
         }
         openJournal();
         for (String name : names) {
-            open.put(name, Wal.open(journaledConfigOf(name, logs.resolve(name), b -> { }), threads, files, false));
+            open.put(name, Wal.open(journaledConfigOf(name, logs.resolve(name), b -> { }), threads, files, budget, false));
         }
         LOG.info("Opened the store in {}: {} log(s) on {} shared threads", config.directory(), names.size(),
                 threads.threadCount());
@@ -171,7 +177,7 @@ public final class WalStore implements AutoCloseable {
         if (!wanted && !Files.exists(dir)) {
             return;
         }
-        Wal j = Wal.open(journalConfig(dir), threads, files, false);
+        Wal j = Wal.open(journalConfig(dir), threads, files, null, false); // its ring is its own: every flush needs it
         try {
             Map<Long, Path> dirs = new HashMap<>();
             keys.forEach((name, key) -> dirs.put(key, logs.resolve(name)));
@@ -244,7 +250,20 @@ public final class WalStore implements AutoCloseable {
         if (journal != null && s.syncStrategy == null && s.syncMethod != SyncMethod.NONE) {
             b.syncStrategy(journal.logJournal(keys.get(name), dir));
         }
-        return b.build();
+        return withinBudget(b.build());
+    }
+
+    /** Refuses a log whose WAL buffers alone would not fit in the store's budget: it could never append. */
+    private WalConfig withinBudget(WalConfig c) {
+        long ring = WalBuffers.bytesFor(c.walBuffers(), c.segmentSize(),
+                RecordDescriptor.aligned(RecordDescriptor.recordLength(c.maxPayloadSize())));
+        if (ring > budget.total()) {
+            throw new IllegalSettingException("walBuffers", "a log's WAL buffers (" + ring + " bytes with the room for "
+                    + "its largest record) must fit in the store's budget of " + budget.total() + " bytes (the store's "
+                    + "walBuffers): give the log smaller walBuffers or maxPayloadSize, or the store a larger budget",
+                    c.walBuffers());
+        }
+        return c;
     }
 
     /** {@link #create(String, Consumer)} with the store's defaults. */
@@ -282,7 +301,7 @@ public final class WalStore implements AutoCloseable {
             long key = LogKeys.assign(building, keys.values());
             keys.put(name, key);
             // Its files, each forced, not opened here: nothing goes through the journal under the temporary name.
-            LogOpener.create(configOf(name, building, settings).build());
+            LogOpener.create(withinBudget(configOf(name, building, settings).build()));
             SegmentFiles.forceDirectory(building);
             Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE); // the log exists from here on, whole
         } catch (IOException | RuntimeException e) {
@@ -295,7 +314,7 @@ public final class WalStore implements AutoCloseable {
         }
         try {
             SegmentFiles.forceDirectory(logs);
-            Wal wal = Wal.open(journaledConfigOf(name, dir, settings), threads, files, false);
+            Wal wal = Wal.open(journaledConfigOf(name, dir, settings), threads, files, budget, false);
             open.put(name, wal);
             LOG.info("Created log {} in the store {}", name, config.directory());
             return wal;
@@ -336,6 +355,24 @@ public final class WalStore implements AutoCloseable {
     public long sharedFlushCount() {
         StoreJournal j = journal;
         return j == null ? 0 : j.flushCount();
+    }
+
+    /**
+     * The bytes of WAL buffers the store's logs hold now: those appending, or not idle long enough to give them back. At
+     * most {@link WalStoreConfig#walBuffers()} (see {@link WalStoreConfig.Builder#walBuffers}).
+     */
+    public long walBuffersHeld() {
+        return budget.held();
+    }
+
+    /** How many times a quiet log gave its WAL buffers back so that another could append: for tests. */
+    long walBuffersGivenBack() {
+        return budget.givenBack();
+    }
+
+    /** How many appends waited for a busy log to fall quiet and give its WAL buffers back: for tests. */
+    long walBuffersWaits() {
+        return budget.waits();
     }
 
     /** How many sealed segments gave back their mappings and descriptors so far (see {@link WalStoreConfig.Builder#maxOpenFiles}): for tests. */

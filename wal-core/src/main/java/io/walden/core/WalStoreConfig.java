@@ -1,6 +1,7 @@
 package io.walden.core;
 
 import io.walden.core.internal.segment.OpenSegments;
+import io.walden.core.internal.commit.WalBuffers;
 
 import java.nio.file.Path;
 import java.util.Objects;
@@ -15,6 +16,8 @@ import java.util.function.Consumer;
  * <p>Thread-safety: immutable once built; every method from any thread. The {@link Builder} is not thread-safe.
  */
 public final class WalStoreConfig {
+    /** The default budget of the logs' WAL buffers: 32 logs appending at once with the default rings. */
+    public static final long DEFAULT_WAL_BUFFERS = 1L << 30;
     private final Path directory;
     private final Consumer<WalConfig.Builder> defaults;
     private final BiConsumer<String, WalConfig.Builder> logSettings;
@@ -22,6 +25,7 @@ public final class WalStoreConfig {
     private final boolean sharedJournal;
     private final int maxOpenFiles;
     private final long journalSegmentSize;
+    private final long walBuffers;
 
     private WalStoreConfig(Builder b) {
         this.directory = b.directory;
@@ -31,6 +35,7 @@ public final class WalStoreConfig {
         this.sharedJournal = b.sharedJournal;
         this.maxOpenFiles = b.maxOpenFiles;
         this.journalSegmentSize = b.journalSegmentSize;
+        this.walBuffers = b.walBuffers;
     }
 
     public static Builder builder(Path directory) {
@@ -67,6 +72,11 @@ public final class WalStoreConfig {
         return maxOpenFiles;
     }
 
+    /** The logs' WAL buffers together, in bytes (see {@link Builder#walBuffers}). */
+    public long walBuffers() {
+        return walBuffers;
+    }
+
     /** The journal's segment size: a checkpoint is due once it holds two segments. */
     long journalSegmentSize() {
         return journalSegmentSize;
@@ -81,6 +91,7 @@ public final class WalStoreConfig {
         private boolean sharedJournal = true;
         private int maxOpenFiles = OpenSegments.DEFAULT_MAX_OPEN_FILES;
         private long journalSegmentSize = 16L << 20;
+        private long walBuffers = DEFAULT_WAL_BUFFERS;
 
         private Builder(Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -147,6 +158,24 @@ public final class WalStoreConfig {
                 throw new IllegalArgumentException("maxOpenFiles must be at least 1, got " + files);
             }
             this.maxOpenFiles = files;
+            return this;
+        }
+
+        /**
+         * The WAL buffers of all the store's logs together, in bytes (default 1 GiB): a hard cap on the memory their
+         * rings take. A log holds its ring ({@link WalConfig.Builder#walBuffers}, 32 MiB by default) only while it
+         * appends: it opens without it, gives it back once idle (5 s), and gives it back at once when another log needs
+         * the room and it is quiet (every record in its files, no append in progress). When more logs append at once
+         * than the budget holds, their appends take turns, waiting for a quiet one (and say so in the log file after a
+         * second): give such logs smaller rings (a few MiB serve a log of small records well; a ring must hold its
+         * largest record twice) or the store a larger budget. The store refuses a log whose ring alone exceeds it.
+         */
+        public Builder walBuffers(long bytes) {
+            if (bytes < WalBuffers.MIN_CAPACITY) {
+                throw new IllegalSettingException("walBuffers", "the store's budget must be at least "
+                        + WalBuffers.MIN_CAPACITY + " bytes", bytes);
+            }
+            this.walBuffers = bytes;
             return this;
         }
 

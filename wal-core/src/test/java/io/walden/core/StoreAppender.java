@@ -20,7 +20,15 @@ import java.util.SplittableRandom;
  * and again, checking each record's payload (a record of another log, or torn, prints {@code BAD ...}), so that sealed
  * segments are parked and mapped again under the appends; the child prints {@code PARKED <n>} as the store parks them.
  *
- * <p>Args: store directory, segment size, logs, threads[, max open files, readers].
+ * <p>With a budget of WAL buffers smaller than the logs' rings together, the logs take turns holding them; the child
+ * prints {@code GIVEN_BACK <n>} as quiet logs give theirs back to the ones that append.
+ *
+ * <p>With phases, the appenders write to the first half of the logs for a phase, then to the second half, and so on,
+ * so that each half goes idle in turn (and gives back its WAL buffers and every segment file, the one it writes into
+ * included) and then appends again; the child prints {@code PHASE <n>} as each begins.
+ *
+ * <p>Args: store directory, segment size, logs, threads[, max open files, readers[, WAL buffers budget[, phase
+ * millis]]].
  */
 public final class StoreAppender {
     private StoreAppender() {
@@ -39,7 +47,9 @@ public final class StoreAppender {
         int threads = Integer.parseInt(args[3]);
         int maxOpenFiles = args.length > 4 ? Integer.parseInt(args[4]) : WalStoreConfig.builder(dir).build().maxOpenFiles();
         int readers = args.length > 5 ? Integer.parseInt(args[5]) : 0;
-        WalStore store = WalStore.open(WalStoreConfig.builder(dir).maxOpenFiles(maxOpenFiles)
+        long walBuffers = args.length > 6 ? Long.parseLong(args[6]) : WalStoreConfig.DEFAULT_WAL_BUFFERS;
+        long phaseNanos = args.length > 7 ? Long.parseLong(args[7]) * 1_000_000 : 0;
+        WalStore store = WalStore.open(WalStoreConfig.builder(dir).maxOpenFiles(maxOpenFiles).walBuffers(walBuffers)
                 .defaults(b -> b.segmentSize(segmentSize).checkpointInterval(Duration.ofMillis(50))).build());
         List<Wal> all = new ArrayList<>();
         for (int i = 0; i < logs; i++) {
@@ -47,6 +57,7 @@ public final class StoreAppender {
             all.add(store.log(name).orElseGet(() -> store.create(name)));
         }
         long seqBase = System.nanoTime(); // distinct seqs per run
+        long t0 = System.nanoTime();
         System.out.println("READY");
         System.out.flush();
         for (int t = 0; t < threads; t++) {
@@ -54,7 +65,13 @@ public final class StoreAppender {
             Thread w = new Thread(() -> {
                 SplittableRandom random = new SplittableRandom(start);
                 for (long seq = start; ; seq++) {
-                    int i = random.nextInt(all.size());
+                    int i;
+                    if (phaseNanos > 0) {
+                        int half = all.size() / 2;
+                        i = (int) ((System.nanoTime() - t0) / phaseNanos % 2) * half + random.nextInt(half);
+                    } else {
+                        i = random.nextInt(all.size());
+                    }
                     String name = "log-" + i;
                     long lsn = all.get(i).append(payload(name, seq), Durability.LOCAL);
                     synchronized (System.out) {
@@ -70,12 +87,26 @@ public final class StoreAppender {
             reader.setDaemon(true);
             reader.start();
         }
-        for (long reported = 0; ; Thread.sleep(100)) { // until killed
+        for (long reported = 0, givenBack = 0, phase = 0; ; Thread.sleep(100)) { // until killed
+            long nowPhase = phaseNanos > 0 ? (System.nanoTime() - t0) / phaseNanos : 0;
+            if (nowPhase != phase) {
+                phase = nowPhase;
+                synchronized (System.out) {
+                    System.out.println("PHASE " + phase);
+                }
+            }
             long parked = store.parkedSegments();
             if (parked != reported) {
                 reported = parked;
                 synchronized (System.out) {
                     System.out.println("PARKED " + parked);
+                }
+            }
+            long given = store.walBuffersGivenBack();
+            if (given != givenBack) {
+                givenBack = given;
+                synchronized (System.out) {
+                    System.out.println("GIVEN_BACK " + given);
                 }
             }
         }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
@@ -157,6 +158,69 @@ class WalStoreCrashTest {
             assertThat(child.lines()).as("what the child's readers read").noneMatch(l -> l.startsWith("BAD "));
         }
         try (WalStore s = reopen(store)) {
+            for (String name : s.names()) {
+                verify(name, s.log(name).orElseThrow(), acknowledged.getOrDefault(name, Map.of()));
+            }
+        }
+    }
+
+    @Test
+    void everyAcknowledgedRecordIsBackAfterAKillWhileLogsTakeTurnsWithTheirWalBuffers() throws Exception {
+        Path store = dir.resolve("store");
+        Path stderr = dir.resolve("child.err");
+        Map<String, Map<Long, Long>> acknowledged = new HashMap<>(); // log -> lsn -> seq
+        // Eight logs of 64 KiB rings, a budget of two: every append to a log not holding its ring takes one back from
+        // a quiet log, while four threads append and two read.
+        try (ChildJvm child = ChildJvm.start(StoreAppender.class, stderr, store.toString(),
+                String.valueOf(SMALL_SEGMENT), "8", "4", "512", "2", String.valueOf(2 * SMALL_SEGMENT))) {
+            assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
+            Eventually.waitUntil("WAL buffers given back while appends go on (see " + stderr + ")",
+                    () -> child.lines().stream().anyMatch(l -> l.startsWith("GIVEN_BACK ")
+                            && Long.parseLong(l.substring("GIVEN_BACK ".length())) >= 50));
+            child.killWithin(random, 0, 300);
+            for (String line : child.lines()) {
+                String[] f = line.split(" ");
+                if (f[0].equals("A")) {
+                    acknowledged.computeIfAbsent(f[1], k -> new HashMap<>()).put(Long.parseLong(f[2]), Long.parseLong(f[3]));
+                }
+            }
+            assertThat(child.lines()).as("what the child's readers read").noneMatch(l -> l.startsWith("BAD "));
+        }
+        assertThat(acknowledged).as("logs the child appended to").hasSizeGreaterThan(2);
+        try (WalStore s = reopen(store)) {
+            for (String name : s.names()) {
+                verify(name, s.log(name).orElseThrow(), acknowledged.getOrDefault(name, Map.of()));
+            }
+        }
+    }
+
+    @Test
+    void everyAcknowledgedRecordIsBackAfterAKillOfLogsThatWentIdleGaveBackTheirFilesAndAppendedAgain() throws Exception {
+        Path store = dir.resolve("store");
+        Path stderr = dir.resolve("child.err");
+        Map<String, Map<Long, Long>> acknowledged = new HashMap<>(); // log -> lsn -> seq
+        // Four threads append to logs 0-3 for 6 s, then to logs 4-7 for 6 s, then to 0-3 again: an idle log (5 s) gives
+        // back its WAL buffers and every segment file, the one it writes into and the one prepared next included, and
+        // its next append maps them again. The kill lands in the third phase, on logs that did all of that.
+        try (ChildJvm child = ChildJvm.start(StoreAppender.class, stderr, store.toString(),
+                String.valueOf(SMALL_SEGMENT), "8", "4", "512", "0", String.valueOf(WalStoreConfig.DEFAULT_WAL_BUFFERS),
+                "6000")) {
+            assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
+            Eventually.waitUntil(60, () -> child.lines().contains("PHASE 2"));
+            int atPhase2 = child.lines().size();
+            Eventually.waitUntil(30, () -> child.lines().size() >= atPhase2 + 200); // the idle logs append again
+            child.killWithin(random, 0, 300);
+            List<String> lines = child.lines();
+            for (String line : lines) {
+                String[] f = line.split(" ");
+                if (f[0].equals("A")) {
+                    acknowledged.computeIfAbsent(f[1], k -> new HashMap<>()).put(Long.parseLong(f[2]), Long.parseLong(f[3]));
+                }
+            }
+            assertThat(lines).as("segment files given back by the idle logs").anyMatch(l -> l.startsWith("PARKED "));
+        }
+        try (WalStore s = reopen(store)) {
+            assertThat(s.names()).hasSize(8);
             for (String name : s.names()) {
                 verify(name, s.log(name).orElseThrow(), acknowledged.getOrDefault(name, Map.of()));
             }

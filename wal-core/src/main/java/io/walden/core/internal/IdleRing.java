@@ -4,6 +4,7 @@ import io.walden.core.internal.commit.Activity;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
 import io.walden.core.internal.commit.WalBuffers;
+import io.walden.core.internal.commit.WalBuffersBudget;
 import io.walden.core.internal.record.RecordDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,6 +13,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Gives an idle log's WAL buffers back to the operating system, so that a store of a thousand logs holds memory for
@@ -28,18 +30,27 @@ import java.util.concurrent.locks.LockSupport;
  * {@code close()} waits for it before it frees the ring, and sees the log still open; and holds the WAL write lock. An
  * idle log's appender waits a few milliseconds, once.
  *
+ * <p><b>In a store with a budget of WAL buffers</b> ({@link WalBuffersBudget}) the log holds its ring's bytes of the
+ * budget only while awake. It opens dormant, and goes dormant again whenever its ring goes back, at its idle tick or
+ * when a log that wakes asks it to make room ({@link #giveBack}); the next thread that enters it to append wakes it
+ * ({@link Activity#sleep}), taking the bytes again, waiting for them if the budget is short.
+ *
  * <p>Thread-safety: {@link #tick} from the background writer's checkpoint, outside the log's activity; {@link #trim}
- * from there or a test, one at a time.
+ * and {@link #giveBack} from there, a waking log's thread or a test, one at a time (the monitor); waking from threads
+ * entering the log, one at a time ({@code wakeLock}), never under the monitor.
  */
-public final class IdleRing {
+public final class IdleRing implements WalBuffersBudget.Holder {
     private static final Logger LOG = LoggerFactory.getLogger(IdleRing.class);
     /** How long a log's end must stay where it is before its WAL buffers go back. */
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(5);
     /** Longest the trim waits for those inside the log to leave before it gives up (and tries again later). */
     private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** As {@link #GRACE_NANOS}, when another log waits to wake: a log whose appenders stay inside is busy, not quiet. */
+    private static final long GIVE_BACK_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     /** The words at the end that may be written ahead (the next record's header): kept and put back. */
     private static final int AHEAD = RecordDescriptor.TIMED_HEADER_LENGTH;
-    private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(64 << 10).asReadOnlyBuffer();
+    /** On the heap: a direct buffer made at a first trim would look like a leak of direct memory to a process's measure. */
+    private static final ByteBuffer ZEROS = ByteBuffer.allocate(64 << 10).asReadOnlyBuffer();
 
     private final WalBuffers ring;
     private final Position insert;
@@ -50,18 +61,28 @@ public final class IdleRing {
     /** Whether the log is closed: close() frees the ring, so a closed log's is never touched here. */
     private final WritePath writes;
     /** Parks the segments the log writes into, while nobody is inside (WalParts#parkSegmentsWhileQuiescent). */
-    private final Runnable parkSegments;
-    /** The log's directory, for the message. */
+    private final Runnable segmentParking;
+    /** The log's directory: its name to the budget, and in the message. */
     private final Path dir;
-    /** The end seen at the last tick, and since when (background writer only). */
+    /** The store's budget of WAL buffers, or null (a log of its own: its ring is its own, never dormant). */
+    private final WalBuffersBudget budget;
+    /** One waking thread at a time; the others wait for it (they enter once it woke the log). */
+    private final ReentrantLock wakeLock = new ReentrantLock();
+    /** The end seen at the last tick (background writer only). */
     private long lastEnd = -1;
-    private long sameSince;
-    /** The end at which the ring was last returned: not again until the log moved. */
-    private long trimmedAt = -1;
+    /** Since when the end stayed where it is (System.nanoTime): set at each tick that saw it move, and at waking. */
+    private volatile long sameSince = System.nanoTime();
+    /** The end at which the ring was last returned: not again until the log moved or woke. */
+    private volatile long trimmedAt = -1;
     private volatile long trims;
 
+    /**
+     * @param ring           the WAL buffers, and below the ends appenders and the flush leader move in them
+     * @param budget         the store's budget of WAL buffers, or null (a log of its own)
+     * @param segmentParking parks the segments the log writes into (called while nobody is inside)
+     */
     IdleRing(WalBuffers ring, Position insert, Position published, Position written, Activity activity, GroupCommit commit,
-             WritePath writes, Runnable parkSegments, Path dir) {
+             WritePath writes, WalBuffersBudget budget, Runnable segmentParking, Path dir) {
         this.ring = ring;
         this.insert = insert;
         this.published = published;
@@ -69,8 +90,82 @@ public final class IdleRing {
         this.activity = activity;
         this.commit = commit;
         this.writes = writes;
-        this.parkSegments = parkSegments;
+        this.budget = budget;
+        this.segmentParking = segmentParking;
         this.dir = dir;
+        if (budget != null) {
+            activity.wakeWith(this::wake);
+        }
+    }
+
+    /**
+     * In a store with a budget: the log opens dormant, holding none of it (recovery touched a page or two of its ring:
+     * no more). Once started, before anyone else enters the log.
+     */
+    void sleepAtOpen() {
+        if (budget != null) {
+            trimmedAt = insert.get();
+            activity.sleep();
+        }
+    }
+
+    /**
+     * An entering thread found the log dormant: takes the ring's bytes of the budget (waiting while they do not fit),
+     * then wakes it. A log closed meanwhile wakes holding nothing: the entry is then refused as closed.
+     */
+    private void wake() {
+        wakeLock.lock();
+        try {
+            if (!activity.isDormant()) {
+                return; // another thread woke it
+            }
+            if (budget.acquire(this, writes::isClosed)) {
+                sameSince = System.nanoTime();
+                trimmedAt = -1; // a log that wakes and never moves goes dormant again at its idle tick
+                if (writes.isClosed()) {
+                    budget.release(this); // close() gave back before this took: take nothing past close
+                }
+            }
+            activity.wake();
+        } finally {
+            wakeLock.unlock();
+        }
+    }
+
+    /** The log is closing (its writes refused already): what it holds of the budget goes back. */
+    void close() {
+        if (budget != null) {
+            budget.release(this);
+            // Threads that entered the log keep its Activity in a thread-local (its cell) for as long as they live: the
+            // activity must not keep this log's parts reachable through its waker once the log is closed.
+            activity.wakeWith(null);
+        }
+    }
+
+    @Override
+    public long ringBytes() {
+        return ring.size();
+    }
+
+    @Override
+    public long quietSince() {
+        return sameSince;
+    }
+
+    @Override
+    public String name() {
+        return dir.toString();
+    }
+
+    /** Another log wakes and the budget is short: the ring goes back now if this log is quiet (see the class). */
+    @Override
+    public synchronized boolean giveBack() {
+        long end = insert.get();
+        if (trim(GIVE_BACK_GRACE_NANOS, false)) {
+            trimmedAt = end;
+            return true;
+        }
+        return false;
     }
 
     /** Whether the log's end stayed where it is for {@link #IDLE_NANOS} at the last {@link #tick} (background writer). */
@@ -92,6 +187,9 @@ public final class IdleRing {
             sameSince = now;
             return;
         }
+        if (activity.isDormant()) {
+            return;
+        }
         if (end != trimmedAt && now - sameSince >= IDLE_NANOS && trim()) {
             trimmedAt = end;
         }
@@ -102,14 +200,20 @@ public final class IdleRing {
      * period; false when it did not (someone appended, or stayed inside, or the ring was not as the invariant says).
      */
     public synchronized boolean trim() {
+        return trim(GRACE_NANOS, true);
+    }
+
+    /** {@link #trim}, waiting up to {@code graceNanos} for those inside; with the segments too when asked. */
+    private boolean trim(long graceNanos, boolean parkSegments) {
         long end = insert.get();
-        if (writes.isClosed() || published.get() != end || written.get() != end) {
+        if (writes.isClosed() || activity.isDormant() || published.get() != end || written.get() != end) {
             return false;
         }
+        boolean dormant = false;
         activity.pause();
         try {
             Activity.Snapshot inside = activity.snapshot();
-            long deadline = System.nanoTime() + GRACE_NANOS;
+            long deadline = System.nanoTime() + graceNanos;
             while (!activity.passed(inside)) {
                 if (System.nanoTime() - deadline > 0) {
                     return false;
@@ -125,7 +229,10 @@ public final class IdleRing {
                 commit.lockWrites();
                 try {
                     if (insert.get() == end && published.get() == end && written.get() == end && release(end)) {
-                        parkSegments.run(); // and the segments it writes into: nobody is inside
+                        if (parkSegments) {
+                            segmentParking.run(); // and the segments it writes into: nobody is inside
+                        }
+                        dormant = budget != null;
                         return true;
                     }
                     return false;
@@ -136,7 +243,12 @@ public final class IdleRing {
                 Activity.exit(self);
             }
         } finally {
-            activity.resume();
+            if (dormant) {
+                activity.sleep(); // before the bytes go back: nobody touches the ring without taking them again
+                budget.release(this);
+            } else {
+                activity.resume();
+            }
         }
     }
 

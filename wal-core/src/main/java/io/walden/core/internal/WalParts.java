@@ -16,6 +16,7 @@ import io.walden.core.internal.commit.ReadNotifier;
 import io.walden.core.internal.commit.RecordClock;
 import io.walden.core.internal.commit.RemoteWaits;
 import io.walden.core.internal.commit.WalBuffers;
+import io.walden.core.internal.commit.WalBuffersBudget;
 import io.walden.core.internal.cursor.CursorBook;
 import io.walden.core.internal.metrics.WalMetrics;
 import io.walden.core.internal.metrics.WalStats;
@@ -133,10 +134,11 @@ public final class WalParts {
     /**
      * @param threads     where the background jobs run (see {@link BackgroundThreads})
      * @param openFiles   the cap on open segment files this log's sealed segments count in (see {@link OpenSegments})
+     * @param budget      the store's budget of WAL buffers this log's ring takes from while awake, or null (its own)
      * @param ownsThreads whether this log closes them (its own), or a store does (shared)
      */
     public WalParts(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, OpenSegments openFiles,
-                    boolean ownsThreads) {
+                    WalBuffersBudget budget, boolean ownsThreads) {
         this.config = config;
         this.threads = threads;
         this.openFiles = openFiles;
@@ -201,7 +203,7 @@ public final class WalParts {
                 this::periodically, threads);
         this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
         this.reads = new ReadPath(writes, positions, registry, notifier, config);
-        this.idleRing = new IdleRing(ring, insert, published, written, activity, commit, writes,
+        this.idleRing = new IdleRing(ring, insert, published, written, activity, commit, writes, budget,
                 this::parkSegmentsWhileQuiescent, dir);
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
@@ -357,6 +359,7 @@ public final class WalParts {
         // Last, so that a failed start leaves no entry behind. Below the flushed position nobody touches a segment
         // without entering it (see OpenSegments).
         openFilesEntry = openFiles.register(registry, flushed::get);
+        idleRing.sleepAtOpen(); // in a store with a budget: its ring's bytes are taken at the first append
         // A replica's log says where its readers stop: what its primary had confirmed when it last knew.
         String limit = readLimit.get() == Long.MAX_VALUE ? ""
                 : "; a replica's log: its readers stop at " + Lsn.format(readLimit.get()) + " until its primary confirms more";
@@ -442,6 +445,7 @@ public final class WalParts {
                         + "log: it would wait for itself; close it from another thread");
             }
             writes.close(); // from now on every entry is refused (see WritePath.enter())
+            idleRing.close();
             if (openFilesEntry != null) {
                 openFiles.unregister(openFilesEntry);
             }

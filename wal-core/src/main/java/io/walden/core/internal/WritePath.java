@@ -108,7 +108,7 @@ public final class WritePath {
     /** Forces every written record now (as a durable append would). */
     public void flush() {
         Activity.Cell cell = activity.cell();
-        Activity.enter(cell);
+        Activity.enterToFlush(cell); // a dormant log has nothing to flush: it stays asleep
         try {
             ensureOpen();
             commit.flushAll();
@@ -209,7 +209,7 @@ public final class WritePath {
 
     public boolean flushIfIdle() {
         Activity.Cell cell = activity.cell();
-        Activity.enter(cell); // not enter(): a replica refuses appends, but what was appended must still be flushed
+        Activity.enterToFlush(cell); // not enter(): a replica refuses appends, but what was appended must still be flushed
         boolean led;
         try {
             ensureOpen();
@@ -227,7 +227,7 @@ public final class WritePath {
 
     public long flushWhenGathered() {
         Activity.Cell cell = activity.cell();
-        Activity.enter(cell); // as flushIfIdle: a replica's appended records must still be flushed
+        Activity.enterToFlush(cell); // as flushIfIdle: a replica's appended records must still be flushed
         try {
             ensureOpen();
             return commit.leadWhenGathered();

@@ -72,7 +72,8 @@ public final class Activity {
     private final ThreadLocal<Cell> cellOfThread = ThreadLocal.withInitial(this::register);
 
     /**
-     * Set while the log's WAL buffers go back to the system (IdleRing): a thread entering waits outside until it clears.
+     * Set while the log's WAL buffers go back to the system (IdleRing): a thread entering waits outside until it clears;
+     * and, in a store with a budget of WAL buffers, left {@link #DORMANT} afterwards, until an entering thread wakes it.
      * Read on every entry, after the entry's volatile store, so that the pauser (which stores this, then reads every
      * cell) and an entering thread see each other (Dekker). Padded: read by every append, it must not share a cache
      * line with anything an append writes (the log's counters are allocated right beside this object). Unpadded, 16
@@ -80,6 +81,9 @@ public final class Activity {
      * each; the disk's minutes swing that much too, so the padding is the safe side rather than a proven cause).
      */
     private final PauseFlag pause = new PauseFlag();
+    /** The values of the pause flag: open; paused (entries wait); dormant (entries but flushes wake the log). */
+    static final long OPEN = 0, PAUSED = 1, DORMANT = 2;
+    private volatile Waker waker = this::wake;
 
     /** A flag alone on its cache line (Cell's padding: longs are laid out in the order declared). */
     static final class PauseFlag {
@@ -105,16 +109,34 @@ public final class Activity {
     public static void enter(Cell c) {
         if (c.depth++ == 0) {
             c.seq = c.seq + 1; // volatile store: odd = inside
-            if (c.pause.paused != 0) {
-                c.activity.waitOutPause(c);
+            if (c.pause.paused != OPEN) {
+                c.activity.waitOutPause(c, true);
             }
         }
     }
 
-    private void waitOutPause(Cell c) {
-        while (pause.paused != 0) {
+    /**
+     * {@link #enter} for a flush, which touches the WAL buffers only where records wait in them: it waits out a pause
+     * but does not {@link #sleep wake} a dormant log (whose buffers hold nothing), so that the background writer's
+     * periodic flush of an idle log leaves it asleep.
+     */
+    public static void enterToFlush(Cell c) {
+        if (c.depth++ == 0) {
+            c.seq = c.seq + 1;
+            if (c.pause.paused == PAUSED) {
+                c.activity.waitOutPause(c, false);
+            }
+        }
+    }
+
+    private void waitOutPause(Cell c, boolean wake) {
+        long p;
+        while ((p = pause.paused) == PAUSED || (wake && p == DORMANT)) {
             SEQ.setRelease(c, c.seq + 1); // outside while waiting: the pauser waits for those inside
-            for (int spins = 0; pause.paused != 0; spins++) {
+            if (p == DORMANT) {
+                waker.wake(); // outside: waking may wait for other logs to give WAL buffers back
+            }
+            for (int spins = 0; pause.paused == PAUSED; spins++) {
                 if (spins < 100) {
                     Thread.onSpinWait();
                 } else {
@@ -131,11 +153,45 @@ public final class Activity {
      * ({@link #enterWhilePaused}). One pauser at a time.
      */
     public void pause() {
-        pause.paused = 1;
+        pause.paused = PAUSED;
     }
 
+    /** Ends a {@link #pause}: those waiting enter. */
     public void resume() {
-        pause.paused = 0;
+        pause.paused = OPEN;
+    }
+
+    /**
+     * Ends a {@link #pause} with the log dormant: its WAL buffers went back, and the next thread that enters to touch
+     * them (any entry but {@link #enterToFlush}) first has the {@link Waker} take them again.
+     */
+    public void sleep() {
+        pause.paused = DORMANT;
+    }
+
+    /** Whether the log is {@link #sleep dormant}. */
+    public boolean isDormant() {
+        return pause.paused == DORMANT;
+    }
+
+    /** Wakes a dormant log: those waiting enter. The waker's, once it holds what the log needs. */
+    public void wake() {
+        if (pause.paused == DORMANT) {
+            pause.paused = OPEN;
+        }
+    }
+
+    /**
+     * Who wakes a {@link #sleep dormant} log: set once, before the log first sleeps. Called by an entering thread,
+     * outside the log; returns once the log is awake (or closed: then the entry is refused as ever).
+     */
+    public interface Waker {
+        void wake();
+    }
+
+    /** Sets who wakes the log when dormant; null: nobody holds it asleep (a closed log: its entries are refused). */
+    public void wakeWith(Waker waker) {
+        this.waker = waker == null ? this::wake : waker;
     }
 
     /** {@link #enter} for the pauser itself (which must not wait for its own pause). */

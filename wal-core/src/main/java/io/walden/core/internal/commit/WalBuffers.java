@@ -82,11 +82,16 @@ public final class WalBuffers extends NativeRegion {
             throw new IllegalArgumentException("WAL buffers must be a power of two from " + MIN_CAPACITY + " to "
                     + MAX_CAPACITY + " bytes, got " + capacity);
         }
-        long slack = capacity >= segmentSize ? 0 : maxRecord;
+        long slack = bytesFor(capacity, segmentSize, maxRecord) - capacity;
         BytesStore<?, Void> store = BytesStore.nativeStoreWithFixedCapacity(capacity + slack);
         WalBuffers ring = new WalBuffers(store, capacity, slack);
         ring.zeroUntouched();
         return ring;
+    }
+
+    /** The memory a ring of {@code capacity} takes: the capacity, and the slack it needs (see {@link #allocate}). */
+    public static long bytesFor(long capacity, long segmentSize, long maxRecord) {
+        return capacity >= segmentSize ? capacity : capacity + maxRecord;
     }
 
     /**

@@ -119,7 +119,8 @@ public final class BackgroundWriter implements AutoCloseable {
             wanted = false;
             lastFlush = System.nanoTime();
             Activity.Cell cell = activity.cell();
-            Activity.enter(cell); // the flush reads segments by address: close() and truncation wait for us
+            // The flush reads segments by address: close() and truncation wait for us. It does not wake a dormant log.
+            Activity.enterToFlush(cell);
             try {
                 if (commit.failure() == null) {
                     commit.flushAll();
@@ -152,7 +153,7 @@ public final class BackgroundWriter implements AutoCloseable {
     /** Writes the published records into the files without forcing them (nothing waits for them). */
     private void write() {
         Activity.Cell cell = activity.cell();
-        Activity.enter(cell);
+        Activity.enterToFlush(cell);
         try {
             commit.writeAll();
         } catch (Throwable e) {
