@@ -42,13 +42,16 @@ public final class Activity {
         /** Nesting depth, owner-only (an append's commit wait may lead a flush: still one activity). */
         int depth;
         private final WeakReference<Thread> owner = new WeakReference<>(Thread.currentThread());
-        private final Activity activity;
-        /** The activity's pause flag, reached without a load of the activity (one less dependent load per entry). */
+        /**
+         * The activity's pause flag, reached without a load of the activity (one less dependent load per entry). The
+         * cell holds nothing else of its log: a thread keeps its cell in a thread-local for as long as it lives, and a
+         * cell that reached the activity would keep the thread-local's key, and so every closed log's activity and
+         * everything its waker reaches, alive in every thread that ever entered it.
+         */
         private final PauseFlag pause;
 
-        Cell(Activity activity) {
-            this.activity = activity;
-            this.pause = activity.pause;
+        Cell(PauseFlag pause) {
+            this.pause = pause;
         }
 
         boolean ownerGone() {
@@ -83,17 +86,45 @@ public final class Activity {
     private final PauseFlag pause = new PauseFlag();
     /** The values of the pause flag: open; paused (entries wait); dormant (entries but flushes wake the log). */
     static final long OPEN = 0, PAUSED = 1, DORMANT = 2;
-    private volatile Waker waker = this::wake;
 
-    /** A flag alone on its cache line (Cell's padding: longs are laid out in the order declared). */
+    /**
+     * A flag alone on its cache line (Cell's padding: longs are laid out in the order declared), and what an entry that
+     * finds it set does: wait out a pause, or wake a dormant log.
+     */
     static final class PauseFlag {
         long p1, p2, p3, p4, p5, p6, p7;
         volatile long paused;
         long q1, q2, q3, q4, q5, q6, q7;
+        /** Read only by entries that find the flag set (after the padding: an object field is laid out after longs). */
+        volatile Waker waker = this::wakeUp;
+
+        void wakeUp() {
+            if (paused == DORMANT) {
+                paused = OPEN;
+            }
+        }
+
+        void waitOut(Cell c, boolean wake) {
+            long p;
+            while ((p = paused) == PAUSED || (wake && p == DORMANT)) {
+                SEQ.setRelease(c, c.seq + 1); // outside while waiting: the pauser waits for those inside
+                if (p == DORMANT) {
+                    waker.wake(); // outside: waking may wait for other logs to give WAL buffers back
+                }
+                for (int spins = 0; paused == PAUSED; spins++) {
+                    if (spins < 100) {
+                        Thread.onSpinWait();
+                    } else {
+                        LockSupport.parkNanos(this, 20_000);
+                    }
+                }
+                c.seq = c.seq + 1; // inside again, then look at the flag once more
+            }
+        }
     }
 
     private Cell register() {
-        Cell c = new Cell(this);
+        Cell c = new Cell(pause);
         cells.add(c);
         return c;
     }
@@ -110,7 +141,7 @@ public final class Activity {
         if (c.depth++ == 0) {
             c.seq = c.seq + 1; // volatile store: odd = inside
             if (c.pause.paused != OPEN) {
-                c.activity.waitOutPause(c, true);
+                c.pause.waitOut(c, true);
             }
         }
     }
@@ -124,26 +155,8 @@ public final class Activity {
         if (c.depth++ == 0) {
             c.seq = c.seq + 1;
             if (c.pause.paused == PAUSED) {
-                c.activity.waitOutPause(c, false);
+                c.pause.waitOut(c, false);
             }
-        }
-    }
-
-    private void waitOutPause(Cell c, boolean wake) {
-        long p;
-        while ((p = pause.paused) == PAUSED || (wake && p == DORMANT)) {
-            SEQ.setRelease(c, c.seq + 1); // outside while waiting: the pauser waits for those inside
-            if (p == DORMANT) {
-                waker.wake(); // outside: waking may wait for other logs to give WAL buffers back
-            }
-            for (int spins = 0; pause.paused == PAUSED; spins++) {
-                if (spins < 100) {
-                    Thread.onSpinWait();
-                } else {
-                    LockSupport.parkNanos(this, 20_000);
-                }
-            }
-            c.seq = c.seq + 1; // inside again, then look at the flag once more
         }
     }
 
@@ -176,9 +189,7 @@ public final class Activity {
 
     /** Wakes a dormant log: those waiting enter. The waker's, once it holds what the log needs. */
     public void wake() {
-        if (pause.paused == DORMANT) {
-            pause.paused = OPEN;
-        }
+        pause.wakeUp();
     }
 
     /**
@@ -191,7 +202,7 @@ public final class Activity {
 
     /** Sets who wakes the log when dormant; null: nobody holds it asleep (a closed log: its entries are refused). */
     public void wakeWith(Waker waker) {
-        this.waker = waker == null ? this::wake : waker;
+        pause.waker = waker == null ? pause::wakeUp : waker;
     }
 
     /** {@link #enter} for the pauser itself (which must not wait for its own pause). */
