@@ -3,7 +3,12 @@ package io.walden.core;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.internal.ChronicleSwitches;
 import io.walden.core.internal.JvmAccess;
+import io.walden.core.internal.LogPositions;
+import io.walden.core.internal.ReadPath;
+import io.walden.core.internal.TimeIndex;
 import io.walden.core.internal.WalParts;
+import io.walden.core.internal.WalReplication;
+import io.walden.core.internal.WritePath;
 import io.walden.core.internal.journal.StoreJournal;
 import io.walden.core.internal.metrics.WalMetrics;
 import io.walden.core.internal.recovery.ControlFile;
@@ -45,8 +50,22 @@ public final class Wal implements AutoCloseable {
         ChronicleSwitches.apply();
     }
 
-    /** The log's parts and their lifetimes; this class is the facade over them. */
+    /**
+     * The log's parts and their lifetimes (start, close, truncation); this class is the facade over them, and holds
+     * the few it is the front of below.
+     */
     private final WalParts parts;
+    private final WalConfig config;
+    private final Path dir;
+    /** Appends, claims, flushes and durability waits. */
+    private final WritePath writes;
+    /** Readers. */
+    private final ReadPath reads;
+    /** Where the log begins and ends. */
+    private final LogPositions positions;
+    /** Seek by time. */
+    private final TimeIndex times;
+    private final WalReplication replication;
     private final WalStatus status;
     private final NonWaitingAppends nonWaiting;
     private final Cursors cursors;
@@ -54,9 +73,16 @@ public final class Wal implements AutoCloseable {
     private Wal(WalConfig config, LogOpener.OpenedLog opened, BackgroundThreads threads, OpenSegments files,
                 WalBuffersBudget budget, boolean ownsThreads) {
         this.parts = new WalParts(config, opened, threads, files, budget, ownsThreads);
-        this.status = new WalStatus(parts);
-        this.nonWaiting = new NonWaitingAppends(parts.writes, config.compression());
-        this.cursors = new Cursors(parts.cursors);
+        this.config = config;
+        this.dir = parts.directory();
+        this.writes = parts.writes();
+        this.reads = parts.reads();
+        this.positions = parts.positions();
+        this.times = parts.times();
+        this.replication = parts.replication();
+        this.status = new WalStatus(parts.status());
+        this.nonWaiting = new NonWaitingAppends(writes, config.compression());
+        this.cursors = new Cursors(parts.cursors());
     }
 
     // ------------------------------------------------------------------ open
@@ -125,7 +151,7 @@ public final class Wal implements AutoCloseable {
 
     /** Appends with the configured default durability; returns the record's LSN once that level is reached. */
     public long append(byte[] payload) {
-        return append(0, payload, 0, payload.length, parts.config.durability());
+        return append(0, payload, 0, payload.length, config.durability());
     }
 
     /** Appends and returns the record's LSN once {@code durability} is reached. */
@@ -140,7 +166,7 @@ public final class Wal implements AutoCloseable {
 
     /** Appends {@code length} bytes of {@code payload} from {@code offset}, with a type tag. */
     public long append(int type, byte[] payload, int offset, int length, Durability durability) {
-        return append(type, payload, offset, length, durability, parts.config.compression());
+        return append(type, payload, offset, length, durability, config.compression());
     }
 
     /**
@@ -148,7 +174,7 @@ public final class Wal implements AutoCloseable {
      * (readers get the original bytes back either way; see {@link Compression}).
      */
     public long append(int type, byte[] payload, int offset, int length, Durability durability, Compression compression) {
-        return parts.writes.append(type, payload, offset, length, durability, compression);
+        return writes.append(type, payload, offset, length, durability, compression);
     }
 
     /**
@@ -157,12 +183,12 @@ public final class Wal implements AutoCloseable {
      * e.g. a Netty {@code ByteBuf.nioBuffer()} view, with no copy of its own). The buffer may be reused once this returns.
      */
     public long append(int type, ByteBuffer payload, Durability durability) {
-        return append(type, payload, durability, parts.config.compression());
+        return append(type, payload, durability, config.compression());
     }
 
     /** {@link #append(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
     public long append(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return parts.writes.append(type, payload, durability, compression);
+        return writes.append(type, payload, durability, compression);
     }
 
     /**
@@ -176,7 +202,7 @@ public final class Wal implements AutoCloseable {
 
     /** {@link #appendAsync(byte[], Durability)} with a type tag. */
     public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
-        return parts.writes.appendAsync(type, payload, durability);
+        return writes.appendAsync(type, payload, durability);
     }
 
     /**
@@ -184,12 +210,12 @@ public final class Wal implements AutoCloseable {
      * the bytes are copied into the log before this returns, so the buffer may be reused or released at once).
      */
     public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability) {
-        return appendAsync(type, payload, durability, parts.config.compression());
+        return appendAsync(type, payload, durability, config.compression());
     }
 
     /** {@link #appendAsync(int, ByteBuffer, Durability)}, stored with {@code compression} when that saves space. */
     public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return parts.writes.appendAsync(type, payload, durability, compression);
+        return writes.appendAsync(type, payload, durability, compression);
     }
 
     /**
@@ -205,7 +231,7 @@ public final class Wal implements AutoCloseable {
      * The claim must be committed or aborted promptly (see {@link WalClaim}).
      */
     public WalClaim claim(int type, int length, WalClaim claim) {
-        parts.writes.claim(type, length, claim.slot());
+        writes.claim(type, length, claim.slot());
         claim.opened();
         return claim;
     }
@@ -217,7 +243,7 @@ public final class Wal implements AutoCloseable {
      * @throws WalFailedException  when the log is failed
      */
     public void awaitDurable(long lsn, Durability durability) {
-        parts.writes.awaitDurable(lsn, durability);
+        writes.awaitDurable(lsn, durability);
     }
 
     // ------------------------------------------------------------------ read
@@ -236,7 +262,7 @@ public final class Wal implements AutoCloseable {
      * @throws IllegalLsnException when {@code fromLsn} is beyond the insert position
      */
     public WalReader reader(long fromLsn, WalReader.Visibility visibility) {
-        return new WalReader(parts.reads.reader(fromLsn, visibility));
+        return new WalReader(reads.reader(fromLsn, visibility));
     }
 
     /**
@@ -264,7 +290,7 @@ public final class Wal implements AutoCloseable {
      *                                  {@link RecordTime#MAX}), naming that range
      */
     public long lsnAt(Instant time) {
-        return parts.times.lsnAt(RecordTime.toMicros(time));
+        return times.lsnAt(RecordTime.toMicros(time));
     }
 
     // ------------------------------------------------------------------ positions
@@ -274,27 +300,27 @@ public final class Wal implements AutoCloseable {
      * at or beyond it. {@code Long.MAX_VALUE} on a primary.
      */
     public long readLimit() {
-        return parts.readLimit.get();
+        return positions.readLimit();
     }
 
     /** Where the next record will be reserved (PostgreSQL's insert position). */
     public long insertLsn() {
-        return parts.insert.get();
+        return positions.insertLsn();
     }
 
     /** Every record below this is complete in the mapped log. */
     public long writtenLsn() {
-        return parts.written.get();
+        return positions.writtenLsn();
     }
 
     /** Every record below this has been forced to stable storage. */
     public long flushedLsn() {
-        return parts.flushed.get();
+        return positions.flushedLsn();
     }
 
     /** The first record still kept: below it, reads fail with {@link LsnRemovedException}. */
     public long oldestLsn() {
-        return parts.oldestLsn();
+        return positions.oldestLsn();
     }
 
     /**
@@ -309,11 +335,11 @@ public final class Wal implements AutoCloseable {
     // ------------------------------------------------------------------ status
 
     public WalConfig config() {
-        return parts.config;
+        return config;
     }
 
     public Path directory() {
-        return parts.dir;
+        return dir;
     }
 
     /** Identity, recovery, segments, failure, role and epoch, archiving: what operators read (see {@link WalStatus}). */
@@ -322,7 +348,7 @@ public final class Wal implements AutoCloseable {
     }
 
     public boolean isClosed() {
-        return parts.writes.isClosed();
+        return writes.isClosed();
     }
 
     /**
@@ -330,10 +356,7 @@ public final class Wal implements AutoCloseable {
      * {@code wal.meterBinder().bindTo(registry)}. Walden itself creates no registry.
      */
     public MeterBinder meterBinder() {
-        return registry -> {
-            parts.metrics.bindTo(registry);
-            parts.cursors.lag.meterBinder().bindTo(registry);
-        };
+        return parts.meterBinder();
     }
 
     /** The log's named consumer cursors: durable, replicated, holding back truncation (see {@link Cursors}). */
@@ -346,15 +369,18 @@ public final class Wal implements AutoCloseable {
      * promotion, rewinds, the write stage of received bytes, what senders read. See {@link ReplicatedLog}.
      */
     public ReplicatedLog replication() {
-        return parts.replication;
+        return replication;
     }
 
     /** Forces every written record now (as a durable append would). */
     public void flush() {
-        parts.writes.flush();
+        writes.flush();
     }
 
-    /** The parts behind the facade, for this package's tests (a segment's mapping, the preparer's lock). */
+    /**
+     * The parts behind the facade: for the store, which makes its journal from the journal log's parts, and for this
+     * package's tests (a segment's mapping, the preparer's lock: through PartsForTests).
+     */
     WalParts parts() {
         return parts;
     }
@@ -372,7 +398,7 @@ public final class Wal implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Wal{" + parts.dir + ", insert=" + Lsn.format(insertLsn()) + ", written=" + Lsn.format(writtenLsn())
+        return "Wal{" + dir + ", insert=" + Lsn.format(insertLsn()) + ", written=" + Lsn.format(writtenLsn())
                 + ", flushed=" + Lsn.format(flushedLsn()) + ", oldest=" + Lsn.format(oldestLsn()) + "}";
     }
 }

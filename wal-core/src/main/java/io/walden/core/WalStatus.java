@@ -1,7 +1,7 @@
 package io.walden.core;
 
 import io.walden.core.archive.ArchiverStatus;
-import io.walden.core.internal.WalParts;
+import io.walden.core.internal.StatusSources;
 import io.walden.core.internal.segment.SegmentFiles;
 
 import java.io.IOException;
@@ -17,34 +17,34 @@ import java.util.Optional;
  * Thread-safety: every method may be called from any thread, during appends and after close.
  */
 public final class WalStatus {
-    private final WalParts parts;
+    private final StatusSources sources;
 
-    WalStatus(WalParts parts) {
-        this.parts = parts;
+    WalStatus(StatusSources sources) {
+        this.sources = sources;
     }
 
     /** The random 64-bit identifier chosen when the log was created; every segment carries it. */
     public long logId() {
-        return parts.logId;
+        return sources.logId();
     }
 
     /** What recovery found and did when this log was opened. */
     public RecoveryReport recoveryReport() {
-        return parts.report;
+        return sources.recoveryReport();
     }
 
     public int segmentCount() {
-        return parts.registry.size();
+        return sources.segmentCount();
     }
 
     /** The live segment files, oldest first (a snapshot; truncation may remove some at any time). */
     public List<SegmentInfo> segments() {
-        return parts.segments();
+        return sources.segments();
     }
 
     /** Bytes of log kept, from the oldest record to the insert position. */
     public long retainedBytes() {
-        return parts.insert.get() - parts.oldestLsn();
+        return sources.retainedBytes();
     }
 
     /**
@@ -54,7 +54,7 @@ public final class WalStatus {
      */
     public long segmentFilesBytes() {
         try {
-            return SegmentFiles.bytesOnDisk(parts.dir);
+            return SegmentFiles.bytesOnDisk(sources.directory());
         } catch (IOException e) {
             return -1;
         }
@@ -62,33 +62,33 @@ public final class WalStatus {
 
     /** True once a force failed; appends are refused until the log is reopened. */
     public boolean isFailed() {
-        return parts.commit.failure() != null;
+        return sources.isFailed();
     }
 
     /** Why the log failed (the failed call and its error, e.g. the force's IOException), or null while it has not. */
     public String failureReason() {
-        WalFailedException f = parts.commit.failure();
+        WalFailedException f = sources.failure();
         return f == null ? null : f.getMessage();
     }
 
     /** Total forces since open. */
     public long flushCount() {
-        return parts.commit.flushCount();
+        return sources.flushCount();
     }
 
     /** Why local appends are refused (this log is a replica), or null when they are accepted. */
     public String appendsRefusedReason() {
-        return parts.replication.refusal();
+        return sources.appendsRefusedReason();
     }
 
     /** The epoch this log's appends are written in now (PostgreSQL's timeline): 1 until a promotion. */
     public int epoch() {
-        return parts.replication.history().current().number();
+        return sources.history().current().number();
     }
 
     /** The epochs this log went through, oldest first (docs/format.md, "Epoch history file"). */
     public EpochHistory history() {
-        return parts.replication.history();
+        return sources.history();
     }
 
     /**
@@ -96,7 +96,7 @@ public final class WalStatus {
      * (zero when none waits). A policy whose replicas are gone shows here, long before any timeout.
      */
     public Duration oldestRemoteWait() {
-        return Duration.ofNanos(parts.remote.oldestWaitNanos());
+        return Duration.ofNanos(sources.oldestRemoteWaitNanos());
     }
 
     /**
@@ -104,18 +104,18 @@ public final class WalStatus {
      * log wrote then (once); null otherwise.
      */
     public String remoteWaitWarning() {
-        return parts.remote.stuckWarning();
+        return sources.remoteWaitWarning();
     }
 
-    /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
     /** Retention's limits, what it removed and who holds back what it would remove (see {@link RetentionStatus}). */
     public RetentionStatus retention() {
-        var r = parts.retention;
+        var r = sources.retention();
         return new RetentionStatus(r.maxAge(), r.maxBytes(), r.removedSegments(), r.holds().stream()
                 .map(h -> new RetentionStatus.Held(h.holder().tag, h.bytes(), h.floorLsn(), h.since())).toList());
     }
 
+    /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
     public Optional<ArchiverStatus> archiver() {
-        return Optional.ofNullable(parts.archiver);
+        return Optional.ofNullable(sources.archiver());
     }
 }

@@ -181,7 +181,7 @@ public final class WalStore implements AutoCloseable {
         try {
             Map<Long, Path> dirs = new HashMap<>();
             keys.forEach((name, key) -> dirs.put(key, logs.resolve(name)));
-            JournalReplay.replay(j.parts(), dirs);
+            JournalReplay.replay(j.parts().reads(), dirs);
         } catch (IOException | RuntimeException e) {
             j.close();
             throw e instanceof WalException w ? w : new WalException("could not write the store journal in " + dir
@@ -189,7 +189,8 @@ public final class WalStore implements AutoCloseable {
         }
         if (wanted) {
             journalLog = j;
-            journal = new StoreJournal(j.parts(), threads);
+            journal = new StoreJournal(j.parts().writes(), j.parts().positions(), j.status()::flushCount,
+                    j::truncateBefore, j.config(), threads);
         } else {
             j.close();
             deleteTree(dir);

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import static io.walden.core.TestLogs.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static io.walden.core.internal.PartsForTests.registry;
 
 @Timeout(60)
 class FailedForceTest {
@@ -115,7 +116,7 @@ class FailedForceTest {
             for (int i = 0; wal.insertLsn() < second + 10_000; i++) {
                 lsns.add(wal.append(bytes("record " + i), Durability.OFF));
             }
-            wal.parts().registry.get(second).channel().close();
+            registry(wal.parts()).get(second).channel().close();
             assertThatThrownBy(wal::flush).isInstanceOf(WalFailedException.class);
             assertThat(wal.status().isFailed()).isTrue();
             assertThat(wal.flushedLsn()).as("a failed write never becomes durable").isEqualTo(before);

@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.walden.core.internal.PartsForTests.idleRing;
+import static io.walden.core.internal.PartsForTests.ring;
 
 /**
  * An idle log gives its WAL buffers' memory back to the system ({@link IdleRing}) and takes it again at its next
@@ -42,13 +44,13 @@ class IdleRingTest {
                 wal.append(0, kib, 0, kib.length, Durability.OFF);
             }
             wal.flush();
-            long address = wal.parts().ring.address;
+            long address = ring(wal.parts()).address;
             long before = residentKiB(address);
-            assertThat(wal.parts().idleRing.trim()).isTrue();
+            assertThat(idleRing(wal.parts()).trim()).isTrue();
             long after = residentKiB(address);
             assertThat(before - after).as("KiB given back (resident %d before, %d after)", before, after)
                     .isGreaterThanOrEqualTo((RING >> 10) * 9 / 10);
-            assertThat(wal.parts().idleRing.trims()).isEqualTo(1);
+            assertThat(idleRing(wal.parts()).trims()).isEqualTo(1);
         }
     }
 
@@ -74,7 +76,7 @@ class IdleRingTest {
             for (int i = 0; i < 100; i++) {
                 lsns.add(wal.append(TestLogs.bytes("before " + i), Durability.LOCAL));
             }
-            assertThat(wal.parts().idleRing.trim()).isTrue();
+            assertThat(idleRing(wal.parts()).trim()).isTrue();
             for (int i = 0; i < 100; i++) {
                 lsns.add(wal.append(TestLogs.bytes("after " + i), i % 2 == 0 ? Durability.OFF : Durability.LOCAL));
             }
@@ -116,13 +118,13 @@ class IdleRingTest {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
             while (System.nanoTime() < deadline) {
                 wal.flush(); // written out, so that a trim may find the log idle
-                wal.parts().idleRing.trim();
+                idleRing(wal.parts()).trim();
             }
             stop.set(true);
             for (Thread a : appenders) {
                 a.join();
             }
-            trims = wal.parts().idleRing.trims();
+            trims = idleRing(wal.parts()).trims();
         }
         assertThat(trims).as("trims that raced the appenders").isPositive();
         try (Wal wal = open(); WalReader r = wal.reader(wal.oldestLsn())) {

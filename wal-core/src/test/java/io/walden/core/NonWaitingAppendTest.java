@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 
 import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
+import static io.walden.core.internal.PartsForTests.preparer;
+import static io.walden.core.internal.PartsForTests.registry;
 
 /** An event loop's append never waits for the next segment or for room in the WAL buffers: it is told to append elsewhere instead. */
 @Timeout(60)
@@ -23,9 +25,9 @@ class NonWaitingAppendTest {
     void shouldAppendNothingAndReturnAtOnceWhileTheNextSegmentIsNotPreparedThenAppendOnceItIs() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(dir).walBuffers(1 << 20).build())) { // a ring that never fills here
             long segment = TestLogs.SMALL_SEGMENT;
-            waitUntil(() -> wal.parts().registry.get(segment) != null); // prepared one ahead at open
+            waitUntil(() -> registry(wal.parts()).get(segment) != null); // prepared one ahead at open
             CompletableFuture<Long> last;
-            synchronized (wal.parts().preparer) { // the preparer cannot get past its next step: nothing more is prepared
+            synchronized (preparer(wal.parts())) { // the preparer cannot get past its next step: nothing more is prepared
                 while ((last = wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF)) != null) {
                     assertThat(last.get()).isLessThan(2 * segment);
                 }
@@ -36,7 +38,7 @@ class NonWaitingAppendTest {
                 assertThat(wal.insertLsn()).as("nothing was reserved").isEqualTo(insert);
                 assertThat(insert).isBetween(2 * segment - 1100, 2 * segment);
             }
-            waitUntil(() -> wal.parts().registry.get(2 * segment) != null);
+            waitUntil(() -> registry(wal.parts()).get(2 * segment) != null);
             CompletableFuture<Long> appended = wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
             assertThat(appended).isNotNull();
             assertThat(appended.get(10, TimeUnit.SECONDS)).isGreaterThan(2 * segment);

@@ -14,6 +14,7 @@ import static io.walden.core.TestLogs.bytes;
 import static io.walden.core.TestLogs.string;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static io.walden.core.internal.PartsForTests.registry;
 
 /** A read starts only where a record provably starts: never inside a payload, whatever that payload holds. */
 class ReadStartTest {
@@ -39,7 +40,7 @@ class ReadStartTest {
     void shouldReportADamagedLengthWordAtAProvenBoundaryAsCorruptionWhenShipping() {
         try (Wal wal = Wal.open(TestLogs.small(dir).build())) {
             long first = wal.append(bytes("first"), Durability.LOCAL); // a segment's first record: a boundary by construction
-            Segment seg = wal.parts().registry.get(first);
+            Segment seg = registry(wal.parts()).get(first);
             seg.writeInt(first - seg.startLsn(), 5); // no record is 5 bytes long
             assertThatThrownBy(() -> wal.replication().readFlushed(first, 1 << 20)).isInstanceOf(WalCorruptedException.class)
                     .hasMessageContaining(Lsn.format(first)).hasMessageContaining("impossible length word");

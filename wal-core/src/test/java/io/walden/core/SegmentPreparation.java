@@ -4,6 +4,8 @@ import io.walden.core.internal.record.RecordDescriptor;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.Callable;
+import static io.walden.core.internal.PartsForTests.preparer;
+import static io.walden.core.internal.PartsForTests.registry;
 
 /**
  * For tests in any module: stops a log's segment preparation for a while, so that the next append that needs a new
@@ -20,9 +22,9 @@ public final class SegmentPreparation {
      */
     public static <T> T holdAtFullSegment(Wal wal, int filler, Callable<T> whileHeld) throws Exception {
         // Prepared one ahead: wait until it is, so that the hold below stops the one after.
-        Eventually.waitUntil("the next segment prepared", () -> wal.parts().registry.get(
-                wal.parts().registry.segmentStart(wal.insertLsn()) + wal.config().segmentSize()) != null);
-        synchronized (wal.parts().preparer) {
+        Eventually.waitUntil("the next segment prepared", () -> registry(wal.parts()).get(
+                registry(wal.parts()).segmentStart(wal.insertLsn()) + wal.config().segmentSize()) != null);
+        synchronized (preparer(wal.parts())) {
             long size = wal.config().segmentSize();
             // Fill until an append would need the segment that cannot be prepared now; an append refused before
             // that was refused for want of room in the WAL buffers, which the background writer makes.
@@ -31,9 +33,9 @@ public final class SegmentPreparation {
                     // filled on
                 }
                 long insert = wal.insertLsn();
-                long next = wal.parts().registry.segmentStart(insert) + size;
+                long next = registry(wal.parts()).segmentStart(insert) + size;
                 boolean needsNext = insert + RecordDescriptor.aligned(24 + filler) + 24 > next;
-                return needsNext && wal.parts().registry.get(next) == null;
+                return needsNext && registry(wal.parts()).get(next) == null;
             });
             return whileHeld.call();
         }

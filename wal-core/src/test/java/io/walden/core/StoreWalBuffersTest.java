@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import static io.walden.core.TestLogs.SMALL_SEGMENT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static io.walden.core.internal.PartsForTests.idleRing;
 
 /**
  * A store's logs take their WAL buffers from one budget ({@link WalStoreConfig.Builder#walBuffers}): a log holds its
@@ -66,7 +67,7 @@ class StoreWalBuffersTest {
         try (WalStore store = open(4 * RING)) {
             Wal a = store.create("a");
             long first = a.append(TestLogs.bytes("before"), Durability.LOCAL);
-            assertThat(a.parts().idleRing.trim()).as("the ring went back").isTrue();
+            assertThat(idleRing(a.parts()).trim()).as("the ring went back").isTrue();
             assertThat(store.walBuffersHeld()).isZero();
             long second = a.append(TestLogs.bytes("after"), Durability.LOCAL);
             assertThat(store.walBuffersHeld()).isEqualTo(RING);
@@ -189,7 +190,7 @@ class StoreWalBuffersTest {
                     .get(10, TimeUnit.SECONDS);
             assertThat(appended).as("a non-waiting append to a log that would wait for the budget").isFalse();
             claim.commit(Durability.LOCAL);
-            assertThat(busy.parts().idleRing.trim()).isTrue(); // the budget free again
+            assertThat(idleRing(busy.parts()).trim()).isTrue(); // the budget free again
             assertThat(CompletableFuture.supplyAsync(() -> dormant.nonWaiting().tryAppendAsync(0,
                     ByteBuffer.wrap(TestLogs.bytes("now")), Durability.OFF)).get(10, TimeUnit.SECONDS))
                     .as("once the ring fits").isNotNull();

@@ -13,6 +13,7 @@ import static io.walden.core.TestLogs.SMALL_SEGMENT;
 import static io.walden.core.TestLogs.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static io.walden.core.internal.PartsForTests.preparer;
 
 class TruncationTest {
     @TempDir
@@ -54,9 +55,9 @@ class TruncationTest {
             wal.truncateBefore(wal.flushedLsn());
             Eventually.holds(() -> SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX).size() >= 2);
             assertThat(SegmentFiles.listWithSuffix(dir, SegmentFiles.SPARE_SUFFIX)).hasSize(2);
-            long recycledBefore = wal.parts().preparer.recycledCount();
+            long recycledBefore = preparer(wal.parts()).recycledCount();
             fill(wal, 400);
-            assertThat(wal.parts().preparer.recycledCount()).isGreaterThan(recycledBefore);
+            assertThat(preparer(wal.parts()).recycledCount()).isGreaterThan(recycledBefore);
             assertThat(SegmentFiles.list(dir).size()).isLessThanOrEqualTo(wal.status().segmentCount() + 2);
         }
     }

@@ -19,6 +19,7 @@ import java.util.concurrent.Future;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static io.walden.core.internal.PartsForTests.dictionaries;
 
 /**
  * zstd dictionaries (docs/format.md, "zstd dictionaries"): the log trains one on its first zstd payloads, compresses
@@ -71,12 +72,12 @@ class ZstdDictionaryTest {
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
             n = appendUntilTrained(wal, 0);
             append(wal, n, 10); // a copy in the last segment
-            id = wal.parts().dictionaries.active().id();
+            id = dictionaries(wal.parts()).active().id();
         }
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).build())) {
             long first = wal.append(CompressionTest.jsonEvent(n + 10), Durability.LOCAL); // looks in the log, in the background
             awaitDictionary(wal);
-            assertThat(wal.parts().dictionaries.active().id()).as("the one the log carries, not a new one").isEqualTo(id);
+            assertThat(dictionaries(wal.parts()).active().id()).as("the one the log carries, not a new one").isEqualTo(id);
             try (WalReader r = wal.reader(first)) {
                 assertThat(r.next().payload()).isEqualTo(CompressionTest.jsonEvent(n + 10));
             }
@@ -93,13 +94,13 @@ class ZstdDictionaryTest {
             append(primary, n, 10);
             primary.flush();
             Replicas.catchUp(primary, replica);
-            assertThat(replica.parts().dictionaries.active()).as("a replica compresses nothing").isNull();
+            assertThat(dictionaries(replica.parts()).active()).as("a replica compresses nothing").isNull();
             replica.replication().promote();
             byte[] event = CompressionTest.jsonEvent(n + 10);
             replica.append(0, event, 0, event.length, Durability.OFF, Compression.ZSTD); // looks in the log, in the background
             awaitDictionary(replica);
-            assertThat(replica.parts().dictionaries.active().id()).as("the primary's, not a new one")
-                    .isEqualTo(primary.parts().dictionaries.active().id());
+            assertThat(dictionaries(replica.parts()).active().id()).as("the primary's, not a new one")
+                    .isEqualTo(dictionaries(primary.parts()).active().id());
         }
     }
 
@@ -107,7 +108,7 @@ class ZstdDictionaryTest {
     void noDictionaryIsTrainedWhenTheLogIsToldNotTo() {
         try (Wal wal = Wal.open(TestLogs.small(work).compression(Compression.ZSTD).zstdDictionary(false).build())) {
             append(wal, 0, 500);
-            assertThat(wal.parts().dictionaries.active()).isNull();
+            assertThat(dictionaries(wal.parts()).active()).isNull();
             assertThat(controlRecords(wal)).isEmpty();
         }
     }
@@ -303,7 +304,7 @@ class ZstdDictionaryTest {
     /** Waits (up to 10 s) until the log has a dictionary to compress with. */
     private static void awaitDictionary(Wal wal) {
         long deadline = System.nanoTime() + 10_000_000_000L;
-        while (wal.parts().dictionaries.active() == null) {
+        while (dictionaries(wal.parts()).active() == null) {
             assertThat(System.nanoTime()).as("a dictionary within 10 s").isLessThan(deadline);
             Thread.onSpinWait();
         }
@@ -313,7 +314,7 @@ class ZstdDictionaryTest {
     static int appendUntilTrained(Wal wal, int from) {
         long deadline = System.nanoTime() + 30_000_000_000L;
         int i = from;
-        while (wal.parts().dictionaries.active() == null) {
+        while (dictionaries(wal.parts()).active() == null) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("no dictionary after " + (i - from) + " zstd appends");
             }

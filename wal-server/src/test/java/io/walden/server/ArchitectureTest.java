@@ -59,7 +59,7 @@ class ArchitectureTest {
         noClasses().that().resideInAPackage("io.walden.core.internal..")
                 .should().dependOnClassesThat(belongToAnyOf(Wal.class, Cursors.class, WalReader.class, WalClaim.class,
                         WalStatus.class, NonWaitingAppends.class).and(DescribedPredicate.not(equivalentTo(WalReader.Visibility.class))))
-                .because("a part of the log that needs another gets that part (WalParts), never the facade over them; "
+                .because("a part of the log that needs another gets it at construction (WalParts wires them), never the facade over them; "
                         + "WalReader.Visibility, an enum, is a value type")
                 .check(main);
     }

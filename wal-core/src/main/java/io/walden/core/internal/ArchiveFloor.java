@@ -1,8 +1,10 @@
 package io.walden.core.internal;
 
 import io.walden.core.internal.archive.Archiver;
+import io.walden.core.internal.segment.SegmentRegistry;
 
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * What the group's archive holds, as far as this log knows: the one place that says which segments truncation must
@@ -25,23 +27,32 @@ public final class ArchiveFloor {
     /** Nothing learnt yet: everything is kept. */
     static final long UNKNOWN = 0;
 
-    private final WalParts parts;
+    private final LogPositions positions;
+    private final SegmentRegistry registry;
+    /** Why local appends are refused, or null ({@link WalReplication#refusal()}; the replication side is made after this). */
+    private final Supplier<String> refusal;
+    /** The log's archiver, or null when it is not archived (made after this, from the parts; read at each call). */
+    private final Supplier<Archiver> archiver;
     /** What the primary last said (see {@link io.walden.core.archive.ArchivedLog#archivedUpstream()}). */
     private final AtomicLong upstream = new AtomicLong(UNKNOWN);
 
-    ArchiveFloor(WalParts parts) {
-        this.parts = parts;
+    ArchiveFloor(LogPositions positions, SegmentRegistry registry, Supplier<String> refusal, Supplier<Archiver> archiver) {
+        this.positions = positions;
+        this.registry = registry;
+        this.refusal = refusal;
+        this.archiver = archiver;
     }
 
     /** Whether the log takes local appends: it is a primary, and the archive it knows is its own. */
     boolean ownArchive() {
-        return parts.replication.refusal() == null && parts.readLimit.get() == Long.MAX_VALUE;
+        return refusal.get() == null && positions.readLimit() == Long.MAX_VALUE;
     }
 
     /** The LSN below which truncation may remove segments as far as the archive is concerned (MAX_VALUE: all). */
     public long forTruncation() {
-        if (parts.archiver != null) {
-            return parts.archiver.retentionFloor(); // its markers, and on a replica what the primary said
+        Archiver a = archiver.get();
+        if (a != null) {
+            return a.retentionFloor(); // its markers, and on a replica what the primary said
         }
         return ownArchive() ? Long.MAX_VALUE : upstream.get();
     }
@@ -54,11 +65,12 @@ public final class ArchiveFloor {
         if (!ownArchive()) {
             return upstream.get();
         }
-        if (parts.archiver == null) {
+        Archiver a = archiver.get();
+        if (a == null) {
             return Long.MAX_VALUE;
         }
         // Never past the segment being written, which is never archived: MAX_VALUE says "no archive", not "all archived".
-        return Math.min(parts.archiver.retentionFloor(), parts.registry.segmentStart(parts.insert.get()));
+        return Math.min(a.retentionFloor(), registry.segmentStart(positions.insertLsn()));
     }
 
     public long upstream() {
@@ -75,7 +87,7 @@ public final class ArchiveFloor {
      * the archive may not hold for the bytes it has from here on, so it keeps everything until its primary says.
      */
     void forget(long lsn) {
-        long start = parts.registry.segmentStart(lsn);
+        long start = registry.segmentStart(lsn);
         upstream.accumulateAndGet(start, Math::min); // atomic against a report being learnt meanwhile
     }
 }

@@ -9,33 +9,46 @@ import java.util.List;
 
 /**
  * The view of a log its {@link io.walden.core.internal.archive.Archiver} gets: what it reads, and the one switch it holds.
- * Built from the log's parts, so the archiver can be made while the log is being put together.
+ * Made from the log's parts once every one of them is (the archiver is the last).
  */
 public final class ArchivedWal implements ArchivedLog {
-    private final WalParts parts;
+    private final Path dir;
+    private final long segmentSize;
+    private final LogPositions positions;
+    private final ArchiveFloor archiveFloor;
+    /** The epoch history, which the archive keeps a copy of. */
+    private final WalReplication replication;
+    /** Where the one switch is: appends blocked while the archive falls too far behind. */
+    private final WritePath writes;
 
-    public ArchivedWal(WalParts parts) {
-        this.parts = parts;
+    ArchivedWal(Path dir, long segmentSize, LogPositions positions, ArchiveFloor archiveFloor, WalReplication replication,
+                WritePath writes) {
+        this.dir = dir;
+        this.segmentSize = segmentSize;
+        this.positions = positions;
+        this.archiveFloor = archiveFloor;
+        this.replication = replication;
+        this.writes = writes;
     }
 
     @Override
     public Path directory() {
-        return parts.dir;
+        return dir;
     }
 
     @Override
     public long segmentSize() {
-        return parts.config.segmentSize();
+        return segmentSize;
     }
 
     @Override
     public List<SegmentInfo> segments() {
-        return parts.segments();
+        return positions.segments();
     }
 
     @Override
     public long flushedLsn() {
-        return parts.flushed.get();
+        return positions.flushedLsn();
     }
 
     /**
@@ -44,21 +57,21 @@ public final class ArchivedWal implements ArchivedLog {
      */
     @Override
     public boolean acceptsAppends() {
-        return parts.archiveFloor.ownArchive();
+        return archiveFloor.ownArchive();
     }
 
     @Override
     public long archivedUpstream() {
-        return parts.archiveFloor.upstream();
+        return archiveFloor.upstream();
     }
 
     @Override
     public EpochHistory history() {
-        return parts.replication.history();
+        return replication.history();
     }
 
     @Override
     public void blockAppends(String reason) {
-        parts.writes.blockAppends(reason);
+        writes.blockAppends(reason);
     }
 }

@@ -10,6 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -51,13 +52,19 @@ public final class IdleRing implements WalBuffersBudget.Holder {
     /** On the heap: a direct buffer made at a first trim would look like a leak of direct memory to a process's measure. */
     private static final ByteBuffer ZEROS = ByteBuffer.allocate(64 << 10).asReadOnlyBuffer();
 
-    private final WalParts parts;
     private final WalBuffers ring;
     private final Position insert;
     private final Position published;
     private final Position written;
+    private final Position flushed;
     private final Activity activity;
     private final GroupCommit commit;
+    /** Whether the log is closed: close() frees the ring, so a closed log's is never touched here. */
+    private final WritePath writes;
+    /** Parks the segments the log writes into, while nobody is inside (WalParts#parkSegmentsWhileQuiescent). */
+    private final Runnable segmentParking;
+    /** The log's directory: its name to the budget, and in the message. */
+    private final Path dir;
     /** The store's budget of WAL buffers, or null (a log of its own: its ring is its own, never dormant). */
     private final WalBuffersBudget budget;
     /** One waking thread at a time; the others wait for it (they enter once it woke the log). */
@@ -70,15 +77,24 @@ public final class IdleRing implements WalBuffersBudget.Holder {
     private volatile long trimmedAt = -1;
     private volatile long trims;
 
-    IdleRing(WalParts parts, WalBuffersBudget budget) {
-        this.parts = parts;
-        this.ring = parts.ring;
-        this.insert = parts.insert;
-        this.published = parts.published;
-        this.written = parts.written;
-        this.activity = parts.activity;
-        this.commit = parts.commit;
+    /**
+     * @param ring           the WAL buffers, and below the ends appenders and the flush leader move in them
+     * @param budget         the store's budget of WAL buffers, or null (a log of its own)
+     * @param segmentParking parks the segments the log writes into (called while nobody is inside)
+     */
+    IdleRing(WalBuffers ring, Position insert, Position published, Position written, Position flushed, Activity activity,
+             GroupCommit commit, WritePath writes, WalBuffersBudget budget, Runnable segmentParking, Path dir) {
+        this.flushed = flushed;
+        this.ring = ring;
+        this.insert = insert;
+        this.published = published;
+        this.written = written;
+        this.activity = activity;
+        this.commit = commit;
+        this.writes = writes;
         this.budget = budget;
+        this.segmentParking = segmentParking;
+        this.dir = dir;
         if (budget != null) {
             activity.wakeWith(waker);
         }
@@ -137,14 +153,14 @@ public final class IdleRing implements WalBuffersBudget.Holder {
 
         /** A closed or failed log takes nothing: the entry wakes it only to be refused. */
         private boolean cancelled() {
-            return parts.writes.isClosed() || commit.failure() != null;
+            return writes.isClosed() || commit.failure() != null;
         }
 
         private void woke(boolean holding) {
             if (holding) {
                 sameSince = System.nanoTime();
                 trimmedAt = -1; // a log that wakes and never moves goes dormant again at its idle tick
-                if (parts.writes.isClosed()) {
+                if (writes.isClosed()) {
                     budget.release(IdleRing.this); // close() gave back before this took: take nothing past close
                 }
             }
@@ -174,7 +190,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
 
     @Override
     public String name() {
-        return parts.dir.toString();
+        return dir.toString();
     }
 
     /** Another log wakes and the budget is short: the ring goes back now if this log is quiet (see the class). */
@@ -228,7 +244,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
     /** {@link #trim}, waiting up to {@code graceNanos} for those inside; with the segments too when asked. */
     private boolean trim(long graceNanos, boolean parkSegments) {
         long end = insert.get();
-        if (parts.writes.isClosed() || activity.isDormant() || published.get() != end || written.get() != end) {
+        if (writes.isClosed() || activity.isDormant() || published.get() != end || written.get() != end) {
             return false;
         }
         boolean dormant = false;
@@ -245,7 +261,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
             Activity.Cell self = activity.cell();
             Activity.enterWhilePaused(self);
             try {
-                if (parts.writes.isClosed()) {
+                if (writes.isClosed()) {
                     return false; // close() came first: it frees the ring once nobody is inside
                 }
                 commit.lockWrites();
@@ -253,7 +269,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
                     if (insert.get() == end && published.get() == end && written.get() == end && settled(end)
                             && release(end)) {
                         if (parkSegments) {
-                            parts.parkSegmentsWhileQuiescent(); // and the segments it writes into: nobody is inside
+                            segmentParking.run(); // and the segments it writes into: nobody is inside
                         }
                         trimmedAt = end; // before it can wake: a wake sets it back
                         dormant = budget != null;
@@ -284,7 +300,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
      * so the commit callbacks it would run (which may append) must have none to run.
      */
     private boolean settled(long end) {
-        return budget == null || (parts.flushed.get() == end && !commit.hasAsyncWaits());
+        return budget == null || (flushed.get() == end && !commit.hasAsyncWaits());
     }
 
     /** Keeps the words written ahead at the end, returns the pages, puts the words back. */
@@ -293,7 +309,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
         int ahead = (int) Math.min(AHEAD, ring.size() - at);
         if (!zeroBut(at, ahead)) {
             LOG.warn("Not returning the WAL buffers of the log in {}: they hold bytes past its end {} (a bug: please "
-                    + "report it)", parts.dir, end);
+                    + "report it)", dir, end);
             return false;
         }
         long[] words = new long[ahead / Long.BYTES];

@@ -5,8 +5,10 @@ import io.walden.core.Lsn;
 import io.walden.core.LsnRemovedException;
 import io.walden.core.WalReader;
 import io.walden.core.internal.commit.ReadNotifier;
+import io.walden.core.WalConfig;
 import io.walden.core.internal.record.ZstdDictionary;
 import io.walden.core.internal.segment.Segment;
+import io.walden.core.internal.segment.SegmentRegistry;
 
 import java.nio.ByteBuffer;
 
@@ -18,65 +20,73 @@ import java.nio.ByteBuffer;
  * <p>Thread-safety: every method from any thread.
  */
 public final class ReadPath {
-    private final WalParts parts;
+    /** Whether the log is open: a reader of a closed log is refused. */
+    private final WritePath writes;
+    private final LogPositions positions;
+    /** The segments readers enter (and map again when they were parked). */
+    private final SegmentRegistry registry;
+    private final ReadNotifier notifier;
+    private final long segmentSize;
+    private final int maxPayloadSize;
     private final SegmentDictionaries dictionaries = new SegmentDictionaries();
 
-    public ReadPath(WalParts parts) {
-        this.parts = parts;
+    ReadPath(WritePath writes, LogPositions positions, SegmentRegistry registry, ReadNotifier notifier, WalConfig config) {
+        this.writes = writes;
+        this.positions = positions;
+        this.registry = registry;
+        this.notifier = notifier;
+        this.segmentSize = config.segmentSize();
+        this.maxPayloadSize = config.maxPayloadSize();
     }
 
     /** See {@link Wal#reader(long, WalReader.Visibility)}. */
     public LogReader reader(long fromLsn, WalReader.Visibility visibility) {
-        parts.writes.ensureOpen();
-        long oldest = parts.oldestLsn();
-        Segment first = parts.registry.oldest();
+        writes.ensureOpen();
+        long oldest = positions.oldestLsn();
+        Segment first = registry.oldest();
         if (first != null && fromLsn >= first.startLsn() && fromLsn < oldest) {
             fromLsn = oldest; // inside the oldest segment's header: the log starts right after it
         }
         if (fromLsn < oldest) {
             throw new LsnRemovedException(fromLsn, oldest);
         }
-        long insert = parts.insert.get();
+        long insert = positions.insertLsn();
         if (fromLsn > insert) {
             throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond the end of the log ("
                     + Lsn.format(insert) + ")");
         }
-        long from = ReadStart.pastHeader(fromLsn, parts.config.segmentSize());
-        long expectedPrev = ReadStart.expectedPrev(parts.registry, from, parts.written.get(), insert, oldest);
+        long from = ReadStart.pastHeader(fromLsn, segmentSize);
+        long expectedPrev = ReadStart.expectedPrev(registry, from, positions.writtenLsn(), insert, oldest);
         return new LogReader(this, from, expectedPrev, visibility);
     }
 
     /** The log's own reader of control records from {@code from} to {@code until}, past a replica's read limit. */
     public LogReader controlScanner(long from, long until, LogReader.ControlSink sink) {
-        parts.writes.ensureOpen();
-        long oldest = parts.oldestLsn();
-        long insert = parts.insert.get();
-        long start = ReadStart.pastHeader(Math.min(Math.max(from, oldest), insert), parts.config.segmentSize());
+        writes.ensureOpen();
+        long oldest = positions.oldestLsn();
+        long insert = positions.insertLsn();
+        long start = ReadStart.pastHeader(Math.min(Math.max(from, oldest), insert), segmentSize);
         long expectedPrev = start >= insert ? ReadStart.ANY_PREV
-                : ReadStart.expectedPrev(parts.registry, start, parts.written.get(), insert, oldest);
+                : ReadStart.expectedPrev(registry, start, positions.writtenLsn(), insert, oldest);
         return new LogReader(this, start, expectedPrev, WalReader.Visibility.WRITTEN, until, sink);
     }
 
     /** For a reader that started beyond the written position: proves its start once it is written (see ReadStart). */
     public long expectedPrevAt(long lsn) {
-        return ReadStart.expectedPrev(parts.registry, lsn, parts.written.get(), parts.insert.get(), parts.oldestLsn());
+        return ReadStart.expectedPrev(registry, lsn, positions.writtenLsn(), positions.insertLsn(), positions.oldestLsn());
     }
 
-    /**
-     * What readers at {@code visibility} may see now: below the written or flushed position, and, on a replica, below
-     * what its primary has flushed (the read limit).
-     */
+    /** What readers at {@code visibility} may see now (see {@link LogPositions#visibleLsn}). */
     public long visibleLsn(WalReader.Visibility visibility) {
-        long end = visibility == WalReader.Visibility.WRITTEN ? parts.written.get() : parts.flushed.get();
-        return Math.min(end, parts.readLimit.get());
+        return positions.visibleLsn(visibility);
     }
 
     public long writtenLsn() {
-        return parts.written.get();
+        return positions.writtenLsn();
     }
 
     public long oldestLsn() {
-        return parts.oldestLsn();
+        return positions.oldestLsn();
     }
 
     /**
@@ -84,15 +94,15 @@ public final class ReadPath {
      * caller exits it.
      */
     public Segment enterSegment(long lsn) {
-        return parts.registry.enter(lsn);
+        return registry.enter(lsn);
     }
 
     public ReadNotifier notifier() {
-        return parts.notifier;
+        return notifier;
     }
 
     public boolean isClosed() {
-        return parts.writes.isClosed();
+        return writes.isClosed();
     }
 
     /** The zstd dictionary {@code id} for a record at {@code before} in {@code segment} (see SegmentDictionaries). */
@@ -106,6 +116,6 @@ public final class ReadPath {
     }
 
     public int maxPayloadSize() {
-        return parts.config.maxPayloadSize();
+        return maxPayloadSize;
     }
 }

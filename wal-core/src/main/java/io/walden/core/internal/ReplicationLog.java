@@ -1,39 +1,48 @@
 package io.walden.core.internal;
 
+import java.util.function.LongConsumer;
+import java.util.function.Supplier;
+
 /**
  * The log as its replication side calls back into it ({@link WalReplication.Log}): the write path's open state and
- * flush, the oldest record, and what the log forgets after a rewind. Reads the parts at each call, so the replication
- * side can be made before the write path that admits appends by its refusal.
+ * flush, the oldest record, and what the log forgets after a rewind. The write path is made after the replication
+ * side (it admits appends by its refusal), so it is read at each call.
  */
 final class ReplicationLog implements WalReplication.Log {
-    private final WalParts parts;
+    /** The log's write path, made after the replication side: read at each call. */
+    private final Supplier<WritePath> writes;
+    private final LogPositions positions;
+    /** What the rest of the log forgets after a rewind (WalParts#rewound: readers, the archive floor, the archiver). */
+    private final LongConsumer rewound;
 
-    ReplicationLog(WalParts parts) {
-        this.parts = parts;
+    ReplicationLog(Supplier<WritePath> writes, LogPositions positions, LongConsumer rewound) {
+        this.writes = writes;
+        this.positions = positions;
+        this.rewound = rewound;
     }
 
     @Override
     public void ensureOpen() {
-        parts.writes.ensureOpen();
+        writes.get().ensureOpen();
     }
 
     @Override
     public boolean isClosed() {
-        return parts.writes.isClosed();
+        return writes.get().isClosed();
     }
 
     @Override
     public long oldestLsn() {
-        return parts.oldestLsn();
+        return positions.oldestLsn();
     }
 
     @Override
     public void flush() {
-        parts.writes.flush();
+        writes.get().flush();
     }
 
     @Override
     public void rewound(long lsn) {
-        parts.rewound(lsn);
+        rewound.accept(lsn);
     }
 }

@@ -5,7 +5,9 @@ import io.walden.core.internal.record.RecordCheck;
 import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.record.ZstdDictionary;
+import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.segment.SegmentHeaderDescriptor;
+import io.walden.core.internal.segment.SegmentRegistry;
 
 import java.nio.ByteBuffer;
 import java.util.HashMap;
@@ -83,6 +85,23 @@ public final class SegmentDictionaries {
 
     private ZstdDictionary dictionaryAtCursor() {
         return (cursor.flags() & RecordDescriptor.FLAG_CONTROL) != 0 ? ControlRecord.decodeDictionary(cursor.payload()) : null;
+    }
+
+    /**
+     * The newest zstd dictionary the segment of a log's written end ({@code end}) holds, or null (DictionaryTrainer looks
+     * here, in the background, before its first training: a log reopened, or a replica promoted, goes on with the
+     * dictionary it carries). Only that segment is walked, and only its written records.
+     */
+    static ZstdDictionary newestInLog(SegmentRegistry registry, long end) {
+        Segment seg = registry.enter(end);
+        if (seg == null) {
+            return null;
+        }
+        try {
+            return newestIn(seg.newView(), seg.startLsn(), end - seg.startLsn());
+        } finally {
+            seg.exit();
+        }
     }
 
     /** The last dictionary stored in a segment below offset {@code before}, or null (for the writer, at open). */

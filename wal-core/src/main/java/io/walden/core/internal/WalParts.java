@@ -1,8 +1,8 @@
 package io.walden.core.internal;
 
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.Lsn;
 import io.walden.core.RecoveryReport;
-import io.walden.core.SegmentInfo;
 import io.walden.core.WalConfig;
 import io.walden.core.WalException;
 import io.walden.core.WalFailedException;
@@ -23,7 +23,6 @@ import io.walden.core.internal.metrics.WalStats;
 import io.walden.core.internal.record.DictionaryTrainer;
 import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.record.RecordDescriptor;
-import io.walden.core.internal.record.ZstdDictionary;
 import io.walden.core.internal.recovery.Checkpointer;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.recovery.LogOpener;
@@ -32,7 +31,6 @@ import io.walden.core.internal.retention.Retention;
 import io.walden.core.internal.segment.OpenSegments;
 import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.segment.SegmentFiles;
-import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 import io.walden.core.internal.segment.SegmentLinks;
 import io.walden.core.internal.segment.SegmentPreparer;
 import io.walden.core.internal.segment.SegmentRegistry;
@@ -53,10 +51,14 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The parts of one open {@link Wal} and the order they start and stop in: recovery's result wired into the
- * positions, the WAL buffers, the appender, group commit, the background writer, the checkpointer, the cursors, the
- * archiver, the replication side and the write path. {@code Wal} is the facade over them; this class owns their
- * lifetimes and the truncation that spans several of them.
+ * The composition root of one open {@link Wal}: makes its parts and wires them, and owns the order they start and stop
+ * in: recovery's result wired into the positions, the WAL buffers, the appender, group commit, the background writer,
+ * the checkpointer, the cursors, the archiver, the replication side and the write path. Each part gets at
+ * construction what it uses: the parts it calls, or a narrow interface it declares for the calls into the rest of the
+ * log ({@link Retention.Log}, {@link WalReplication.Log}, {@link CursorBook.Log}), which an adapter here implements
+ * ({@link RetainedLog}, {@link ReplicationLog}, {@link CursorLog}). Nothing outside reads its fields: {@code Wal}, the
+ * facade, gets the few parts it is the front of through the accessors below, and this class keeps the lifetimes and
+ * the truncation that spans several parts.
  *
  * <p>Thread-safety: the parts are final and safely published by {@link Wal#open}; {@link #truncateBefore} and
  * {@link #close} serialise on {@code adminLock}.
@@ -65,7 +67,7 @@ public final class WalParts {
     private static final Logger LOG = LoggerFactory.getLogger(WalParts.class);
     private static final long CLOSE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-    public final WalConfig config;
+    private final WalConfig config;
     /** Where the background jobs run: threads of this log's own, or its store's. */
     private final BackgroundThreads threads;
     private final boolean ownsThreads;
@@ -73,63 +75,61 @@ public final class WalParts {
     private final OpenSegments openFiles;
     /** Set once the log started (the last step of {@link #start}); read by the periodic turn and close. */
     private volatile OpenSegments.Log openFilesEntry;
-    public final Path dir;
-    public final FileChannel lockChannel;
-    public final FileLock lock;
-    public final long logId;
-    public final ControlFile controlFile;
-    public final SegmentRegistry registry;
-    public final SegmentPreparer preparer;
-    public final Position insert;
-    /** The end of the records published in the WAL buffers (appenders move it; the flush leader writes up to it). */
-    public final Position published;
+    private final Path dir;
+    /** The directory's lock and the control file: held from open to close. */
+    private final FileChannel lockChannel;
+    private final FileLock lock;
+    private final ControlFile controlFile;
+    private final SegmentRegistry registry;
+    private final SegmentPreparer preparer;
+    private final Position insert;
     /** The end of what the segment files hold: readers, boundary proofs and senders read the files below it. */
-    public final Position written;
+    private final Position written;
     /** The WAL buffers: appenders copy records here; the flush leader writes them into the files. */
-    public final WalBuffers ring;
-    public final Position flushed;
-    public final ReadNotifier notifier = new ReadNotifier();
-    private final Appender appender;
-    /** The writer's zstd dictionary (sampled and trained after open). */
-    public final DictionaryTrainer dictionaries;
-    public final GroupCommit commit;
-    public final BackgroundWriter writer;
-    private final Checkpointer checkpointer;
-    private final SyncStrategy sync;
-    public final RecoveryReport report;
-    public final int maxPayload;
-    public final WalStats stats = new WalStats();
-    /** Who is inside the log: close() waits for them, truncation's grace periods too (see Activity). */
-    public final Activity activity = new Activity();
-    public final RemoteWaits remote;
-    public final WalMetrics metrics;
-    public final CursorBook cursors;
-    /** Serialises truncation, close and the replication side's role changes, rewinds and applied bytes. */
-    private final Object adminLock = new Object();
-    /** The side replication drives: the role (appends refused on a replica), the epoch history, rewinds. */
-    public final WalReplication replication;
-    /** Admission, the copy into the WAL buffers and each append's durability wait. */
-    public final WritePath writes;
-    /** Gives an idle log's WAL buffers' memory back to the system, and takes it again at the next append. */
-    public final IdleRing idleRing;
-    /** All a reader sees of the log. */
-    public final ReadPath reads = new ReadPath(this);
-    /** Every record's time (RecordClock): read by appenders inside their reservation. */
-    public final RecordClock clock;
-    /** Seek by time. */
-    public final TimeIndex times;
-    /** Removes old segments by time and size (retention-time, retention-bytes); idle when neither is set. */
-    public final Retention retention;
-    /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
-    public final Archiver archiver;
-    /** What the group's archive holds as far as this log knows: what truncation keeps for it, on every role. */
-    final ArchiveFloor archiveFloor = new ArchiveFloor(this);
+    private final WalBuffers ring;
+    private final Position flushed;
     /**
      * A replica's read limit: its primary had flushed everything below it; readers, appliers and cascading senders see
      * nothing at or beyond it (it may still be rewound). {@code Long.MAX_VALUE} for a primary's log. Moved forward by
      * the replica's receiver, back only by {@link WalReplication#rewindTo}, both under the admin lock; persisted with checkpoints.
      */
-    public final Position readLimit;
+    private final Position readLimit;
+    /** Where the log begins and ends, read-only: what the parts that only look at its extent are given. */
+    private final LogPositions positions;
+    private final ReadNotifier notifier = new ReadNotifier();
+    private final Appender appender;
+    /** The writer's zstd dictionary (sampled and trained after open). */
+    private final DictionaryTrainer dictionaries;
+    private final GroupCommit commit;
+    private final BackgroundWriter writer;
+    private final Checkpointer checkpointer;
+    private final SyncStrategy sync;
+    private final RecoveryReport report;
+    /** Who is inside the log: close() waits for them, truncation's grace periods too (see Activity). */
+    private final Activity activity = new Activity();
+    private final RemoteWaits remote;
+    private final WalMetrics metrics;
+    private final CursorBook cursors;
+    /** Serialises truncation, close and the replication side's role changes, rewinds and applied bytes. */
+    private final Object adminLock = new Object();
+    /** The side replication drives: the role (appends refused on a replica), the epoch history, rewinds. */
+    private final WalReplication replication;
+    /** Admission, the copy into the WAL buffers and each append's durability wait. */
+    private final WritePath writes;
+    /** All a reader sees of the log. */
+    private final ReadPath reads;
+    /** Gives an idle log's WAL buffers' memory back to the system, and takes it again at the next append. */
+    private final IdleRing idleRing;
+    /** Seek by time. */
+    private final TimeIndex times;
+    /** Removes old segments by time and size (retention-time, retention-bytes); idle when neither is set. */
+    private final Retention retention;
+    /** Archives sealed segments and holds truncation back for them; null when the log is not archived. */
+    private final Archiver archiver;
+    /** What the group's archive holds as far as this log knows: what truncation keeps for it, on every role. */
+    private final ArchiveFloor archiveFloor;
+    /** What operators read: the status and the meters. */
+    private final StatusSources status;
 
     /**
      * @param threads     where the background jobs run (see {@link BackgroundThreads})
@@ -146,44 +146,52 @@ public final class WalParts {
         this.dir = opened.dir();
         this.lockChannel = opened.lockChannel();
         this.lock = opened.lock();
-        this.logId = opened.logId();
+        long logId = opened.logId();
         this.controlFile = opened.controlFile();
         this.registry = opened.registry();
         RecoveryScanner.Result scan = opened.scan();
         ControlFile.Checkpoint after = opened.after();
-        this.maxPayload = config.maxPayloadSize();
         this.remote = new RemoteWaits(config.remoteCommitTimeout().toNanos(), threads);
         this.sync = SyncOverride.of(config);
         long end = scan.endLsn();
         this.insert = new Position(end);
-        this.published = new Position(end);
+        // The end of the records published in the WAL buffers (appenders move it; the flush leader writes up to it).
+        Position published = new Position(end);
         this.written = new Position(end);
         this.ring = WalBuffers.allocate(config.walBuffers(), config.segmentSize(),
                 RecordDescriptor.aligned(RecordDescriptor.recordLength(config.maxPayloadSize())));
         this.flushed = new Position(end);
+        this.readLimit = new Position(after.readLimit());
+        this.positions = new LogPositions(registry, insert, written, flushed, readLimit);
+        // The replication side and the archiver are made below, from parts that take this: it reads them at each call
+        // (through methods: a lambda may not read a final field before the constructor assigns it).
+        this.archiveFloor = new ArchiveFloor(positions, registry, () -> replication().refusal(), this::archiver);
         SegmentLinks links = new SegmentLinks(scan.firstPrevBySegment());
         links.begins(after.scanStart(), after.scanStartPrev());
         this.preparer = new SegmentPreparer(dir, config.segmentSize(), logId, registry, config.spareSegments(),
                 opened.spares(), activity::gracePeriod, e -> failFromBackground("the segment preparer failed: " + e, e), threads);
         this.dictionaries = new DictionaryTrainer(config.zstdDictionary(), config.zstdLevel(), config.segmentSize(), config.maxPayloadSize(),
-                dir.toString(), this::newestDictionaryInLog, threads);
-        this.clock = new RecordClock(threads.wallClock(config.clock()));
+                dir.toString(), () -> SegmentDictionaries.newestInLog(registry, written.get()), threads);
+        // Every record's time: read by appenders inside their reservation.
+        RecordClock clock = new RecordClock(threads.wallClock(config.clock()));
         this.times = new TimeIndex(registry, written::get);
         long lastTime = times.latestTime(end);
         if (lastTime != RecordCursor.NO_TIME) {
             clock.observe(lastTime); // a clock set back while the log was closed never makes times go backwards
         }
+        WalStats stats = new WalStats();
         this.appender = new Appender(registry, preparer, ring, insert, published, written, notifier, links,
                 scan.lastRecordLsn(), stats, dictionaries, clock);
-        this.retention = new Retention(new RetainedLog(this), times, config.clock(), config.retentionTime(),
-                config.retentionBytes(), threads);
+        this.retention = new Retention(new RetainedLog(registry, positions, this::truncate), times, config.clock(),
+                config.retentionTime(), config.retentionBytes(), threads);
         this.commit = new GroupCommit(appender, published, written, flushed, registry, sync, notifier,
                 config.commitDelay().toNanos(), config.commitSiblings());
-        this.readLimit = new Position(after.readLimit());
         this.checkpointer = new Checkpointer(controlFile, registry, flushed, links, logId, after.scanStart(), sync.durable(),
                 readLimit::get);
-        this.cursors = new CursorBook(this, dir); // before the writer, whose periodic task samples for them
-        WalReplication.Log replicated = new ReplicationLog(this);
+        // Before the writer, whose periodic task samples for them; the readers and the write path they call are made below.
+        this.cursors = new CursorBook(new CursorLog(this::reads, this::writes, this::replication), positions, times, config,
+                StatusSources.logName(dir), dir);
+        WalReplication.Log replicated = new ReplicationLog(this::writes, positions, this::rewound);
         this.replication = new WalReplication(replicated, dir, adminLock, activity, commit, checkpointer, appender,
                 notifier, cursors.replay, remote, insert, written, flushed, readLimit, dictionaries, archiveFloor,
                 config.segmentSize(), logId, opened.history(), opened.shutDownCleanly(),
@@ -194,12 +202,93 @@ public final class WalParts {
                 config.checkpointInterval().toNanos(),
                 this::periodically, threads);
         this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
-        this.idleRing = new IdleRing(this, budget);
+        this.reads = new ReadPath(writes, positions, registry, notifier, config);
+        this.idleRing = new IdleRing(ring, insert, published, written, flushed, activity, commit, writes, budget,
+                this::parkSegmentsWhileQuiescent, dir);
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
-        this.metrics = new WalMetrics(stats, new MeterSources(this));
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
+        this.status = new StatusSources(logId, report, dir, positions, writes, commit, remote, replication, retention,
+                archiver, preparer);
+        this.metrics = new WalMetrics(stats, status);
+    }
+
+    // ------------------------------------------------------------------ what the facade is the front of
+
+    /** The log's directory (absolute). */
+    public Path directory() {
+        return dir;
+    }
+
+    /** Appends, claims, flushes and durability waits. */
+    public WritePath writes() {
+        return writes;
+    }
+
+    /** All a reader sees of the log. */
+    public ReadPath reads() {
+        return reads;
+    }
+
+    /** Where the log begins and ends. */
+    public LogPositions positions() {
+        return positions;
+    }
+
+    /** Seek by time. */
+    public TimeIndex times() {
+        return times;
+    }
+
+    /** The named consumer cursors. */
+    public CursorBook cursors() {
+        return cursors;
+    }
+
+    /** The seam replication drives. */
+    public WalReplication replication() {
+        return replication;
+    }
+
+    /** What operators read about the log (its status and its meters). */
+    public StatusSources status() {
+        return status;
+    }
+
+    /** The log's meters and its cursors' (see WalMetrics and CursorLag). */
+    public MeterBinder meterBinder() {
+        return meters -> {
+            metrics.bindTo(meters);
+            cursors.lag.meterBinder().bindTo(meters);
+        };
+    }
+
+    // ------------------------------------------------------------------ for this package's tests (PartsForTests)
+
+    SegmentRegistry registry() {
+        return registry;
+    }
+
+    SegmentPreparer preparer() {
+        return preparer;
+    }
+
+    WalBuffers ring() {
+        return ring;
+    }
+
+    IdleRing idleRing() {
+        return idleRing;
+    }
+
+    DictionaryTrainer dictionaries() {
+        return dictionaries;
+    }
+
+    /** Null when the log is not archived. */
+    private Archiver archiver() {
+        return archiver;
     }
 
     /**
@@ -207,7 +296,7 @@ public final class WalParts {
      * while nobody is inside the log (IdleRing, activity paused and writes locked); the next append or flush maps them
      * again (SegmentRegistry.get).
      */
-    void parkSegmentsWhileQuiescent() {
+    private void parkSegmentsWhileQuiescent() {
         OpenSegments.Log files = openFilesEntry;
         if (files != null) {
             openFiles.parkQuiescent(files);
@@ -228,7 +317,8 @@ public final class WalParts {
 
     private Archiver newArchiver(ArchiveConfig archive) {
         try {
-            return new Archiver(new ArchivedWal(this), archive, threads);
+            return new Archiver(new ArchivedWal(dir, config.segmentSize(), positions, archiveFloor, replication, writes),
+                    archive, threads);
         } catch (IOException e) {
             throw new WalException("could not read the archive status in " + dir + ": " + e.getMessage(), e);
         }
@@ -240,29 +330,6 @@ public final class WalParts {
         if (c != null) {
             c.fail(what, cause);
         }
-    }
-
-    /**
-     * The newest zstd dictionary the segment of the log's written end holds, or null (DictionaryTrainer looks here, in
-     * the background, before its first training: a log reopened, or a replica promoted, goes on with the dictionary it
-     * carries). Only that segment is walked, and only its written records.
-     */
-    private ZstdDictionary newestDictionaryInLog() {
-        long end = written.get();
-        Segment seg = registry.enter(end);
-        if (seg == null) {
-            return null;
-        }
-        try {
-            return SegmentDictionaries.newestIn(seg.newView(), seg.startLsn(), end - seg.startLsn());
-        } finally {
-            seg.exit();
-        }
-    }
-
-    /** The log's name in its meters' {@code log} tag: its directory's name. */
-    public String logName() {
-        return String.valueOf(dir.getFileName());
     }
 
     /** Starts the background work, in order, once recovery is done (Wal.open). */
@@ -312,7 +379,7 @@ public final class WalParts {
      * Truncation, under the admin lock: the holders' floors are read once, {@code decide} answers where to truncate
      * given them, and the removal keeps what those same floors need (retention's report and removal agree).
      */
-    public void truncate(Retention.Decision decide) {
+    private void truncate(Retention.Decision decide) {
         synchronized (adminLock) {
             writes.ensureOpen();
             Retention.Floors floors = new Retention.Floors(replication.retentionFloor(), cursors.retention.floor(),
@@ -445,26 +512,11 @@ public final class WalParts {
     }
 
     /** After a replica's rewind to {@code lsn}: what the archiver marked archived from there on no longer holds. */
-    void rewound(long lsn) {
+    private void rewound(long lsn) {
         reads.rewound(lsn);
         archiveFloor.forget(lsn);
         if (archiver != null) {
             archiver.rewound(lsn);
         }
-    }
-
-    /** The live segment files, oldest first (see {@link WalStatus#segments()}). */
-    public List<SegmentInfo> segments() {
-        List<SegmentInfo> out = new ArrayList<>();
-        for (Segment s : registry.snapshot()) {
-            out.add(new SegmentInfo(s.startLsn(), s.endLsn(), s.path()));
-        }
-        return out;
-    }
-
-    /** The first record still kept (see {@link Wal#oldestLsn()}). */
-    public long oldestLsn() {
-        Segment s = registry.oldest();
-        return s == null ? insert.get() : s.startLsn() + SegmentHeaderDescriptor.LENGTH;
     }
 }

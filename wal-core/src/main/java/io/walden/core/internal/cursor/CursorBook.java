@@ -5,9 +5,11 @@ import io.walden.core.CursorBackwardsException;
 import io.walden.core.Durability;
 import io.walden.core.Lsn;
 import io.walden.core.UnknownCursorException;
+import io.walden.core.WalConfig;
 import io.walden.core.WalReader;
+import io.walden.core.internal.LogPositions;
 import io.walden.core.internal.LogReader;
-import io.walden.core.internal.WalParts;
+import io.walden.core.internal.TimeIndex;
 import io.walden.core.internal.record.ControlRecord;
 
 import java.io.IOException;
@@ -39,8 +41,35 @@ public final class CursorBook {
     public record Entry(String name, long lsn, long lagBytes, double lagSeconds, boolean lost) {
     }
 
-    /** The log's parts: its positions, its write path (the control records) and its readers. */
-    private final WalParts parts;
+    /**
+     * The rest of the log as the cursors call back into it: its readers and its write path, which are made after the
+     * cursors (the replication side takes {@link #replay}, and the write path that side). The log's adapter over its
+     * parts reads them at each call.
+     */
+    public interface Log {
+        /** A reader from {@code fromLsn} (see {@code Wal#reader}): proves a record boundary, or reads from a cursor. */
+        LogReader reader(long fromLsn, WalReader.Visibility visibility);
+
+        /** The log's own reader of its control records from {@code from} to {@code until}, past a replica's read limit. */
+        LogReader controlScanner(long from, long until, LogReader.ControlSink sink);
+
+        /** Appends a cursor change's control record; returns its LSN. */
+        long appendControl(byte[] record);
+
+        /** Waits until the record at {@code lsn} reached {@code durability}. */
+        void awaitDurable(long lsn, Durability durability);
+
+        /** Writes what the WAL buffers hold into the segment files, and forces it. */
+        void flush();
+
+        /** Why local appends are refused (a replica: no cursor changes either), or null. */
+        String refusal();
+    }
+
+    private final Log log;
+    private final LogPositions positions;
+    /** The log's default durability: a cursor change's, at least LOCAL. */
+    private final Durability durability;
     /**
      * What the cursors are. One lock guards it: this object's monitor, which the API below takes and so do the entry
      * points the log calls on the parts below (each is given this object as its {@code lock}), so that a change, a
@@ -56,13 +85,21 @@ public final class CursorBook {
     /** The last control record this log appended: a change that changes nothing still waits for it. */
     private long lastControlLsn = -1;
 
-    /** Calls nothing on {@code parts} until {@link #open()}: the log is still being put together. */
-    public CursorBook(WalParts parts, Path dir) {
-        this.parts = parts;
-        CursorRecords files = new CursorRecords(parts, dir);
-        this.lag = new CursorLag(parts, this, state);
-        this.replay = new CursorReplay(parts, dir, this, files, state, lag);
-        this.retention = new CursorRetention(parts, this, files, state, replay, lag.meters);
+    /**
+     * Calls nothing on {@code log} until {@link #open()}: the log is still being put together.
+     *
+     * @param times   each record's time (the cursors' lag in time)
+     * @param logName the log's name in the meters' {@code log} tag
+     * @param dir     where the cursor files are
+     */
+    public CursorBook(Log log, LogPositions positions, TimeIndex times, WalConfig config, String logName, Path dir) {
+        this.log = log;
+        this.positions = positions;
+        this.durability = config.durability();
+        CursorRecords files = new CursorRecords(log, positions, dir);
+        this.lag = new CursorLag(positions, times, config.clock(), logName, this, state);
+        this.replay = new CursorReplay(positions, dir, this, files, state, lag);
+        this.retention = new CursorRetention(positions, config.maxCursorRetainedBytes(), this, files, state, replay, lag.meters);
     }
 
     // ------------------------------------------------------------------ the application's calls
@@ -127,8 +164,8 @@ public final class CursorBook {
     /** Every cursor, by name. */
     public synchronized List<Entry> list() {
         replay.catchUp();
-        long end = parts.insert.get();
-        long oldest = parts.oldestLsn();
+        long end = positions.insertLsn();
+        long oldest = positions.oldestLsn();
         List<Entry> out = new ArrayList<>(state.lsns.size());
         state.lsns.forEach((name, lsn) -> {
             long seen = lag.endFor(lsn, end);
@@ -155,13 +192,13 @@ public final class CursorBook {
             retention.deleted(name);
             lag.meters.remove(name);
         }
-        parts.writes.awaitDurable(recordLsn, level());
+        log.awaitDurable(recordLsn, level());
         return true;
     }
 
     /** A reader (flushed records) starting at cursor {@code name}. @throws LsnRemovedException when the cursor is lost */
     public LogReader reader(String name) {
-        return parts.reads.reader(position(name), WalReader.Visibility.FLUSHED);
+        return log.reader(position(name), WalReader.Visibility.FLUSHED);
     }
 
     // ------------------------------------------------------------------ changes
@@ -178,10 +215,10 @@ public final class CursorBook {
             if (Boolean.FALSE.equals(create) && current == null) {
                 throw new UnknownCursorException(name);
             }
-            if (lsn != parts.insert.get() && lsn >= parts.written.get()) {
-                parts.writes.flush(); // in the WAL buffers still: written, a record boundary can be proven (or refused)
+            if (lsn != positions.insertLsn() && lsn >= positions.writtenLsn()) {
+                log.flush(); // in the WAL buffers still: written, a record boundary can be proven (or refused)
             }
-            try (LogReader proof = parts.reads.reader(lsn, WalReader.Visibility.WRITTEN)) {
+            try (LogReader proof = log.reader(lsn, WalReader.Visibility.WRITTEN)) {
                 lsn = proof.position(); // proved kept, not beyond the end, a record boundary; a header's LSN moves past it
             }
             if (current != null && lsn < current) {
@@ -194,7 +231,7 @@ public final class CursorBook {
             }
         }
         if (recordLsn >= 0) {
-            parts.writes.awaitDurable(recordLsn, level());
+            log.awaitDurable(recordLsn, level());
         }
     }
 
@@ -214,7 +251,7 @@ public final class CursorBook {
     /** Appends a change's control record (under the lock, before the state changes) and notes it; returns its LSN. */
     private long appendChange(int kind, String name, long lsn) {
         byte[] record = ControlRecord.encode(kind, name, lsn);
-        long recordLsn = parts.writes.appendControl(record);
+        long recordLsn = log.appendControl(record);
         lastControlLsn = recordLsn;
         lag.trailing(recordLsn, record.length);
         state.recent.changed(recordLsn, name, state.lsns.get(name));
@@ -234,7 +271,7 @@ public final class CursorBook {
 
     private void ensureChangeable(String name) {
         checkName(name);
-        String refused = parts.replication.refusal();
+        String refused = log.refusal();
         if (refused != null) {
             throw new AppendsRefusedException(refused);
         }
@@ -245,8 +282,7 @@ public final class CursorBook {
 
     /** The log's default durability, at least LOCAL: a committed cursor must survive a crash. */
     private Durability level() {
-        Durability d = parts.config.durability();
-        return d == Durability.OFF ? Durability.LOCAL : d;
+        return durability == Durability.OFF ? Durability.LOCAL : durability;
     }
 
     // ------------------------------------------------------------------ the log's calls that span the parts

@@ -3,9 +3,12 @@ package io.walden.core.internal.cursor;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.walden.core.RecordTime;
-import io.walden.core.internal.WalParts;
+import io.walden.core.internal.LogPositions;
+import io.walden.core.internal.TimeIndex;
 import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.record.RecordDescriptor;
+
+import java.time.Clock;
 
 /**
  * How far behind the log's end each cursor is, in bytes and in time, for {@link CursorBook#list()} and the meters
@@ -23,17 +26,25 @@ public final class CursorLag {
     private long trailingControlStart = -1;
     private long trailingControlEnd = -1;
 
-    /** The log's positions and settings (not the facade: a part never reaches back up to Wal). */
-    private final WalParts parts;
+    /** The log's positions (not the facade: a part never reaches back up to Wal). */
+    private final LogPositions positions;
+    /** Each record's time, for the age of the first record a cursor has not consumed. */
+    private final TimeIndex times;
+    /** The log's record clock (WalConfig#clock): what a record's age is measured against. */
+    private final Clock recordClock;
+    /** The log's name in the meters' {@code log} tag. */
+    private final String logName;
     /** The {@link CursorBook} object: its monitor guards {@link #state} and the trailing run. */
     private final Object lock;
     private final CursorState state;
     /** The gauges per cursor, added and removed with the cursors by their keepers, and the lost counter. */
     public final CursorMeters meters = new CursorMeters(this::lagBytes, this::lagSeconds);
 
-    /** Calls nothing on {@code parts} yet: the log is still being put together. */
-    public CursorLag(WalParts parts, Object lock, CursorState state) {
-        this.parts = parts;
+    public CursorLag(LogPositions positions, TimeIndex times, Clock recordClock, String logName, Object lock, CursorState state) {
+        this.positions = positions;
+        this.times = times;
+        this.recordClock = recordClock;
+        this.logName = logName;
         this.lock = lock;
         this.state = state;
     }
@@ -59,7 +70,7 @@ public final class CursorLag {
 
     /** The background writer's periodic sample of the log's end. */
     public void sample() {
-        clock.sample(parts.insert.get(), System.nanoTime());
+        clock.sample(positions.insertLsn(), System.nanoTime());
     }
 
     /**
@@ -73,10 +84,10 @@ public final class CursorLag {
         if (lsn >= end) {
             return 0;
         }
-        long written = parts.written.get();
-        long time = parts.times.timeAt(lsn, written);
+        long written = positions.writtenLsn();
+        long time = times.timeAt(lsn, written);
         if (time != RecordCursor.NO_TIME) {
-            return Math.max(0, RecordTime.toMicros(parts.config.clock().instant()) - time) / 1e6;
+            return Math.max(0, RecordTime.toMicros(recordClock.instant()) - time) / 1e6;
         }
         double passed = clock.secondsSincePassed(lsn, System.nanoTime());
         return Double.isNaN(passed) && lsn >= written ? 0 : passed; // not written yet: appended since the last sample
@@ -86,7 +97,7 @@ public final class CursorLag {
     public MeterBinder meterBinder() {
         return registry -> {
             synchronized (lock) { // no cursor comes or goes while the registry gets its gauges
-                meters.bindTo(registry, Tags.of("log", parts.logName()), state.lsns.keySet());
+                meters.bindTo(registry, Tags.of("log", logName), state.lsns.keySet());
             }
         };
     }
@@ -97,7 +108,7 @@ public final class CursorLag {
         long end;
         synchronized (lock) {
             lsn = state.lsns.get(name);
-            end = lsn == null ? 0 : endFor(lsn, parts.insert.get());
+            end = lsn == null ? 0 : endFor(lsn, positions.insertLsn());
         }
         return lsn == null ? 0 : seconds(lsn, end);
     }
@@ -105,7 +116,7 @@ public final class CursorLag {
     private double lagBytes(String name) {
         synchronized (lock) {
             Long lsn = state.lsns.get(name);
-            return lsn == null ? 0 : Math.max(0, endFor(lsn, parts.insert.get()) - lsn);
+            return lsn == null ? 0 : Math.max(0, endFor(lsn, positions.insertLsn()) - lsn);
         }
     }
 }

@@ -4,7 +4,7 @@ import io.walden.core.Lsn;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.WalException;
 import io.walden.core.internal.LogReader;
-import io.walden.core.internal.WalParts;
+import io.walden.core.internal.LogPositions;
 import io.walden.core.internal.record.ControlRecord;
 import io.walden.core.internal.recovery.CursorFile;
 import org.slf4j.Logger;
@@ -25,13 +25,16 @@ import java.util.TreeMap;
 public final class CursorRecords {
     private static final Logger LOG = LoggerFactory.getLogger(CursorRecords.class);
 
-    private final WalParts parts;
+    /** The log's control records, read by its own reader. */
+    private final CursorBook.Log log;
+    private final LogPositions positions;
     private final Path dir;
     /** Set when a cursor file could not be read: the log is read for control records from its oldest one instead. */
     private volatile boolean damaged;
 
-    public CursorRecords(WalParts parts, Path dir) {
-        this.parts = parts;
+    public CursorRecords(CursorBook.Log log, LogPositions positions, Path dir) {
+        this.log = log;
+        this.positions = positions;
         this.dir = dir;
     }
 
@@ -60,7 +63,7 @@ public final class CursorRecords {
 
     /** A checkpoint serves when it lies within what the log holds (a rewind below it deletes it). */
     public boolean usable(CursorFile.Snapshot checkpoint, long end) {
-        return checkpoint != null && checkpoint.asOf() >= parts.oldestLsn() && checkpoint.asOf() <= end;
+        return checkpoint != null && checkpoint.asOf() >= positions.oldestLsn() && checkpoint.asOf() <= end;
     }
 
     public void writeBase(long asOf, Map<String, Long> cursors) {
@@ -81,7 +84,7 @@ public final class CursorRecords {
 
     /** Applies the control records from {@code from} to {@code until} to {@code into}, in LSN order. */
     public void scanInto(Map<String, Long> into, long from, long until) {
-        try (LogReader r = parts.reads.controlScanner(from, until, (lsn, payload) -> {
+        try (LogReader r = log.controlScanner(from, until, (lsn, payload) -> {
             ControlRecord.Cursor c = ControlRecord.decode(payload);
             if (c == null && ControlRecord.isDictionary(payload)) {
                 return; // a zstd dictionary (docs/format.md, "zstd dictionaries"): nothing for cursors

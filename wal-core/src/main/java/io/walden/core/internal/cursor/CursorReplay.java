@@ -4,7 +4,7 @@ import io.walden.core.IllegalLsnException;
 import io.walden.core.Lsn;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.WalReader;
-import io.walden.core.internal.WalParts;
+import io.walden.core.internal.LogPositions;
 import io.walden.core.internal.recovery.CursorFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,8 +31,8 @@ public final class CursorReplay {
     /** The cursors' messages, wherever the code is that logs them. */
     private static final Logger LOG = LoggerFactory.getLogger(CursorBook.class);
 
-    /** The log's positions and settings (not the facade: a part never reaches back up to Wal). */
-    private final WalParts parts;
+    /** The log's positions (not the facade: a part never reaches back up to Wal). */
+    private final LogPositions positions;
     private final Path dir;
     /** The {@link CursorBook} object: its monitor guards {@link #state}. */
     private final Object lock;
@@ -43,9 +43,8 @@ public final class CursorReplay {
     private final CursorLag lag;
     private final CursorMeters meters;
 
-    /** Calls nothing on {@code parts} yet: the log is still being put together. */
-    public CursorReplay(WalParts parts, Path dir, Object lock, CursorRecords files, CursorState state, CursorLag lag) {
-        this.parts = parts;
+    public CursorReplay(LogPositions positions, Path dir, Object lock, CursorRecords files, CursorState state, CursorLag lag) {
+        this.positions = positions;
         this.dir = dir;
         this.lock = lock;
         this.files = files;
@@ -63,9 +62,9 @@ public final class CursorReplay {
         }
         state.used = true;
         if (base == null) {
-            files.writeBase(parts.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
+            files.writeBase(positions.oldestLsn(), Map.of()); // replaces a damaged one: what it held below the oldest record is lost (said above)
         }
-        long end = parts.insert.get();
+        long end = positions.insertLsn();
         if (checkpoint != null && !files.usable(checkpoint, end)) {
             files.deleteCheckpoint(); // past the recovered end (or truncated past): never trusted again
             checkpoint = null;
@@ -83,8 +82,8 @@ public final class CursorReplay {
             state.recent.clear();
             lag.forgetOwnRun(); // a primary's: what it appends from now on is its primary's
             if (state.live()) {
-                long end = parts.insert.get();
-                long limit = Math.min(end, parts.readLimit.get());
+                long end = positions.insertLsn();
+                long limit = Math.min(end, positions.readLimit());
                 if (state.used && limit < end) {
                     Set<String> before = new HashSet<>(state.lsns.keySet());
                     rebuild(usableCheckpoint(limit), limit);
@@ -99,7 +98,7 @@ public final class CursorReplay {
     public void promoted() {
         synchronized (lock) {
             if (!state.live()) {
-                catchUpTo(parts.insert.get());
+                catchUpTo(positions.insertLsn());
                 state.asOf = Long.MAX_VALUE;
                 state.publish();
             }
@@ -142,7 +141,7 @@ public final class CursorReplay {
     /** Before this log's first control record (under the lock): from now on, the next open reads the cursor files. */
     public void markUsed() {
         if (!state.used) {
-            files.writeBase(parts.oldestLsn(), Map.of());
+            files.writeBase(positions.oldestLsn(), Map.of());
             state.used = true;
         }
     }
@@ -155,7 +154,7 @@ public final class CursorReplay {
             }
             // The log is closing (nothing can be read any more): a replica's state as of what it reflected, a primary's
             // as of what it flushed (all of it, unless the close could not flush).
-            files.writeCheckpoint(state.live() ? state.recent.asOf(state.lsns, parts.flushed.get())
+            files.writeCheckpoint(state.live() ? state.recent.asOf(state.lsns, positions.flushedLsn())
                     : new CursorFile.Snapshot(state.asOf, new TreeMap<>(state.lsns)));
         }
     }
@@ -180,7 +179,7 @@ public final class CursorReplay {
             if (!state.used) {
                 return;
             }
-            snapshot = state.recent.snapshot(state.lsns, state.live() ? parts.flushed.get() : state.asOf, state.live());
+            snapshot = state.recent.snapshot(state.lsns, state.live() ? positions.flushedLsn() : state.asOf, state.live());
         }
         if (snapshot != null) {
             files.writeCheckpoint(snapshot); // outside the lock: only the background writer writes it while the log is open
@@ -212,7 +211,7 @@ public final class CursorReplay {
         }
         CursorFile.Snapshot base = files.read(CursorFile.BASE);
         if (base == null) {
-            base = new CursorFile.Snapshot(parts.oldestLsn(), Map.of());
+            base = new CursorFile.Snapshot(positions.oldestLsn(), Map.of());
         }
         state.lsns.clear();
         state.lsns.putAll(base.cursors());
@@ -223,7 +222,7 @@ public final class CursorReplay {
     /** A replica: reflect what its readers may see now (under the lock). */
     public void catchUp() {
         if (!state.live()) {
-            catchUpTo(Math.max(state.asOf, parts.reads.visibleLsn(WalReader.Visibility.FLUSHED)));
+            catchUpTo(Math.max(state.asOf, positions.visibleLsn(WalReader.Visibility.FLUSHED)));
         }
     }
 

@@ -1,7 +1,7 @@
 package io.walden.core.internal.cursor;
 
 import io.walden.core.Lsn;
-import io.walden.core.internal.WalParts;
+import io.walden.core.internal.LogPositions;
 import io.walden.core.internal.recovery.CursorFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,8 +26,10 @@ public final class CursorRetention {
     /** The cursors' messages, wherever the code is that logs them. */
     private static final Logger LOG = LoggerFactory.getLogger(CursorBook.class);
 
-    /** The log's positions and settings (not the facade: a part never reaches back up to Wal). */
-    private final WalParts parts;
+    /** The log's positions (not the facade: a part never reaches back up to Wal). */
+    private final LogPositions positions;
+    /** How far behind the end a cursor may hold the log back ({@code maxCursorRetainedBytes}). */
+    private final long maxRetainedBytes;
     /** The {@link CursorBook} object: its monitor guards {@link #state} and {@link #knownLost}. */
     private final Object lock;
     private final CursorRecords files;
@@ -38,9 +40,10 @@ public final class CursorRetention {
     /** The cursors already said to be lost: said once, counted once. */
     private final Set<String> knownLost = new HashSet<>();
 
-    /** Calls nothing on {@code parts} yet: the log is still being put together. */
-    public CursorRetention(WalParts parts, Object lock, CursorRecords files, CursorState state, CursorReplay replay, CursorMeters meters) {
-        this.parts = parts;
+    public CursorRetention(LogPositions positions, long maxRetainedBytes, Object lock, CursorRecords files, CursorState state,
+                           CursorReplay replay, CursorMeters meters) {
+        this.positions = positions;
+        this.maxRetainedBytes = maxRetainedBytes;
         this.lock = lock;
         this.files = files;
         this.state = state;
@@ -52,7 +55,7 @@ public final class CursorRetention {
     public void opened() {
         knownLost.clear();
         for (Map.Entry<String, Long> e : state.lsns.entrySet()) {
-            if (e.getValue() < parts.oldestLsn()) {
+            if (e.getValue() < positions.oldestLsn()) {
                 knownLost.add(e.getKey());
             }
         }
@@ -60,7 +63,7 @@ public final class CursorRetention {
 
     /** Cursor {@code name} was committed to {@code lsn}: at a kept LSN it is whole again. */
     public void committed(String name, long lsn) {
-        if (lsn >= parts.oldestLsn()) {
+        if (lsn >= positions.oldestLsn()) {
             knownLost.remove(name);
         }
     }
@@ -74,8 +77,8 @@ public final class CursorRetention {
     public long floor() {
         synchronized (lock) {
             replay.catchUp();
-            long end = parts.insert.get();
-            long cap = parts.config.maxCursorRetainedBytes();
+            long end = positions.insertLsn();
+            long cap = maxRetainedBytes;
             long floor = Long.MAX_VALUE;
             for (long lsn : state.lsns.values()) {
                 if (end - lsn <= cap) {
@@ -83,7 +86,7 @@ public final class CursorRetention {
                 }
             }
             // A change not yet flushed may not survive a crash: until it is, the LSN it replaced still holds the log.
-            for (long lsn : state.recent.previousOfUnflushed(parts.flushed.get())) {
+            for (long lsn : state.recent.previousOfUnflushed(positions.flushedLsn())) {
                 if (end - lsn <= cap) {
                     floor = Math.min(floor, lsn);
                 }
@@ -103,7 +106,7 @@ public final class CursorRetention {
             return;
         }
         CursorFile.Snapshot base = files.read(CursorFile.BASE);
-        long from = base == null ? parts.oldestLsn() : base.asOf();
+        long from = base == null ? positions.oldestLsn() : base.asOf();
         if (keepFrom <= from) {
             return;
         }
@@ -115,12 +118,12 @@ public final class CursorRetention {
     /** After a truncation: a cursor whose LSN was removed is lost; said once, counted once. */
     public void afterTruncation() {
         synchronized (lock) {
-            long oldest = parts.oldestLsn();
+            long oldest = positions.oldestLsn();
             state.lsns.forEach((name, lsn) -> {
                 if (lsn < oldest && knownLost.add(name)) {
                     LOG.warn("Cursor '{}' at {} is lost: the log was truncated to {} past it (it lagged more than "
                             + "maxCursorRetainedBytes = {}); its reader now fails until it is committed to a kept LSN",
-                            name, Lsn.format(lsn), Lsn.format(oldest), parts.config.maxCursorRetainedBytes());
+                            name, Lsn.format(lsn), Lsn.format(oldest), maxRetainedBytes);
                     meters.lost();
                 }
             });

@@ -3,7 +3,7 @@ package io.walden.core.internal.journal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
 import io.walden.core.internal.LogReader;
-import io.walden.core.internal.WalParts;
+import io.walden.core.internal.ReadPath;
 import io.walden.core.internal.recovery.ControlFile;
 import io.walden.core.internal.segment.SegmentFiles;
 import org.slf4j.Logger;
@@ -50,12 +50,12 @@ public final class JournalReplay {
      *
      * @return how many entries were written back
      */
-    public static long replay(WalParts journal, Map<Long, Path> dirs) throws IOException {
+    public static long replay(ReadPath journal, Map<Long, Path> dirs) throws IOException {
         Map<Long, List<long[]>> discards = discards(journal);
         Map<Path, FileChannel> files = new HashMap<>();
         Map<Path, Long> segmentSizes = new HashMap<>();
         long entries = 0;
-        try (LogReader r = journal.reads.reader(journal.oldestLsn(), WalReader.Visibility.FLUSHED)) {
+        try (LogReader r = journal.reader(journal.oldestLsn(), WalReader.Visibility.FLUSHED)) {
             for (WalRecord rec; (rec = r.next()) != null; ) {
                 if (rec.type() != StoreJournal.WRITE) {
                     continue;
@@ -114,9 +114,9 @@ public final class JournalReplay {
     }
 
     /** Each log's discards: the journal LSN of the discard and the log LSN it discards from. */
-    private static Map<Long, List<long[]>> discards(WalParts journal) {
+    private static Map<Long, List<long[]>> discards(ReadPath journal) {
         Map<Long, List<long[]>> out = new HashMap<>();
-        try (LogReader r = journal.reads.reader(journal.oldestLsn(), WalReader.Visibility.FLUSHED)) {
+        try (LogReader r = journal.reader(journal.oldestLsn(), WalReader.Visibility.FLUSHED)) {
             for (WalRecord rec; (rec = r.next()) != null; ) {
                 if (rec.type() == StoreJournal.DISCARD) {
                     ByteBuffer b = rec.payloadView().order(ByteOrder.LITTLE_ENDIAN);

@@ -1,8 +1,10 @@
 package io.walden.core.internal.journal;
 
 import io.walden.core.Durability;
+import io.walden.core.WalConfig;
 import io.walden.core.internal.ClaimSlot;
-import io.walden.core.internal.WalParts;
+import io.walden.core.internal.LogPositions;
+import io.walden.core.internal.WritePath;
 import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.thread.BackgroundThreads;
@@ -17,6 +19,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 
 /**
  * The store's journal: one log, of the store's own, that the durable bytes of all its logs go through, so that commits
@@ -59,7 +63,16 @@ public final class StoreJournal implements AutoCloseable {
     static final int MAX_RUN = 1 << 20;
     static final Duration CHECKPOINT_PERIOD = Duration.ofSeconds(1);
 
-    private final WalParts journal;
+    /** The journal log's write path: each entry is a claim on it; each flush leader waits for its own entries. */
+    private final WritePath journal;
+    /** The journal log's positions: where a checkpoint may remove up to, and what the journal holds. */
+    private final LogPositions positions;
+    /** How many times the journal log was forced. */
+    private final LongSupplier flushCount;
+    /** The journal log's truncation ({@code Wal#truncateBefore}): a checkpoint's removal. */
+    private final LongConsumer truncateBefore;
+    /** The sync method the journal forces with, as the logs' descriptions name it. */
+    private final String syncName;
     /** A checkpoint is due early once the journal holds this much since the last (two of its segments). */
     private final long checkpointBytes;
     /** The longest run of bytes in one entry: {@link #MAX_RUN}, or less where the journal's records must be smaller. */
@@ -74,14 +87,25 @@ public final class StoreJournal implements AutoCloseable {
     private volatile IOException stuck;
 
     /**
-     * @param journal the journal's log, opened (and {@link JournalReplay replayed} into the store's logs) by the store,
-     *                which closes it after {@link #close}
+     * The journal's log is opened (and {@link JournalReplay replayed} into the store's logs) by the store, which closes it
+     * after {@link #close}; this is given its parts.
+     *
+     * @param journal        the journal's write path
+     * @param positions      the journal's positions
+     * @param flushCount     how many times the journal was forced
+     * @param truncateBefore the journal's truncation (Wal#truncateBefore)
+     * @param config         the journal's settings
      */
-    public StoreJournal(WalParts journal, BackgroundThreads threads) {
+    public StoreJournal(WritePath journal, LogPositions positions, LongSupplier flushCount, LongConsumer truncateBefore,
+                        WalConfig config, BackgroundThreads threads) {
         this.journal = journal;
-        this.checkpointBytes = 2 * journal.config.segmentSize();
-        this.maxRun = Math.min(MAX_RUN, journal.maxPayload - HEADER);
-        this.checkpointed = journal.flushed.get();
+        this.positions = positions;
+        this.flushCount = flushCount;
+        this.truncateBefore = truncateBefore;
+        this.syncName = config.syncMethod().name().toLowerCase(java.util.Locale.ROOT);
+        this.checkpointBytes = 2 * config.segmentSize();
+        this.maxRun = Math.min(MAX_RUN, config.maxPayloadSize() - HEADER);
+        this.checkpointed = positions.flushedLsn();
         this.checkpoints = threads.runner(BackgroundThreads.Job.CHECKPOINT, new Loop() {
             @Override
             public long doWork() throws IOException {
@@ -125,7 +149,7 @@ public final class StoreJournal implements AutoCloseable {
             claim.finish(0, Durability.OFF);
             done += n;
         }
-        journal.writes.awaitDurable(last, Durability.LOCAL);
+        journal.awaitDurable(last, Durability.LOCAL);
         if (last - checkpointed > checkpointBytes) {
             checkpoints.wake(); // a racy read of a checkpoint-thread field: at worst one wake-up early or late
         }
@@ -140,7 +164,7 @@ public final class StoreJournal implements AutoCloseable {
 
     /** Claims a journal record of {@code type} with {@code length} bytes after its header, and writes the header. */
     private long entry(ClaimSlot claim, int type, long key, long lsn, int length) {
-        journal.writes.claim(type, HEADER + length, claim);
+        journal.claim(type, HEADER + length, claim);
         WalBuffers ring = claim.ring();
         ring.writeLong(claim.payloadOffset(), key);
         ring.writeLong(claim.payloadOffset() + 8, lsn);
@@ -172,7 +196,7 @@ public final class StoreJournal implements AutoCloseable {
         if (stuck != null) {
             return;
         }
-        long upTo = journal.flushed.get();
+        long upTo = positions.flushedLsn();
         if (upTo == checkpointed) {
             return;
         }
@@ -185,23 +209,23 @@ public final class StoreJournal implements AutoCloseable {
                 throw new IOException("forcing the files of the log in " + log.directory() + " failed: " + e, e);
             }
         }
-        journal.truncateBefore(upTo);
+        truncateBefore.accept(upTo);
         checkpointed = upTo;
     }
 
     /** The sync method the journal forces with (for the logs' descriptions). */
     String syncName() {
-        return journal.config.syncMethod().name().toLowerCase(java.util.Locale.ROOT);
+        return syncName;
     }
 
     /** How many times the journal was forced: each a flush shared by the commits of every log that flushed meanwhile. */
     public long flushCount() {
-        return journal.commit.flushCount();
+        return flushCount.getAsLong();
     }
 
     /** The journal's bytes not yet removed by a checkpoint. */
     public long heldBytes() {
-        return journal.insert.get() - journal.oldestLsn();
+        return positions.retainedBytes();
     }
 
     /**
