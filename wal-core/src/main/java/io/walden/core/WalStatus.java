@@ -107,7 +107,6 @@ public final class WalStatus {
         return parts.remote.stuckWarning();
     }
 
-    /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
     /** Retention's limits, what it removed and who holds back what it would remove (see {@link RetentionStatus}). */
     public RetentionStatus retention() {
         var r = parts.retention;
@@ -115,6 +114,7 @@ public final class WalStatus {
                 .map(h -> new RetentionStatus.Held(h.holder().tag, h.bytes(), h.floorLsn(), h.since())).toList());
     }
 
+    /** The archiver, when the log is archived ({@link WalConfig.Builder#archive}): its progress and status. */
     public Optional<ArchiverStatus> archiver() {
         return Optional.ofNullable(parts.archiver);
     }
