@@ -44,6 +44,18 @@ class StoreLogSettingsTest {
     }
 
     @Test
+    void everyKeptRecordHoldsOnlyValuesAFileCanHold() {
+        for (Record settings : WalConfig.builder(dir).keptSettings()) {
+            for (var component : settings.getClass().getRecordComponents()) {
+                Class<?> t = component.getType();
+                assertThat(t == long.class || t == int.class || t == boolean.class || t == Duration.class || t.isEnum())
+                        .as("%s.%s, a %s: an object a store cannot keep belongs outside the kept records (as the clock)",
+                                settings.getClass().getSimpleName(), component.getName(), t.getSimpleName()).isTrue();
+            }
+        }
+    }
+
+    @Test
     void onlyTheSettingsThatDifferFromTheDefaultsAreKept() {
         Map<String, String> kept = StoreLogSettings.overrides(WalConfig.builder(dir).zstdLevel(3),
                 WalConfig.builder(dir).zstdLevel(3).retentionBytes(1L << 30));
