@@ -6,14 +6,13 @@ import java.io.IOException;
 import java.io.Reader;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.RecordComponent;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -23,37 +22,38 @@ import java.util.TreeMap;
 /**
  * The settings a store's log was created with, where they differ from the store's defaults ({@link WalStore#create(
  * String, java.util.function.Consumer)}): kept beside the log in {@value #FILE}, so that the log has them again when
- * the store reopens it, while what it left at the default follows the store's defaults as they are then. Only plain
- * values are kept (numbers, flags, levels, durations: every {@link WalSettings} field of such a type, each declared
- * once there); objects (an archive, a clock, a sync strategy) come from the store's configuration at every open
- * ({@link WalStoreConfig.Builder#logSettings}). The segment size is read from the log's control file at every open
+ * the store reopens it, while what it left at the default follows the store's defaults as they are then. Kept are the
+ * plain values (numbers, flags, levels, durations): every component of the records a builder lists in
+ * {@link WalConfig.Builder#keptSettings()}, each named as the builder's method that sets it, so that a setting added to
+ * one of those records is kept with nothing added here. Not kept: the log's identity ({@link IdentitySettings}, which
+ * its files hold), and objects (an archive, a clock, a sync strategy), which come from the store's configuration at every
+ * open ({@link WalStoreConfig.Builder#logSettings}). The segment size is read from the log's control file at every open
  * (the store sets it), whatever the defaults say by then.
  *
- * <p>The file is Java properties, one {@code field=value} line per setting kept, written into the log's directory before
- * the directory gets its name (so a crash leaves either a log with its settings or no log).
+ * <p>The file is Java properties, one {@code name=value} line per setting kept, written into the log's directory before
+ * the directory gets its name (so a crash leaves either a log with its settings or no log). Its names are a format: a
+ * component renamed would leave what logs kept under the old name unread.
  *
  * <p>Thread-safety: stateless.
  */
 final class StoreLogSettings {
     static final String FILE = "walden.log-settings";
-    /** Fields that are the log's identity or its place, never a setting to keep. */
-    private static final List<String> NOT_KEPT = List.of("directory", "logId", "baseLsn");
 
     private StoreLogSettings() {
     }
 
     /** The plain settings of {@code chosen} that differ from {@code defaults}, as text. */
-    static Map<String, String> overrides(WalSettings defaults, WalSettings chosen) {
+    static Map<String, String> overrides(WalConfig.Builder defaults, WalConfig.Builder chosen) {
         Map<String, String> out = new TreeMap<>();
-        for (Field f : keptFields()) {
-            try {
-                Object d = f.get(defaults);
-                Object c = f.get(chosen);
-                if (!Objects.equals(d, c)) {
-                    out.put(f.getName(), c == null ? "" : c instanceof Enum<?> e ? e.name() : c.toString());
+        List<Record> d = defaults.keptSettings();
+        List<Record> c = chosen.keptSettings();
+        for (int i = 0; i < d.size(); i++) {
+            for (RecordComponent component : d.get(i).getClass().getRecordComponents()) {
+                Object dv = valueOf(component, d.get(i));
+                Object cv = valueOf(component, c.get(i));
+                if (!Objects.equals(dv, cv)) {
+                    out.put(component.getName(), cv == null ? "" : cv instanceof Enum<?> e ? e.name() : cv.toString());
                 }
-            } catch (IllegalAccessException e) {
-                throw new IllegalStateException(e);
             }
         }
         return out;
@@ -74,7 +74,7 @@ final class StoreLogSettings {
     }
 
     /** Sets on {@code target} the settings kept in {@code dir} (none when it has no file). */
-    static void apply(Path dir, WalSettings target) {
+    static void apply(Path dir, WalConfig.Builder target) {
         Path file = dir.resolve(FILE);
         if (!Files.exists(file)) {
             return;
@@ -85,49 +85,74 @@ final class StoreLogSettings {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
         }
-        for (Field f : keptFields()) {
-            String value = p.getProperty(f.getName());
-            if (value == null) {
-                continue;
+        for (Record settings : target.keptSettings()) {
+            RecordComponent[] components = settings.getClass().getRecordComponents();
+            Object[] values = new Object[components.length];
+            boolean kept = false;
+            for (int i = 0; i < components.length; i++) {
+                values[i] = valueOf(components[i], settings);
+                String value = p.getProperty(components[i].getName());
+                if (value != null) {
+                    values[i] = parse(file, components[i], value);
+                    kept = true;
+                }
             }
-            try {
-                f.set(target, parse(f.getType(), value));
-            } catch (IllegalAccessException | RuntimeException e) {
-                throw new WalException("the log settings in " + file + " cannot be read: " + f.getName() + "=" + value
-                        + " (" + e.getMessage() + ")", e);
+            if (kept) {
+                target.keep(construct(file, settings.getClass(), components, values));
             }
         }
     }
 
-    private static Object parse(Class<?> type, String value) {
-        if (type == long.class) {
-            return Long.parseLong(value);
+    private static Object valueOf(RecordComponent component, Record settings) {
+        try {
+            return component.getAccessor().invoke(settings);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot read " + component, e);
         }
-        if (type == int.class) {
-            return Integer.parseInt(value);
-        }
-        if (type == boolean.class) {
-            return Boolean.parseBoolean(value);
-        }
-        if (type == Duration.class) {
-            return value.isEmpty() ? null : Duration.parse(value);
-        }
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        Object e = Enum.valueOf((Class<Enum>) type, value);
-        return e;
     }
 
-    /** Every non-static field of {@link WalSettings} with a plain type, but the log's identity and place. */
-    private static List<Field> keptFields() {
-        List<Field> out = new ArrayList<>();
-        for (Field f : WalSettings.class.getDeclaredFields()) {
-            Class<?> t = f.getType();
-            boolean plain = t == long.class || t == int.class || t == boolean.class || t == Duration.class || t.isEnum();
-            if (!Modifier.isStatic(f.getModifiers()) && plain && !NOT_KEPT.contains(f.getName())) {
-                f.setAccessible(true);
-                out.add(f);
+    private static Object parse(Path file, RecordComponent component, String value) {
+        Class<?> type = component.getType();
+        try {
+            if (type == long.class) {
+                return Long.parseLong(value);
             }
+            if (type == int.class) {
+                return Integer.parseInt(value);
+            }
+            if (type == boolean.class) {
+                return Boolean.parseBoolean(value);
+            }
+            if (type == Duration.class) {
+                return value.isEmpty() ? null : Duration.parse(value);
+            }
+            if (type.isEnum()) {
+                @SuppressWarnings({"unchecked", "rawtypes"})
+                Object e = Enum.valueOf((Class<Enum>) type, value);
+                return e;
+            }
+        } catch (RuntimeException e) {
+            throw unreadable(file, component.getName() + "=" + value + " (" + e.getMessage() + ")", e);
         }
-        return out;
+        throw new IllegalStateException(component + " is kept but not a plain value: " + type);
+    }
+
+    /** The record of {@code type} with {@code values}, through its canonical constructor (which checks them). */
+    private static Record construct(Path file, Class<? extends Record> type, RecordComponent[] components, Object[] values) {
+        Class<?>[] types = new Class<?>[components.length];
+        for (int i = 0; i < components.length; i++) {
+            types[i] = components[i].getType();
+        }
+        try {
+            return type.getDeclaredConstructor(types).newInstance(values);
+        } catch (InvocationTargetException e) {
+            throw unreadable(file, e.getCause().getMessage(), e.getCause());
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot construct " + type, e);
+        }
+    }
+
+    private static WalException unreadable(Path file, String why, Throwable cause) {
+        return new WalException("the log settings in " + file + " cannot be read: " + why, cause);
     }
 }

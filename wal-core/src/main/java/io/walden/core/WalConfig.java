@@ -7,11 +7,20 @@ import io.walden.core.internal.sync.SyncStrategy;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
  * Everything {@link Wal#open(WalConfig)} needs. Built with {@link #builder(Path)}; immutable and
  * thread-safe once built. Defaults are the safe ones: durability {@code ON}, fdatasync, 64 MiB segments.
+ *
+ * <p>The settings are grouped by concept, each group an immutable record that holds its values and checks its own
+ * rules: the segments and their sizes ({@link SegmentSettings}), commits ({@link CommitSettings}), recovery
+ * ({@link RecoverySettings}), retention ({@link RetentionSettings}), compression ({@link CompressionSettings}) and the
+ * log's identity ({@link IdentitySettings}); the archive has its own ({@link ArchiveConfig}). The builder sets each
+ * value by name and the config composes the records; the rules between concepts are checked in one place
+ * ({@link WalConfigValidation}). A new setting is a component of its concept's record and a builder method. Every value
+ * is also read by name here ({@link #segmentSize()} and the like), as the builder sets it.
  *
  * <p>Thread-safety: immutable once built; every method from any thread. The {@link Builder} is not thread-safe.
  */
@@ -49,15 +58,30 @@ public final class WalConfig {
         });
     }
 
-    /** This config's own copy, with the default sizes resolved: written only here, before the constructor returns. */
-    private final WalSettings settings;
+    private final Path directory;
+    /** With the default sizes resolved. */
+    private final SegmentSettings segments;
+    private final CommitSettings commit;
+    private final RecoverySettings recovery;
+    private final RetentionSettings retention;
+    private final CompressionSettings compression;
+    private final IdentitySettings identity;
+    private final ArchiveConfig archive;
+    private final Clock clock;
+    private final SyncStrategy syncStrategy;
 
-    private WalConfig(WalSettings chosen) {
-        WalSettings s = chosen.copy();
-        // Payload first: its default is bounded by WAL buffers set explicitly, and the default WAL buffers must hold it.
-        s.maxPayloadSize = WalConfigSizes.maxPayloadSize(s.segmentSize, s.maxPayloadSize, s.walBuffers);
-        s.walBuffers = WalConfigSizes.walBuffers(s.segmentSize, s.maxPayloadSize, s.walBuffers);
-        this.settings = s;
+    /** Takes the builder's values as they are now: each is immutable, so later changes to the builder do not reach it. */
+    private WalConfig(Builder b) {
+        this.directory = b.directory;
+        this.segments = b.segments.resolved();
+        this.commit = b.commit;
+        this.recovery = b.recovery;
+        this.retention = b.retention;
+        this.compression = b.compression;
+        this.identity = b.identity;
+        this.archive = b.archive;
+        this.clock = b.clock;
+        this.syncStrategy = b.syncStrategy;
     }
 
     public static Builder builder(Path directory) {
@@ -79,24 +103,54 @@ public final class WalConfig {
     }
 
     public Path directory() {
-        return settings.directory;
+        return directory;
+    }
+
+    /** The segments and the sizes of what they take, the defaults resolved (see {@link SegmentSettings}). */
+    public SegmentSettings segmentSettings() {
+        return segments;
+    }
+
+    /** How appends become durable (see {@link CommitSettings}). */
+    public CommitSettings commitSettings() {
+        return commit;
+    }
+
+    /** What opening the log after a crash may do and must read (see {@link RecoverySettings}). */
+    public RecoverySettings recoverySettings() {
+        return recovery;
+    }
+
+    /** What the log removes on its own and what holds it back (see {@link RetentionSettings}). */
+    public RetentionSettings retentionSettings() {
+        return retention;
+    }
+
+    /** How payloads are stored (see {@link CompressionSettings}). */
+    public CompressionSettings compressionSettings() {
+        return compression;
+    }
+
+    /** Which log this is and where it begins (see {@link IdentitySettings}). */
+    public IdentitySettings identitySettings() {
+        return identity;
     }
 
     public long segmentSize() {
-        return settings.segmentSize;
+        return segments.segmentSize();
     }
 
     public int maxPayloadSize() {
-        return settings.maxPayloadSize;
+        return segments.maxPayloadSize();
     }
 
     /** Bytes of WAL buffers (see {@link Builder#walBuffers}). */
     public long walBuffers() {
-        return settings.walBuffers;
+        return segments.walBuffers();
     }
 
     public SyncMethod syncMethod() {
-        return settings.syncMethod;
+        return commit.syncMethod();
     }
 
     /**
@@ -104,105 +158,114 @@ public final class WalConfig {
      * injected fault), reached through {@link SyncOverride}.
      */
     SyncStrategy syncStrategy() {
-        return settings.syncStrategy;
+        return syncStrategy;
     }
 
     public Durability durability() {
-        return settings.durability;
+        return commit.durability();
     }
 
     /** The most log a cursor may hold back from truncation (default 4 GiB); see {@link Cursors}. */
     public long maxCursorRetainedBytes() {
-        return settings.maxCursorRetainedBytes;
+        return retention.maxCursorRetainedBytes();
     }
 
     /** Where and how sealed segments are archived, or null when they are not (see {@link io.walden.core.archive.ArchiverStatus}). */
     public ArchiveConfig archive() {
-        return settings.archive;
+        return archive;
     }
 
     /** How appends that choose none store their payloads (default {@link Compression#NONE}). */
     public Compression compression() {
-        return settings.compression;
+        return compression.compression();
     }
 
     /** Whether small zstd payloads are compressed with a dictionary the log trains and carries (default true). */
     public boolean zstdDictionary() {
-        return settings.zstdDictionary;
+        return compression.zstdDictionary();
     }
 
     /** The zstd level of {@link Compression#ZSTD} payloads (default 1). */
     public int zstdLevel() {
-        return settings.zstdLevel;
+        return compression.zstdLevel();
     }
 
     public Duration writerDelay() {
-        return settings.writerDelay;
+        return commit.writerDelay();
     }
 
     /** The longest an {@code OFF} record waits in the WAL buffers before it is written into its file. */
     public Duration offWriteDelay() {
-        return settings.offWriteDelay;
+        return commit.offWriteDelay();
     }
 
     public Duration checkpointInterval() {
-        return settings.checkpointInterval;
+        return recovery.checkpointInterval();
     }
 
     public int spareSegments() {
-        return settings.spareSegments;
+        return segments.spareSegments();
     }
 
     public boolean truncateAtCorruption() {
-        return settings.truncateAtCorruption;
+        return recovery.truncateAtCorruption();
     }
 
     public Duration commitDelay() {
-        return settings.commitDelay;
+        return commit.commitDelay();
     }
 
     public int commitSiblings() {
-        return settings.commitSiblings;
+        return commit.commitSiblings();
     }
 
     /** The log id a new log must take (a replica copying a primary), or 0 for a random one; an existing log must match. */
     public long logId() {
-        return settings.logId;
+        return identity.logId();
     }
 
     /** Where a new log begins (a segment boundary; 0 unless a replica copies a primary that truncated). */
     public long baseLsn() {
-        return settings.baseLsn;
+        return identity.baseLsn();
     }
 
     /** Whether opening the log after a crash begins a new epoch at its recovered end (see the builder). */
     public boolean newEpochAfterCrash() {
-        return settings.newEpochAfterCrash;
+        return recovery.newEpochAfterCrash();
     }
 
     /** How long a remote-level commit waits for the synchronous replicas; zero waits forever. */
     public Duration remoteCommitTimeout() {
-        return settings.remoteCommitTimeout;
+        return commit.remoteCommitTimeout();
     }
 
     @Override
     public String toString() {
-        return settings.describe();
+        return "WalConfig{directory=" + directory + ", segmentSize=" + segmentSize() + ", maxPayloadSize="
+                + maxPayloadSize() + ", walBuffers=" + walBuffers() + ", syncMethod=" + syncMethod()
+                + (syncStrategy != null ? " (custom " + syncStrategy + ")" : "")
+                + ", durability=" + durability().configName() + ", compression=" + compression().configName()
+                + (compression() == Compression.ZSTD ? " (level " + zstdLevel() + ")" : "")
+                + ", writerDelay=" + writerDelay().toMillis() + "ms, checkpointInterval="
+                + checkpointInterval().toMillis() + "ms, spareSegments=" + spareSegments() + ", truncateAtCorruption="
+                + truncateAtCorruption() + ", commitDelay=" + commitDelay().toNanos() / 1000 + "us, commitSiblings="
+                + commitSiblings() + (retentionTime() != null ? ", retentionTime=" + retentionTime() : "")
+                + (retentionBytes() > 0 ? ", retentionBytes=" + retentionBytes() : "") + "}";
     }
 
     /** The wall clock records' times are read from (the system's UTC clock unless a test set another). */
     public Clock clock() {
-        return settings.clock;
+        return clock;
     }
 
     /** Sealed segments whose records are all older than this are removed (null: no limit); see the builder. */
     public Duration retentionTime() {
-        return settings.retentionTime;
+        return retention.retentionTime();
     }
 
     /** Oldest sealed segments are removed while the log holds more bytes than this (0: no limit); see the builder. */
     public long retentionBytes() {
-        return settings.retentionBytes;
+        return retention.retentionBytes();
     }
 
     /**
@@ -212,16 +275,26 @@ public final class WalConfig {
      * <p>Thread-safety: none; one thread at a time.
      */
     public static final class Builder {
-        /** Mutated by the setters; never shared with a config, which copies it. */
-        private final WalSettings settings;
+        private final Path directory;
+        // One immutable record per concept, replaced by each setter: a config built takes them as they are then.
+        private SegmentSettings segments = SegmentSettings.DEFAULTS;
+        private CommitSettings commit = CommitSettings.DEFAULTS;
+        private RecoverySettings recovery = RecoverySettings.DEFAULTS;
+        private RetentionSettings retention = RetentionSettings.DEFAULTS;
+        private CompressionSettings compression = CompressionSettings.DEFAULTS;
+        private IdentitySettings identity = IdentitySettings.DEFAULTS;
+        // What code gives as objects (no store keeps them for a log): null for none, but the clock.
+        private ArchiveConfig archive;
+        private Clock clock = Clock.systemUTC();
+        private SyncStrategy syncStrategy;
 
         private Builder(Path directory) {
-            this.settings = new WalSettings(Objects.requireNonNull(directory, "directory"));
+            this.directory = Objects.requireNonNull(directory, "directory");
         }
 
         /** Segment file size: a power of two from 64 KiB to 1 GiB (default 64 MiB). Fixed when the log is created. */
         public Builder segmentSize(long bytes) {
-            settings.segmentSize = bytes;
+            segments = segments.withSegmentSize(bytes);
             return this;
         }
 
@@ -230,7 +303,7 @@ public final class WalConfig {
          * that is less.
          */
         public Builder maxPayloadSize(int bytes) {
-            settings.maxPayloadSize = bytes;
+            segments = segments.withMaxPayloadSize(bytes);
             return this;
         }
 
@@ -243,12 +316,12 @@ public final class WalConfig {
          * out by the appender that needs room; a larger one absorbs longer bursts of {@code OFF} appends.
          */
         public Builder walBuffers(long bytes) {
-            settings.walBuffers = bytes;
+            segments = segments.withWalBuffers(bytes);
             return this;
         }
 
         public Builder syncMethod(SyncMethod method) {
-            settings.syncMethod = Objects.requireNonNull(method, "syncMethod");
+            commit = commit.withSyncMethod(method);
             return this;
         }
 
@@ -257,7 +330,7 @@ public final class WalConfig {
          * clock that steps back never makes times decrease in LSN order (see {@link WalRecord#timestamp()}).
          */
         public Builder clock(Clock clock) {
-            settings.clock = Objects.requireNonNull(clock, "clock");
+            this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 
@@ -267,7 +340,7 @@ public final class WalConfig {
          * archiver still needs them (docs/operations.md, "Retention"). Null (the default) keeps everything.
          */
         public Builder retentionTime(Duration age) {
-            settings.retentionTime = age;
+            retention = retention.withRetentionTime(age);
             return this;
         }
 
@@ -278,13 +351,13 @@ public final class WalConfig {
          * everything.
          */
         public Builder retentionBytes(long bytes) {
-            settings.retentionBytes = bytes;
+            retention = retention.withRetentionBytes(bytes);
             return this;
         }
 
         /** Replaces the built-in strategy for {@link #syncMethod(SyncMethod)}: see {@link WalConfig#syncStrategy()}. */
         Builder syncStrategy(SyncStrategy strategy) {
-            settings.syncStrategy = strategy;
+            this.syncStrategy = strategy;
             return this;
         }
 
@@ -294,7 +367,7 @@ public final class WalConfig {
          * holding compressed records need this version or later to be read.
          */
         public Builder compression(Compression codec) {
-            settings.compression = Objects.requireNonNull(codec, "compression");
+            compression = compression.withCompression(codec);
             return this;
         }
 
@@ -307,7 +380,7 @@ public final class WalConfig {
          * needs (docs/benchmarks.md). Default true. Logs holding such records need this version or later to be read.
          */
         public Builder zstdDictionary(boolean enabled) {
-            settings.zstdDictionary = enabled;
+            compression = compression.withZstdDictionary(enabled);
             return this;
         }
 
@@ -319,7 +392,7 @@ public final class WalConfig {
          * same at any level, and a log may be reopened at another.
          */
         public Builder zstdLevel(int level) {
-            settings.zstdLevel = level;
+            compression = compression.withZstdLevel(level);
             return this;
         }
 
@@ -328,7 +401,7 @@ public final class WalConfig {
          * (docs/operations.md, "Backup and restore"). Default: no archiving. The log does not close the target.
          */
         public Builder archive(ArchiveConfig archive) {
-            settings.archive = archive;
+            this.archive = archive;
             return this;
         }
 
@@ -337,13 +410,13 @@ public final class WalConfig {
          * then lost (its reader fails; logged and counted), so a forgotten consumer never fills the disk. Default 4 GiB.
          */
         public Builder maxCursorRetainedBytes(long bytes) {
-            settings.maxCursorRetainedBytes = WalConfigValidation.requireNonNegative(bytes, "maxCursorRetainedBytes");
+            retention = retention.withMaxCursorRetainedBytes(bytes);
             return this;
         }
 
         /** Level used by {@link Wal#append(byte[])} and the appends that name none; default {@link Durability#ON}. */
         public Builder durability(Durability level) {
-            settings.durability = Objects.requireNonNull(level, "durability");
+            commit = commit.withDurability(level);
             return this;
         }
 
@@ -353,25 +426,25 @@ public final class WalConfig {
          * though not of the machine until it is forced.
          */
         public Builder offWriteDelay(Duration delay) {
-            settings.offWriteDelay = Objects.requireNonNull(delay, "offWriteDelay");
+            commit = commit.withOffWriteDelay(delay);
             return this;
         }
 
         /** Longest time an {@code OFF} record waits for the background writer's force (PostgreSQL's wal_writer_delay). */
         public Builder writerDelay(Duration delay) {
-            settings.writerDelay = Objects.requireNonNull(delay, "writerDelay");
+            commit = commit.withWriterDelay(delay);
             return this;
         }
 
         /** How often the control file records the flushed position (bounds recovery's scan; see docs/durability.md). */
         public Builder checkpointInterval(Duration interval) {
-            settings.checkpointInterval = Objects.requireNonNull(interval, "checkpointInterval");
+            recovery = recovery.withCheckpointInterval(interval);
             return this;
         }
 
         /** Truncated segments kept for reuse (renamed, not re-created); default 2. */
         public Builder spareSegments(int count) {
-            settings.spareSegments = count;
+            segments = segments.withSpareSegments(count);
             return this;
         }
 
@@ -380,19 +453,19 @@ public final class WalConfig {
          * discarding everything after it. Off by default: such damage is corruption and open fails.
          */
         public Builder truncateAtCorruption(boolean allow) {
-            settings.truncateAtCorruption = allow;
+            recovery = recovery.withTruncateAtCorruption(allow);
             return this;
         }
 
         /** PostgreSQL's commit_delay: a flush leader waits this long to gather more commits. Default 0. */
         public Builder commitDelay(Duration delay) {
-            settings.commitDelay = Objects.requireNonNull(delay, "commitDelay");
+            commit = commit.withCommitDelay(delay);
             return this;
         }
 
         /** PostgreSQL's commit_siblings: commitDelay applies only with at least this many other committers waiting. */
         public Builder commitSiblings(int siblings) {
-            settings.commitSiblings = siblings;
+            commit = commit.withCommitSiblings(siblings);
             return this;
         }
 
@@ -402,7 +475,7 @@ public final class WalConfig {
          * as it takes, as PostgreSQL does.
          */
         public Builder remoteCommitTimeout(Duration timeout) {
-            settings.remoteCommitTimeout = Objects.requireNonNull(timeout, "remoteCommitTimeout");
+            commit = commit.withRemoteCommitTimeout(timeout);
             return this;
         }
 
@@ -411,7 +484,7 @@ public final class WalConfig {
          * segments must be byte-identical); opening an existing log with another id fails. 0: any.
          */
         public Builder logId(long id) {
-            settings.logId = id;
+            identity = identity.withLogId(id);
             return this;
         }
 
@@ -422,7 +495,7 @@ public final class WalConfig {
          * before it. Ignored when the directory already holds a log.
          */
         public Builder baseLsn(long lsn) {
-            settings.baseLsn = lsn;
+            identity = identity.withBaseLsn(lsn);
             return this;
         }
 
@@ -435,18 +508,48 @@ public final class WalConfig {
          * replica's log, which follows its primary's epochs.
          */
         public Builder newEpochAfterCrash(boolean begin) {
-            settings.newEpochAfterCrash = begin;
+            recovery = recovery.withNewEpochAfterCrash(begin);
             return this;
         }
 
         public WalConfig build() {
-            WalConfigValidation.check(settings);
-            return new WalConfig(settings);
+            WalConfigValidation.check(segments, commit, recovery, retention, compression, identity, archive);
+            return new WalConfig(this);
         }
 
-        /** The values set so far (a store compares them with its defaults to keep a log's own). */
-        WalSettings settings() {
-            return settings;
+        /**
+         * The records of plain values set so far, one per concept, but the log's identity: what a store keeps for a
+         * log where it differs from the store's defaults ({@link StoreLogSettings}).
+         */
+        List<Record> keptSettings() {
+            return List.of(segments, commit, recovery, retention, compression);
+        }
+
+        /** Replaces the record of {@code settings}' concept, one of {@link #keptSettings()}'s (a store restoring a log's own). */
+        void keep(Record settings) {
+            if (settings instanceof SegmentSettings s) {
+                segments = s;
+            } else if (settings instanceof CommitSettings c) {
+                commit = c;
+            } else if (settings instanceof RecoverySettings r) {
+                recovery = r;
+            } else if (settings instanceof RetentionSettings r) {
+                retention = r;
+            } else if (settings instanceof CompressionSettings c) {
+                compression = c;
+            } else {
+                throw new IllegalArgumentException("not a kept setting: " + settings);
+            }
+        }
+
+        /** The sync method set so far (a store decides from it whether a log's flushes go through its journal). */
+        SyncMethod syncMethod() {
+            return commit.syncMethod();
+        }
+
+        /** The replacement force strategy set so far, or null (see {@link #syncMethod()}). */
+        SyncStrategy syncStrategy() {
+            return syncStrategy;
         }
     }
 }

@@ -7,7 +7,7 @@ import io.walden.core.internal.segment.SegmentHeaderDescriptor;
 /**
  * The arithmetic between a log's segment size, its largest payload and its WAL buffers: what a segment or a ring can
  * hold, and the sizes {@link WalConfig} takes when one is left at 0 ("the default"). Pure functions of their
- * arguments; they check nothing, as {@link WalConfigValidation} has already refused sizes they cannot serve.
+ * arguments; they check nothing, as {@link SegmentSettings#check} has already refused sizes they cannot serve.
  *
  * <p>Thread-safety: stateless; every method from any thread.
  */

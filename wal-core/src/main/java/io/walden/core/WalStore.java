@@ -204,23 +204,23 @@ public final class WalStore implements AutoCloseable {
         if (!config.sharedJournal()) {
             return false;
         }
-        WalSettings s = defaultSettings();
-        return s.syncStrategy == null && s.syncMethod != SyncMethod.NONE;
+        WalConfig.Builder s = defaultSettings();
+        return s.syncStrategy() == null && s.syncMethod() != SyncMethod.NONE;
     }
 
-    private WalSettings defaultSettings() {
+    private WalConfig.Builder defaultSettings() {
         WalConfig.Builder b = WalConfig.builder(config.directory());
         config.defaults().accept(b);
-        return b.settings();
+        return b;
     }
 
     /** The journal's own log: the store's sync method, segments of its own size, nothing else of the logs'. */
     private WalConfig journalConfig(Path dir) {
-        WalSettings s = defaultSettings();
+        WalConfig.Builder s = defaultSettings();
         WalConfig.Builder b = WalConfig.builder(dir)
                 .segmentSize(Wal.segmentSizeOf(dir).orElse(config.journalSegmentSize())); // a journal keeps its size
-        if (s.syncStrategy == null && s.syncMethod != SyncMethod.NONE) {
-            b.syncMethod(s.syncMethod);
+        if (s.syncStrategy() == null && s.syncMethod() != SyncMethod.NONE) {
+            b.syncMethod(s.syncMethod());
         }
         return b.build();
     }
@@ -233,7 +233,7 @@ public final class WalStore implements AutoCloseable {
     private WalConfig.Builder configOf(String name, Path dir, Consumer<WalConfig.Builder> created) {
         WalConfig.Builder b = WalConfig.builder(dir);
         config.defaults().accept(b);
-        StoreLogSettings.apply(dir, b.settings());
+        StoreLogSettings.apply(dir, b);
         created.accept(b);
         config.logSettings().accept(name, b);
         Wal.segmentSizeOf(dir).ifPresent(b::segmentSize);
@@ -246,8 +246,7 @@ public final class WalStore implements AutoCloseable {
      */
     private WalConfig journaledConfigOf(String name, Path dir, Consumer<WalConfig.Builder> created) {
         WalConfig.Builder b = configOf(name, dir, created);
-        WalSettings s = b.settings();
-        if (journal != null && s.syncStrategy == null && s.syncMethod != SyncMethod.NONE) {
+        if (journal != null && b.syncStrategy() == null && b.syncMethod() != SyncMethod.NONE) {
             b.syncStrategy(journal.logJournal(keys.get(name), dir));
         }
         return withinBudget(b.build());
@@ -297,7 +296,7 @@ public final class WalStore implements AutoCloseable {
             WalConfig.Builder chosen = WalConfig.builder(building);
             config.defaults().accept(chosen);
             settings.accept(chosen);
-            StoreLogSettings.write(building, StoreLogSettings.overrides(defaults.settings(), chosen.settings()));
+            StoreLogSettings.write(building, StoreLogSettings.overrides(defaults, chosen));
             long key = LogKeys.assign(building, keys.values());
             keys.put(name, key);
             // Its files, each forced, not opened here: nothing goes through the journal under the temporary name.
