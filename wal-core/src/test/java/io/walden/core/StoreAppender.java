@@ -88,34 +88,23 @@ public final class StoreAppender {
             reader.setDaemon(true);
             reader.start();
         }
-        for (long reported = 0, givenBack = 0, phase = 0, held = 0; ; Thread.sleep(100)) { // until killed
-            long nowPhase = phaseNanos > 0 ? (System.nanoTime() - t0) / phaseNanos : 0;
-            if (nowPhase != phase) {
-                phase = nowPhase;
-                synchronized (System.out) {
-                    System.out.println("PHASE " + phase);
-                }
+        long[] last = {0, 0, 0, 0}; // phase, parked, held, given back
+        for (; ; Thread.sleep(100)) { // until killed
+            reportChange("PHASE", 0, phaseNanos > 0 ? (System.nanoTime() - t0) / phaseNanos : 0, last);
+            reportChange("PARKED", 1, store.parkedSegments(), last);
+            if (phaseNanos > 0) {
+                reportChange("HELD", 2, store.walBuffersHeld(), last);
             }
-            long parked = store.parkedSegments();
-            if (parked != reported) {
-                reported = parked;
-                synchronized (System.out) {
-                    System.out.println("PARKED " + parked);
-                }
-            }
-            long heldNow = store.walBuffersHeld();
-            if (phaseNanos > 0 && heldNow != held) {
-                held = heldNow;
-                synchronized (System.out) {
-                    System.out.println("HELD " + held);
-                }
-            }
-            long given = store.walBuffersGivenBack();
-            if (given != givenBack) {
-                givenBack = given;
-                synchronized (System.out) {
-                    System.out.println("GIVEN_BACK " + given);
-                }
+            reportChange("GIVEN_BACK", 3, store.walBuffersGivenBack(), last);
+        }
+    }
+
+    /** Prints {@code <what> <now>} when {@code now} differs from {@code last[i]} (what was printed last). */
+    private static void reportChange(String what, int i, long now, long[] last) {
+        if (now != last[i]) {
+            last[i] = now;
+            synchronized (System.out) {
+                System.out.println(what + " " + now);
             }
         }
     }

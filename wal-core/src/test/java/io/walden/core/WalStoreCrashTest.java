@@ -149,12 +149,7 @@ class WalStoreCrashTest {
             Eventually.waitUntil("segments parked while appends and reads go on (see " + stderr + ")",
                     () -> child.lines().stream().filter(l -> l.startsWith("PARKED ")).count() >= 3);
             child.killWithin(random, 0, 300);
-            for (String line : child.lines()) {
-                String[] f = line.split(" ");
-                if (f[0].equals("A")) {
-                    acknowledged.computeIfAbsent(f[1], k -> new HashMap<>()).put(Long.parseLong(f[2]), Long.parseLong(f[3]));
-                }
-            }
+            collectAcknowledged(child.lines(), acknowledged);
             assertThat(child.lines()).as("what the child's readers read").noneMatch(l -> l.startsWith("BAD "));
         }
         try (WalStore s = reopen(store)) {
@@ -178,12 +173,7 @@ class WalStoreCrashTest {
                     () -> child.lines().stream().anyMatch(l -> l.startsWith("GIVEN_BACK ")
                             && Long.parseLong(l.substring("GIVEN_BACK ".length())) >= 50));
             child.killWithin(random, 0, 300);
-            for (String line : child.lines()) {
-                String[] f = line.split(" ");
-                if (f[0].equals("A")) {
-                    acknowledged.computeIfAbsent(f[1], k -> new HashMap<>()).put(Long.parseLong(f[2]), Long.parseLong(f[3]));
-                }
-            }
+            collectAcknowledged(child.lines(), acknowledged);
             assertThat(child.lines()).as("what the child's readers read").noneMatch(l -> l.startsWith("BAD "));
         }
         assertThat(acknowledged).as("logs the child appended to").hasSizeGreaterThan(2);
@@ -216,12 +206,7 @@ class WalStoreCrashTest {
             Eventually.waitUntil(30, () -> child.lines().size() >= atPhase2 + 200); // the idle logs append again
             child.killWithin(random, 0, 300);
             List<String> lines = child.lines();
-            for (String line : lines) {
-                String[] f = line.split(" ");
-                if (f[0].equals("A")) {
-                    acknowledged.computeIfAbsent(f[1], k -> new HashMap<>()).put(Long.parseLong(f[2]), Long.parseLong(f[3]));
-                }
-            }
+            collectAcknowledged(lines, acknowledged);
             assertThat(lines).as("segment files given back by the idle logs").anyMatch(l -> l.startsWith("PARKED "));
         }
         try (WalStore s = reopen(store)) {
@@ -245,17 +230,21 @@ class WalStoreCrashTest {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
             Eventually.holdsWithin(60, () -> child.lines().size() >= 100); // appends under way
             child.killWithin(random, 0, killWithinMillis);
-            long n = 0;
-            for (String line : child.lines()) {
-                if (!line.startsWith("A ")) {
-                    continue;
-                }
-                String[] f = line.split(" ");
+            return collectAcknowledged(child.lines(), acknowledged);
+        }
+    }
+
+    /** Adds the child's {@code A <log> <lsn> <seq>} lines to {@code acknowledged}; returns how many there were. */
+    private static long collectAcknowledged(List<String> lines, Map<String, Map<Long, Long>> acknowledged) {
+        long n = 0;
+        for (String line : lines) {
+            String[] f = line.split(" ");
+            if (f[0].equals("A")) {
                 acknowledged.computeIfAbsent(f[1], k -> new HashMap<>()).put(Long.parseLong(f[2]), Long.parseLong(f[3]));
                 n++;
             }
-            return n;
         }
+        return n;
     }
 
     /** Every record of {@code log} is its own and whole; every acknowledged one is there with its payload. */
