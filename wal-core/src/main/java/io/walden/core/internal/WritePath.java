@@ -13,8 +13,10 @@ import io.walden.core.WalConfig;
 import io.walden.core.WalFailedException;
 import io.walden.core.internal.commit.Activity;
 import io.walden.core.internal.commit.AppendCompletions;
-import io.walden.core.internal.commit.AppendWait;
 import io.walden.core.internal.commit.Appender;
+import io.walden.core.internal.commit.CommitWaits;
+import io.walden.core.internal.commit.DurableWait;
+import io.walden.core.internal.commit.FutureWait;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
 import io.walden.core.internal.commit.RemoteWaits;
@@ -28,10 +30,13 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The write path behind {@link Wal}'s appends and claims: admission ({@link #enter()}: closed, refused, blocked,
- * failed), the copy into the WAL buffers ({@link Appender}), and the wait for each append's durability, local
- * ({@link GroupCommit}, docs/group-commit.md) then remote ({@link RemoteWaits}). The appends themselves allocate
- * nothing (AllocationTest); the futures of {@code appendAsync} do.
+ * The write path behind {@link Wal}'s appends and claims. Every append, blocking, with a future or told through an
+ * {@link AppendCompletion}, from an array or a buffer, takes one path ({@link #append(int, byte[], int, ByteBuffer,
+ * int, Durability, Compression, boolean, DurableWait)}): admission ({@link #admit}: the record's checks, then the
+ * log's: closed, refused, blocked, failed), the copy into the WAL buffers ({@link Appender}), and the wait for its
+ * durability level ({@link CommitWaits}: the local flush, docs/group-commit.md, then the replicas'). Claims take the
+ * same admission and the same wait, around the caller's own copy. The appends themselves allocate nothing
+ * (AllocationTest); {@code appendAsync} allocates its future.
  *
  * <p>Thread-safety: every method may be called from any thread; the admission flags are volatile.
  */
@@ -44,7 +49,8 @@ public final class WritePath {
     private final WalBuffers ring;
     private final GroupCommit commit;
     private final BackgroundWriter writer;
-    private final RemoteWaits remote;
+    /** What each append waits for, by its durability level. */
+    private final CommitWaits waits;
     private final WalReplication replication;
     private final Position insert;
     private final Position flushed;
@@ -62,7 +68,7 @@ public final class WritePath {
         this.ring = ring;
         this.commit = commit;
         this.writer = writer;
-        this.remote = remote;
+        this.waits = new CommitWaits(commit, remote, writer);
         this.replication = replication;
         this.insert = insert;
         this.flushed = flushed;
@@ -94,8 +100,7 @@ public final class WritePath {
 
     /** A control record (a cursor change) at OFF: the caller waits for the durability it needs. */
     public long appendControl(byte[] payload) {
-        checkRecord(0, payload.length);
-        Activity.Cell cell = enter();
+        Activity.Cell cell = admit(0, payload.length);
         try {
             long lsn = appender.appendControl(payload); // its durability is waited for by the caller (Cursors)
             writer.nudge();
@@ -117,94 +122,75 @@ public final class WritePath {
         }
     }
 
+    // ------------------------------------------------------------------ appends: thin shells over one path
 
     public long append(int type, byte[] payload, int offset, int length, Durability durability, Compression compression) {
         Objects.checkFromIndexSize(offset, length, payload.length);
-        checkRecord(type, length);
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
-        long lsn;
-        try {
-            lsn = appender.append(type, payload, offset, length, compression, durability);
-            awaitLocalCommit(lsn, durability);
-        } finally {
-            Activity.exit(cell);
-        }
-        remote.await(durability, lsn, since); // outside: it touches no segment, and may wait long for a replica
-        return lsn;
+        return append(type, payload, offset, null, length, durability, compression, true, null);
     }
 
     public long append(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        checkRecord(type, payload.remaining());
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
-        long lsn;
-        try {
-            lsn = appender.append(type, payload, compression, durability, true);
-            awaitLocalCommit(lsn, durability);
-        } finally {
-            Activity.exit(cell);
-        }
-        remote.await(durability, lsn, since);
-        return lsn;
+        return append(type, null, 0, payload, payload.remaining(), durability, compression, true, null);
     }
 
     public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
-        checkRecord(type, payload.length);
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
-        try {
-            return durabilityFuture(appender.append(type, payload, 0, payload.length, config.compression(), durability),
-                    durability, since);
-        } finally {
-            Activity.exit(cell);
-        }
+        FutureWait wait = new FutureWait();
+        append(type, payload, 0, null, payload.length, durability, config.compression(), true, wait);
+        return wait.future;
     }
 
     public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return appendAsync(type, payload, durability, compression, true);
+        FutureWait wait = new FutureWait();
+        append(type, null, 0, payload, payload.remaining(), durability, compression, true, wait);
+        return wait.future;
     }
 
+    /** Null, with nothing appended, when the record would wait (see NonWaitingAppends#tryAppendAsync). */
     public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return appendAsync(type, payload, durability, compression, false);
+        FutureWait wait = new FutureWait();
+        long lsn = append(type, null, 0, payload, payload.remaining(), durability, compression, false, wait);
+        return lsn == Appender.NOT_READY ? null : wait.future;
     }
 
-    /** With {@code mayWait} false: null, with nothing appended, when the record would wait (see NonWaitingAppends#tryAppendAsync). */
-    private CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression,
-                                                boolean mayWait) {
-        checkRecord(type, payload.remaining());
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
-        try {
-            long lsn = appender.append(type, payload, compression, durability, mayWait);
-            return lsn == Appender.NOT_READY ? null : durabilityFuture(lsn, durability, since);
-        } finally {
-            Activity.exit(cell);
-        }
-    }
-
+    /** False, with nothing appended, when the record would wait (see NonWaitingAppends#tryAppend). */
     public boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
                              AppendCompletion completion) {
-        checkRecord(type, payload.remaining());
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
+        return append(type, null, 0, payload, payload.remaining(), durability, compression, false,
+                AppendCompletions.waitOf(completion)) != Appender.NOT_READY;
+    }
+
+    /**
+     * Every append's one path: admission ({@link #admit}), the copy into the WAL buffers from {@code array} (at
+     * {@code offset}) or, when it is null, from {@code buffer}'s remaining bytes, then the wait for {@code durability}
+     * ({@link CommitWaits}): blocking when {@code wait} is null (the local part inside the log's activity, the remote
+     * part outside it), else told through {@code wait}. The appends are counted where they are published
+     * (Publication.publish): the one place that knows a record was stored, and at what size.
+     *
+     * @param mayWait false: {@link Appender#NOT_READY}, with nothing appended, instead of waiting for the next segment
+     *                or for room in the WAL buffers (a buffer's append only: an array's always may wait)
+     * @return the record's LSN, or {@link Appender#NOT_READY}
+     */
+    private long append(int type, byte[] array, int offset, ByteBuffer buffer, int length, Durability durability,
+                        Compression compression, boolean mayWait, DurableWait wait) {
+        long since = waits.clockFor(durability); // before admission: a remote level's timeout counts from here
+        Activity.Cell cell = admit(type, length);
+        long lsn;
         try {
-            long lsn = appender.append(type, payload, compression, durability, false);
+            lsn = array != null ? appender.append(type, array, offset, length, compression, durability)
+                    : appender.append(type, buffer, compression, durability, mayWait);
             if (lsn == Appender.NOT_READY) {
-                return false;
+                return lsn;
             }
-            AppendWait wait = AppendCompletions.waitOf(completion);
-            wait.prepare(durability, remote, since);
-            if (!durability.waitsForLocalFlush()) {
-                writer.nudge(); // into the file within offWriteDelay
-                wait.durableNow(lsn);
-                return true;
+            if (wait != null) {
+                waits.whenDurable(lsn, durability, since, wait);
+                return lsn;
             }
-            commit.awaitFlushedAsync(wait, lsn);
-            return true;
+            waits.awaitLocal(lsn, durability);
         } finally {
             Activity.exit(cell);
         }
+        waits.awaitRemote(durability, lsn, since); // outside: it touches no segment, and may wait long for a replica
+        return lsn;
     }
 
     public boolean flushIfIdle() {
@@ -240,29 +226,12 @@ public final class WritePath {
         writer.wakeUp();
     }
 
-    private CompletableFuture<Long> durabilityFuture(long lsn, Durability durability, long since) {
-        if (!durability.waitsForLocalFlush()) {
-            writer.nudge(); // into the file within offWriteDelay
-            return CompletableFuture.completedFuture(lsn);
-        }
-        CompletableFuture<Long> f = commit.flushedFuture(lsn);
-        if (!f.isDone()) {
-            writer.wakeUp();
-        }
-        if (durability != Durability.LOCAL) {
-            // Whether replicas must confirm is decided once the record is flushed locally, not now.
-            return f.thenCompose(l -> remote.confirmation(durability, l, since));
-        }
-        return f;
-    }
-
     /** Reserves a record of {@code length} payload bytes for a zero-copy claim, into {@code claim}. */
     public void claim(int type, int length, ClaimSlot claim) {
         if (claim.isActive()) {
             throw new IllegalStateException("claim is still active: commit or abort it before claiming again");
         }
-        checkRecord(type, length);
-        Activity.Cell cell = enter(); // left by the claim's commit or abort, on this thread
+        Activity.Cell cell = admit(type, length); // left by the claim's commit or abort, on this thread
         boolean ok = false;
         try {
             long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
@@ -281,13 +250,13 @@ public final class WritePath {
         try {
             appender.publish(lsn, recordLength, flags, durability);
             if (flags == 0) {
-                awaitLocalCommit(lsn, durability);
+                waits.awaitLocal(lsn, durability);
             }
         } finally {
             Activity.exit(cell);
         }
         if (flags == 0) {
-            remote.await(durability, lsn);
+            waits.awaitRemote(durability, lsn, RemoteWaits.NOW);
         }
     }
 
@@ -302,24 +271,21 @@ public final class WritePath {
         if (flushed.get() <= lsn) { // a record already flushed is answered even by a closed or failed log
             Activity.Cell cell = enter();
             try {
-                commit.awaitFlushed(lsn);
+                waits.awaitFlushed(lsn);
             } finally {
                 Activity.exit(cell);
             }
         }
-        remote.await(durability, lsn);
+        waits.awaitRemote(durability, lsn, RemoteWaits.NOW);
     }
 
-    /** The local part of an append's durability wait (counted as a commit, unlike a user's {@link Wal#awaitDurable}). */
-    private void awaitLocalCommit(long lsn, Durability durability) {
-        if (durability.waitsForLocalFlush()) {
-            commit.awaitCommit(lsn);
-        } else {
-            writer.nudge(); // into the file within offWriteDelay
-        }
+    /** Admission of a record: its checks, then the log's ({@link #enter}); the caller leaves the cell returned. */
+    private Activity.Cell admit(int type, int length) {
+        checkRecord(type, length);
+        return enter();
     }
 
-    public void checkRecord(int type, int length) {
+    private void checkRecord(int type, int length) {
         if (length > maxPayload) {
             throw new PayloadTooLargeException(length, maxPayload);
         }
@@ -334,7 +300,7 @@ public final class WritePath {
      * inside to leave: either close() waits for this caller, or this caller sees the flag and reserves
      * nothing. So no reservation is ever abandoned and no mapping is released under a caller.
      */
-    public Activity.Cell enter() {
+    private Activity.Cell enter() {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
         if (closed) {
