@@ -31,11 +31,12 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The write path behind {@link Wal}'s appends and claims. Every append, blocking, with a future or told through an
- * {@link AppendCompletion}, from an array or a buffer, takes one path ({@link #append(int, byte[], int, ByteBuffer,
- * int, Durability, Compression, boolean, DurableWait)}): admission ({@link #admit}: the record's checks, then the
- * log's: closed, refused, blocked, failed), the copy into the WAL buffers ({@link Appender}), and the wait for its
- * durability level ({@link CommitWaits}: the local flush, docs/group-commit.md, then the replicas'). Claims take the
- * same admission and the same wait, around the caller's own copy. The appends themselves allocate nothing
+ * {@link AppendCompletion}, and every claim takes one admission ({@link #admit}: the record's checks, then the log's:
+ * closed, refused, blocked, failed), its copy into the WAL buffers ({@link Appender}), and one wait for its durability
+ * level, which {@link CommitWaits} alone interprets (the local flush, docs/group-commit.md, then the replicas'): a
+ * blocking one ({@link #awaitAndLeave}) or an asynchronous one ({@link #appendTold}); the public methods are shells over
+ * these. Appends are counted in one place, where they are published (Publication.publish: the one step that knows a
+ * record of the application was stored, at its level and stored size). The appends themselves allocate nothing
  * (AllocationTest); {@code appendAsync} allocates its future.
  *
  * <p>Thread-safety: every method may be called from any thread; the admission flags are volatile.
@@ -122,74 +123,98 @@ public final class WritePath {
         }
     }
 
-    // ------------------------------------------------------------------ appends: thin shells over one path
+    // ------------------------------------------------------------------ appends: shells over one admission and one wait
 
     public long append(int type, byte[] payload, int offset, int length, Durability durability, Compression compression) {
         Objects.checkFromIndexSize(offset, length, payload.length);
-        return append(type, payload, offset, null, length, durability, compression, true, null);
+        long since = waits.clockFor(durability); // before admission: a remote level's timeout counts from here
+        Activity.Cell cell = admit(type, length);
+        long lsn;
+        try {
+            lsn = appender.append(type, payload, offset, length, compression, durability);
+        } catch (Throwable t) {
+            Activity.exit(cell);
+            throw t;
+        }
+        return awaitAndLeave(lsn, durability, since, cell);
     }
 
     public long append(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return append(type, null, 0, payload, payload.remaining(), durability, compression, true, null);
+        long since = waits.clockFor(durability);
+        Activity.Cell cell = admit(type, payload.remaining());
+        long lsn;
+        try {
+            lsn = appender.append(type, payload, compression, durability, true);
+        } catch (Throwable t) {
+            Activity.exit(cell);
+            throw t;
+        }
+        return awaitAndLeave(lsn, durability, since, cell);
     }
 
+    /** An array's bytes through {@link #appendTold}: the future allocates already, the buffer around the array is cheap. */
     public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
         FutureWait wait = new FutureWait();
-        append(type, payload, 0, null, payload.length, durability, config.compression(), true, wait);
+        appendTold(type, ByteBuffer.wrap(payload), durability, config.compression(), true, wait);
         return wait.future;
     }
 
     public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
         FutureWait wait = new FutureWait();
-        append(type, null, 0, payload, payload.remaining(), durability, compression, true, wait);
+        appendTold(type, payload, durability, compression, true, wait);
         return wait.future;
     }
 
     /** Null, with nothing appended, when the record would wait (see NonWaitingAppends#tryAppendAsync). */
     public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
         FutureWait wait = new FutureWait();
-        long lsn = append(type, null, 0, payload, payload.remaining(), durability, compression, false, wait);
-        return lsn == Appender.NOT_READY ? null : wait.future;
+        return appendTold(type, payload, durability, compression, false, wait) == Appender.NOT_READY ? null : wait.future;
     }
 
     /** False, with nothing appended, when the record would wait (see NonWaitingAppends#tryAppend). */
     public boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
                              AppendCompletion completion) {
-        return append(type, null, 0, payload, payload.remaining(), durability, compression, false,
-                AppendCompletions.waitOf(completion)) != Appender.NOT_READY;
+        return appendTold(type, payload, durability, compression, false, AppendCompletions.waitOf(completion))
+                != Appender.NOT_READY;
     }
 
     /**
-     * Every append's one path: admission ({@link #admit}), the copy into the WAL buffers from {@code array} (at
-     * {@code offset}) or, when it is null, from {@code buffer}'s remaining bytes, then the wait for {@code durability}
-     * ({@link CommitWaits}): blocking when {@code wait} is null (the local part inside the log's activity, the remote
-     * part outside it), else told through {@code wait}. The appends are counted where they are published
-     * (Publication.publish): the one place that knows a record was stored, and at what size.
+     * Every asynchronous append: admission, the copy of {@code payload}'s remaining bytes (its position unchanged),
+     * then {@code wait} is told once the record reached {@code durability} ({@link CommitWaits#whenDurable}).
      *
      * @param mayWait false: {@link Appender#NOT_READY}, with nothing appended, instead of waiting for the next segment
-     *                or for room in the WAL buffers (a buffer's append only: an array's always may wait)
+     *                or for room in the WAL buffers
      * @return the record's LSN, or {@link Appender#NOT_READY}
      */
-    private long append(int type, byte[] array, int offset, ByteBuffer buffer, int length, Durability durability,
-                        Compression compression, boolean mayWait, DurableWait wait) {
-        long since = waits.clockFor(durability); // before admission: a remote level's timeout counts from here
-        Activity.Cell cell = admit(type, length);
-        long lsn;
+    private long appendTold(int type, ByteBuffer payload, Durability durability, Compression compression,
+                            boolean mayWait, DurableWait wait) {
+        long since = waits.clockFor(durability);
+        Activity.Cell cell = admit(type, payload.remaining());
         try {
-            lsn = array != null ? appender.append(type, array, offset, length, compression, durability)
-                    : appender.append(type, buffer, compression, durability, mayWait);
-            if (lsn == Appender.NOT_READY) {
-                return lsn;
-            }
-            if (wait != null) {
+            long lsn = appender.append(type, payload, compression, durability, mayWait);
+            if (lsn != Appender.NOT_READY) {
                 waits.whenDurable(lsn, durability, since, wait);
-                return lsn;
             }
+            return lsn;
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
+    /**
+     * Every blocking append's and claim's wait, once its record is published: the local part inside the log's activity,
+     * which it then leaves ({@code cell}, entered at admission), the remote part outside it (it touches no segment, and
+     * may wait long for a replica). Returns {@code lsn}.
+     *
+     * @param since {@link CommitWaits#clockFor}, or {@link RemoteWaits#NOW}
+     */
+    private long awaitAndLeave(long lsn, Durability durability, long since, Activity.Cell cell) {
+        try {
             waits.awaitLocal(lsn, durability);
         } finally {
             Activity.exit(cell);
         }
-        waits.awaitRemote(durability, lsn, since); // outside: it touches no segment, and may wait long for a replica
+        waits.awaitRemote(durability, lsn, since);
         return lsn;
     }
 
@@ -249,14 +274,14 @@ public final class WritePath {
     public void finishClaim(long lsn, int recordLength, int flags, Durability durability, Activity.Cell cell) {
         try {
             appender.publish(lsn, recordLength, flags, durability);
-            if (flags == 0) {
-                waits.awaitLocal(lsn, durability);
-            }
-        } finally {
+        } catch (Throwable t) {
             Activity.exit(cell);
+            throw t;
         }
         if (flags == 0) {
-            waits.awaitRemote(durability, lsn, RemoteWaits.NOW);
+            awaitAndLeave(lsn, durability, RemoteWaits.NOW, cell);
+        } else {
+            Activity.exit(cell); // aborted: padding, nothing to wait for
         }
     }
 
