@@ -20,8 +20,8 @@ import java.util.concurrent.locks.LockSupport;
  * The remote half of a commit's wait: commits at {@code REMOTE_WRITE}, {@code ON} and {@code REMOTE_APPLY} wait here,
  * after their local flush, until the synchronous-replica policy has confirmed their record at that level (PostgreSQL's
  * SyncRepWaitForLSN with its three queues: write, flush, apply). Replication drives it through
- * {@link SyncConfirmations} (its contract is there); the log's write path waits here ({@link #await}, {@link #confirm},
- * {@link #confirmation}), and {@link AppendWait} asks here whether an append's level waits for replicas.
+ * {@link SyncConfirmations} (its contract is there); the log's appends wait here through {@link CommitWaits}
+ * ({@link #await}, {@link #confirm}), and a {@link DurableWait} asks here whether its level waits for replicas.
  * With nothing attached the gate is inactive and costs a remote-level commit one volatile read.
  *
  * <p>No thread waits per commit: blocking committers park on a per-level Treiber stack of reusable
