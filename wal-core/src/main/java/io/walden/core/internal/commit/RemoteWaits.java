@@ -10,7 +10,6 @@ import io.walden.core.internal.thread.LoopRunner;
 import io.walden.core.replication.SyncConfirmations;
 
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -312,19 +311,6 @@ public final class RemoteWaits implements SyncConfirmations {
                 blockedSince.compareAndSet(i, start, 0); // an older one still waiting publishes itself again
             }
         }
-    }
-
-    /**
-     * Completes when the record at {@code lsn} is confirmed at {@code level} (or fails with the timeout, counted from
-     * {@code since}: {@link #clockFor}, or {@link #NOW}).
-     */
-    public CompletableFuture<Long> confirmation(Durability level, long lsn, long since) {
-        if (index(level) < 0) {
-            return CompletableFuture.completedFuture(lsn);
-        }
-        FutureCompletion f = new FutureCompletion();
-        confirm(level, lsn, f, since);
-        return f.future;
     }
 
     /**
