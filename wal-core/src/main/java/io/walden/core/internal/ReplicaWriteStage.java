@@ -1,7 +1,6 @@
 package io.walden.core.internal;
 
 import io.walden.core.internal.commit.Position;
-import io.walden.core.replication.ReplicatedLog;
 import io.walden.core.replication.WriteStage;
 
 import java.io.IOException;
@@ -10,13 +9,13 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link WriteStage} over a log's replication side and its write path: the policy's state (bytes written since the
- * last force, and when that was) belongs to the one receiver thread that uses it.
+ * {@link WriteStage} over a log's receiving side ({@link ReceivedWrites}) and its write path: the policy's state (bytes
+ * written since the last force, and when that was) belongs to the one receiver thread that uses it.
  */
 final class ReplicaWriteStage implements WriteStage {
     private static final long MAX_FLUSH_DELAY_NANOS = TimeUnit.MICROSECONDS.toNanos(MAX_FLUSH_DELAY_MICROS);
 
-    private final ReplicatedLog log;
+    private final ReceivedWrites received;
     /** Flushes what the receiver wrote (the write path's flush). */
     private final WalReplication.Log writes;
     private final Position written;
@@ -26,8 +25,8 @@ final class ReplicaWriteStage implements WriteStage {
     private long lastFlushNanos = System.nanoTime();
     private final ArchivedSegmentWrites archived;
 
-    ReplicaWriteStage(ReplicatedLog log, WalReplication.Log writes, Position written, Position flushed, long segmentSize, long logId) {
-        this.log = log;
+    ReplicaWriteStage(ReceivedWrites received, WalReplication.Log writes, Position written, Position flushed, long segmentSize, long logId) {
+        this.received = received;
         this.writes = writes;
         this.written = written;
         this.flushed = flushed;
@@ -42,7 +41,7 @@ final class ReplicaWriteStage implements WriteStage {
     @Override
     public long write(long startLsn, ByteBuffer bytes) {
         int length = bytes.remaining();
-        long end = log.writeReceived(startLsn, bytes);
+        long end = received.write(startLsn, bytes);
         unflushedBytes += length;
         return end;
     }

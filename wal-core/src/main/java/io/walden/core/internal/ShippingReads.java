@@ -6,17 +6,21 @@ import io.walden.core.LsnRemovedException;
 import io.walden.core.ReplicationChunk;
 import io.walden.core.WalCorruptedException;
 import io.walden.core.internal.commit.Position;
+import io.walden.core.internal.commit.ReadNotifier;
 import io.walden.core.internal.record.RecordCursor;
 import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.segment.SegmentRegistry;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * What replication senders read (ReplicatedLog.readFlushed and readWritten): a chunk of whole records from a proven
  * record boundary, below the shippable end (the flushed or written position, and a replica's read limit), copied out
  * of the segment so that truncation may remove it while the chunk is on its way (docs/replication-protocol.md, Data
- * frames). A chunk never spans segments and holds at least one record when one is shippable.
+ * frames). A chunk never spans segments and holds at least one record when one is shippable. Senders wait here for
+ * the shippable end to move ({@link #awaitShippablePast}).
  *
  * <p>Thread-safety: any number of senders at once; each read holds its segment against truncation while it copies.
  */
@@ -29,9 +33,11 @@ public final class ShippingReads {
     private final Position readLimit;
     private final Position insert;
     private final long segmentSize;
+    /** Signalled whenever a position senders wait on moves. */
+    private final ReadNotifier notifier;
 
     ShippingReads(WalReplication.Log log, SegmentRegistry registry, Position written, Position flushed, Position readLimit,
-                  Position insert, long segmentSize) {
+                  Position insert, long segmentSize, ReadNotifier notifier) {
         this.log = log;
         this.registry = registry;
         this.written = written;
@@ -39,11 +45,22 @@ public final class ShippingReads {
         this.readLimit = readLimit;
         this.insert = insert;
         this.segmentSize = segmentSize;
+        this.notifier = notifier;
     }
 
     /** See ReplicatedLog.shippableLsn. */
     public long shippableLsn(boolean unflushed) {
         return Math.min(unflushed ? written.get() : flushed.get(), readLimit.get());
+    }
+
+    /** See ReplicatedLog.awaitShippablePast: true once the shippable end passed {@code lsn}; ends when the log closes. */
+    boolean awaitShippablePast(long lsn, boolean unflushed, long timeout, TimeUnit unit) throws InterruptedException {
+        return notifier.await(() -> shippableLsn(unflushed), lsn, timeout, unit, log::isClosed);
+    }
+
+    /** See ReplicatedLog.awaitPositions: true once {@code condition} holds; ends when the log closes. */
+    boolean awaitPositions(BooleanSupplier condition, long timeout, TimeUnit unit) throws InterruptedException {
+        return notifier.await(() -> condition.getAsBoolean() ? 1 : 0, 0, timeout, unit, log::isClosed);
     }
 
     public ReplicationChunk read(long fromLsn, int maxBytes, boolean unflushed) {

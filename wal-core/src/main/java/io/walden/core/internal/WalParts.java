@@ -192,12 +192,18 @@ public final class WalParts {
         this.cursors = new CursorBook(new CursorLog(this::reads, this::writes, this::replication), positions, times, config,
                 StatusSources.logName(dir), dir);
         WalReplication.Log replicated = new ReplicationLog(this::writes, positions, this::rewound);
-        this.replication = new WalReplication(replicated, dir, adminLock, activity, commit, checkpointer, appender,
-                notifier, cursors.replay, remote, insert, written, flushed, readLimit, dictionaries, archiveFloor,
-                config.segmentSize(), logId, opened.history(), opened.shutDownCleanly(),
-                new LogRewind(replicated, dir, config.segmentSize(), commit, checkpointer, appender, preparer, registry,
-                        notifier, cursors.replay, insert, written, readLimit, sync),
-                new ShippingReads(replicated, registry, written, flushed, readLimit, insert, config.segmentSize()));
+        LogEpochs epochs = new LogEpochs(replicated, dir, adminLock, insert, opened.history(), opened.shutDownCleanly());
+        ReplicaReadLimit replicaReadLimit = new ReplicaReadLimit(dir, adminLock, checkpointer, notifier, readLimit, flushed);
+        LogRewind rewind = new LogRewind(replicated, dir, config.segmentSize(), commit, checkpointer, appender, preparer,
+                registry, notifier, cursors.replay, insert, written, readLimit, sync);
+        this.replication = new WalReplication(
+                new LogRole(replicated, dir, adminLock, activity, commit, insert, epochs, replicaReadLimit, archiveFloor,
+                        cursors.replay, dictionaries, rewind),
+                epochs, replicaReadLimit,
+                new ReceivedWrites(replicated, adminLock, activity, commit, appender, cursors.replay, written, flushed,
+                        config.segmentSize(), logId),
+                new ShippingReads(replicated, registry, written, flushed, readLimit, insert, config.segmentSize(), notifier),
+                remote, archiveFloor);
         this.writer = new BackgroundWriter(commit, activity, config.writerDelay().toNanos(), config.offWriteDelay().toNanos(),
                 config.checkpointInterval().toNanos(),
                 this::periodically, threads);

@@ -13,8 +13,10 @@ import io.walden.core.WalConfig;
 import io.walden.core.WalFailedException;
 import io.walden.core.internal.commit.Activity;
 import io.walden.core.internal.commit.AppendCompletions;
-import io.walden.core.internal.commit.AppendWait;
 import io.walden.core.internal.commit.Appender;
+import io.walden.core.internal.commit.CommitWaits;
+import io.walden.core.internal.commit.DurableWait;
+import io.walden.core.internal.commit.FutureWait;
 import io.walden.core.internal.commit.GroupCommit;
 import io.walden.core.internal.commit.Position;
 import io.walden.core.internal.commit.RemoteWaits;
@@ -28,10 +30,14 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The write path behind {@link Wal}'s appends and claims: admission ({@link #enter()}: closed, refused, blocked,
- * failed), the copy into the WAL buffers ({@link Appender}), and the wait for each append's durability, local
- * ({@link GroupCommit}, docs/group-commit.md) then remote ({@link RemoteWaits}). The appends themselves allocate
- * nothing (AllocationTest); the futures of {@code appendAsync} do.
+ * The write path behind {@link Wal}'s appends and claims. Every append, blocking, with a future or told through an
+ * {@link AppendCompletion}, and every claim takes one admission ({@link #admit}: the record's checks, then the log's:
+ * closed, refused, blocked, failed), its copy into the WAL buffers ({@link Appender}), and one wait for its durability
+ * level, which {@link CommitWaits} alone interprets (the local flush, docs/group-commit.md, then the replicas'): a
+ * blocking one ({@link #awaitAndLeave}) or an asynchronous one ({@link #appendTold}); the public methods are shells over
+ * these. Appends are counted in one place, where they are published (Publication.publish: the one step that knows a
+ * record of the application was stored, at its level and stored size). The appends themselves allocate nothing
+ * (AllocationTest); {@code appendAsync} allocates its future.
  *
  * <p>Thread-safety: every method may be called from any thread; the admission flags are volatile.
  */
@@ -44,7 +50,8 @@ public final class WritePath {
     private final WalBuffers ring;
     private final GroupCommit commit;
     private final BackgroundWriter writer;
-    private final RemoteWaits remote;
+    /** What each append waits for, by its durability level. */
+    private final CommitWaits waits;
     private final WalReplication replication;
     private final Position insert;
     private final Position flushed;
@@ -62,7 +69,7 @@ public final class WritePath {
         this.ring = ring;
         this.commit = commit;
         this.writer = writer;
-        this.remote = remote;
+        this.waits = new CommitWaits(commit, remote, writer);
         this.replication = replication;
         this.insert = insert;
         this.flushed = flushed;
@@ -94,8 +101,7 @@ public final class WritePath {
 
     /** A control record (a cursor change) at OFF: the caller waits for the durability it needs. */
     public long appendControl(byte[] payload) {
-        checkRecord(0, payload.length);
-        Activity.Cell cell = enter();
+        Activity.Cell cell = admit(0, payload.length);
         try {
             long lsn = appender.appendControl(payload); // its durability is waited for by the caller (Cursors)
             writer.nudge();
@@ -117,100 +123,102 @@ public final class WritePath {
         }
     }
 
+    // ------------------------------------------------------------------ appends: shells over one admission and one wait
 
     public long append(int type, byte[] payload, int offset, int length, Durability durability, Compression compression) {
         Objects.checkFromIndexSize(offset, length, payload.length);
-        checkRecord(type, length);
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
+        long since = waits.clockFor(durability); // before admission: a remote level's timeout counts from here
+        Activity.Cell cell = admit(type, length);
         long lsn;
         try {
             lsn = appender.append(type, payload, offset, length, compression, durability);
-            awaitLocalCommit(lsn, durability);
-        } finally {
+        } catch (Throwable t) {
             Activity.exit(cell);
+            throw t;
         }
-        remote.await(durability, lsn, since); // outside: it touches no segment, and may wait long for a replica
-        return lsn;
+        return awaitAndLeave(lsn, durability, since, cell);
     }
 
     public long append(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        checkRecord(type, payload.remaining());
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
+        long since = waits.clockFor(durability);
+        Activity.Cell cell = admit(type, payload.remaining());
         long lsn;
         try {
             lsn = appender.append(type, payload, compression, durability, true);
-            awaitLocalCommit(lsn, durability);
-        } finally {
+        } catch (Throwable t) {
             Activity.exit(cell);
+            throw t;
         }
-        remote.await(durability, lsn, since);
-        return lsn;
+        return awaitAndLeave(lsn, durability, since, cell);
     }
 
+    /** An array's bytes through {@link #appendTold}: the future allocates already, the buffer around the array is cheap. */
     public CompletableFuture<Long> appendAsync(int type, byte[] payload, Durability durability) {
-        checkRecord(type, payload.length);
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = enter();
-        try {
-            return durabilityFuture(appender.append(type, payload, 0, payload.length, config.compression(), durability),
-                    durability, since);
-        } finally {
-            Activity.exit(cell);
-        }
+        FutureWait wait = new FutureWait();
+        appendTold(type, ByteBuffer.wrap(payload), durability, config.compression(), true, wait);
+        return wait.future;
     }
 
     public CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return appendAsync(type, payload, durability, compression, true);
+        FutureWait wait = new FutureWait();
+        appendTold(type, payload, durability, compression, true, wait);
+        return wait.future;
     }
 
+    /** Null, with nothing appended, when the record would wait (see NonWaitingAppends#tryAppendAsync). */
     public CompletableFuture<Long> tryAppendAsync(int type, ByteBuffer payload, Durability durability, Compression compression) {
-        return appendAsync(type, payload, durability, compression, false);
+        FutureWait wait = new FutureWait();
+        return appendTold(type, payload, durability, compression, false, wait) == Appender.NOT_READY ? null : wait.future;
     }
 
-    /** With {@code mayWait} false: null, with nothing appended, when the record would wait (see NonWaitingAppends#tryAppendAsync). */
-    private CompletableFuture<Long> appendAsync(int type, ByteBuffer payload, Durability durability, Compression compression,
-                                                boolean mayWait) {
-        checkRecord(type, payload.remaining());
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = mayWait ? enter() : tryEnter();
+    /** False, with nothing appended, when the record would wait (see NonWaitingAppends#tryAppend). */
+    public boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
+                             AppendCompletion completion) {
+        return appendTold(type, payload, durability, compression, false, AppendCompletions.waitOf(completion))
+                != Appender.NOT_READY;
+    }
+
+    /**
+     * Every asynchronous append: admission, the copy of {@code payload}'s remaining bytes (its position unchanged),
+     * then {@code wait} is told once the record reached {@code durability} ({@link CommitWaits#whenDurable}).
+     *
+     * @param mayWait false: {@link Appender#NOT_READY}, with nothing appended, instead of waiting for the next segment
+     *                or for room in the WAL buffers
+     * @return the record's LSN, or {@link Appender#NOT_READY}
+     */
+    private long appendTold(int type, ByteBuffer payload, Durability durability, Compression compression,
+                            boolean mayWait, DurableWait wait) {
+        long since = waits.clockFor(durability);
+        Activity.Cell cell = mayWait ? admit(type, payload.remaining()) : tryAdmit(type, payload.remaining());
         if (cell == null) {
-            return null; // a dormant log whose WAL buffers would have to wait for room
+            return Appender.NOT_READY; // a dormant log whose WAL buffers would have to wait for room
         }
         try {
             long lsn = appender.append(type, payload, compression, durability, mayWait);
-            return lsn == Appender.NOT_READY ? null : durabilityFuture(lsn, durability, since);
+            if (lsn != Appender.NOT_READY) {
+                waits.whenDurable(lsn, durability, since, wait);
+            }
+            return lsn;
         } finally {
             Activity.exit(cell);
         }
     }
 
-    public boolean tryAppend(int type, ByteBuffer payload, Durability durability, Compression compression,
-                             AppendCompletion completion) {
-        checkRecord(type, payload.remaining());
-        long since = remote.clockFor(durability);
-        Activity.Cell cell = tryEnter();
-        if (cell == null) {
-            return false; // a dormant log whose WAL buffers would have to wait for room
-        }
+    /**
+     * Every blocking append's and claim's wait, once its record is published: the local part inside the log's activity,
+     * which it then leaves ({@code cell}, entered at admission), the remote part outside it (it touches no segment, and
+     * may wait long for a replica). Returns {@code lsn}.
+     *
+     * @param since {@link CommitWaits#clockFor}, or {@link RemoteWaits#NOW}
+     */
+    private long awaitAndLeave(long lsn, Durability durability, long since, Activity.Cell cell) {
         try {
-            long lsn = appender.append(type, payload, compression, durability, false);
-            if (lsn == Appender.NOT_READY) {
-                return false;
-            }
-            AppendWait wait = AppendCompletions.waitOf(completion);
-            wait.prepare(durability, remote, since);
-            if (!durability.waitsForLocalFlush()) {
-                writer.nudge(); // into the file within offWriteDelay
-                wait.durableNow(lsn);
-                return true;
-            }
-            commit.awaitFlushedAsync(wait, lsn);
-            return true;
+            waits.awaitLocal(lsn, durability);
         } finally {
             Activity.exit(cell);
         }
+        waits.awaitRemote(durability, lsn, since);
+        return lsn;
     }
 
     public boolean flushIfIdle() {
@@ -246,29 +254,12 @@ public final class WritePath {
         writer.wakeUp();
     }
 
-    private CompletableFuture<Long> durabilityFuture(long lsn, Durability durability, long since) {
-        if (!durability.waitsForLocalFlush()) {
-            writer.nudge(); // into the file within offWriteDelay
-            return CompletableFuture.completedFuture(lsn);
-        }
-        CompletableFuture<Long> f = commit.flushedFuture(lsn);
-        if (!f.isDone()) {
-            writer.wakeUp();
-        }
-        if (durability != Durability.LOCAL) {
-            // Whether replicas must confirm is decided once the record is flushed locally, not now.
-            return f.thenCompose(l -> remote.confirmation(durability, l, since));
-        }
-        return f;
-    }
-
     /** Reserves a record of {@code length} payload bytes for a zero-copy claim, into {@code claim}. */
     public void claim(int type, int length, ClaimSlot claim) {
         if (claim.isActive()) {
             throw new IllegalStateException("claim is still active: commit or abort it before claiming again");
         }
-        checkRecord(type, length);
-        Activity.Cell cell = enter(); // left by the claim's commit or abort, on this thread
+        Activity.Cell cell = admit(type, length); // left by the claim's commit or abort, on this thread
         boolean ok = false;
         try {
             long lsn = appender.reserve(RecordDescriptor.aligned(RecordDescriptor.recordLength(length)));
@@ -286,14 +277,14 @@ public final class WritePath {
     public void finishClaim(long lsn, int recordLength, int flags, Durability durability, Activity.Cell cell) {
         try {
             appender.publish(lsn, recordLength, flags, durability);
-            if (flags == 0) {
-                awaitLocalCommit(lsn, durability);
-            }
-        } finally {
+        } catch (Throwable t) {
             Activity.exit(cell);
+            throw t;
         }
         if (flags == 0) {
-            remote.await(durability, lsn);
+            awaitAndLeave(lsn, durability, RemoteWaits.NOW, cell);
+        } else {
+            Activity.exit(cell); // aborted: padding, nothing to wait for
         }
     }
 
@@ -308,24 +299,27 @@ public final class WritePath {
         if (flushed.get() <= lsn) { // a record already flushed is answered even by a closed or failed log
             Activity.Cell cell = admitted(enterToFlush()); // a wait: it does not wake a dormant log
             try {
-                commit.awaitFlushed(lsn);
+                waits.awaitFlushed(lsn);
             } finally {
                 Activity.exit(cell);
             }
         }
-        remote.await(durability, lsn);
+        waits.awaitRemote(durability, lsn, RemoteWaits.NOW);
     }
 
-    /** The local part of an append's durability wait (counted as a commit, unlike a user's {@link Wal#awaitDurable}). */
-    private void awaitLocalCommit(long lsn, Durability durability) {
-        if (durability.waitsForLocalFlush()) {
-            commit.awaitCommit(lsn);
-        } else {
-            writer.nudge(); // into the file within offWriteDelay
-        }
+    /** Admission of a record: its checks, then the log's ({@link #enter}); the caller leaves the cell returned. */
+    private Activity.Cell admit(int type, int length) {
+        checkRecord(type, length);
+        return enter();
     }
 
-    public void checkRecord(int type, int length) {
+    /** {@link #admit} for an append that must not wait: null when the log is dormant and cannot wake at once. */
+    private Activity.Cell tryAdmit(int type, int length) {
+        checkRecord(type, length);
+        return tryEnter();
+    }
+
+    private void checkRecord(int type, int length) {
         if (length > maxPayload) {
             throw new PayloadTooLargeException(length, maxPayload);
         }
@@ -340,7 +334,7 @@ public final class WritePath {
      * inside to leave: either close() waits for this caller, or this caller sees the flag and reserves
      * nothing. So no reservation is ever abandoned and no mapping is released under a caller.
      */
-    public Activity.Cell enter() {
+    private Activity.Cell enter() {
         Activity.Cell cell = activity.cell();
         Activity.enter(cell);
         return admitted(cell);

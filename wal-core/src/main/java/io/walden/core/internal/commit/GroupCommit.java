@@ -4,7 +4,6 @@ import io.walden.core.WalFailedException;
 import io.walden.core.internal.segment.SegmentRegistry;
 import io.walden.core.internal.sync.SyncStrategy;
 
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -158,13 +157,6 @@ public final class GroupCommit {
     public void awaitCommit(long lsn) {
         batching.commitRequested();
         awaitFlushed(lsn);
-    }
-
-    /** Registers an asynchronous wait for the record at {@code lsn}; the caller must make sure someone flushes. */
-    public CompletableFuture<Long> flushedFuture(long lsn) {
-        FutureCompletion f = new FutureCompletion();
-        awaitFlushedAsync(f, lsn);
-        return f.future;
     }
 
     /**

@@ -81,7 +81,7 @@ public final class Publication {
         ring.writeInt(o + RecordDescriptor.CRC_OFFSET, crc);
         ring.writeIntRelease(o + RecordDescriptor.LENGTH_OFFSET, recordLength); // publication: last store
         advancePublished();
-        if (flags == 0 && durability != null) {
+        if (flags == 0 && durability != null) { // the one place appends are counted: an application's record, stored
             WalStats.onAppend(s.stats, durability, recordLength - RecordDescriptor.TIMED_HEADER_LENGTH);
         }
     }

@@ -10,7 +10,6 @@ import io.walden.core.internal.thread.LoopRunner;
 import io.walden.core.replication.SyncConfirmations;
 
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -20,8 +19,8 @@ import java.util.concurrent.locks.LockSupport;
  * The remote half of a commit's wait: commits at {@code REMOTE_WRITE}, {@code ON} and {@code REMOTE_APPLY} wait here,
  * after their local flush, until the synchronous-replica policy has confirmed their record at that level (PostgreSQL's
  * SyncRepWaitForLSN with its three queues: write, flush, apply). Replication drives it through
- * {@link SyncConfirmations} (its contract is there); the log's write path waits here ({@link #await}, {@link #confirm},
- * {@link #confirmation}), and {@link AppendWait} asks here whether an append's level waits for replicas.
+ * {@link SyncConfirmations} (its contract is there); the log's appends wait here through {@link CommitWaits}
+ * ({@link #await}, {@link #confirm}), and a {@link DurableWait} asks here whether its level waits for replicas.
  * With nothing attached the gate is inactive and costs a remote-level commit one volatile read.
  *
  * <p>No thread waits per commit: blocking committers park on a per-level Treiber stack of reusable
@@ -312,19 +311,6 @@ public final class RemoteWaits implements SyncConfirmations {
                 blockedSince.compareAndSet(i, start, 0); // an older one still waiting publishes itself again
             }
         }
-    }
-
-    /**
-     * Completes when the record at {@code lsn} is confirmed at {@code level} (or fails with the timeout, counted from
-     * {@code since}: {@link #clockFor}, or {@link #NOW}).
-     */
-    public CompletableFuture<Long> confirmation(Durability level, long lsn, long since) {
-        if (index(level) < 0) {
-            return CompletableFuture.completedFuture(lsn);
-        }
-        FutureCompletion f = new FutureCompletion();
-        confirm(level, lsn, f, since);
-        return f.future;
     }
 
     /**

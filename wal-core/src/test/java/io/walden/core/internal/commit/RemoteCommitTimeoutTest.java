@@ -30,7 +30,10 @@ class RemoteCommitTimeoutTest {
             List<Long> failedAt = Collections.synchronizedList(new ArrayList<>());
             for (int i = 0; i < 10; i++) { // spread over the sweeper's period, so that its granularity shows
                 long since = System.nanoTime();
-                CompletableFuture<Long> f = waits.confirmation(Durability.ON, 1000 + i, since);
+                FutureWait wait = new FutureWait(); // an appendAsync's wait, as its record's local flush tells it
+                wait.prepare(Durability.ON, waits, since);
+                wait.complete(1000 + i);
+                CompletableFuture<Long> f = wait.future;
                 f.whenComplete((lsn, e) -> failedAt.add(System.nanoTime() - since));
                 commits.add(f);
                 Thread.sleep(13); // a sleep: the commits' times spread over the sweeper's period
