@@ -6,6 +6,7 @@ import io.walden.core.internal.journal.LogKeys;
 import io.walden.core.internal.journal.StoreJournal;
 import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.segment.OpenSegments;
+import io.walden.core.internal.StoreDirectories;
 import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.commit.WalBuffersBudget;
 import io.walden.core.internal.record.RecordDescriptor;
@@ -25,7 +26,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,7 +35,6 @@ import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * Many logs in one directory, one per tenant, aggregate type or partition, as Kafka users have topics: each a full
@@ -149,7 +148,7 @@ public final class WalStore implements AutoCloseable {
         }
         for (Path p : leftovers) {
             LOG.info("Removing {}: a log's creation or deletion that a crash interrupted", p);
-            deleteTree(p);
+            StoreDirectories.deleteTree(p);
         }
         if (!leftovers.isEmpty()) {
             SegmentFiles.forceDirectory(logs);
@@ -193,7 +192,7 @@ public final class WalStore implements AutoCloseable {
                     j::truncateBefore, j.config(), threads);
         } else {
             j.close();
-            deleteTree(dir);
+            StoreDirectories.deleteTree(dir);
             SegmentFiles.forceDirectory(config.directory());
             LOG.info("Removed the store journal in {}: its entries are in the logs' files, which force themselves now", dir);
         }
@@ -289,7 +288,7 @@ public final class WalStore implements AutoCloseable {
         }
         Path building = logs.resolve(CREATING + name);
         try {
-            deleteTree(building);
+            StoreDirectories.deleteTree(building);
             Files.createDirectories(building);
             WalConfig.Builder defaults = WalConfig.builder(building);
             config.defaults().accept(defaults);
@@ -305,7 +304,7 @@ public final class WalStore implements AutoCloseable {
             Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE); // the log exists from here on, whole
         } catch (IOException | RuntimeException e) {
             keys.remove(name);
-            deleteQuietly(building);
+            StoreDirectories.deleteQuietly(building);
             if (e instanceof IOException io) {
                 throw new WalException("cannot create log '" + name + "' in " + logs + ": " + e.getMessage(), io);
             }
@@ -332,10 +331,10 @@ public final class WalStore implements AutoCloseable {
     private void discard(String name, Path dir) {
         Path doomed = logs.resolve(DELETING + name);
         try {
-            deleteTree(doomed);
+            StoreDirectories.deleteTree(doomed);
             Files.move(dir, doomed, StandardCopyOption.ATOMIC_MOVE);
             SegmentFiles.forceDirectory(logs);
-            deleteTree(doomed);
+            StoreDirectories.deleteTree(doomed);
         } catch (IOException e) {
             LOG.warn("Could not take the failed log {} out of the store (it opens with the store next time): {}", name,
                     e.toString());
@@ -423,7 +422,7 @@ public final class WalStore implements AutoCloseable {
             if (journal != null && key != null) {
                 journal.forceFilesOf(key); // before the rename: see StoreJournal.forceFilesOf
             }
-            deleteTree(doomed);
+            StoreDirectories.deleteTree(doomed);
             Files.move(logs.resolve(name), doomed, StandardCopyOption.ATOMIC_MOVE);
             forgetKey(name); // only now: until the rename, the journal's checkpoint still forces its files
         } catch (IOException e) {
@@ -432,7 +431,7 @@ public final class WalStore implements AutoCloseable {
         }
         try {
             SegmentFiles.forceDirectory(logs); // gone for good from here on
-            deleteTree(doomed);
+            StoreDirectories.deleteTree(doomed);
         } catch (IOException e) {
             throw new WalException("log '" + name + "' is deleted, but its files could not all be removed (" + e.getMessage()
                     + "): the rest is removed at the store's next open", e);
@@ -503,25 +502,6 @@ public final class WalStore implements AutoCloseable {
         if (name == null || !NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("'" + name + "' is not a log name: 1 to 128 of a-z 0-9 . _ -, "
                     + "beginning with a letter or a digit");
-        }
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
-    }
-
-    private static void deleteQuietly(Path dir) {
-        try {
-            deleteTree(dir);
-        } catch (IOException e) {
-            LOG.warn("Could not remove {} (removed at the store's next open): {}", dir, e.toString());
         }
     }
 

@@ -30,7 +30,6 @@ import io.walden.core.internal.recovery.RecoveryScanner;
 import io.walden.core.internal.retention.Retention;
 import io.walden.core.internal.segment.OpenSegments;
 import io.walden.core.internal.segment.Segment;
-import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.segment.SegmentLinks;
 import io.walden.core.internal.segment.SegmentPreparer;
 import io.walden.core.internal.segment.SegmentRegistry;
@@ -128,6 +127,7 @@ public final class WalParts {
     private final Archiver archiver;
     /** What the group's archive holds as far as this log knows: what truncation keeps for it, on every role. */
     private final ArchiveFloor archiveFloor;
+    private final SegmentTruncation truncation;
     /** What operators read: the status and the meters. */
     private final StatusSources status;
 
@@ -208,6 +208,8 @@ public final class WalParts {
                 config.checkpointInterval().toNanos(),
                 this::periodically, threads);
         this.writes = new WritePath(config, dir, activity, appender, ring, commit, writer, remote, replication, insert, flushed);
+        this.truncation = new SegmentTruncation(adminLock, writes, replication, cursors, archiveFloor, checkpointer, flushed,
+                readLimit, registry, preparer, dir);
         this.reads = new ReadPath(writes, positions, registry, notifier, config);
         this.idleRing = new IdleRing(ring, insert, published, written, flushed, activity, commit, writes, budget,
                 this::parkSegmentsWhileQuiescent, dir);
@@ -381,58 +383,9 @@ public final class WalParts {
         truncate(floors -> lsn);
     }
 
-    /**
-     * Truncation, under the admin lock: the holders' floors are read once, {@code decide} answers where to truncate
-     * given them, and the removal keeps what those same floors need (retention's report and removal agree).
-     */
+    /** Retention's removal, and {@link #truncateBefore}'s (see {@link SegmentTruncation}). */
     private void truncate(Retention.Decision decide) {
-        synchronized (adminLock) {
-            writes.ensureOpen();
-            Retention.Floors floors = new Retention.Floors(replication.retentionFloor(), cursors.retention.floor(),
-                    archiveFloor.forTruncation());
-            long lsn = decide.truncateBefore(floors);
-            if (lsn == Retention.NOTHING) {
-                return;
-            }
-            try {
-                checkpointer.write(true);
-            } catch (IOException e) {
-                throw new WalException("could not write a checkpoint before truncating: " + e.getMessage(), e);
-            }
-            // Never past what is flushed; never past a replica's read limit, since a rewind by its own primary goes
-            // back no further and must find the segment it ends in (a rewind below it, after a failover to a replica
-            // that lagged, may find that segment removed: the replica then fetches from the archive or is rebuilt);
-            // never what a slot, a cursor or the archive (the group's, on a replica) still needs.
-            long keep = Math.min(Math.min(lsn, flushed.get()), readLimit.get());
-            keep = Math.min(keep, floors.min());
-            long limit = Math.min(registry.segmentStart(keep), checkpointer.durableScanStart());
-            Segment oldestSegment = registry.oldest();
-            if (oldestSegment != null && oldestSegment.endLsn() <= limit) {
-                try {
-                    cursors.retention.beforeTruncation(limit); // the control records about to go: into the base cursor file
-                } catch (IOException e) {
-                    throw new WalException("could not write the cursor file before truncating: " + e.getMessage(), e);
-                }
-            }
-            for (Segment s : registry.snapshot()) {
-                if (s.endLsn() > limit) {
-                    break;
-                }
-                Path removedFile = dir.resolve(s.path().getFileName() + SegmentFiles.REMOVED_SUFFIX);
-                Segment gone;
-                try {
-                    // Out of the log at once (a crash from here on never brings it back); the mapping stays
-                    // valid for whoever still reads it, and is released after the grace period. The removed one
-                    // is s, or its mapping again when a reader entered it after it was parked.
-                    gone = registry.renameAndRemove(s, dir, removedFile);
-                } catch (IOException e) {
-                    throw new WalException("could not remove segment " + s.path() + ": " + e.getMessage(), e);
-                }
-                preparer.dispose(gone != null ? gone : s, removedFile);
-                LOG.debug("Truncated segment {}", s.path().getFileName());
-            }
-            cursors.retention.afterTruncation();
-        }
+        truncation.truncate(decide);
     }
 
     /** See {@link Wal#close}: stops everything in the reverse order of {@link #start()}. */
