@@ -38,6 +38,14 @@ class StoreWalBuffersTest {
                 .build());
     }
 
+    /**
+     * Creates log "busy" and opens a claim in it, which this thread holds until it commits: a log with a claim in
+     * progress is busy, and its ring (the whole budget of one ring) cannot go back.
+     */
+    private static WalClaim busyHoldingTheBudget(WalStore store) {
+        return store.create("busy").claim(0, 16, new WalClaim());
+    }
+
     private static List<Long> lsns(Wal log) {
         List<Long> out = new ArrayList<>();
         try (WalReader r = log.reader(log.oldestLsn())) {
@@ -140,10 +148,8 @@ class StoreWalBuffersTest {
     @Test
     void anAppendWaitsForTheBudgetWhileEveryOtherLogIsBusyAndGoesOnOnceOneFallsQuiet() throws Exception {
         try (WalStore store = open(RING)) {
-            Wal busy = store.create("busy");
+            WalClaim claim = busyHoldingTheBudget(store);
             Wal waiting = store.create("waiting");
-            WalClaim claim = new WalClaim();
-            busy.claim(0, 16, claim); // a claim in progress: the log is busy, its ring cannot go back
             CompletableFuture<Long> append = CompletableFuture.supplyAsync(
                     () -> waiting.append(TestLogs.bytes("waits"), Durability.LOCAL));
             // Whether it waits can only be seen as a while without an answer: a second is far more than an append takes.
@@ -159,10 +165,8 @@ class StoreWalBuffersTest {
     @Test
     void aThreadInsideTheLogHoldingTheBudgetAppendsToAnotherRatherThanWaitForItself() throws Exception {
         try (WalStore store = open(RING)) {
-            Wal busy = store.create("busy");
+            WalClaim claim = busyHoldingTheBudget(store); // this thread is inside busy, which holds the whole budget
             Wal other = store.create("other");
-            WalClaim claim = new WalClaim();
-            busy.claim(0, 16, claim); // this thread is inside busy, which holds the whole budget
             long lsn = other.append(TestLogs.bytes("not a deadlock"), Durability.LOCAL); // takes its ring beyond it
             claim.commit(Durability.LOCAL);
             assertThat(lsns(other)).containsExactly(lsn);
@@ -173,10 +177,8 @@ class StoreWalBuffersTest {
     @Test
     void anAppendThatMustNotWaitIsRefusedWhileItsLogCannotTakeItsRingAtOnce() throws Exception {
         try (WalStore store = open(RING)) {
-            Wal busy = store.create("busy");
+            WalClaim claim = busyHoldingTheBudget(store);
             Wal dormant = store.create("dormant");
-            WalClaim claim = new WalClaim();
-            busy.claim(0, 16, claim);
             boolean appended = CompletableFuture.supplyAsync(() -> dormant.nonWaiting().tryAppend(0,
                     ByteBuffer.wrap(TestLogs.bytes("later")), Durability.OFF, new AppendCompletion() {
                         @Override
@@ -190,7 +192,7 @@ class StoreWalBuffersTest {
                     .get(10, TimeUnit.SECONDS);
             assertThat(appended).as("a non-waiting append to a log that would wait for the budget").isFalse();
             claim.commit(Durability.LOCAL);
-            assertThat(idleRing(busy.parts()).trim()).isTrue(); // the budget free again
+            assertThat(idleRing(store.log("busy").orElseThrow().parts()).trim()).isTrue(); // the budget free again
             assertThat(CompletableFuture.supplyAsync(() -> dormant.nonWaiting().tryAppendAsync(0,
                     ByteBuffer.wrap(TestLogs.bytes("now")), Durability.OFF)).get(10, TimeUnit.SECONDS))
                     .as("once the ring fits").isNotNull();
@@ -210,10 +212,8 @@ class StoreWalBuffersTest {
     @Test
     void aLogClosedWhileItsAppendWaitsForTheBudgetRefusesItAndHoldsNothing() throws Exception {
         try (WalStore store = open(RING)) {
-            Wal busy = store.create("busy");
+            WalClaim claim = busyHoldingTheBudget(store);
             Wal closing = store.create("closing");
-            WalClaim claim = new WalClaim();
-            busy.claim(0, 16, claim);
             CompletableFuture<Long> append = CompletableFuture.supplyAsync(
                     () -> closing.append(TestLogs.bytes("never"), Durability.LOCAL));
             Eventually.waitUntil("the append waiting for the budget", () -> store.walBuffersWaits() > 0);
