@@ -95,7 +95,6 @@ public final class Activity {
         long p1, p2, p3, p4, p5, p6, p7;
         volatile long paused;
         long q1, q2, q3, q4, q5, q6, q7;
-        /** Read only by entries that find the flag set (after the padding: an object field is laid out after longs). */
         /** The waker of a log without a budget: nothing to take, the flag just opens. */
         final Waker own = new Waker() {
             @Override
@@ -109,6 +108,7 @@ public final class Activity {
                 return true;
             }
         };
+        /** Read only by entries that find the flag set (after the padding: an object field is laid out after longs). */
         volatile Waker waker = own;
 
         void wakeUp() {
@@ -127,9 +127,13 @@ public final class Activity {
             while ((p = paused) == PAUSED || (wake && p == DORMANT)) {
                 SEQ.setRelease(c, c.seq + 1); // outside while waiting: the pauser waits for those inside
                 if (p == DORMANT) {
-                    boolean woke;
+                    boolean woke = true;
                     try {
-                        woke = mayWait ? wakeWaiting() : waker.tryWake(); // outside: waking may wait for other logs
+                        if (mayWait) {
+                            waker.wake(); // outside: waking may wait for other logs to give WAL buffers back
+                        } else {
+                            woke = waker.tryWake();
+                        }
                     } catch (Throwable e) {
                         c.depth--; // outside, as it is: the entry did not happen
                         throw e;
@@ -148,11 +152,6 @@ public final class Activity {
                 }
                 c.seq = c.seq + 1; // inside again, then look at the flag once more
             }
-            return true;
-        }
-
-        private boolean wakeWaiting() {
-            waker.wake();
             return true;
         }
     }

@@ -72,7 +72,6 @@ public final class WalBuffersBudget {
     private long held;
     /** The holders awake now, in the order they woke. Guarded by this. */
     private final Set<Holder> awake = new LinkedHashSet<>();
-    private long wakes;
     private long givenBack;
     private long waits;
     private long overdrafts;
@@ -92,16 +91,6 @@ public final class WalBuffersBudget {
     /** The bytes the awake logs hold now (above {@link #total} only by overdrafts). */
     public synchronized long held() {
         return held;
-    }
-
-    /** How many logs are awake now. */
-    public synchronized int awakeLogs() {
-        return awake.size();
-    }
-
-    /** How many times a log woke (took its ring's bytes). */
-    public synchronized long wakes() {
-        return wakes;
     }
 
     /** How many times an awake log gave its ring back so that another could wake. */
@@ -233,7 +222,6 @@ public final class WalBuffersBudget {
         }
         awake.add(who);
         held += bytes;
-        wakes++;
         return true;
     }
 
