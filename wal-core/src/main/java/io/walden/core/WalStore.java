@@ -439,6 +439,75 @@ public final class WalStore implements AutoCloseable {
         LOG.info("Deleted log {} from the store {}", name, config.directory());
     }
 
+    /**
+     * Changes log {@code name}'s own settings and opens it again with them: {@code changes} apply over what the log has
+     * now (the store's defaults, then what it was created or last reconfigured with), and are kept as
+     * {@link #create(String, Consumer)}'s are. The log is closed first, so flushed: every append it acknowledged stays,
+     * and one that races the close fails with {@link WalClosedException}, unwritten. Its settings file is replaced
+     * atomically (a crash leaves the old settings or the new, whole), and the log opens again: the {@link Wal} returned
+     * replaces the one the caller held, which stays closed. The segment size and the log's identity cannot change
+     * (its files hold them): changes to them are ignored, as they are at any open.
+     *
+     * @throws IllegalArgumentException when the name is not one a log may have
+     * @throws IllegalSettingException  when the new settings are refused: the log was not touched
+     * @throws IllegalStateException    when the store has no such log, or is closed
+     * @throws WalException             when the settings cannot be written or the log not opened again with them (it is
+     *                                  then opened with its old settings, when it can be)
+     */
+    public synchronized Wal reconfigure(String name, Consumer<WalConfig.Builder> changes) {
+        checkName(name);
+        ensureOpen();
+        Wal wal = open.get(name);
+        if (wal == null) {
+            throw new IllegalStateException("no log '" + name + "' in the store " + config.directory());
+        }
+        Path dir = logs.resolve(name);
+        WalConfig.Builder chosen = defaultSettings();
+        StoreLogSettings.apply(dir, chosen);
+        changes.accept(chosen);
+        Wal.segmentSizeOf(dir).ifPresent(chosen::segmentSize); // its control file's, whatever the changes said
+        Map<String, String> after = StoreLogSettings.overrides(defaultSettings(), chosen);
+        withinBudget(configOf(name, dir, changes).build()); // a refused setting refuses here, the log untouched
+        Map<String, String> before = StoreLogSettings.read(dir);
+        closeForReopen(name, wal);
+        try {
+            StoreLogSettings.write(dir, after);
+            Wal reopened = Wal.open(journaledConfigOf(name, dir, b -> { }), threads, files, budget, false);
+            open.put(name, reopened);
+            LOG.info("Log {} of the store {} reopened with its settings changed: {}", name, config.directory(), after);
+            return reopened;
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("Log {} could not be reopened with its new settings ({}); reopening it with its old ones", name,
+                    e.toString());
+            try {
+                StoreLogSettings.write(dir, before);
+                open.put(name, Wal.open(journaledConfigOf(name, dir, b -> { }), threads, files, budget, false));
+            } catch (IOException | RuntimeException again) {
+                e.addSuppressed(again);
+            }
+            throw e instanceof RuntimeException r ? r
+                    : new WalException("cannot change the settings of log '" + name + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** Closes a log that opens again at once (its journal entries then cover files the checkpoint must still force). */
+    private void closeForReopen(String name, Wal wal) {
+        open.remove(name);
+        try {
+            wal.close();
+        } catch (RuntimeException e) {
+            LOG.warn("Closing log {} to reopen it failed ({}); reopening it all the same", name, e.toString());
+        }
+        Long key = keys.get(name);
+        if (journal != null && key != null) {
+            try {
+                journal.forceFilesOf(key); // what the closed log's segments wrote: its journal entries may now go
+            } catch (IOException e) { // the log's journal remembers the failed force: the reopened log fails at its flush
+                LOG.warn("Forcing log {}'s files before reopening it failed: {}", name, e.toString());
+            }
+        }
+    }
+
     /** Closes every log, then the shared threads, then releases the directory. */
     @Override
     public synchronized void close() {
