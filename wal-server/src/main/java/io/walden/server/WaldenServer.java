@@ -223,7 +223,7 @@ public final class WaldenServer implements AutoCloseable {
         served = new ServedLogs(logs, data, cursors, readers);
         router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
                 registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
-                config.get(AUTH_TOKEN) != null))), wal.directory());
+                config.get(AUTH_TOKEN) != null), logs, rates)), wal.directory());
         serverChannel.config().setAutoRead(true); // accept: the router every connection needs is set
         started = true;
         accepting = true;
