@@ -100,6 +100,8 @@ public record Route(HttpMethod method, String path, Kind kind, boolean needsToke
     static String log(Exchange ex) {
         String path = ex.path();
         int end = path.indexOf('/', LOGS.length());
-        return new QueryStringDecoder(path.substring(LOGS.length(), end < 0 ? path.length() : end)).path();
+        String segment = path.substring(LOGS.length(), end < 0 ? path.length() : end);
+        // A log's name never needs escaping: only a name no log can have is percent-encoded (then refused as unknown).
+        return segment.indexOf('%') < 0 ? segment : new QueryStringDecoder(segment).path();
     }
 }
