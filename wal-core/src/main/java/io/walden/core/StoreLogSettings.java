@@ -18,11 +18,14 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
- * The settings a store's log was created with, where they differ from the store's defaults ({@link WalStore#create(
- * String, java.util.function.Consumer)}): kept beside the log in {@value #FILE}, so that the log has them again when
- * the store reopens it, while what it left at the default follows the store's defaults as they are then. Kept are the
+ * The settings a store's log was given ({@link WalStore#create(String, java.util.function.Consumer)}, {@link
+ * WalStore#reconfigure}), whether or not they equalled the store's defaults then: kept beside the log in
+ * {@value #FILE}, so that the log has them again when the store reopens it, while what it was never given follows the
+ * store's defaults as they are then. Kept are the
  * plain values (numbers, flags, levels, durations): every component of the records a builder lists in
  * {@link WalConfig.Builder#keptSettings()}, each named as the builder's method that sets it, so that a setting added to
  * one of those records is kept with nothing added here. Not kept: the log's identity ({@link IdentitySettings}, which
@@ -42,21 +45,56 @@ final class StoreLogSettings {
     private StoreLogSettings() {
     }
 
-    /** The plain settings of {@code chosen} that differ from {@code defaults}, as text. */
-    static Map<String, String> overrides(WalConfig.Builder defaults, WalConfig.Builder chosen) {
+    /**
+     * The plain settings {@code settings} sets, as text, whether or not they differ from the defaults: a value a caller
+     * chose is kept with the log even when it equals the store's default of the moment, so that a later default does
+     * not change it. Found by applying {@code settings} over the defaults and over the defaults with every kept value
+     * shifted: what it set is the same in both; what it left alone is not.
+     */
+    static Map<String, String> chosen(Supplier<WalConfig.Builder> defaults, Consumer<WalConfig.Builder> settings) {
+        WalConfig.Builder plain = defaults.get();
+        settings.accept(plain);
+        WalConfig.Builder shifted = defaults.get();
+        for (Record r : shifted.keptSettings()) {
+            shifted.keep(shift(r));
+        }
+        settings.accept(shifted);
         Map<String, String> out = new TreeMap<>();
-        List<Record> d = defaults.keptSettings();
-        List<Record> c = chosen.keptSettings();
-        for (int i = 0; i < d.size(); i++) {
-            for (RecordComponent component : d.get(i).getClass().getRecordComponents()) {
-                Object dv = valueOf(component, d.get(i));
-                Object cv = valueOf(component, c.get(i));
-                if (!Objects.equals(dv, cv)) {
-                    out.put(component.getName(), cv == null ? "" : cv instanceof Enum<?> e ? e.name() : cv.toString());
+        List<Record> p = plain.keptSettings();
+        List<Record> q = shifted.keptSettings();
+        for (int i = 0; i < p.size(); i++) {
+            for (RecordComponent component : p.get(i).getClass().getRecordComponents()) {
+                Object v = valueOf(component, p.get(i));
+                if (Objects.equals(v, valueOf(component, q.get(i)))) {
+                    out.put(component.getName(), text(v));
                 }
             }
         }
         return out;
+    }
+
+    /** {@code settings} with every value changed (a number by one, a flag flipped, a duration by a nanosecond...). */
+    private static Record shift(Record settings) {
+        RecordComponent[] components = settings.getClass().getRecordComponents();
+        Object[] values = new Object[components.length];
+        for (int i = 0; i < components.length; i++) {
+            Object v = valueOf(components[i], settings);
+            Class<?> t = components[i].getType();
+            values[i] = t == long.class ? (Long) v + 1 : t == int.class ? (Integer) v + 1
+                    : t == boolean.class ? !(Boolean) v
+                    : t == Duration.class ? (v == null ? Duration.ofNanos(1) : ((Duration) v).plusNanos(1))
+                    : t.isEnum() ? next((Enum<?>) v, t) : v;
+        }
+        return construct(null, settings.getClass(), components, values);
+    }
+
+    private static Object next(Enum<?> v, Class<?> type) {
+        Object[] all = type.getEnumConstants();
+        return all[(v.ordinal() + 1) % all.length];
+    }
+
+    private static String text(Object v) {
+        return v == null ? "" : v instanceof Enum<?> e ? e.name() : v.toString();
     }
 
     /**

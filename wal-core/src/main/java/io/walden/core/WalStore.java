@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -233,12 +234,7 @@ public final class WalStore implements AutoCloseable {
         try {
             StoreDirectories.deleteTree(building);
             Files.createDirectories(building);
-            WalConfig.Builder defaults = WalConfig.builder(building);
-            config.defaults().accept(defaults);
-            WalConfig.Builder chosen = WalConfig.builder(building);
-            config.defaults().accept(chosen);
-            settings.accept(chosen);
-            StoreLogSettings.write(building, StoreLogSettings.overrides(defaults, chosen));
+            StoreLogSettings.write(building, StoreLogSettings.chosen(this.settings::defaultSettings, settings));
             long key = LogKeys.assign(building, keys.values());
             keys.put(name, key);
             // Its files, each forced, not opened here: nothing goes through the journal under the temporary name.
@@ -407,13 +403,12 @@ public final class WalStore implements AutoCloseable {
             throw new IllegalStateException("no log '" + name + "' in the store " + config.directory());
         }
         Path dir = logs.resolve(name);
-        WalConfig.Builder chosen = settings.defaultSettings();
-        StoreLogSettings.apply(dir, chosen);
-        changes.accept(chosen);
-        Wal.segmentSizeOf(dir).ifPresent(chosen::segmentSize); // its control file's, whatever the changes said
-        Map<String, String> after = StoreLogSettings.overrides(settings.defaultSettings(), chosen);
         settings.withinBudget(settings.configOf(name, dir, changes).build()); // a refused setting refuses here, the log untouched
         Map<String, String> before = StoreLogSettings.read(dir);
+        Map<String, String> after = new TreeMap<>(before);
+        Map<String, String> changed = StoreLogSettings.chosen(settings::defaultSettings, changes);
+        changed.remove("segmentSize"); // its control file's, whatever the changes said
+        after.putAll(changed);
         closeForReopen(name, wal);
         try {
             StoreLogSettings.write(dir, after);

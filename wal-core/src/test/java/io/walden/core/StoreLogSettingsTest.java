@@ -22,7 +22,13 @@ class StoreLogSettingsTest {
 
     /** Every plain setting changed from its default, but the identity, which is never kept. */
     private WalConfig.Builder everyKeptSettingChanged() {
-        return WalConfig.builder(dir).segmentSize(1L << 20).maxPayloadSize(4096).walBuffers(1L << 20).spareSegments(3)
+        WalConfig.Builder b = WalConfig.builder(dir);
+        changeEverySetting(b);
+        return b;
+    }
+
+    private static void changeEverySetting(WalConfig.Builder b) {
+        b.segmentSize(1L << 20).maxPayloadSize(4096).walBuffers(1L << 20).spareSegments(3)
                 .durability(Durability.LOCAL).syncMethod(SyncMethod.FSYNC).writerDelay(Duration.ofMillis(50))
                 .offWriteDelay(Duration.ofMillis(1)).commitDelay(Duration.ofMillis(1)).commitSiblings(2)
                 .remoteCommitTimeout(Duration.ofSeconds(3)).checkpointInterval(Duration.ofSeconds(2))
@@ -31,9 +37,13 @@ class StoreLogSettingsTest {
                 .zstdDictionary(false).zstdLevel(7).logId(42).baseLsn(1L << 20);
     }
 
+    private Map<String, String> chosenBy(java.util.function.Consumer<WalConfig.Builder> settings) {
+        return StoreLogSettings.chosen(() -> WalConfig.builder(dir), settings);
+    }
+
     @Test
     void everyPlainSettingIsKeptUnderItsBuilderMethodsNameAndTheIdentityIsNot() {
-        Map<String, String> kept = StoreLogSettings.overrides(WalConfig.builder(dir), everyKeptSettingChanged());
+        Map<String, String> kept = chosenBy(StoreLogSettingsTest::changeEverySetting);
 
         assertThat(kept).containsOnlyKeys("segmentSize", "maxPayloadSize", "walBuffers", "spareSegments", "durability",
                 "syncMethod", "writerDelay", "offWriteDelay", "commitDelay", "commitSiblings", "remoteCommitTimeout",
@@ -56,16 +66,16 @@ class StoreLogSettingsTest {
     }
 
     @Test
-    void onlyTheSettingsThatDifferFromTheDefaultsAreKept() {
-        Map<String, String> kept = StoreLogSettings.overrides(WalConfig.builder(dir).zstdLevel(3),
-                WalConfig.builder(dir).zstdLevel(3).retentionBytes(1L << 30));
+    void onlyTheSettingsTheCallerSetAreKeptThoseEqualToTheDefaultsIncluded() {
+        Map<String, String> kept = StoreLogSettings.chosen(() -> WalConfig.builder(dir).zstdLevel(3),
+                b -> b.zstdLevel(3).retentionBytes(1L << 30));
 
-        assertThat(kept).isEqualTo(Map.of("retentionBytes", String.valueOf(1L << 30)));
+        assertThat(kept).isEqualTo(Map.of("zstdLevel", "3", "retentionBytes", String.valueOf(1L << 30)));
     }
 
     @Test
     void whatWasKeptIsSetAgainOnTheBuilderAtTheNextOpen() throws Exception {
-        StoreLogSettings.write(dir, StoreLogSettings.overrides(WalConfig.builder(dir), everyKeptSettingChanged()));
+        StoreLogSettings.write(dir, chosenBy(StoreLogSettingsTest::changeEverySetting));
         WalConfig.Builder reopened = WalConfig.builder(dir);
 
         StoreLogSettings.apply(dir, reopened);
