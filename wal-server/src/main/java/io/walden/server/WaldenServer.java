@@ -220,7 +220,7 @@ public final class WaldenServer implements AutoCloseable {
         AppendRates rates = new AppendRates(registry);
         rates.scheduleOn(workers.next(), admin);
         CursorApi cursors = new CursorApi(wal, readers);
-        served = new ServedLogs(logs, data, cursors, readers);
+        served = new ServedLogs(logs, data, cursors, readers, admin);
         router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
                 registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
                 config.get(AUTH_TOKEN) != null), logs, rates)), wal.directory());

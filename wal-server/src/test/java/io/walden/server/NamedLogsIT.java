@@ -12,6 +12,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -146,6 +150,49 @@ class NamedLogsIT {
         assertThat(changed.get("settings").get("compression").asText()).isEqualTo("lz4");
         append("patched", "after");
         assertThat(server.records("/v1/logs/patched/records").values()).containsExactly("before", "after");
+    }
+
+    @Test
+    void anAppendRacingAChangeOfSettingsIsAcknowledgedAndKeptOrRefusedUnwritten() throws Exception {
+        json(create("raced", null), 201);
+        Map<Long, String> acked = new ConcurrentHashMap<>();
+        List<String> unexpected = new CopyOnWriteArrayList<>();
+        AtomicBoolean stop = new AtomicBoolean();
+        List<Thread> appenders = new ArrayList<>();
+        for (int t = 0; t < 2; t++) {
+            int appender = t;
+            Thread thread = new Thread(() -> {
+                for (int i = 0; !stop.get(); i++) {
+                    String payload = "appender " + appender + " record " + i;
+                    try {
+                        HttpResponse<String> r = server.post("/v1/logs/raced/records?durability=local",
+                                payload.getBytes(StandardCharsets.UTF_8));
+                        JsonNode body = JSON.readTree(r.body());
+                        if (r.statusCode() == 200) {
+                            acked.put(io.walden.core.Lsn.parse(body.get("lsn").asText()), payload);
+                        } else if (r.statusCode() != 503 || !body.get("error").asText().equals("log_closed")) {
+                            unexpected.add(r.statusCode() + " " + r.body());
+                        }
+                    } catch (Exception e) {
+                        unexpected.add(e.toString());
+                    }
+                }
+            });
+            appenders.add(thread);
+            thread.start();
+        }
+        for (int i = 0; i < 10; i++) {
+            json(server.send("PATCH", "/v1/logs/raced", "{\"settings\": {\"durability\": \"" + (i % 2 == 0 ? "local" : "on")
+                    + "\"}}"), 200);
+        }
+        stop.set(true);
+        for (Thread t : appenders) {
+            t.join();
+        }
+
+        assertThat(unexpected).isEmpty();
+        Map<Long, String> found = server.records("/v1/logs/raced/records");
+        assertThat(found).as("every acknowledged record, and no refused one").isEqualTo(acked);
     }
 
     @Test

@@ -80,6 +80,9 @@ class NamedLogsLifecycleIT {
     void anAppendCreatesItsLogWhenAskedToUpToMaxLogs() throws Exception {
         try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort(),
                 "--auto-create-logs", "--max-logs", "3")) {
+            assertThat(server.post("/v1/logs/refused/records?durability=sometimes", "x".getBytes()).statusCode())
+                    .isEqualTo(400);
+            assertThat(server.get("/v1/logs/refused").statusCode()).as("a refused append creates nothing").isEqualTo(404);
             json(append(server, "events", "first event"), 200);
             json(append(server, "clicks", "first click"), 200);
 

@@ -74,6 +74,20 @@ final class LogConfigs {
         if (given == null) {
             return e;
         }
+        return new IllegalArgumentException(given.where() + ": " + requirement(e) + ", not " + given.text(), e);
+    }
+
+    /**
+     * A named log's refusal of one of its own settings, said with the setting's key: {@code max-record-size must be
+     * from 1 to 65416 bytes for segments of 65536 bytes (segment-size)}.
+     */
+    static String inLogTerms(IllegalSettingException e) {
+        Setting<?> s = BUILDER_SETTINGS.get(e.setting());
+        return (s == null ? e.setting() : s.key()) + " " + requirement(e);
+    }
+
+    /** What the setting must be, other settings named by their keys. */
+    private static String requirement(IllegalSettingException e) {
         Matcher names = BUILDER_NAME.matcher(e.requirement());
         StringBuilder requirement = new StringBuilder();
         while (names.find()) {
@@ -81,7 +95,7 @@ final class LogConfigs {
             names.appendReplacement(requirement, Matcher.quoteReplacement(named == null ? names.group() : named.key()));
         }
         names.appendTail(requirement);
-        return new IllegalArgumentException(given.where() + ": " + requirement + ", not " + given.text(), e);
+        return requirement.toString();
     }
 
     /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */

@@ -104,7 +104,11 @@ public final class PerLogSettings {
                 }
                 out.put(e, null);
             } else {
-                out.put(e, e.setting().read(text, where + ": " + key));
+                Object value = e.setting().read(text, where + ": " + key);
+                if (e.setting() == MAX_RECORD_SIZE && (Long) value > Integer.MAX_VALUE) {
+                    throw new IllegalArgumentException(where + ": " + key + " must be under 2GiB, not " + text);
+                }
+                out.put(e, value);
             }
         });
         return out;

@@ -192,6 +192,11 @@ public final class ServerConfig {
         return LogConfigs.inServerTerms(e, this);
     }
 
+    /** A named log's refusal of one of its own settings, with the setting's key ({@link PerLogSettings}). */
+    public String inLogTerms(IllegalSettingException e) {
+        return LogConfigs.inLogTerms(e);
+    }
+
     /** HOST:PORT (IPv6 hosts in brackets); the host must resolve locally. */
     public static InetSocketAddress parseAddress(String text, String what) {
         try {

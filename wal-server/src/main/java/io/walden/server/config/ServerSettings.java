@@ -63,7 +63,8 @@ public final class ServerSettings {
                     + "with the same holders as --retention-time. Unset: keep everything.");
 
     public static final Setting<Long> MAX_RECORD_SIZE = of("max-record-size", "SIZE", Values::positiveSize, null,
-            "Largest payload a record may hold (default: 16MiB, or what --segment-size and --wal-buffers allow if less).");
+            "Largest payload a record may hold (default: 16MiB, or what --segment-size and --wal-buffers allow if less; a "
+                    + "named log's: what its 4MiB WAL buffers hold, about 4MiB).");
 
     // ------------------------------------------------------------------ named logs
     public static final Setting<Boolean> AUTO_CREATE_LOGS = flag("auto-create-logs", "false", "An append to a log that "

@@ -65,6 +65,14 @@ final class ApiErrors {
 
     /** Answers the request with {@code t} as its error. */
     static void answer(Exchange ex, Throwable t) {
+        Throwable e = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+        if (e instanceof WalClosedException && namesALog(ex)) {
+            // A named log closes while the server runs: reopened with new settings (PATCH) or deleted. Not
+            // shutting_down, which tells a client to go to another server.
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_closed", "log '" + Route.log(ex) + "' closed as this "
+                    + "request arrived: it is being reopened with new settings (retry) or was deleted (then 404)");
+            return;
+        }
         Described d = describe(t, ex::redact);
         ex.json(d.status(), d.body());
     }
@@ -116,6 +124,12 @@ final class ApiErrors {
         body.put("error", "internal");
         body.put("detail", redact.apply(String.valueOf(e)));
         return new Described(HttpResponseStatus.INTERNAL_SERVER_ERROR, body);
+    }
+
+    /** Whether the request's path names a log of its own ({@code /v1/logs/{log}/...}), not the log {@code default}. */
+    private static boolean namesALog(Exchange ex) {
+        return ex.route() != null && ex.route().path().startsWith(Route.LOGS + "{log}/")
+                && !io.walden.server.config.ServerConfig.DEFAULT_LOG.equals(Route.log(ex));
     }
 
     /** {@code {"error": code, "detail": e's message}}, then {@code extra} as name, value pairs. */

@@ -48,15 +48,16 @@ public final class DataApi {
     public DataApi(Wal wal, ExecutorService readers, long maxBatchBytes, int maxBatchRecords, long streamWriteTimeoutMillis,
                    Executor segmentWaits, boolean flushOnEventLoop, boolean fineTimers, MeterRegistry registry) {
         this(wal, new Shared(readers, new SegmentWaits(segmentWaits), new CommitLatency(registry), maxBatchBytes,
-                maxBatchRecords, streamWriteTimeoutMillis, flushOnEventLoop, fineTimers));
+                maxBatchRecords, streamWriteTimeoutMillis, flushOnEventLoop, fineTimers), true);
     }
 
-    private DataApi(Wal wal, Shared shared) {
+    /** @param permanent whether the log stays as long as the server (see {@link LoopFlush}) */
+    private DataApi(Wal wal, Shared shared, boolean permanent) {
         this.shared = shared;
         this.wal = wal;
         RecordParams params = new RecordParams(wal);
         this.readers = new ReaderPool(wal, shared.readers());
-        LoopFlush loopFlush = new LoopFlush(wal, shared.flushOnEventLoop(), shared.fineTimers());
+        LoopFlush loopFlush = new LoopFlush(wal, shared.flushOnEventLoop(), shared.fineTimers(), permanent);
         this.appends = new AppendApi(wal, params, shared.segmentWaits(), loopFlush, shared.latency());
         this.batches = new BatchApi(wal, params, shared.segmentWaits(), loopFlush, shared.latency(),
                 shared.maxBatchBytes(), shared.maxBatchRecords());
@@ -74,15 +75,7 @@ public final class DataApi {
      * every log's); its {@link #stop} ends only its own streams.
      */
     public DataApi forLog(Wal other) {
-        return new DataApi(other, shared);
-    }
-
-    /**
-     * Runs {@code task} where it may wait (the segment-wait thread), holding the request's body until it is done, as
-     * an append that waits for a segment is (a log created by an append to it: {@code --auto-create-logs}).
-     */
-    void offLoop(Exchange ex, Runnable task) {
-        shared.segmentWaits().submit(ex, task);
+        return new DataApi(other, shared, false);
     }
 
     /** Ends the streams (at their next poll, within half a second); a read refused from now on is told the server is stopping. */

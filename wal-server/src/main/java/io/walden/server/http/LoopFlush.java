@@ -5,6 +5,8 @@ import io.netty.util.concurrent.FastThreadLocal;
 import io.walden.core.Wal;
 import io.walden.core.WalException;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -22,7 +24,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Where the loop's timers are coarse (Java's NIO selector wakes in whole milliseconds), the loop forces as soon as
  * no other flush is in progress instead ({@code flushIfIdle}), and the background writer takes what it could not.
  *
- * <p>Thread-safety: each event loop has its own task (a thread-local), touched only by that loop;
+ * <p>Thread-safety: each event loop has its own task (a thread-local, or for a log that may go an entry only that loop
+ * puts in a map), touched only by that loop;
  * {@link #afterBatch} is called on an event loop.
  */
 final class LoopFlush {
@@ -32,22 +35,47 @@ final class LoopFlush {
     /** Whether the loop's timers are fine enough (epoll, io_uring: nanoseconds) to put a force off by microseconds. */
     private final boolean gather;
 
-    private final FastThreadLocal<Task> tasks = new FastThreadLocal<>() {
-        @Override
-        protected Task initialValue() {
-            return new Task();
-        }
-    };
+    /**
+     * Each loop's task, for the log the server always has: an index into the loop's own table, the cheapest lookup.
+     * Null for a log that may go (a named log): a thread-local's value stays in every loop's table for as long as the
+     * loop runs, and would keep a deleted log's {@link Wal} with it.
+     */
+    private final FastThreadLocal<Task> tasks;
+    /** Each loop's task, for a log that may go: dropped with this object. Each loop puts only its own. */
+    private final Map<EventExecutor, Task> perLoop;
 
-    LoopFlush(Wal wal, boolean flushOnEventLoop, boolean gather) {
+    /**
+     * @param permanent whether the log stays as long as the event loops (the log {@code default}): its tasks are then
+     *                  thread-locals, else a map that goes with the log
+     */
+    LoopFlush(Wal wal, boolean flushOnEventLoop, boolean gather, boolean permanent) {
         this.wal = wal;
         this.flushOnEventLoop = flushOnEventLoop;
         this.gather = gather;
+        this.tasks = !permanent ? null : new FastThreadLocal<>() {
+            @Override
+            protected Task initialValue() {
+                return new Task();
+            }
+        };
+        this.perLoop = permanent ? null : new ConcurrentHashMap<>();
+    }
+
+    private Task task(EventExecutor loop) {
+        if (tasks != null) {
+            return tasks.get();
+        }
+        Task t = perLoop.get(loop);
+        if (t == null) {
+            t = new Task();
+            perLoop.put(loop, t);
+        }
+        return t;
     }
 
     /** Asks for the flush at the end of the current batch of reads of the loop running {@code ex}, once per batch. */
     void afterBatch(Exchange ex) {
-        Task flush = tasks.get();
+        Task flush = task(ex.ctx().executor());
         if (!flush.queued) {
             flush.queued = true;
             flush.loop = ex.ctx().executor();

@@ -42,6 +42,20 @@ final class RecordParams {
         return Durability.parse(ex.param("durability")); // decoded, or refused with the list of levels
     }
 
+    /**
+     * Refuses an append's malformed {@code ?durability=}, {@code ?type=} or {@code ?compression=} (400) before any log
+     * is looked at: an append that creates its log ({@code --auto-create-logs}) creates nothing when refused.
+     */
+    static void checkAppend(Exchange ex) {
+        if (ex.param("durability") != null) {
+            Durability.parse(ex.param("durability"));
+        }
+        type(ex);
+        if (ex.param("compression") != null) {
+            Compression.parse(ex.param("compression"));
+        }
+    }
+
     /** {@code ?compression=} (none, lz4, zstd); the log's default if absent. */
     Compression compression(Exchange ex) {
         if (ex.paramSpan("compression") < 0) {

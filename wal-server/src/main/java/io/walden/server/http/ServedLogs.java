@@ -1,11 +1,13 @@
 package io.walden.server.http;
 
+import io.walden.core.PayloadTooLargeException;
 import io.walden.core.Wal;
 import io.walden.server.logs.LogCatalog;
 import io.walden.server.logs.LogRefusedException;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -17,7 +19,7 @@ import java.util.function.Consumer;
  *
  * <p>A log that is being reopened (its settings changed) is still found, closed: its requests are answered as a closed
  * log's (503), never 404. An append to a log that does not exist creates it when {@code --auto-create-logs} is on:
- * off the event loop (a creation forces files), then the append runs on the event loop as any other.
+ * on the admin thread (a creation forces files), then the append runs on the event loop as any other.
  *
  * <p>Thread-safety: lookups from any event loop, without locks; the catalog's listener calls come from the thread that
  * changed it. Two loops that make a log's APIs at once each use their own, and one is kept: both serve the same log.
@@ -31,13 +33,21 @@ public final class ServedLogs implements LogCatalog.Listener {
     private final DataApi defaultData;
     private final CursorApi defaultCursors;
     private final ExecutorService cursorWorkers;
+    /** Creations by an append ({@code --auto-create-logs}), on the admin thread as {@code POST /v1/logs}'s. */
+    private final SegmentWaits creations;
     private final Map<String, ServedLog> served = new ConcurrentHashMap<>();
 
-    public ServedLogs(LogCatalog catalog, DataApi defaultData, CursorApi defaultCursors, ExecutorService cursorWorkers) {
+    /**
+     * @param admin where an append creates its log: the admin thread, where creations, changes and deletions of logs
+     *              run one at a time (never the segment-wait thread every log's appends rely on)
+     */
+    public ServedLogs(LogCatalog catalog, DataApi defaultData, CursorApi defaultCursors, ExecutorService cursorWorkers,
+                      Executor admin) {
         this.catalog = catalog;
         this.defaultData = defaultData;
         this.defaultCursors = defaultCursors;
         this.cursorWorkers = cursorWorkers;
+        this.creations = new SegmentWaits(admin);
         catalog.addListener(this);
     }
 
@@ -59,7 +69,10 @@ public final class ServedLogs implements LogCatalog.Listener {
         }
         ServedLog fresh = wal == defaultData.wal() ? new ServedLog(wal, defaultData, defaultCursors)
                 : new ServedLog(wal, defaultData.forLog(wal), new CursorApi(wal, cursorWorkers));
-        served.put(name, fresh);
+        ServedLog before = served.put(name, fresh);
+        if (before != null && before != fresh && before.data() != defaultData && before.wal() != wal) {
+            before.data().stop(); // a log reopened or deleted meanwhile: its streams end
+        }
         return fresh;
     }
 
@@ -77,42 +90,51 @@ public final class ServedLogs implements LogCatalog.Listener {
 
     /**
      * A handler of a per-log append: as {@link #handler}, but a log that does not exist is created first when
-     * {@code --auto-create-logs} is on.
+     * {@code --auto-create-logs} is on, once the append's parameters (and a single record's size, against a new log's
+     * largest) are known good: a refused append creates nothing.
+     *
+     * @param batch whether the route appends a batch (whose records are checked as the batch is read)
      */
-    Consumer<Exchange> appendHandler(BiConsumer<ServedLog, Exchange> append) {
+    Consumer<Exchange> appendHandler(boolean batch, BiConsumer<ServedLog, Exchange> append) {
         return ex -> {
             String name = Route.log(ex);
             ServedLog log = get(name);
             if (log != null) {
                 append.accept(log, ex);
-            } else if (!catalog.autoCreates()) {
+                return;
+            }
+            if (!catalog.autoCreates()) {
                 throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name
                         + "' (create it with POST /v1/logs, or start the server with --auto-create-logs)");
-            } else {
-                defaultData.offLoop(ex, () -> {
-                    if (catalog.find(name) == null) {
-                        try {
-                            catalog.create(name, Map.of());
-                        } catch (LogRefusedException e) {
-                            if (e.reason() != LogRefusedException.Reason.EXISTS) { // another request created it
-                                throw e;
-                            }
+            }
+            RecordParams.checkAppend(ex);
+            int length = ex.request().content().readableBytes();
+            if (!batch && length > catalog.newLogMaxRecordSize()) {
+                throw new PayloadTooLargeException(length, catalog.newLogMaxRecordSize());
+            }
+            creations.submit(ex, () -> {
+                if (catalog.find(name) == null) {
+                    try {
+                        catalog.create(name, Map.of());
+                    } catch (LogRefusedException e) {
+                        if (e.reason() != LogRefusedException.Reason.EXISTS) { // else another request created it
+                            throw e;
                         }
                     }
-                    ex.ctx().executor().execute(() -> {
-                        try {
-                            ServedLog created = get(name);
-                            if (created == null) {
-                                throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name
-                                        + "': it was deleted as it was created");
-                            }
-                            append.accept(created, ex);
-                        } catch (RuntimeException e) {
-                            ApiErrors.answer(ex, e);
+                }
+                ex.ctx().executor().execute(() -> {
+                    try {
+                        ServedLog created = get(name);
+                        if (created == null) {
+                            throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name
+                                    + "': it was deleted as it was created");
                         }
-                    });
+                        append.accept(created, ex);
+                    } catch (RuntimeException e) {
+                        ApiErrors.answer(ex, e);
+                    }
                 });
-            }
+            });
         };
     }
 
@@ -124,17 +146,18 @@ public final class ServedLogs implements LogCatalog.Listener {
 
     @Override
     public void replaced(String name, Wal old, Wal reopened) {
-        drop(name);
+        drop(name, old);
     }
 
     @Override
     public void deleted(String name, Wal wal) {
-        drop(name);
+        drop(name, wal);
     }
 
-    private void drop(String name) {
-        ServedLog s = served.remove(name);
-        if (s != null && s.data() != defaultData) {
+    /** Drops the APIs of {@code gone}, and only those: a loop may already serve its successor's. */
+    private void drop(String name, Wal gone) {
+        ServedLog s = served.get(name);
+        if (s != null && s.wal() == gone && served.remove(name, s) && s.data() != defaultData) {
             s.data().stop(); // its streams end at their next poll
         }
     }

@@ -3,7 +3,9 @@ package io.walden.server.logs;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.walden.core.Cursors;
+import io.walden.core.IllegalSettingException;
 import io.walden.core.Wal;
+import io.walden.core.WalConfig;
 import io.walden.core.WalStore;
 import io.walden.core.WalStoreConfig;
 import io.walden.server.config.PerLogSettings;
@@ -63,13 +65,20 @@ public final class LogCatalog implements AutoCloseable {
     /** Why this server may hold no named log, or null. */
     private final String refusal;
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+    /** The largest record of a log created with the server's settings. */
+    private final int newLogMaxRecordSize;
     private volatile WalStore store;
+    /** Set by {@link #close}: no store opens after it (a creation queued before the stop). Under the catalog's lock. */
+    private boolean closed;
 
     private LogCatalog(ServerConfig config, Wal defaultLog, MeterRegistry registry) {
         this.config = config;
         this.defaultLog = defaultLog;
         this.registry = registry;
         this.refusal = namedLogsRefusal(config);
+        WalConfig.Builder defaults = WalConfig.builder(config.dataDir().resolve("logs"));
+        config.namedLogDefaults(defaults);
+        this.newLogMaxRecordSize = defaults.build().maxPayloadSize();
     }
 
     /**
@@ -128,6 +137,11 @@ public final class LogCatalog implements AutoCloseable {
         return out;
     }
 
+    /** The largest record a log created with the server's settings takes (an append that would create one is checked). */
+    public int newLogMaxRecordSize() {
+        return newLogMaxRecordSize;
+    }
+
     /** Whether an append to an unknown log creates it ({@code --auto-create-logs}). */
     public boolean autoCreates() {
         return config.get(AUTO_CREATE_LOGS);
@@ -158,7 +172,7 @@ public final class LogCatalog implements AutoCloseable {
             throw new LogRefusedException(LogRefusedException.Reason.TOO_MANY, "this server holds " + names().size()
                     + " logs, the most max-logs allows (" + max + ", the log 'default' included)");
         }
-        Wal wal = openStore().create(name, PerLogSettings.applier(settings));
+        Wal wal = inServerTerms(() -> openStore().create(name, PerLogSettings.applier(settings)));
         wal.meterBinder().bindTo(registry);
         return wal;
     }
@@ -181,11 +195,17 @@ public final class LogCatalog implements AutoCloseable {
                         + " of log '" + name + "' (logs." + name + "): change it there, and restart");
             }
         }
-        Wal reopened = store.reconfigure(name, PerLogSettings.applier(settings));
-        unbindMeters(name);
-        reopened.meterBinder().bindTo(registry);
-        listeners.forEach(l -> l.replaced(name, old, reopened));
-        return reopened;
+        try {
+            return inServerTerms(() -> store.reconfigure(name, PerLogSettings.applier(settings)));
+        } finally {
+            // Reopened, with the new settings or (when they failed) the old: its meters and APIs follow the open log.
+            Wal now = find(name);
+            if (now != old && now != null) {
+                unbindMeters(name);
+                now.meterBinder().bindTo(registry);
+                listeners.forEach(l -> l.replaced(name, old, now));
+            }
+        }
     }
 
     /**
@@ -215,13 +235,22 @@ public final class LogCatalog implements AutoCloseable {
     /** Closes the named logs (the log {@code default} is its server's to close). */
     @Override
     public synchronized void close() {
-        WalStore s = store;
-        store = null;
+        closed = true;
+        WalStore s = store; // kept: until the server's last request, its logs are found (closed: 503, not 404)
         if (s != null) {
             for (String name : s.names()) {
                 unbindMeters(name);
             }
             s.close();
+        }
+    }
+
+    /** The store's refusal of a log's setting, in the server's names ({@code settings: max-record-size: ...}). */
+    private Wal inServerTerms(java.util.function.Supplier<Wal> action) {
+        try {
+            return action.get();
+        } catch (IllegalSettingException e) {
+            throw new IllegalArgumentException("settings: " + config.inLogTerms(e), e);
         }
     }
 
@@ -236,6 +265,9 @@ public final class LogCatalog implements AutoCloseable {
     private WalStore openStore() {
         WalStore s = store;
         if (s == null) {
+            if (closed) {
+                throw new LogRefusedException(LogRefusedException.Reason.STOPPING, "the server is stopping");
+            }
             s = WalStore.open(WalStoreConfig.builder(config.dataDir())
                     .walBuffers(config.get(WAL_BUFFERS_BUDGET))
                     .defaults(config::namedLogDefaults)

@@ -16,7 +16,9 @@ public final class LogRefusedException extends RuntimeException {
         /** The log {@code default} is the server's own: never deleted. */
         DEFAULT_LOG(409, "default_log"),
         /** A replica, a group member or a server with synchronous replicas: named logs are not replicated yet. */
-        NOT_REPLICATED(409, "named_logs_not_replicated");
+        NOT_REPLICATED(409, "named_logs_not_replicated"),
+        /** The server is stopping: no log is created any more. */
+        STOPPING(503, "shutting_down");
 
         private final int status;
         private final String code;
