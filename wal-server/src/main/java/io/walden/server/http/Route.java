@@ -2,23 +2,25 @@ package io.walden.server.http;
 
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.walden.server.auth.Role;
 
 import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * One HTTP endpoint (docs/http-api.md): its method and path, what it does to the connection's ordering, whether it needs
- * the bearer token, how large a body it takes, and its handler. Declared once, in {@link Routes}; the router dispatches
- * by it, the connection orders requests by its kind, and the gate checks its token and body limit before the body is
+ * One HTTP endpoint (docs/http-api.md): its method and path, what it does to the connection's ordering, the role a
+ * token needs to call it, how large a body it takes, and its handler. Declared once, in {@link Routes}; the router dispatches
+ * by it, the connection orders requests by its kind, and the gate checks its role and body limit before the body is
  * buffered.
  *
  * @param path a literal path, or one ending in {@code /{name}}: any non-empty last segment (the handler reads it)
- * @param needsToken whether the request must carry the bearer token when one is configured; true unless the endpoint
- *                   was declared read-only, so that an endpoint nobody thought about is closed, not open
+ * @param role       the role a token needs to call it when tokens are configured ({@link Role}), or null for the open
+ *                   read-only endpoints (the probes, the status, the OpenAPI document); every other helper of
+ *                   {@link Routes} takes a role, so that an endpoint nobody thought about is not left open
  * @param params     the query parameters it reads: any other is refused (400), so that a misspelt one never falls back
  *                   to a default silently; null for the probes' endpoints, which take whatever a probe adds
  */
-public record Route(HttpMethod method, String path, Kind kind, boolean needsToken, Body body, Set<String> params,
+public record Route(HttpMethod method, String path, Kind kind, Role role, Body body, Set<String> params,
                     Consumer<Exchange> handler) {
     /** The suffix of a path whose last segment is a name. */
     static final String NAME = "/{name}";
