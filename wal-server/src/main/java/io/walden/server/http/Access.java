@@ -23,8 +23,8 @@ public record Access(Tokens tokens, Counter missing, Counter unknown, Counter ro
     }
 
     private static Counter refusals(MeterRegistry registry, String reason) {
-        return Counter.builder("walden.http.auth.refusals").tag("reason", reason).baseUnit("requests")
-                .description("Requests refused by the token check (401 missing or unknown, 403 role or log)")
+        return Counter.builder("walden.http.auth.refusals").tag("reason", reason)
+                .description("Requests refused by the token check: 401 (missing, unknown), 403 (role, log)")
                 .register(registry);
     }
 }
