@@ -36,7 +36,8 @@ public final class Routes {
     /** Routes whose last segment is a name. */
     private final List<Route> named = new ArrayList<>();
 
-    private Routes(List<Route> all) {
+    /** A table of {@code all}: the sidecar's is {@link #of}; a test may build a small one. */
+    Routes(List<Route> all) {
         this.all = List.copyOf(all);
         for (Route r : all) {
             if (r.path().endsWith(Route.NAME)) {
