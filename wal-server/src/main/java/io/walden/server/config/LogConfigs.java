@@ -20,6 +20,7 @@ import static io.walden.server.config.ServerSettings.COMPRESSION;
 import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.DURABILITY;
 import static io.walden.server.config.ServerSettings.MAX_CURSOR_RETAINED_BYTES;
+import static io.walden.server.config.ServerSettings.MAX_RECORD_SIZE;
 import static io.walden.server.config.ServerSettings.RETENTION_BYTES;
 import static io.walden.server.config.ServerSettings.RETENTION_TIME;
 import static io.walden.server.config.ServerSettings.REMOTE_COMMIT_TIMEOUT;
@@ -45,6 +46,7 @@ final class LogConfigs {
     private static final Map<String, Setting<?>> BUILDER_SETTINGS = Map.ofEntries(
             Map.entry("segmentSize", SEGMENT_SIZE),
             Map.entry("walBuffers", WAL_BUFFERS),
+            Map.entry("maxPayloadSize", MAX_RECORD_SIZE),
             Map.entry("zstdLevel", ZSTD_LEVEL),
             Map.entry("maxCursorRetainedBytes", MAX_CURSOR_RETAINED_BYTES),
             Map.entry("retentionTime", RETENTION_TIME),
@@ -85,11 +87,44 @@ final class LogConfigs {
     /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */
     static WalConfig.Builder walConfigBuilder(ServerConfig c) {
         WalConfig.Builder b = WalConfig.builder(c.dataDir())
-                // A primary that crashed begins a new epoch at its recovered end: its replicas may hold records it
-                // shipped before flushing and then lost (docs/replication.md, "Shipping before the flush").
-                // A member of a group begins an epoch when it is elected, never on its own at open.
-                .newEpochAfterCrash(c.get(REPLICATE_FROM) == null && c.get(COORDINATOR) == null)
-                .segmentSize(segmentSize(c))
+                .name(ServerConfig.DEFAULT_LOG) // in its meters' log tag, beside the named logs'
+                .segmentSize(segmentSize(c));
+        applyServerSettings(c, b);
+        return b;
+    }
+
+    /**
+     * Every named log's defaults (the log {@code default}'s settings, but for the segment size of the log already at
+     * the data directory's root, which is that log's alone).
+     */
+    static void namedLogDefaults(ServerConfig c, WalConfig.Builder b) {
+        if (c.get(SEGMENT_SIZE) != null) {
+            b.segmentSize(c.get(SEGMENT_SIZE));
+        }
+        applyServerSettings(c, b);
+        if (c.get(WAL_BUFFERS) == null) {
+            // Smaller than the log default's: a busy named log holds its WAL buffers and one largest record's slack
+            // from the budget (wal-buffers-budget), about 8 MiB here rather than 48, so that 128 busy logs fit in
+            // 1 GiB rather than 21; its largest record is then about 4 MiB unless max-record-size asks for more
+            // (docs/operations.md, "Named logs").
+            b.walBuffers(ringFor(c.get(MAX_RECORD_SIZE) == null ? 0 : PerLogSettings.maxRecordSize(c.get(MAX_RECORD_SIZE))));
+        }
+    }
+
+    /** A named log's WAL buffers when {@code wal-buffers} is not set. */
+    static final long NAMED_LOG_WAL_BUFFERS = 4L << 20;
+
+    /** The WAL buffers of a named log whose largest record is {@code maxRecord} bytes (0: the default). */
+    static long ringFor(int maxRecord) {
+        return Math.max(NAMED_LOG_WAL_BUFFERS, maxRecord == 0 ? 0 : WalConfig.smallestWalBuffersFor(maxRecord));
+    }
+
+    /** The server's settings every log takes, but its segment size. */
+    private static void applyServerSettings(ServerConfig c, WalConfig.Builder b) {
+        // A primary that crashed begins a new epoch at its recovered end: its replicas may hold records it
+        // shipped before flushing and then lost (docs/replication.md, "Shipping before the flush").
+        // A member of a group begins an epoch when it is elected, never on its own at open.
+        b.newEpochAfterCrash(c.get(REPLICATE_FROM) == null && c.get(COORDINATOR) == null)
                 .durability(c.get(DURABILITY))
                 .compression(c.get(COMPRESSION))
                 .zstdDictionary(c.get(ZSTD_DICTIONARY))
@@ -104,7 +139,9 @@ final class LogConfigs {
         if (c.get(WAL_BUFFERS) != null) {
             b.walBuffers(c.get(WAL_BUFFERS));
         }
-        return b;
+        if (c.get(MAX_RECORD_SIZE) != null) {
+            b.maxPayloadSize(PerLogSettings.maxRecordSize(c.get(MAX_RECORD_SIZE)));
+        }
     }
 
     /**

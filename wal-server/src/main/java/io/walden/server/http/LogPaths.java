@@ -25,18 +25,32 @@ public final class LogPaths {
      */
     public static String logOf(String path) {
         if (path.startsWith(LOGS)) {
-            int end = path.indexOf('/', LOGS.length());
-            String segment = path.substring(LOGS.length(), end < 0 ? path.length() : end);
             try {
-                return new QueryStringDecoder(segment).path(); // as Route.name decodes: a '+' stays a '+'
+                return namedLog(path);
             } catch (IllegalArgumentException e) {
-                return segment;
+                return segment(path);
             }
         }
         if (under(path, "/v1/records") || under(path, "/v1/cursors")) {
             return DEFAULT_LOG;
         }
         return null;
+    }
+
+    /**
+     * The log a {@code /v1/logs/{log}...} path names, percent-decoded as a path segment is (a {@code +} stays a
+     * {@code +}): the handlers' reading of it ({@code Route.log}) and the gate's are this one.
+     *
+     * @throws IllegalArgumentException when the segment's percent-encoding is malformed
+     */
+    static String namedLog(String path) {
+        return new QueryStringDecoder(segment(path)).path();
+    }
+
+    /** The {@code {log}} segment of a {@code /v1/logs/{log}...} path, as it is. */
+    private static String segment(String path) {
+        int end = path.indexOf('/', LOGS.length());
+        return path.substring(LOGS.length(), end < 0 ? path.length() : end);
     }
 
     /** Whether {@code path} acts on the server as a whole ({@code /admin/…}): no token limited to some logs may call it. */

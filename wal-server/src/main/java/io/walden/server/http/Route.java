@@ -13,7 +13,8 @@ import java.util.function.Consumer;
  * by it, the connection orders requests by its kind, and the gate checks its role and body limit before the body is
  * buffered.
  *
- * @param path a literal path, or one ending in {@code /{name}}: any non-empty last segment (the handler reads it)
+ * @param path a literal path, or one with named segments ({@code /v1/logs/{log}/cursors/{name}}), each matching any
+ *             non-empty segment (the handler reads it)
  * @param role       the role a token needs to call it when tokens are configured ({@link Role}), or null for the open
  *                   read-only endpoints (the probes, the status, the OpenAPI document); every other helper of
  *                   {@link Routes} takes a role, so that an endpoint nobody thought about is not left open
@@ -22,8 +23,6 @@ import java.util.function.Consumer;
  */
 public record Route(HttpMethod method, String path, Kind kind, Role role, Body body, Set<String> params,
                     Consumer<Exchange> handler) {
-    /** The suffix of a path whose last segment is a name. */
-    static final String NAME = "/{name}";
 
     /** What a request does, for which requests may run beside it on a connection (see HttpConnection). */
     public enum Kind {
@@ -45,13 +44,41 @@ public record Route(HttpMethod method, String path, Kind kind, Role role, Body b
         RECORDS
     }
 
-    /** Whether this route's path matches {@code path} (a named last segment: one non-empty segment, no slash in it). */
+    /**
+     * Whether this route's path matches {@code path}: literally, or segment by segment where the route's has a
+     * {@code {...}} segment, which matches one non-empty segment (no slash in it). Allocates nothing.
+     */
     boolean matches(String path) {
-        if (!this.path.endsWith(NAME)) {
-            return this.path.equals(path);
+        String t = this.path;
+        if (t.indexOf('{') < 0) {
+            return t.equals(path);
         }
-        int prefix = this.path.length() - NAME.length() + 1; // keeps the slash
-        return path.length() > prefix && path.regionMatches(0, this.path, 0, prefix) && path.indexOf('/', prefix) < 0;
+        int i = 0;
+        int j = 0;
+        while (i < t.length()) {
+            if (t.charAt(i) == '{') {
+                int close = t.indexOf('}', i);
+                int end = path.indexOf('/', j);
+                end = end < 0 ? path.length() : end;
+                if (end == j) {
+                    return false; // an empty segment
+                }
+                i = close + 1;
+                j = end;
+            } else {
+                if (j >= path.length() || t.charAt(i) != path.charAt(j)) {
+                    return false;
+                }
+                i++;
+                j++;
+            }
+        }
+        return j == path.length();
+    }
+
+    /** Whether this route's path has a named segment ({@code {...}}). */
+    boolean templated() {
+        return path.indexOf('{') >= 0;
     }
 
     /**
@@ -63,5 +90,15 @@ public record Route(HttpMethod method, String path, Kind kind, Role role, Body b
     static String name(Exchange ex) {
         String path = ex.path();
         return new QueryStringDecoder(path.substring(path.lastIndexOf('/') + 1)).path();
+    }
+
+    /**
+     * The log a {@code /v1/logs/{log}...} path names ({@code /v1/logs/orders/records}: {@code orders}), decoded as
+     * {@link #name} is ({@link LogPaths#namedLog}, as the gate reads it).
+     *
+     * @throws IllegalArgumentException when the segment's percent-encoding is malformed
+     */
+    static String log(Exchange ex) {
+        return LogPaths.namedLog(ex.path());
     }
 }
