@@ -224,10 +224,10 @@ public final class WaldenServer implements AutoCloseable {
         workers.next().scheduleAtFixedRate(() -> admin.execute(rates::sample), 0, AppendRates.SAMPLE_SECONDS, TimeUnit.SECONDS);
         CursorApi cursors = new CursorApi(wal, readers);
         served = new ServedLogs(logs, data, cursors, readers);
+        access = Access.of(TokensFile.of(config), registry);
         router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
                 registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
-                config.tokenRequired()), logs, rates)), wal.directory());
-        access = Access.of(TokensFile.of(config), registry);
+                config.tokenRequired()), logs, rates)), wal.directory(), access);
         serverChannel.config().setAutoRead(true); // accept: the router and access every connection needs are set
         started = true;
         accepting = true;

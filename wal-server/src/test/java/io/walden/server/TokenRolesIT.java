@@ -12,8 +12,10 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -137,16 +139,47 @@ class TokenRolesIT {
 
     @Test
     void aTokenLimitedToLogPatternsUsesOnlyTheLogsTheyMatch() throws Exception {
+        assertThat(send(ADMIN, "POST", "/v1/logs", "{\"name\": \"orders-eu\"}").statusCode()).isEqualTo(201);
+        assertThat(send(ADMIN, "POST", "/v1/logs", "{\"name\": \"invoices\"}").statusCode()).isEqualTo(201);
+        assertThat(send(ORDERS, "POST", "/v1/logs/orders-eu/records", "its log").statusCode()).isEqualTo(200);
         String end = end();
+        String invoicesEnd = logEnd("invoices");
         HttpResponse<String> append = send(ORDERS, "POST", "/v1/records", "not its log");
         assertRefused(append, 403, "forbidden");
         assertThat(append.body()).contains("'default'").contains("orders*, audit");
         assertRefused(send(ORDERS, "GET", "/v1/records", ""), 403, "forbidden");
         assertRefused(send(ORDERS, "POST", "/v1/logs/invoices/records", "not its log"), 403, "forbidden");
-        assertThat(end()).as("nothing appended").isEqualTo(end);
+        assertRefused(send(ORDERS, "GET", "/v1/logs/invoices", ""), 403, "forbidden");
+        assertThat(end()).as("nothing appended to default").isEqualTo(end);
+        assertThat(logEnd("invoices")).as("nothing appended to invoices").isEqualTo(invoicesEnd);
         // Past the gate: what the log's own endpoint answers (the token is not what refuses it).
-        assertThat(send(ORDERS, "GET", "/v1/logs/orders-eu/records", "").statusCode()).isNotIn(401, 403);
         assertThat(send(ORDERS, "GET", "/v1/logs/audit/cursors", "").statusCode()).isNotIn(401, 403);
+    }
+
+    @Test
+    void aTokenLimitedToLogPatternsListsAndCreatesOnlyTheLogsTheyMatch() throws Exception {
+        assertThat(send(ADMIN, "POST", "/v1/logs", "{\"name\": \"ledger\"}").statusCode()).isEqualTo(201);
+        assertThat(send(ORDERS_ADMIN, "POST", "/v1/logs", "{\"name\": \"orders-us\"}").statusCode()).isEqualTo(201);
+        HttpResponse<String> refused = send(ORDERS_ADMIN, "POST", "/v1/logs", "{\"name\": \"ledger-2\"}");
+        assertRefused(refused, 403, "forbidden");
+        assertThat(refused.body()).contains("'ledger-2'").contains("orders*");
+        assertThat(logNames(ADMIN)).contains("default", "ledger", "orders-us").doesNotContain("ledger-2");
+        assertThat(logNames(ORDERS)).contains("orders-us").allMatch(n -> n.startsWith("orders") || n.equals("audit"));
+    }
+
+    private static List<String> logNames(String token) throws Exception {
+        HttpResponse<String> list = send(token, "GET", "/v1/logs", "");
+        assertThat(list.statusCode()).as(list.body()).isEqualTo(200);
+        List<String> names = new ArrayList<>();
+        JSON.readTree(list.body()).get("logs").forEach(l -> names.add(l.get("name").asText()));
+        return names;
+    }
+
+    /** The end of the named log {@code log}, as an admin reads its description. */
+    private static String logEnd(String log) throws Exception {
+        HttpResponse<String> described = send(ADMIN, "GET", "/v1/logs/" + log, "");
+        assertThat(described.statusCode()).as(described.body()).isEqualTo(200);
+        return JSON.readTree(described.body()).findValue("insert_lsn").asText();
     }
 
     @Test

@@ -276,6 +276,15 @@ public final class Exchange extends AppendCompletion implements Runnable {
         deliver(response);
     }
 
+    /**
+     * Refuses the request 403 {@code forbidden}: its token's log patterns do not allow a log the handler found past
+     * the gate (the name in {@code POST /v1/logs}'s body), counted as the gate counts its own ({@code reason=log}).
+     */
+    public void forbidden(String why) {
+        connection.access().log().increment();
+        error(HttpResponseStatus.FORBIDDEN, "forbidden", why + "; nothing was done", TokenCheck.INSUFFICIENT);
+    }
+
     /** A message fit for a client: file names stay, the server's absolute paths go (they are the operator's business). */
     public String redact(String message) {
         return message == null ? null : connection.redact(message);

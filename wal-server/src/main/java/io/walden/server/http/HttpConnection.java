@@ -98,6 +98,10 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         return router.redact(message);
     }
 
+    Access access() {
+        return router.access();
+    }
+
     // ------------------------------------------------------------------ requests
 
     @Override

@@ -28,7 +28,7 @@ final class TokenCheck {
     /** RFC 6750's challenges: no token, a token no entry has, a token that may not. */
     private static final String NO_TOKEN = "Bearer realm=\"walden\"";
     private static final String INVALID = "Bearer realm=\"walden\", error=\"invalid_token\"";
-    private static final String INSUFFICIENT = "Bearer realm=\"walden\", error=\"insufficient_scope\"";
+    static final String INSUFFICIENT = "Bearer realm=\"walden\", error=\"insufficient_scope\"";
     private static final String SCHEME = "Bearer";
 
     /** Why a request was refused, as its answer says it. */
