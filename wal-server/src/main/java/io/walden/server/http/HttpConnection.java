@@ -117,6 +117,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         if (msg instanceof RequestGate.Refusal refusal) {
+            nextGrant = Grant.NONE; // no handler runs: the refusal is its answer
             Exchange ex = start(refusal.request());
             ex.closeAfterAnswer(); // its body was not read: nothing after it on this connection can be parsed
             takenOver = true;
