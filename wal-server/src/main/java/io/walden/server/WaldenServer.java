@@ -221,7 +221,7 @@ public final class WaldenServer implements AutoCloseable {
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
         httpUrl = (tls == null ? "http" : "https") + "://" + format(boundAddress());
         AppendRates rates = new AppendRates(registry);
-        workers.next().scheduleAtFixedRate(() -> admin.execute(rates::sample), 0, AppendRates.SAMPLE_SECONDS, TimeUnit.SECONDS);
+        rates.scheduleOn(workers.next(), admin);
         CursorApi cursors = new CursorApi(wal, readers);
         served = new ServedLogs(logs, data, cursors, readers);
         access = Access.of(TokensFile.of(config), registry);

@@ -169,8 +169,10 @@ class NamedLogsIT {
         assertThat(refused.get("error").asText()).isEqualTo("log_held");
         assertThat(refused.get("detail").asText()).contains("billing");
         assertThat(server.records("/v1/logs/held/records").values()).containsExactly("unread");
+        assertThat(server.get("/metrics").body()).contains("log=\"held\"");
         assertThat(server.send("DELETE", "/v1/logs/held?force=true", null).statusCode()).isEqualTo(204);
         assertThat(server.get("/v1/logs/held").statusCode()).isEqualTo(404);
+        assertThat(server.get("/metrics").body()).as("a deleted log's meters go with it").doesNotContain("log=\"held\"");
     }
 
     @Test

@@ -44,7 +44,9 @@ public final class LogPaths {
      * @throws IllegalArgumentException when the segment's percent-encoding is malformed
      */
     static String namedLog(String path) {
-        return new QueryStringDecoder(segment(path)).path();
+        String segment = segment(path);
+        // A log's name never needs escaping: only a name no log can have is percent-encoded (decoded then, to be refused).
+        return segment.indexOf('%') < 0 ? segment : new QueryStringDecoder(segment).path();
     }
 
     /** The {@code {log}} segment of a {@code /v1/logs/{log}...} path, as it is. */
