@@ -21,7 +21,6 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 
 import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
-import static io.walden.server.config.ServerSettings.AUTH_TOKEN;
 import static io.walden.server.config.ServerSettings.MAX_REPLICAS;
 import static io.walden.server.config.ServerSettings.MAX_SLOT_RETAINED_BYTES;
 import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
@@ -85,7 +84,7 @@ public final class ReplicationRole implements AutoCloseable {
         boolean tls = config.get(REPLICATION_TLS_CERT) != null;
         // Client certificates are checked only when this side serves TLS: a CA alone authenticates nobody.
         boolean authenticated = config.get(REPLICATION_SECRET) != null || (tls && config.get(REPLICATION_TLS_CA) != null);
-        if (config.get(AUTH_TOKEN) != null && !authenticated) {
+        if (config.tokenRequired() && !authenticated) {
             if (!config.get(REPLICATION_INSECURE)) {
                 throw new IllegalStateException("refusing to accept replicas on " + listen
                         + " without authentication while the HTTP API requires a token: any local process could stream the "

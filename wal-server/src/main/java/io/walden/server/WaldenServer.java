@@ -35,7 +35,9 @@ import io.walden.server.admin.AdminApi;
 import io.walden.server.admin.AppendRates;
 import io.walden.server.admin.Listening;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.config.TokensFile;
 import io.walden.server.group.FailoverController;
+import io.walden.server.http.Access;
 import io.walden.server.http.ConnectionLimit;
 import io.walden.server.http.CursorApi;
 import io.walden.server.http.DataApi;
@@ -58,7 +60,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 
-import static io.walden.server.config.ServerSettings.AUTH_TOKEN;
 import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.DURABILITY;
 import static io.walden.server.config.ServerSettings.EVENT_LOOPS;
@@ -117,6 +118,8 @@ public final class WaldenServer implements AutoCloseable {
     private LogCatalog logs;
     private ServedLogs served;
     private HttpRouter router;
+    /** The tokens and the count of their refusals, set with the router, before accepting (every connection's gate). */
+    private Access access;
     private Transports transport;
     private volatile boolean accepting;
     /** The HTTP listener's URL, for /admin/status: written at start, read by the event loops. */
@@ -149,9 +152,9 @@ public final class WaldenServer implements AutoCloseable {
     }
 
     private WaldenServer startOrFail() throws InterruptedException {
-        if (!config.loopbackOnly() && config.get(AUTH_TOKEN) == null) {
-            throw new IllegalStateException("refusing to listen on " + config.httpAddress()
-                    + " without an auth token: set --auth-token (or auth-token in the config file), or bind 127.0.0.1");
+        if (!config.loopbackOnly() && !config.tokenRequired()) {
+            throw new IllegalStateException("refusing to listen on " + config.httpAddress() + " without an auth token: "
+                    + "set --auth-token or --auth-tokens (or auth-token, auth-tokens in the config file), or bind 127.0.0.1");
         }
         SslContext tls;
         try {
@@ -221,10 +224,11 @@ public final class WaldenServer implements AutoCloseable {
         rates.scheduleOn(workers.next(), admin);
         CursorApi cursors = new CursorApi(wal, readers);
         served = new ServedLogs(logs, data, cursors, readers, admin);
+        access = Access.of(TokensFile.of(config), registry);
         router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
                 registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
-                config.get(AUTH_TOKEN) != null), logs, rates)), wal.directory());
-        serverChannel.config().setAutoRead(true); // accept: the router every connection needs is set
+                config.tokenRequired()), logs, rates)), wal.directory(), access);
+        serverChannel.config().setAutoRead(true); // accept: the router and access every connection needs are set
         started = true;
         accepting = true;
         LOG.info("Walden serving {} on {} (durability {}, sync {}, transport {}: {}); log at {}", wal.directory(),
@@ -242,7 +246,6 @@ public final class WaldenServer implements AutoCloseable {
      */
     private Channel bindHttp(SslContext tls) throws InterruptedException {
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.get(MAX_BATCH_BYTES));
-        String token = config.get(AUTH_TOKEN);
         ConnectionLimit connections = new ConnectionLimit(config.get(MAX_CONNECTIONS));
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, workers)
@@ -267,7 +270,7 @@ public final class WaldenServer implements AutoCloseable {
                                 .addLast(new HttpRequestDecoder(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192))
                                 // Hot answers are written pre-encoded from this handler's context (HttpConnection).
                                 .addLast(new HttpResponseEncoder())
-                                .addLast(new RequestGate(router.routes(), token, maxContent)) // token and size, before buffering
+                                .addLast(new RequestGate(router.routes(), access, maxContent)) // token and size, before buffering
                                 .addLast(new HttpObjectAggregator(maxContent))
                                 .addLast(router.newConnection()); // in-order answers to pipelined requests
                     }

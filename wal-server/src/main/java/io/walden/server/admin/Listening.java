@@ -10,7 +10,8 @@ import java.util.function.Supplier;
  * @param transport     the network transport of the event loops: epoll, io_uring or nio
  * @param httpUrl       the data and admin API's URL as bound ({@code http://127.0.0.1:7400}), read at each status:
  *                      the port is bound after the admin API is made
- * @param tokenRequired whether every endpoint but the read-only ones needs the bearer token ({@code auth-token})
+ * @param tokenRequired whether every endpoint but the read-only ones needs a bearer token ({@code auth-token} or
+ *                      {@code auth-tokens})
  */
 public record Listening(String transport, Supplier<String> httpUrl, boolean tokenRequired) {
 }

@@ -37,9 +37,9 @@ import static io.walden.server.config.ServerSettings.TLS_CERT;
                 "",
                 "Open by default: HTTP on 127.0.0.1:7400 without a token (any local process may append and read), and",
                 "replication on 127.0.0.1:7401 without a secret (any local process may stream the whole log).",
-                "--auth-token closes the first; with it, --replication-secret (or mutual TLS) is required for the second",
-                "(or --replication-listen none). Off loopback, HTTP needs --auth-token, and replication needs TLS and",
-                "authentication.",
+                "--auth-token (or --auth-tokens, tokens with roles) closes the first; with it, --replication-secret (or",
+                "mutual TLS) is required for the second (or --replication-listen none). Off loopback, HTTP needs a token,",
+                "and replication needs TLS and authentication.",
                 ""})
 final class ServeCommand implements Callable<Integer> {
     /** Width of the description column at {@link WaldenCli#HELP_WIDTH}: help is wrapped here, between words only. */

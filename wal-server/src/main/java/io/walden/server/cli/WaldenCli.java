@@ -10,7 +10,7 @@ import picocli.CommandLine;
  */
 @Command(name = "walden", mixinStandardHelpOptions = true, versionProvider = WaldenCli.Version.class, usageHelpWidth = WaldenCli.HELP_WIDTH,
         description = "A durable write-ahead log for the JVM.",
-        subcommands = {ServeCommand.class, AppendCommand.class, TailCommand.class, DemoCommand.class, DumpCommand.class, VerifyCommand.class, RestoreCommand.class, TestFsyncCommand.class,
+        subcommands = {ServeCommand.class, AppendCommand.class, TailCommand.class, DemoCommand.class, DumpCommand.class, VerifyCommand.class, RestoreCommand.class, TestFsyncCommand.class, HashTokenCommand.class,
                 CommandLine.HelpCommand.class})
 public final class WaldenCli implements Runnable {
     /** Width of the help texts: wide enough that an address or a URI in a description never has to break. */

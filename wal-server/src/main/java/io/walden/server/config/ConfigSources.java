@@ -66,7 +66,7 @@ final class ConfigSources {
     }
 
     private static void readYaml(Path yaml, Map<String, Given> v) {
-        JsonNode root = parse(yaml);
+        JsonNode root = parse(yaml, "--config ");
         if (root == null || root.isMissingNode()) {
             return; // nothing but comments (the template with every setting commented out)
         }
@@ -100,7 +100,7 @@ final class ConfigSources {
      */
     static Map<String, Map<String, String>> declaredLogs(Path yaml) {
         Map<String, Map<String, String>> out = new LinkedHashMap<>();
-        JsonNode root = yaml == null ? null : parse(yaml);
+        JsonNode root = yaml == null ? null : parse(yaml, "--config ");
         JsonNode logs = root == null || !root.isObject() ? null : root.get(LOGS);
         if (logs == null || logs.isNull()) {
             return out;
@@ -132,8 +132,11 @@ final class ConfigSources {
         return out;
     }
 
-    /** The file's tree, or an error naming the file and what is wrong with it (where, for a syntax error). */
-    private static JsonNode parse(Path yaml) {
+    /**
+     * The file's tree (null for a file of nothing but comments), or an error naming the file and what is wrong with it
+     * (where, for a syntax error); {@code flag} is put before the file's name when it cannot be read ({@code --config }).
+     */
+    static JsonNode parse(Path yaml, String flag) {
         // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
         YAMLFactory factory = YAMLFactory.builder()
                 .enable(YAMLParser.Feature.PARSE_BOOLEAN_LIKE_WORDS_AS_STRINGS)
@@ -141,14 +144,14 @@ final class ConfigSources {
         try {
             return new ObjectMapper(factory).readTree(Files.readAllBytes(yaml));
         } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException("--config " + yaml + ": no such file");
+            throw new IllegalArgumentException(flag + yaml + ": no such file");
         } catch (JsonProcessingException e) {
             JsonLocation at = e.getLocation();
             String problem = e.getOriginalMessage().lines().findFirst().orElse("").trim();
             throw new IllegalArgumentException(yaml + (at == null ? "" : ": line " + at.getLineNr() + ", column "
                     + at.getColumnNr()) + ": not valid YAML: " + problem);
         } catch (IOException e) {
-            throw new IllegalArgumentException("--config " + yaml + ": cannot read it: " + reason(e));
+            throw new IllegalArgumentException(flag + yaml + ": cannot read it: " + reason(e));
         }
     }
 

@@ -53,6 +53,7 @@ final class ConfigValidation {
         if (c.get(COORDINATOR) != null) {
             validateGroupMember(c);
         }
+        TokensFile.of(c); // auth-token given again as an entry of auth-tokens
     }
 
     /** A member of a replica group (coordinator): every member may be elected the primary. */

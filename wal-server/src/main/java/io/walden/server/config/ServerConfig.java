@@ -153,6 +153,11 @@ public final class ServerConfig {
         return httpAddress().getAddress().isLoopbackAddress();
     }
 
+    /** Whether every endpoint but the read-only ones needs a token: {@code auth-token} or {@code auth-tokens} is set. */
+    public boolean tokenRequired() {
+        return get(ServerSettings.AUTH_TOKEN) != null || get(ServerSettings.AUTH_TOKENS) != null;
+    }
+
     /** The coordinator session's timeout asked for, in milliseconds. */
     public int coordinatorSessionTimeoutMillis() {
         return (int) get(ServerSettings.COORDINATOR_SESSION_TIMEOUT).toMillis();

@@ -79,8 +79,11 @@ public final class ServerSettings {
     public static final Setting<InetSocketAddress> HTTP = of("http", "HOST:PORT", Values::address, "127.0.0.1:7400",
             "HTTP address of the data and admin APIs.");
     public static final Setting<String> AUTH_TOKEN = of("auth-token", "TOKEN", Values::text, null,
-            "Bearer token every endpoint but the read-only ones requires; required when --http is not a loopback "
-                    + "address.").secretValue();
+            "Bearer token of an admin over every log: with it (or --auth-tokens), every endpoint but the read-only ones "
+                    + "needs a token; a token is required when --http is not a loopback address.").secretValue();
+    public static final Setting<List<TokensFile.Entry>> AUTH_TOKENS = of("auth-tokens", "FILE", TokensFile::read, null,
+            "YAML file of the tokens' SHA-256 hashes, each with a role (read, append or admin) and optionally the log "
+                    + "patterns it may use (see walden hash-token); read at start, beside --auth-token.");
     public static final Setting<Path> TLS_CERT = of("tls-cert", "PEM", Path::of, null,
             "PEM certificate chain: serve HTTPS (with --tls-key).");
     public static final Setting<Path> TLS_KEY = of("tls-key", "PEM", Path::of, null, "PEM private key (PKCS#8) for --tls-cert.");
@@ -180,7 +183,7 @@ public final class ServerSettings {
     /** Every setting, in the order --help lists them. */
     public static final List<Setting<?>> ALL = List.of(DATA_DIR, DURABILITY, SYNC_METHOD, SEGMENT_SIZE, WAL_BUFFERS,
             COMPRESSION, ZSTD_DICTIONARY, ZSTD_LEVEL, WRITER_DELAY, CHECKPOINT_INTERVAL, MAX_CURSOR_RETAINED_BYTES,
-            RETENTION_TIME, RETENTION_BYTES, MAX_RECORD_SIZE, AUTO_CREATE_LOGS, WAL_BUFFERS_BUDGET, MAX_LOGS, HTTP, AUTH_TOKEN, TLS_CERT, TLS_KEY, TRANSPORT, EVENT_LOOPS, FLUSH_ON_EVENT_LOOP, MAX_BATCH_BYTES,
+            RETENTION_TIME, RETENTION_BYTES, MAX_RECORD_SIZE, AUTO_CREATE_LOGS, WAL_BUFFERS_BUDGET, MAX_LOGS, HTTP, AUTH_TOKEN, AUTH_TOKENS, TLS_CERT, TLS_KEY, TRANSPORT, EVENT_LOOPS, FLUSH_ON_EVENT_LOOP, MAX_BATCH_BYTES,
             MAX_BATCH_RECORDS, MAX_READERS, MAX_CONNECTIONS, STREAM_WRITE_TIMEOUT,
             REPLICATION_LISTEN, REPLICATE_FROM, NAME, SYNC_REPLICAS, REMOTE_COMMIT_TIMEOUT, SHIP_FLUSHED_ONLY, MAX_REPLICAS,
             MAX_SLOT_RETAINED_BYTES, REPLICATION_SECRET, REPLICATION_TLS_CERT, REPLICATION_TLS_KEY, REPLICATION_TLS_CA,

@@ -128,7 +128,7 @@ final class ApiErrors {
 
     /** Whether the request's path names a log of its own ({@code /v1/logs/{log}/...}), not the log {@code default}. */
     private static boolean namesALog(Exchange ex) {
-        return ex.route() != null && ex.route().path().startsWith(Route.LOGS + "{log}/")
+        return ex.route() != null && ex.route().path().startsWith("/v1/logs/{log}/")
                 && !io.walden.server.config.ServerConfig.DEFAULT_LOG.equals(Route.log(ex));
     }
 

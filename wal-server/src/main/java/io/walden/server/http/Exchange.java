@@ -12,6 +12,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.walden.core.AppendCompletion;
 import io.walden.core.Durability;
+import io.walden.server.auth.Grant;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +51,8 @@ public final class Exchange extends AppendCompletion implements Runnable {
     private boolean streaming;
     /** Set (event loop) when the client half-closed: a stream writing this answer ends at its next poll. */
     private volatile boolean streamEndRequested;
+    /** What the request's token allows ({@link RequestGate}): {@link Grant#ALL} when no token is configured. */
+    private Grant grant;
     /** The request's route (null: none matches) and what it does, set before it is queued. */
     private Route route;
     private Route.Kind kind;
@@ -70,9 +73,10 @@ public final class Exchange extends AppendCompletion implements Runnable {
         this.connection = connection;
     }
 
-    /** Takes the next request (event loop). */
-    void begin(FullHttpRequest request) {
+    /** Takes the next request (event loop), with what its token allows. */
+    void begin(FullHttpRequest request, Grant grant) {
         this.request = request;
+        this.grant = grant;
         this.uri = request.uri();
         this.query = null;
         this.keepAlive = HttpUtil.isKeepAlive(request);
@@ -91,6 +95,15 @@ public final class Exchange extends AppendCompletion implements Runnable {
 
     public FullHttpRequest request() {
         return request;
+    }
+
+    /**
+     * What the request's token allows: its role and logs, checked by the gate against the route and the log its path
+     * names; a handler that touches another log (named in the body, or each of a list) asks {@link Grant#permits}.
+     * {@link Grant#ALL} when no token is configured; {@link Grant#NONE} on an open endpoint.
+     */
+    public Grant grant() {
+        return grant;
     }
 
     /** The request's path, without its query. */
@@ -248,10 +261,28 @@ public final class Exchange extends AppendCompletion implements Runnable {
 
     /** Answers with {@code {"error": ..., "detail": ...}}; the detail names files without the server's paths. */
     public void error(HttpResponseStatus status, String error, String detail) {
+        error(status, error, detail, null);
+    }
+
+    /** An error with a {@code WWW-Authenticate} challenge (RFC 6750), when {@code challenge} is not null. */
+    void error(HttpResponseStatus status, String error, String detail, String challenge) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("error", error);
         body.put("detail", redact(detail));
-        json(status, body);
+        FullHttpResponse response = jsonResponse(status, body);
+        if (challenge != null) {
+            response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, challenge);
+        }
+        deliver(response);
+    }
+
+    /**
+     * Refuses the request 403 {@code forbidden}: its token's log patterns do not allow a log the handler found past
+     * the gate (the name in {@code POST /v1/logs}'s body), counted as the gate counts its own ({@code reason=log}).
+     */
+    public void forbidden(String why) {
+        connection.access().log().increment();
+        error(HttpResponseStatus.FORBIDDEN, "forbidden", why + "; nothing was done", TokenCheck.INSUFFICIENT);
     }
 
     /** A message fit for a client: file names stay, the server's absolute paths go (they are the operator's business). */

@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.walden.server.auth.Grant;
 
 import java.util.ArrayDeque;
 
@@ -65,6 +66,11 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
     private boolean closed;
     /** A stream or a closing answer took the connection over: requests after it are dropped. */
     private boolean takenOver;
+    /**
+     * The grant the gate sent ahead of the next request ({@link RequestGate}); {@link Grant#ALL} when no token is
+     * configured (the gate sends none), and again after each request took its own.
+     */
+    private Grant nextGrant = Grant.ALL;
 
     HttpConnection(HttpRouter router) {
         this.router = router;
@@ -92,21 +98,30 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         return router.redact(message);
     }
 
+    Access access() {
+        return router.access();
+    }
+
     // ------------------------------------------------------------------ requests
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         inReadBatch = true;
+        if (msg instanceof Grant grant) {
+            nextGrant = grant;
+            return;
+        }
         if (closed || takenOver) {
             // After a stream, a refusal or Connection: close nothing more is answered.
             ReferenceCountUtil.release(msg instanceof RequestGate.Refusal refusal ? refusal.request() : msg);
             return;
         }
         if (msg instanceof RequestGate.Refusal refusal) {
+            nextGrant = Grant.NONE; // no handler runs: the refusal is its answer
             Exchange ex = start(refusal.request());
             ex.closeAfterAnswer(); // its body was not read: nothing after it on this connection can be parsed
             takenOver = true;
-            ex.error(refusal.status(), refusal.error(), refusal.detail());
+            ex.error(refusal.status(), refusal.error(), refusal.detail(), refusal.challenge());
             return;
         }
         if (!(msg instanceof FullHttpRequest request)) {
@@ -164,7 +179,8 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         if (ex == null) {
             ex = new Exchange(this);
         }
-        ex.begin(request);
+        ex.begin(request, nextGrant);
+        nextGrant = Grant.ALL;
         inOrder.add(ex);
         router.started();
         if (inOrder.size() >= MAX_IN_FLIGHT) {

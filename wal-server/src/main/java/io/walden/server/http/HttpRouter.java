@@ -27,19 +27,26 @@ public final class HttpRouter {
     private final Routes routes;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final UnaryOperator<String> redact;
+    private final Access access;
 
     /**
      * @param dataDir the log directory: its absolute path is cut from error details (clients see file names only)
+     * @param access  the tokens and the refusals' counters, which a handler's own refusal counts in too
      */
-    public HttpRouter(Routes routes, Path dataDir) {
+    public HttpRouter(Routes routes, Path dataDir, Access access) {
         String dir = dataDir.toAbsolutePath().normalize().toString();
         this.redact = message -> message.replace(dir + File.separator, "").replace(dir, "the data directory");
         this.routes = routes;
+        this.access = access;
     }
 
     /** The table this router dispatches by (the gate reads it too). */
     public Routes routes() {
         return routes;
+    }
+
+    Access access() {
+        return access;
     }
 
     /** The handler of one new connection (placed last in its pipeline). */

@@ -5,6 +5,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.walden.core.Wal;
 import io.walden.server.admin.AppendRates;
 import io.walden.server.admin.LogDescriptions;
+import io.walden.server.auth.Grant;
 import io.walden.server.config.PerLogSettings;
 import io.walden.server.logs.LogCatalog;
 import io.walden.server.logs.LogRefusedException;
@@ -41,13 +42,14 @@ public final class LogsApi {
         this.admin = admin;
     }
 
-    /** GET /v1/logs: every log, {@code default} first. */
+    /** GET /v1/logs: every log the request's token may use ({@link Exchange#grant()}), {@code default} first. */
     void list(Exchange ex) {
+        Grant grant = ex.grant();
         offLoop(ex, () -> {
             List<Map<String, Object>> logs = new ArrayList<>();
             for (String name : catalog.names()) {
-                Wal wal = catalog.find(name);
-                if (wal != null) { // else deleted since the names were read
+                Wal wal = grant.permitsLog(name) ? catalog.find(name) : null;
+                if (wal != null) { // else not the token's, or deleted since the names were read
                     logs.add(LogDescriptions.summary(name, wal, rates));
                 }
             }
@@ -63,6 +65,11 @@ public final class LogsApi {
             throw new IllegalArgumentException("the body must name the log: {\"name\": \"orders\", \"settings\": {...}}");
         }
         String name = nameNode.asText();
+        if (!ex.grant().permitsLog(name)) { // the gate checked the role; the name was in the body, unread then
+            ex.forbidden("this token may not create the log '" + name + "' (it is limited to "
+                    + ex.grant().describeLogs() + ")");
+            return;
+        }
         Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", true);
         offLoop(ex, () -> {
             Wal wal = catalog.create(name, settings);

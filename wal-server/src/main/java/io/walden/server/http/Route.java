@@ -2,24 +2,26 @@ package io.walden.server.http;
 
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.walden.server.auth.Role;
 
 import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * One HTTP endpoint (docs/http-api.md): its method and path, what it does to the connection's ordering, whether it needs
- * the bearer token, how large a body it takes, and its handler. Declared once, in {@link Routes}; the router dispatches
- * by it, the connection orders requests by its kind, and the gate checks its token and body limit before the body is
+ * One HTTP endpoint (docs/http-api.md): its method and path, what it does to the connection's ordering, the role a
+ * token needs to call it, how large a body it takes, and its handler. Declared once, in {@link Routes}; the router dispatches
+ * by it, the connection orders requests by its kind, and the gate checks its role and body limit before the body is
  * buffered.
  *
  * @param path a literal path, or one with named segments ({@code /v1/logs/{log}/cursors/{name}}), each matching any
  *             non-empty segment (the handler reads it)
- * @param needsToken whether the request must carry the bearer token when one is configured; true unless the endpoint
- *                   was declared read-only, so that an endpoint nobody thought about is closed, not open
+ * @param role       the role a token needs to call it when tokens are configured ({@link Role}), or null for the open
+ *                   read-only endpoints (the probes, the status, the OpenAPI document); every other helper of
+ *                   {@link Routes} takes a role, so that an endpoint nobody thought about is not left open
  * @param params     the query parameters it reads: any other is refused (400), so that a misspelt one never falls back
  *                   to a default silently; null for the probes' endpoints, which take whatever a probe adds
  */
-public record Route(HttpMethod method, String path, Kind kind, boolean needsToken, Body body, Set<String> params,
+public record Route(HttpMethod method, String path, Kind kind, Role role, Body body, Set<String> params,
                     Consumer<Exchange> handler) {
 
     /** What a request does, for which requests may run beside it on a connection (see HttpConnection). */
@@ -90,18 +92,13 @@ public record Route(HttpMethod method, String path, Kind kind, boolean needsToke
         return new QueryStringDecoder(path.substring(path.lastIndexOf('/') + 1)).path();
     }
 
-    /** The start of every per-log path: {@code /v1/logs/{log}...}. */
-    static final String LOGS = "/v1/logs/";
-
     /**
      * The log a {@code /v1/logs/{log}...} path names ({@code /v1/logs/orders/records}: {@code orders}), decoded as
-     * {@link #name} is.
+     * {@link #name} is ({@link LogPaths#namedLog}, as the gate reads it).
+     *
+     * @throws IllegalArgumentException when the segment's percent-encoding is malformed
      */
     static String log(Exchange ex) {
-        String path = ex.path();
-        int end = path.indexOf('/', LOGS.length());
-        String segment = path.substring(LOGS.length(), end < 0 ? path.length() : end);
-        // A log's name never needs escaping: only a name no log can have is percent-encoded (then refused as unknown).
-        return segment.indexOf('%') < 0 ? segment : new QueryStringDecoder(segment).path();
+        return LogPaths.namedLog(ex.path());
     }
 }

@@ -2,6 +2,7 @@ package io.walden.server.http;
 
 import io.netty.handler.codec.http.HttpMethod;
 import io.walden.server.admin.AdminApi;
+import io.walden.server.auth.Role;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,13 +17,15 @@ import static io.netty.handler.codec.http.HttpMethod.GET;
 import static io.netty.handler.codec.http.HttpMethod.PATCH;
 import static io.netty.handler.codec.http.HttpMethod.POST;
 import static io.netty.handler.codec.http.HttpMethod.PUT;
+import static io.walden.server.auth.Role.ADMIN;
+import static io.walden.server.auth.Role.READ;
 
 /**
  * Every HTTP endpoint, each declared once (docs/http-api.md lists the same): the router dispatches by this table, the
- * connection takes each request's {@link Route.Kind} from it, and the gate its token rule and body limit. An endpoint
- * needs the token unless it is declared {@code readOnly}; a request no route matches needs it too, unless a read-only
- * route has its path (a HEAD or a POST to {@code /health} is answered 405, not 401). So a new endpoint cannot be left
- * open by forgetting a list.
+ * connection takes each request's {@link Route.Kind} from it, and the gate the role a token needs and the body limit.
+ * Every endpoint declares the {@link Role} it needs, unless it is declared {@code readOnly} (open); a request no route
+ * matches needs a token of any role, unless a read-only route has its path (a HEAD or a POST to {@code /health} is
+ * answered 405, not 401). So a new endpoint cannot be left open by forgetting a list.
  *
  * <p>Thread-safety: immutable once built; lookups from any event loop. A lookup is one hash probe (literal paths) or a
  * short scan of the few named routes: {@code /health} stays at the C floor.
@@ -34,7 +37,8 @@ public final class Routes {
     /** Routes with a named segment. */
     private final List<Route> named = new ArrayList<>();
 
-    private Routes(List<Route> all) {
+    /** A table of {@code all}: the sidecar's is {@link #of}; a test may build a small one. */
+    Routes(List<Route> all) {
         this.all = List.copyOf(all);
         for (Route r : all) {
             if (r.templated()) {
@@ -63,56 +67,57 @@ public final class Routes {
                 readOnly(GET, "/admin/segments", Route.Kind.OTHER, admin::segments),
                 readOnly(GET, "/v1/openapi.json", Route.Kind.OTHER, ApiDocument::serve),
                 records(POST, "/v1/records", appendParams, data::append),
-                route(GET, "/v1/records", Route.Kind.OTHER, readParams, data::read),
+                route(READ, GET, "/v1/records", Route.Kind.OTHER, readParams, data::read),
                 records(POST, "/v1/records/batch", appendParams, data::batch),
-                route(GET, "/v1/records/stream", Route.Kind.STREAM, streamParams, data::stream),
-                route(GET, "/v1/cursors", Route.Kind.OTHER, Set.of(), cursors::list),
-                route(PUT, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::set),
-                route(GET, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::get),
-                route(DELETE, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::delete),
-                route(GET, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::list),
-                route(POST, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::create),
-                route(GET, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::describe),
-                route(PATCH, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::change),
-                route(DELETE, "/v1/logs/{log}", Route.Kind.OTHER, Set.of("force"), logs::delete),
+                route(READ, GET, "/v1/records/stream", Route.Kind.STREAM, streamParams, data::stream),
+                route(READ, GET, "/v1/cursors", Route.Kind.OTHER, Set.of(), cursors::list),
+                route(READ, PUT, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::set),
+                route(READ, GET, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::get),
+                route(READ, DELETE, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::delete),
+                route(READ, GET, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::list),
+                route(ADMIN, POST, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::create),
+                route(READ, GET, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::describe),
+                route(ADMIN, PATCH, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::change),
+                route(ADMIN, DELETE, "/v1/logs/{log}", Route.Kind.OTHER, Set.of("force"), logs::delete),
                 records(POST, "/v1/logs/{log}/records", appendParams, served.appendHandler(false, (l, ex) -> l.data().append(ex))),
-                route(GET, "/v1/logs/{log}/records", Route.Kind.OTHER, readParams, served.handler((l, ex) -> l.data().read(ex))),
+                route(READ, GET, "/v1/logs/{log}/records", Route.Kind.OTHER, readParams, served.handler((l, ex) -> l.data().read(ex))),
                 records(POST, "/v1/logs/{log}/records/batch", appendParams,
                         served.appendHandler(true, (l, ex) -> l.data().batch(ex))),
-                route(GET, "/v1/logs/{log}/records/stream", Route.Kind.STREAM, streamParams,
+                route(READ, GET, "/v1/logs/{log}/records/stream", Route.Kind.STREAM, streamParams,
                         served.handler((l, ex) -> l.data().stream(ex))),
-                route(GET, "/v1/logs/{log}/cursors", Route.Kind.OTHER, Set.of(), served.handler((l, ex) -> l.cursors().list(ex))),
-                route(PUT, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                route(READ, GET, "/v1/logs/{log}/cursors", Route.Kind.OTHER, Set.of(), served.handler((l, ex) -> l.cursors().list(ex))),
+                route(READ, PUT, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
                         served.handler((l, ex) -> l.cursors().set(ex))),
-                route(GET, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                route(READ, GET, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
                         served.handler((l, ex) -> l.cursors().get(ex))),
-                route(DELETE, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                route(READ, DELETE, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
                         served.handler((l, ex) -> l.cursors().delete(ex))),
-                route(POST, "/admin/checkpoint", Route.Kind.OTHER, Set.of("lsn"), admin::checkpoint),
-                route(PUT, "/admin/sync-replicas", Route.Kind.OTHER, Set.of(), admin::syncReplicas),
-                route(POST, "/admin/promote", Route.Kind.OTHER, Set.of(), admin::promote),
-                route(POST, "/admin/switchover", Route.Kind.OTHER, Set.of("to"), admin::switchover),
-                route(DELETE, "/admin/replication-slots", Route.Kind.OTHER, Set.of("name"), admin::dropSlot)));
+                route(ADMIN, POST, "/admin/checkpoint", Route.Kind.OTHER, Set.of("lsn"), admin::checkpoint),
+                route(ADMIN, PUT, "/admin/sync-replicas", Route.Kind.OTHER, Set.of(), admin::syncReplicas),
+                route(ADMIN, POST, "/admin/promote", Route.Kind.OTHER, Set.of(), admin::promote),
+                route(ADMIN, POST, "/admin/switchover", Route.Kind.OTHER, Set.of("to"), admin::switchover),
+                route(ADMIN, DELETE, "/admin/replication-slots", Route.Kind.OTHER, Set.of("name"), admin::dropSlot)));
     }
 
-    /** An endpoint that needs the token (when one is configured) and takes a small body. */
-    private static Route route(HttpMethod method, String path, Route.Kind kind, Set<String> params, Consumer<Exchange> handler) {
-        return new Route(method, path, kind, true, Route.Body.SMALL, params, handler);
+    /** An endpoint that needs a token of {@code role} (when tokens are configured) and takes a small body. */
+    private static Route route(Role role, HttpMethod method, String path, Route.Kind kind, Set<String> params,
+                               Consumer<Exchange> handler) {
+        return new Route(method, path, kind, role, Route.Body.SMALL, params, handler);
     }
 
-    /** An append: needs the token, takes up to max-batch-bytes. */
+    /** An append: needs a token of role {@code append}, takes up to max-batch-bytes. */
     private static Route records(HttpMethod method, String path, Set<String> params, Consumer<Exchange> handler) {
-        return new Route(method, path, Route.Kind.APPEND, true, Route.Body.RECORDS, params, handler);
+        return new Route(method, path, Route.Kind.APPEND, Role.APPEND, Route.Body.RECORDS, params, handler);
     }
 
     /** An endpoint that changes nothing and shows nothing of the data: open to anyone who reaches the port. */
     private static Route readOnly(HttpMethod method, String path, Route.Kind kind, Consumer<Exchange> handler) {
-        return new Route(method, path, kind, false, Route.Body.SMALL, Set.of(), handler);
+        return new Route(method, path, kind, null, Route.Body.SMALL, Set.of(), handler);
     }
 
     /** A read-only endpoint that probes and scrapers call: it ignores whatever parameters they add. */
     private static Route probe(HttpMethod method, String path, Route.Kind kind, Consumer<Exchange> handler) {
-        return new Route(method, path, kind, false, Route.Body.SMALL, null, handler);
+        return new Route(method, path, kind, null, Route.Body.SMALL, null, handler);
     }
 
     /** Every route, in declaration order. */
@@ -151,23 +156,24 @@ public final class Routes {
     }
 
     /**
-     * Whether a request needs the token: its route says so; a request no route matches needs it, unless a read-only
-     * route has its path.
+     * The role a request's token needs, or null when it needs none: its route's; for a request no route matches, none
+     * when a read-only route has its path (it is answered 405), else {@code read} (any known token: it is answered 404
+     * or 405, and a client without a token learns nothing of the routes).
      */
-    boolean needsToken(HttpMethod method, String path) {
+    Role roleFor(HttpMethod method, String path) {
         Route r = find(method, path);
         if (r != null) {
-            return r.needsToken();
+            return r.role();
         }
         Route[] candidates = literal.get(path);
         if (candidates != null) {
             for (Route c : candidates) {
-                if (!c.needsToken()) {
-                    return false;
+                if (c.role() == null) {
+                    return null;
                 }
             }
         }
-        return true;
+        return Role.READ;
     }
 
     private static Route[] concat(Route[] a, Route[] b) {

@@ -1,6 +1,7 @@
 package io.walden.server.http;
 
 import io.walden.server.WaldenServer;
+import io.walden.server.auth.Role;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.contract.ContractCheckedClient;
 import org.junit.jupiter.api.AfterEach;
@@ -20,8 +21,8 @@ import java.util.Set;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The token gate is driven by the route table (docs/http-api.md, "Authentication"): every route the router has needs the
- * token unless it was declared read-only, so that a new endpoint cannot be left open by forgetting a list. Over real
+ * The token gate is driven by the route table (docs/http-api.md, "Authentication"): every route the router has needs a
+ * token of the role it declares unless it was declared read-only, so that a new endpoint cannot be left open by forgetting a list. Over real
  * HTTP, to an in-process server that requires a token.
  */
 @Timeout(60)
@@ -59,14 +60,40 @@ class RouteAccessTest {
         return r.path().replace("{name}", "probe").replace("{log}", "default") + "?to=b&name=probe&lsn=0/40&durability=off";
     }
 
+    /**
+     * The role the issue's contract gives an endpoint (docs/operations.md, "Tokens and roles"): none for the read-only
+     * ones; {@code admin} for every other {@code /admin} endpoint and for creating, changing and deleting logs;
+     * {@code append} for appends; {@code read} for the rest (reads, streams, cursors, the logs' list and descriptions).
+     */
+    private static Role contractRole(Route r) {
+        String id = r.method().name() + " " + r.path();
+        if (READ_ONLY.contains(id)) {
+            return null;
+        }
+        if (r.path().startsWith("/admin/") || (r.path().matches("/v1/logs(/\\{[a-z]+})?") && !r.method().name().equals("GET"))) {
+            return Role.ADMIN;
+        }
+        if (r.method().name().equals("POST") && r.path().matches(".*/records(/batch)?")) {
+            return Role.APPEND;
+        }
+        return Role.READ;
+    }
+
+    @Test
+    void everyRouteNeedsTheRoleTheContractGivesIt() {
+        for (Route r : server.routes().all()) {
+            assertThat(r.role()).as(r.method().name() + " " + r.path()).isEqualTo(contractRole(r));
+        }
+    }
+
     @Test
     void everyRouteNeedsTheTokenUnlessItIsDeclaredReadOnly() throws Exception {
         long end = server.wal().insertLsn();
         for (Route r : server.routes().all()) {
             String id = r.method().name() + " " + r.path();
-            assertThat(r.needsToken()).as(id).isEqualTo(!READ_ONLY.contains(id));
+            assertThat(r.role() == null).as(id).isEqualTo(READ_ONLY.contains(id));
             HttpResponse<String> answer = send(r.method().name(), target(r));
-            if (r.needsToken()) {
+            if (r.role() != null) {
                 assertThat(answer.statusCode()).as(id + " without the token: " + answer.body()).isEqualTo(401);
             } else {
                 assertThat(answer.statusCode()).as(id + " is open").isNotEqualTo(401);
@@ -79,6 +106,7 @@ class RouteAccessTest {
     void aSwitchoverWithoutTheTokenIsRefused() throws Exception {
         HttpResponse<String> answer = send("POST", "/admin/switchover?to=b");
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(401);
+        assertThat(answer.headers().firstValue("WWW-Authenticate")).as("RFC 6750's challenge").hasValue("Bearer realm=\"walden\"");
     }
 
     @Test
