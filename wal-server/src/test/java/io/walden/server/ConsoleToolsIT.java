@@ -2,6 +2,7 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Lsn;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
@@ -160,6 +161,21 @@ class ConsoleToolsIT {
         if (after.statusCode() != 404) {
             assertThat(JSON.readTree(after.body()).get("records")).as("records after the cursor").isNotEmpty();
         }
+    }
+
+    /**
+     * {@code --log default} is today's log at today's paths; another name goes to that log's own paths, which a server
+     * without such a log answers 404: nothing reaches the default log. Two jar runs on the shared server (~1.7 s).
+     */
+    @Test
+    void theLogFlagNamesTheDefaultLogAtTodaysPathsAndAnyOtherAtItsOwn() throws Exception {
+        ServerProcess server = shared;
+        String lsn = firstLsn(walden(server, input(List.of("to the default log")), "append", "--log", "default"));
+        assertThat(server.records()).containsEntry(Lsn.parse(lsn), "to the default log");
+        WaldenJar.Run elsewhere = walden(server, input(List.of("to a log the server has not")), "append", "--log", "absent");
+        assertThat(elsewhere.exitCode()).isEqualTo(2);
+        assertThat(elsewhere.stderr()).contains("line 1 and after not appended: 404");
+        assertThat(server.records()).doesNotContainValue("to a log the server has not");
     }
 
     @Test
