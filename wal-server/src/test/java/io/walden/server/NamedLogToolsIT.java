@@ -78,8 +78,6 @@ class NamedLogToolsIT {
     void dumpOfALogTheDirectoryDoesNotHoldIsOneLineNamingTheLogsItHolds() throws Exception {
         WaldenJar.assertOneLineUserError(WaldenJar.run(work, "dump", "--data-dir", data.toString(), "--log", "invoices"),
                 "--log invoices: no such log in " + data + " (its named logs: audit, orders)");
-        WaldenJar.assertOneLineUserError(WaldenJar.run(work, "dump", "--data-dir", data.toString(), "--log", "../data"),
-                "--log: '../data' is not a log name");
     }
 
     @Test
