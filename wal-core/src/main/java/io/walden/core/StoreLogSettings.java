@@ -59,25 +59,31 @@ final class StoreLogSettings {
         return out;
     }
 
-    /** Writes {@code overrides} into {@code dir} and forces the file. */
+    /**
+     * Writes {@code overrides} into {@code dir}, replacing what it held: into a temporary file, forced, renamed over the
+     * file, the directory forced. So a crash leaves the old settings or the new, whole ({@link WalStore#reconfigure}).
+     */
     static void write(Path dir, Map<String, String> overrides) throws IOException {
         Properties p = new Properties();
         p.putAll(overrides);
         StringWriter text = new StringWriter();
         p.store(text, "settings this log was created with, beside the store's defaults (WalStore)");
         Path file = dir.resolve(FILE);
-        Files.writeString(file, text.toString(), StandardCharsets.UTF_8);
-        try (var ch = java.nio.channels.FileChannel.open(file, StandardOpenOption.WRITE)) {
+        Path next = dir.resolve(FILE + ".next");
+        Files.writeString(next, text.toString(), StandardCharsets.UTF_8);
+        try (var ch = java.nio.channels.FileChannel.open(next, StandardOpenOption.WRITE)) {
             ch.force(true);
         }
+        Files.move(next, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
         SegmentFiles.forceDirectory(dir);
     }
 
-    /** Sets on {@code target} the settings kept in {@code dir} (none when it has no file). */
-    static void apply(Path dir, WalConfig.Builder target) {
+    /** What {@code dir}'s file holds, as text (empty when it has none). */
+    static Map<String, String> read(Path dir) {
+        Map<String, String> out = new TreeMap<>();
         Path file = dir.resolve(FILE);
         if (!Files.exists(file)) {
-            return;
+            return out;
         }
         Properties p = new Properties();
         try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
@@ -85,13 +91,24 @@ final class StoreLogSettings {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
         }
+        p.forEach((k, v) -> out.put((String) k, (String) v));
+        return out;
+    }
+
+    /** Sets on {@code target} the settings kept in {@code dir} (none when it has no file). */
+    static void apply(Path dir, WalConfig.Builder target) {
+        Path file = dir.resolve(FILE);
+        Map<String, String> p = read(dir);
+        if (p.isEmpty()) {
+            return;
+        }
         for (Record settings : target.keptSettings()) {
             RecordComponent[] components = settings.getClass().getRecordComponents();
             Object[] values = new Object[components.length];
             boolean kept = false;
             for (int i = 0; i < components.length; i++) {
                 values[i] = valueOf(components[i], settings);
-                String value = p.getProperty(components[i].getName());
+                String value = p.get(components[i].getName());
                 if (value != null) {
                     values[i] = parse(file, components[i], value);
                     kept = true;

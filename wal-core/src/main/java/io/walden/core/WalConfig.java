@@ -69,6 +69,8 @@ public final class WalConfig {
     private final ArchiveConfig archive;
     private final Clock clock;
     private final SyncStrategy syncStrategy;
+    /** The log's name in its meters and log lines (see {@link Builder#name}). */
+    private final String name;
 
     /** Takes the builder's values as they are now: each is immutable, so later changes to the builder do not reach it. */
     private WalConfig(Builder b) {
@@ -82,6 +84,7 @@ public final class WalConfig {
         this.archive = b.archive;
         this.clock = b.clock;
         this.syncStrategy = b.syncStrategy;
+        this.name = b.name != null ? b.name : String.valueOf(b.directory.getFileName());
     }
 
     public static Builder builder(Path directory) {
@@ -104,6 +107,11 @@ public final class WalConfig {
 
     public Path directory() {
         return directory;
+    }
+
+    /** The log's name in its meters' {@code log} tag: as {@link Builder#name} set it, else its directory's name. */
+    public String name() {
+        return name;
     }
 
     /** The segments and the sizes of what they take, the defaults resolved (see {@link SegmentSettings}). */
@@ -283,6 +291,7 @@ public final class WalConfig {
         private RetentionSettings retention = RetentionSettings.DEFAULTS;
         private CompressionSettings compression = CompressionSettings.DEFAULTS;
         private IdentitySettings identity = IdentitySettings.DEFAULTS;
+        private String name;
         // What code gives as objects (no store keeps them for a log): null for none, but the clock.
         private ArchiveConfig archive;
         private Clock clock = Clock.systemUTC();
@@ -393,6 +402,16 @@ public final class WalConfig {
          */
         public Builder zstdLevel(int level) {
             compression = compression.withZstdLevel(level);
+            return this;
+        }
+
+        /**
+         * The log's name in its meters' {@code log} tag (and its cursors'): default, its directory's name, which is a
+         * {@link WalStore} log's name. A server that serves a plain log beside a store's names it so that its meters
+         * line up with theirs. Not kept by a store (it names its logs itself).
+         */
+        public Builder name(String name) {
+            this.name = name;
             return this;
         }
 

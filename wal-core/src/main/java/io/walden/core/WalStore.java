@@ -7,9 +7,7 @@ import io.walden.core.internal.journal.StoreJournal;
 import io.walden.core.internal.recovery.LogOpener;
 import io.walden.core.internal.segment.OpenSegments;
 import io.walden.core.internal.StoreDirectories;
-import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.commit.WalBuffersBudget;
-import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.segment.SegmentFiles;
 import io.walden.core.internal.thread.BackgroundThreads;
 import org.slf4j.Logger;
@@ -82,6 +80,8 @@ public final class WalStore implements AutoCloseable {
     private final OpenSegments files;
     /** The logs' WAL buffers, from one budget ({@link WalStoreConfig#walBuffers()}); not the journal's. */
     private final WalBuffersBudget budget;
+    /** What settings each log opens with. */
+    private final StoreLogConfigs settings;
     private final Map<String, Wal> open = new ConcurrentHashMap<>();
     /** Each log's key in the journal (see {@link StoreJournal#KEY_FILE}). */
     private final Map<String, Long> keys = new ConcurrentHashMap<>();
@@ -115,6 +115,7 @@ public final class WalStore implements AutoCloseable {
         this.threads = BackgroundThreads.shared(config.writerThreads());
         this.files = new OpenSegments(config.maxOpenFiles());
         this.budget = new WalBuffersBudget(config.walBuffers());
+        this.settings = new StoreLogConfigs(config, budget);
     }
 
     /**
@@ -192,11 +193,11 @@ public final class WalStore implements AutoCloseable {
      */
     private void openJournal() throws IOException {
         Path dir = config.directory().resolve(StoreJournal.DIRECTORY);
-        boolean wanted = journalWanted();
+        boolean wanted = settings.journalWanted();
         if (!wanted && !Files.exists(dir)) {
             return;
         }
-        Wal j = Wal.open(journalConfig(dir), threads, files, null, false); // its ring is its own: every flush needs it
+        Wal j = Wal.open(settings.journalConfig(dir), threads, files, null, false); // its ring is its own: every flush needs it
         try {
             Map<Long, Path> dirs = new HashMap<>();
             keys.forEach((name, key) -> dirs.put(key, logs.resolve(name)));
@@ -218,70 +219,12 @@ public final class WalStore implements AutoCloseable {
         }
     }
 
-    /** Whether the logs' flushes go through the journal: asked for, and the default sync method is a durable one. */
-    private boolean journalWanted() {
-        if (!config.sharedJournal()) {
-            return false;
-        }
-        WalConfig.Builder s = defaultSettings();
-        return s.syncStrategy() == null && s.syncMethod() != SyncMethod.NONE;
-    }
-
-    private WalConfig.Builder defaultSettings() {
-        WalConfig.Builder b = WalConfig.builder(config.directory());
-        config.defaults().accept(b);
-        return b;
-    }
-
-    /** The journal's own log: the store's sync method, segments of its own size, nothing else of the logs'. */
-    private WalConfig journalConfig(Path dir) {
-        WalConfig.Builder s = defaultSettings();
-        WalConfig.Builder b = WalConfig.builder(dir)
-                .segmentSize(Wal.segmentSizeOf(dir).orElse(config.journalSegmentSize())); // a journal keeps its size
-        if (s.syncStrategy() == null && s.syncMethod() != SyncMethod.NONE) {
-            b.syncMethod(s.syncMethod());
-        }
-        return b.build();
-    }
-
     /**
-     * The settings of log {@code name} in {@code dir}: the defaults, what it was created with (kept in its file, and at
-     * its creation {@code created} itself), then code's; and the segment size its control file holds, which no default
-     * changed later can change.
-     */
-    private WalConfig.Builder configOf(String name, Path dir, Consumer<WalConfig.Builder> created) {
-        WalConfig.Builder b = WalConfig.builder(dir);
-        config.defaults().accept(b);
-        StoreLogSettings.apply(dir, b);
-        created.accept(b);
-        config.logSettings().accept(name, b);
-        Wal.segmentSizeOf(dir).ifPresent(b::segmentSize);
-        return b;
-    }
-
-    /**
-     * {@link #configOf} for the log's life in the store: its flushes go through the journal, unless the journal is off
-     * or the log's own settings ask for no force or for a force of their own (a custom strategy).
+     * The settings of log {@code name} for its life in the store ({@link StoreLogConfigs#configOf}), its flushes through
+     * the journal, unless the journal is off or the log's own settings ask for no force or for a force of their own.
      */
     private WalConfig journaledConfigOf(String name, Path dir, Consumer<WalConfig.Builder> created) {
-        WalConfig.Builder b = configOf(name, dir, created);
-        if (journal != null && b.syncStrategy() == null && b.syncMethod() != SyncMethod.NONE) {
-            b.syncStrategy(journal.logJournal(keys.get(name), dir));
-        }
-        return withinBudget(b.build());
-    }
-
-    /** Refuses a log whose WAL buffers alone would not fit in the store's budget: it could never append. */
-    private WalConfig withinBudget(WalConfig c) {
-        long ring = WalBuffers.bytesFor(c.walBuffers(), c.segmentSize(),
-                RecordDescriptor.aligned(RecordDescriptor.recordLength(c.maxPayloadSize())));
-        if (ring > budget.total()) {
-            throw new IllegalSettingException("walBuffers", "a log's WAL buffers (" + ring + " bytes with the room for "
-                    + "its largest record) must fit in the store's budget of " + budget.total() + " bytes (the store's "
-                    + "walBuffers): give the log smaller walBuffers or maxPayloadSize, or the store a larger budget",
-                    c.walBuffers());
-        }
-        return c;
+        return settings.journaled(name, dir, created, journal, keys.get(name));
     }
 
     /** {@link #create(String, Consumer)} with the store's defaults. */
@@ -319,7 +262,7 @@ public final class WalStore implements AutoCloseable {
             long key = LogKeys.assign(building, keys.values());
             keys.put(name, key);
             // Its files, each forced, not opened here: nothing goes through the journal under the temporary name.
-            LogOpener.create(withinBudget(configOf(name, building, settings).build()));
+            LogOpener.create(this.settings.withinBudget(this.settings.configOf(name, building, settings).build()));
             SegmentFiles.forceDirectory(building);
             Files.move(building, dir, StandardCopyOption.ATOMIC_MOVE); // the log exists from here on, whole
         } catch (IOException | RuntimeException e) {
@@ -457,6 +400,75 @@ public final class WalStore implements AutoCloseable {
                     + "): the rest is removed at the store's next open", e);
         }
         LOG.info("Deleted log {} from the store {}", name, config.directory());
+    }
+
+    /**
+     * Changes log {@code name}'s own settings and opens it again with them: {@code changes} apply over what the log has
+     * now (the store's defaults, then what it was created or last reconfigured with), and are kept as
+     * {@link #create(String, Consumer)}'s are. The log is closed first, so flushed: every append it acknowledged stays,
+     * and one that races the close fails with {@link WalClosedException}, unwritten. Its settings file is replaced
+     * atomically (a crash leaves the old settings or the new, whole), and the log opens again: the {@link Wal} returned
+     * replaces the one the caller held, which stays closed. The segment size and the log's identity cannot change
+     * (its files hold them): changes to them are ignored, as they are at any open.
+     *
+     * @throws IllegalArgumentException when the name is not one a log may have
+     * @throws IllegalSettingException  when the new settings are refused: the log was not touched
+     * @throws IllegalStateException    when the store has no such log, or is closed
+     * @throws WalException             when the settings cannot be written or the log not opened again with them (it is
+     *                                  then opened with its old settings, when it can be)
+     */
+    public synchronized Wal reconfigure(String name, Consumer<WalConfig.Builder> changes) {
+        checkName(name);
+        ensureOpen();
+        Wal wal = open.get(name);
+        if (wal == null) {
+            throw new IllegalStateException("no log '" + name + "' in the store " + config.directory());
+        }
+        Path dir = logs.resolve(name);
+        WalConfig.Builder chosen = settings.defaultSettings();
+        StoreLogSettings.apply(dir, chosen);
+        changes.accept(chosen);
+        Wal.segmentSizeOf(dir).ifPresent(chosen::segmentSize); // its control file's, whatever the changes said
+        Map<String, String> after = StoreLogSettings.overrides(settings.defaultSettings(), chosen);
+        settings.withinBudget(settings.configOf(name, dir, changes).build()); // a refused setting refuses here, the log untouched
+        Map<String, String> before = StoreLogSettings.read(dir);
+        closeForReopen(name, wal);
+        try {
+            StoreLogSettings.write(dir, after);
+            Wal reopened = Wal.open(journaledConfigOf(name, dir, b -> { }), threads, files, budget, false);
+            open.put(name, reopened);
+            LOG.info("Log {} of the store {} reopened with its settings changed: {}", name, config.directory(), after);
+            return reopened;
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("Log {} could not be reopened with its new settings ({}); reopening it with its old ones", name,
+                    e.toString());
+            try {
+                StoreLogSettings.write(dir, before);
+                open.put(name, Wal.open(journaledConfigOf(name, dir, b -> { }), threads, files, budget, false));
+            } catch (IOException | RuntimeException again) {
+                e.addSuppressed(again);
+            }
+            throw e instanceof RuntimeException r ? r
+                    : new WalException("cannot change the settings of log '" + name + "': " + e.getMessage(), e);
+        }
+    }
+
+    /** Closes a log that opens again at once (its journal entries then cover files the checkpoint must still force). */
+    private void closeForReopen(String name, Wal wal) {
+        open.remove(name);
+        try {
+            wal.close();
+        } catch (RuntimeException e) {
+            LOG.warn("Closing log {} to reopen it failed ({}); reopening it all the same", name, e.toString());
+        }
+        Long key = keys.get(name);
+        if (journal != null && key != null) {
+            try {
+                journal.forceFilesOf(key); // what the closed log's segments wrote: its journal entries may now go
+            } catch (IOException e) { // the log's journal remembers the failed force: the reopened log fails at its flush
+                LOG.warn("Forcing log {}'s files before reopening it failed: {}", name, e.toString());
+            }
+        }
     }
 
     /** Closes every log, then the shared threads, then releases the directory. */

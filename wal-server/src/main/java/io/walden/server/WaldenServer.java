@@ -32,6 +32,7 @@ import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.replica.PrimaryIdentity;
 import io.walden.replication.transport.EventLoops;
 import io.walden.server.admin.AdminApi;
+import io.walden.server.admin.AppendRates;
 import io.walden.server.admin.Listening;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.group.FailoverController;
@@ -39,10 +40,13 @@ import io.walden.server.http.ConnectionLimit;
 import io.walden.server.http.CursorApi;
 import io.walden.server.http.DataApi;
 import io.walden.server.http.HttpRouter;
+import io.walden.server.http.LogsApi;
 import io.walden.server.http.RequestGate;
 import io.walden.server.http.Routes;
+import io.walden.server.http.ServedLogs;
 import io.walden.server.http.Transports;
 import io.walden.server.logging.Units;
+import io.walden.server.logs.LogCatalog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -109,6 +113,9 @@ public final class WaldenServer implements AutoCloseable {
      */
     private volatile boolean started;
     private DataApi data;
+    /** The logs by name: {@code default} ({@link #wal}) and the named logs of the store in the data directory. */
+    private LogCatalog logs;
+    private ServedLogs served;
     private HttpRouter router;
     private Transports transport;
     private volatile boolean accepting;
@@ -194,7 +201,7 @@ public final class WaldenServer implements AutoCloseable {
         // disk_free_bytes / disk_total_bytes of the data directory's file system: the disk-nearly-full alert (ops/)
         new DiskSpaceMetrics(config.dataDir().toAbsolutePath().toFile()).bindTo(registry);
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
-        wal.meterBinder().bindTo(registry);
+        logs = LogCatalog.open(config, wal, registry); // binds every log's meters, default's included
         if (group != null) {
             replication = ReplicationRole.standby(wal, config, registry, replicationLoops);
             group.start(wal, replication, registry);
@@ -210,9 +217,13 @@ public final class WaldenServer implements AutoCloseable {
                 segmentWaits, config.get(FLUSH_ON_EVENT_LOOP), transport.hasFineTimers(), registry);
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
         httpUrl = (tls == null ? "http" : "https") + "://" + format(boundAddress());
-        router = new HttpRouter(Routes.of(data, new CursorApi(wal, readers), new AdminApi(wal, registry, () -> accepting,
-                admin, replication, group, new Listening(transport.name(), () -> httpUrl, config.get(AUTH_TOKEN) != null))),
-                wal.directory());
+        AppendRates rates = new AppendRates(registry);
+        workers.next().scheduleAtFixedRate(() -> admin.execute(rates::sample), 0, AppendRates.SAMPLE_SECONDS, TimeUnit.SECONDS);
+        CursorApi cursors = new CursorApi(wal, readers);
+        served = new ServedLogs(logs, data, cursors, readers);
+        router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
+                registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
+                config.get(AUTH_TOKEN) != null))), wal.directory());
         serverChannel.config().setAutoRead(true); // accept: the router every connection needs is set
         started = true;
         accepting = true;
@@ -319,7 +330,7 @@ public final class WaldenServer implements AutoCloseable {
         started = false;
         accepting = false;
         serverChannel.close().awaitUninterruptibly();
-        data.stop(); // streams end within half a second
+        served.stop(); // streams end within half a second, every log's
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (inFlightRequests() > 0 && System.nanoTime() < deadline) {
             sleep(10);
@@ -334,6 +345,7 @@ public final class WaldenServer implements AutoCloseable {
             replication.close();
         }
         try {
+            logs.close(); // the named logs, flushed
             wal.close(); // flushes; appends still racing now fail cleanly with 503
         } finally {
             shutDownEventLoops();
@@ -356,6 +368,9 @@ public final class WaldenServer implements AutoCloseable {
             }
             if (replication != null) {
                 replication.close();
+            }
+            if (logs != null) {
+                logs.close();
             }
             if (wal != null && !wal.isClosed()) {
                 wal.close(); // opened the log but never accepted

@@ -236,16 +236,16 @@ class ServerIT {
         JsonNode segments = JSON.readTree(server.get("/admin/segments").body()).get("segments");
         assertThat(segments.get(0).get("name").asText()).isEqualTo("0000000000000000.wal");
         String metrics = server.get("/metrics").body();
-        for (String series : new String[] {"walden_appends_total{durability=\"on\",log=\"data\"}",
+        for (String series : new String[] {"walden_appends_total{durability=\"on\",log=\"default\"}",
                 "walden_commit_latency_seconds_count{durability=\"on\"}",
                 "walden_commit_latency_seconds_bucket{durability=\"on\",le=\"10.0\"}"}) {
             assertThat(sample(metrics, series)).as(series).isEqualTo(sample(before, series) + 5);
         }
         assertThat(metrics).contains("walden_flushes_total").contains("walden_flush_duration_seconds_count")
-                .contains("walden_commits_per_flush_count").contains("walden_lsn{log=\"data\",position=\"flushed\"}")
+                .contains("walden_commits_per_flush_count").contains("walden_lsn{log=\"default\",position=\"flushed\"}")
                 .contains("jvm_memory_used_bytes").contains("netty_allocator_memory_used")
-                .contains("walden_flush_latency_seconds_bucket{log=\"data\",le=")
-                .contains("walden_flush_commits_bucket{log=\"data\",le=");
+                .contains("walden_flush_latency_seconds_bucket{log=\"default\",le=")
+                .contains("walden_flush_commits_bucket{log=\"default\",le=");
         for (String line : metrics.split("\n")) {
             assertThat(line).as("Prometheus text format").matches("^(#.*|[a-zA-Z_:][a-zA-Z0-9_:]*(\\{.*\\})? \\S+)$");
         }

@@ -121,13 +121,26 @@ final class ServerProcess implements AutoCloseable {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    /** A request with a JSON body ({@code PATCH}, say), or none when {@code body} is null. */
+    HttpResponse<String> send(String method, String path, String body) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/json")
+                        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                                : HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
     /** Every record the server holds, LSN → payload as UTF-8, read over the data API page by page. */
     Map<Long, String> records() throws Exception {
+        return records("/v1/records");
+    }
+
+    /** Every record at {@code recordsPath} ({@code /v1/logs/orders/records}), LSN → payload as UTF-8, page by page. */
+    Map<Long, String> records(String recordsPath) throws Exception {
         ObjectMapper json = new ObjectMapper();
         Map<Long, String> out = new TreeMap<>();
         String from = null; // the oldest record kept
         while (true) {
-            JsonNode page = json.readTree(get("/v1/records?limit=1000"
+            JsonNode page = json.readTree(get(recordsPath + "?limit=1000"
                     + (from == null ? "" : "&from=" + from)).body());
             for (JsonNode r : page.get("records")) {
                 out.put(Lsn.parse(r.get("lsn").asText()), new String(Base64.getDecoder()

@@ -68,7 +68,7 @@ class StuckSyncCommitTest {
         assertThat(http.send(request("/ready").build(), HttpResponse.BodyHandlers.ofString()).statusCode())
                 .as("the server still serves").isEqualTo(200);
         String metrics = http.send(request("/metrics").build(), HttpResponse.BodyHandlers.ofString()).body();
-        assertThat(metrics).containsPattern("walden_remote_wait_oldest_seconds\\{log=\"log\"} [5-9]");
+        assertThat(metrics).containsPattern("walden_remote_wait_oldest_seconds\\{log=\"default\"} [5-9]");
         assertThat(waiting).isNotDone();
 
         http.send(request("/admin/sync-replicas").PUT(HttpRequest.BodyPublishers.ofString("")).build(),

@@ -28,6 +28,8 @@ public final class StatusSources implements WalMetrics.Sources {
     private final long logId;
     private final RecoveryReport report;
     private final Path dir;
+    /** The log's name in its meters' {@code log} tag (its own, its cursors'): {@link io.walden.core.WalConfig#name()}. */
+    private final String name;
     private final LogPositions positions;
     /** Whether the log is closed. */
     private final WritePath writes;
@@ -43,12 +45,13 @@ public final class StatusSources implements WalMetrics.Sources {
     /** What the preparer recycled. */
     private final SegmentPreparer preparer;
 
-    StatusSources(long logId, RecoveryReport report, Path dir, LogPositions positions, WritePath writes, GroupCommit commit,
+    StatusSources(long logId, RecoveryReport report, Path dir, String name, LogPositions positions, WritePath writes, GroupCommit commit,
                   RemoteWaits remote, WalReplication replication, Retention retention, Archiver archiver,
                   SegmentPreparer preparer) {
         this.logId = logId;
         this.report = report;
         this.dir = dir;
+        this.name = name;
         this.positions = positions;
         this.writes = writes;
         this.commit = commit;
@@ -63,12 +66,7 @@ public final class StatusSources implements WalMetrics.Sources {
 
     @Override
     public String logName() {
-        return logName(dir);
-    }
-
-    /** A log's name in its meters' {@code log} tag (its own, its cursors'): its directory's name. */
-    static String logName(Path dir) {
-        return String.valueOf(dir.getFileName());
+        return name;
     }
 
     @Override

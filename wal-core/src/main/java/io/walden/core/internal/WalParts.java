@@ -190,7 +190,7 @@ public final class WalParts {
                 readLimit::get);
         // Before the writer, whose periodic task samples for them; the readers and the write path they call are made below.
         this.cursors = new CursorBook(new CursorLog(this::reads, this::writes, this::replication), positions, times, config,
-                StatusSources.logName(dir), dir);
+                config.name(), dir);
         WalReplication.Log replicated = new ReplicationLog(this::writes, positions, this::rewound);
         LogEpochs epochs = new LogEpochs(replicated, dir, adminLock, insert, opened.history(), opened.shutDownCleanly());
         ReplicaReadLimit replicaReadLimit = new ReplicaReadLimit(dir, adminLock, checkpointer, notifier, readLimit, flushed);
@@ -217,7 +217,7 @@ public final class WalParts {
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),
                 System.nanoTime() - opened.startNanos(), opened.shutDownCleanly());
-        this.status = new StatusSources(logId, report, dir, positions, writes, commit, remote, replication, retention,
+        this.status = new StatusSources(logId, report, dir, config.name(), positions, writes, commit, remote, replication, retention,
                 archiver, preparer);
         this.metrics = new WalMetrics(stats, status);
     }

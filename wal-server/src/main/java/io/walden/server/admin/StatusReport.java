@@ -198,7 +198,7 @@ final class StatusReport {
     }
 
     /** Retention's limits, what it removed, and who holds back what it would remove (docs/operations.md, "Retention"). */
-    private static Map<String, Object> retention(RetentionStatus r) {
+    static Map<String, Object> retention(RetentionStatus r) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("time_seconds", r.time() == null ? null : r.time().toSeconds());
         m.put("bytes", r.bytes() > 0 ? r.bytes() : null);

@@ -16,6 +16,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeSet;
 
@@ -33,6 +34,9 @@ final class ConfigSources {
      */
     record Given(String text, String where) {
     }
+
+    /** The key under which the file declares named logs. */
+    static final String LOGS = "logs";
 
     private ConfigSources() {
     }
@@ -71,6 +75,9 @@ final class ConfigSources {
         }
         for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
+            if (e.getKey().equals(LOGS)) {
+                continue; // the named logs' own settings: declaredLogs
+            }
             JsonNode value = e.getValue();
             if (value.isNull() || value.isMissingNode()) {
                 value = TextNode.valueOf(""); // refused by put(), as every value left empty
@@ -80,6 +87,49 @@ final class ConfigSources {
             }
             put(v, e.getKey(), value.asText(), yaml.toString(), yaml + ": " + e.getKey());
         }
+    }
+
+    /**
+     * The named logs declared under {@code logs:} in the file, each with its own settings as text (a {@code null} text:
+     * the setting given as null), in the file's order; {@code PerLogSettings} reads them.
+     * <pre>
+     * logs:
+     *   orders: {retention-time: 7d, durability: local}
+     *   audit: {}
+     * </pre>
+     */
+    static Map<String, Map<String, String>> declaredLogs(Path yaml) {
+        Map<String, Map<String, String>> out = new LinkedHashMap<>();
+        JsonNode root = yaml == null ? null : parse(yaml);
+        JsonNode logs = root == null || !root.isObject() ? null : root.get(LOGS);
+        if (logs == null || logs.isNull()) {
+            return out;
+        }
+        if (!logs.isObject()) {
+            throw new IllegalArgumentException(yaml + ": logs must be a mapping of log names to their settings");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = logs.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> log = it.next();
+            Map<String, String> settings = new LinkedHashMap<>();
+            JsonNode given = log.getValue();
+            if (given != null && !given.isNull()) {
+                if (!given.isObject()) {
+                    throw new IllegalArgumentException(yaml + ": logs." + log.getKey()
+                            + " must be a mapping of settings (or {} for the server's)");
+                }
+                for (Iterator<Map.Entry<String, JsonNode>> s = given.fields(); s.hasNext(); ) {
+                    Map.Entry<String, JsonNode> setting = s.next();
+                    JsonNode v = setting.getValue();
+                    if (v != null && !v.isNull() && !v.isValueNode()) {
+                        throw new IllegalArgumentException(yaml + ": logs." + log.getKey() + "." + setting.getKey()
+                                + " must be a single value");
+                    }
+                    settings.put(setting.getKey(), v == null || v.isNull() ? null : v.asText());
+                }
+            }
+            out.put(log.getKey(), settings);
+        }
+        return out;
     }
 
     /** The file's tree, or an error naming the file and what is wrong with it (where, for a syntax error). */

@@ -20,6 +20,7 @@ import static io.walden.server.config.ServerSettings.COMPRESSION;
 import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.DURABILITY;
 import static io.walden.server.config.ServerSettings.MAX_CURSOR_RETAINED_BYTES;
+import static io.walden.server.config.ServerSettings.MAX_RECORD_SIZE;
 import static io.walden.server.config.ServerSettings.RETENTION_BYTES;
 import static io.walden.server.config.ServerSettings.RETENTION_TIME;
 import static io.walden.server.config.ServerSettings.REMOTE_COMMIT_TIMEOUT;
@@ -45,6 +46,7 @@ final class LogConfigs {
     private static final Map<String, Setting<?>> BUILDER_SETTINGS = Map.ofEntries(
             Map.entry("segmentSize", SEGMENT_SIZE),
             Map.entry("walBuffers", WAL_BUFFERS),
+            Map.entry("maxPayloadSize", MAX_RECORD_SIZE),
             Map.entry("zstdLevel", ZSTD_LEVEL),
             Map.entry("maxCursorRetainedBytes", MAX_CURSOR_RETAINED_BYTES),
             Map.entry("retentionTime", RETENTION_TIME),
@@ -85,11 +87,29 @@ final class LogConfigs {
     /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */
     static WalConfig.Builder walConfigBuilder(ServerConfig c) {
         WalConfig.Builder b = WalConfig.builder(c.dataDir())
-                // A primary that crashed begins a new epoch at its recovered end: its replicas may hold records it
-                // shipped before flushing and then lost (docs/replication.md, "Shipping before the flush").
-                // A member of a group begins an epoch when it is elected, never on its own at open.
-                .newEpochAfterCrash(c.get(REPLICATE_FROM) == null && c.get(COORDINATOR) == null)
-                .segmentSize(segmentSize(c))
+                .name(ServerConfig.DEFAULT_LOG) // in its meters' log tag, beside the named logs'
+                .segmentSize(segmentSize(c));
+        applyServerSettings(c, b);
+        return b;
+    }
+
+    /**
+     * Every named log's defaults (the log {@code default}'s settings, but for the segment size of the log already at
+     * the data directory's root, which is that log's alone).
+     */
+    static void namedLogDefaults(ServerConfig c, WalConfig.Builder b) {
+        if (c.get(SEGMENT_SIZE) != null) {
+            b.segmentSize(c.get(SEGMENT_SIZE));
+        }
+        applyServerSettings(c, b);
+    }
+
+    /** The server's settings every log takes, but its segment size. */
+    private static void applyServerSettings(ServerConfig c, WalConfig.Builder b) {
+        // A primary that crashed begins a new epoch at its recovered end: its replicas may hold records it
+        // shipped before flushing and then lost (docs/replication.md, "Shipping before the flush").
+        // A member of a group begins an epoch when it is elected, never on its own at open.
+        b.newEpochAfterCrash(c.get(REPLICATE_FROM) == null && c.get(COORDINATOR) == null)
                 .durability(c.get(DURABILITY))
                 .compression(c.get(COMPRESSION))
                 .zstdDictionary(c.get(ZSTD_DICTIONARY))
@@ -104,7 +124,9 @@ final class LogConfigs {
         if (c.get(WAL_BUFFERS) != null) {
             b.walBuffers(c.get(WAL_BUFFERS));
         }
-        return b;
+        if (c.get(MAX_RECORD_SIZE) != null) {
+            b.maxPayloadSize(PerLogSettings.maxRecordSize(c.get(MAX_RECORD_SIZE)));
+        }
     }
 
     /**

@@ -3,10 +3,13 @@ package io.walden.server.config;
 import io.walden.core.IllegalSettingException;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
+import io.walden.core.WalStore;
 import io.walden.core.archive.ArchiveConfig;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -34,15 +37,22 @@ import static io.walden.server.config.ServerSettings.REPLICATION_LISTEN;
  */
 public final class ServerConfig {
     public static final String DEFAULT_REPLICATION = "127.0.0.1:7401";
+    /** The log at the data directory's root, served on {@code /v1/records} and {@code /v1/logs/default} alike. */
+    public static final String DEFAULT_LOG = "default";
 
     /** Each setting's value by key: absent when neither set nor defaulted (the feature is off). */
     private final Map<String, Object> values;
     /** The text each value was read from and where it was given, for errors and {@link #toString()}. */
     private final Map<String, ConfigSources.Given> given;
 
-    private ServerConfig(Map<String, Object> values, Map<String, ConfigSources.Given> given) {
+    /** The named logs walden.yaml declares, each with its own settings (see {@link PerLogSettings}). */
+    private final Map<String, Map<PerLogSettings.Entry, Object>> declaredLogs;
+
+    private ServerConfig(Map<String, Object> values, Map<String, ConfigSources.Given> given,
+                         Map<String, Map<PerLogSettings.Entry, Object>> declaredLogs) {
         this.values = values;
         this.given = given;
+        this.declaredLogs = declaredLogs;
     }
 
     /**
@@ -63,7 +73,17 @@ public final class ServerConfig {
                 values.put(s.key(), s.read(g.text(), g.where()));
             }
         }
-        ServerConfig c = new ServerConfig(values, new TreeMap<>(given));
+        Map<String, Map<PerLogSettings.Entry, Object>> logs = new LinkedHashMap<>();
+        ConfigSources.declaredLogs(yaml).forEach((name, texts) -> {
+            String where = yaml + ": logs." + name;
+            if (name.equals(DEFAULT_LOG) || !WalStore.NAME.matcher(name).matches()) {
+                throw new IllegalArgumentException(where + ": " + (name.equals(DEFAULT_LOG)
+                        ? "the log 'default' takes the server's settings (set them at the top of the file)"
+                        : "not a log name: lower-case letters, digits, '.', '_' and '-', up to 128, from a letter or digit"));
+            }
+            logs.put(name, Collections.unmodifiableMap(PerLogSettings.read(texts, where, true)));
+        });
+        ServerConfig c = new ServerConfig(values, new TreeMap<>(given), Collections.unmodifiableMap(logs));
         ConfigValidation.validate(c);
         return c;
     }
@@ -72,6 +92,11 @@ public final class ServerConfig {
     @SuppressWarnings("unchecked")
     public <T> T get(Setting<T> setting) {
         return (T) values.get(setting.key());
+    }
+
+    /** The named logs walden.yaml declares under {@code logs:}, in its order, each with its own settings. */
+    public Map<String, Map<PerLogSettings.Entry, Object>> declaredLogs() {
+        return declaredLogs;
     }
 
     /** Whether the setting was given or has a default. */
@@ -144,6 +169,11 @@ public final class ServerConfig {
     /** The log's settings, to be completed (a new replica takes its primary's log id, segment size and base LSN). */
     public WalConfig.Builder walConfigBuilder() {
         return LogConfigs.walConfigBuilder(this);
+    }
+
+    /** Sets every named log's defaults, the server's settings (see {@link PerLogSettings}), on {@code b}. */
+    public void namedLogDefaults(WalConfig.Builder b) {
+        LogConfigs.namedLogDefaults(this, b);
     }
 
     /**

@@ -16,6 +16,7 @@ import io.walden.core.WalCorruptedException;
 import io.walden.core.WalException;
 import io.walden.core.WalFailedException;
 import io.walden.server.logging.Units;
+import io.walden.server.logs.LogRefusedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,6 +63,8 @@ final class ApiErrors {
             body.put("detail", "payload of " + tooLarge.size() + " bytes is over the largest a record may hold, "
                     + Units.size(tooLarge.max()) + "; nothing was written");
             return new Described(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, body);
+        } else if (e instanceof LogRefusedException refused) {
+            return error(HttpResponseStatus.valueOf(refused.reason().status()), refused.reason().code(), e, redact);
         } else if (e instanceof LsnRemovedException removed) {
             return error(HttpResponseStatus.GONE, "lsn_removed", e, redact, "oldest_lsn", Lsn.format(removed.oldest()));
         } else if (e instanceof UnknownCursorException) {

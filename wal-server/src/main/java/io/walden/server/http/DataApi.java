@@ -19,8 +19,15 @@ import java.util.concurrent.ExecutorService;
  * the segment-wait thread); {@link #stop} and {@link #pendingAppends} may be called from any thread.
  */
 public final class DataApi {
+    /** What every log's data API shares: the threads, the waits for a segment, the limits, the latency meters. */
+    private record Shared(ExecutorService readers, SegmentWaits segmentWaits, CommitLatency latency, long maxBatchBytes,
+                          int maxBatchRecords, long streamWriteTimeoutMillis, boolean flushOnEventLoop,
+                          boolean fineTimers) {
+    }
+
+    private final Shared shared;
+    private final Wal wal;
     private final ReaderPool readers;
-    private final SegmentWaits segmentWaits;
     private final AppendApi appends;
     private final BatchApi batches;
     private final ReadApi reads;
@@ -40,15 +47,42 @@ public final class DataApi {
      */
     public DataApi(Wal wal, ExecutorService readers, long maxBatchBytes, int maxBatchRecords, long streamWriteTimeoutMillis,
                    Executor segmentWaits, boolean flushOnEventLoop, boolean fineTimers, MeterRegistry registry) {
+        this(wal, new Shared(readers, new SegmentWaits(segmentWaits), new CommitLatency(registry), maxBatchBytes,
+                maxBatchRecords, streamWriteTimeoutMillis, flushOnEventLoop, fineTimers));
+    }
+
+    private DataApi(Wal wal, Shared shared) {
+        this.shared = shared;
+        this.wal = wal;
         RecordParams params = new RecordParams(wal);
-        this.readers = new ReaderPool(wal, readers);
-        this.segmentWaits = new SegmentWaits(segmentWaits);
-        LoopFlush loopFlush = new LoopFlush(wal, flushOnEventLoop, fineTimers);
-        CommitLatency latency = new CommitLatency(registry);
-        this.appends = new AppendApi(wal, params, this.segmentWaits, loopFlush, latency);
-        this.batches = new BatchApi(wal, params, this.segmentWaits, loopFlush, latency, maxBatchBytes, maxBatchRecords);
-        this.reads = new ReadApi(wal, params, this.readers, maxBatchBytes);
-        this.streams = new StreamApi(wal, params, this.readers, streamWriteTimeoutMillis);
+        this.readers = new ReaderPool(wal, shared.readers());
+        LoopFlush loopFlush = new LoopFlush(wal, shared.flushOnEventLoop(), shared.fineTimers());
+        this.appends = new AppendApi(wal, params, shared.segmentWaits(), loopFlush, shared.latency());
+        this.batches = new BatchApi(wal, params, shared.segmentWaits(), loopFlush, shared.latency(),
+                shared.maxBatchBytes(), shared.maxBatchRecords());
+        this.reads = new ReadApi(wal, params, this.readers, shared.maxBatchBytes());
+        this.streams = new StreamApi(wal, params, this.readers, shared.streamWriteTimeoutMillis());
+    }
+
+    /** The log this API serves. */
+    Wal wal() {
+        return wal;
+    }
+
+    /**
+     * The data API of another log, sharing this one's threads, limits and meters (so {@link #pendingAppends} counts
+     * every log's); its {@link #stop} ends only its own streams.
+     */
+    public DataApi forLog(Wal other) {
+        return new DataApi(other, shared);
+    }
+
+    /**
+     * Runs {@code task} where it may wait (the segment-wait thread), holding the request's body until it is done, as
+     * an append that waits for a segment is (a log created by an append to it: {@code --auto-create-logs}).
+     */
+    void offLoop(Exchange ex, Runnable task) {
+        shared.segmentWaits().submit(ex, task);
     }
 
     /** Ends the streams (at their next poll, within half a second); a read refused from now on is told the server is stopping. */
@@ -58,7 +92,7 @@ public final class DataApi {
 
     /** Appends handed to the segment-wait thread and not yet done with their request's body. */
     public int pendingAppends() {
-        return segmentWaits.pending();
+        return shared.segmentWaits().pending();
     }
 
     void append(Exchange ex) {

@@ -12,7 +12,8 @@ import java.util.function.Consumer;
  * by it, the connection orders requests by its kind, and the gate checks its token and body limit before the body is
  * buffered.
  *
- * @param path a literal path, or one ending in {@code /{name}}: any non-empty last segment (the handler reads it)
+ * @param path a literal path, or one with named segments ({@code /v1/logs/{log}/cursors/{name}}), each matching any
+ *             non-empty segment (the handler reads it)
  * @param needsToken whether the request must carry the bearer token when one is configured; true unless the endpoint
  *                   was declared read-only, so that an endpoint nobody thought about is closed, not open
  * @param params     the query parameters it reads: any other is refused (400), so that a misspelt one never falls back
@@ -20,8 +21,6 @@ import java.util.function.Consumer;
  */
 public record Route(HttpMethod method, String path, Kind kind, boolean needsToken, Body body, Set<String> params,
                     Consumer<Exchange> handler) {
-    /** The suffix of a path whose last segment is a name. */
-    static final String NAME = "/{name}";
 
     /** What a request does, for which requests may run beside it on a connection (see HttpConnection). */
     public enum Kind {
@@ -43,13 +42,41 @@ public record Route(HttpMethod method, String path, Kind kind, boolean needsToke
         RECORDS
     }
 
-    /** Whether this route's path matches {@code path} (a named last segment: one non-empty segment, no slash in it). */
+    /**
+     * Whether this route's path matches {@code path}: literally, or segment by segment where the route's has a
+     * {@code {...}} segment, which matches one non-empty segment (no slash in it). Allocates nothing.
+     */
     boolean matches(String path) {
-        if (!this.path.endsWith(NAME)) {
-            return this.path.equals(path);
+        String t = this.path;
+        if (t.indexOf('{') < 0) {
+            return t.equals(path);
         }
-        int prefix = this.path.length() - NAME.length() + 1; // keeps the slash
-        return path.length() > prefix && path.regionMatches(0, this.path, 0, prefix) && path.indexOf('/', prefix) < 0;
+        int i = 0;
+        int j = 0;
+        while (i < t.length()) {
+            if (t.charAt(i) == '{') {
+                int close = t.indexOf('}', i);
+                int end = path.indexOf('/', j);
+                end = end < 0 ? path.length() : end;
+                if (end == j) {
+                    return false; // an empty segment
+                }
+                i = close + 1;
+                j = end;
+            } else {
+                if (j >= path.length() || t.charAt(i) != path.charAt(j)) {
+                    return false;
+                }
+                i++;
+                j++;
+            }
+        }
+        return j == path.length();
+    }
+
+    /** Whether this route's path has a named segment ({@code {...}}). */
+    boolean templated() {
+        return path.indexOf('{') >= 0;
     }
 
     /**
@@ -61,5 +88,18 @@ public record Route(HttpMethod method, String path, Kind kind, boolean needsToke
     static String name(Exchange ex) {
         String path = ex.path();
         return new QueryStringDecoder(path.substring(path.lastIndexOf('/') + 1)).path();
+    }
+
+    /** The start of every per-log path: {@code /v1/logs/{log}...}. */
+    static final String LOGS = "/v1/logs/";
+
+    /**
+     * The log a {@code /v1/logs/{log}...} path names ({@code /v1/logs/orders/records}: {@code orders}), decoded as
+     * {@link #name} is.
+     */
+    static String log(Exchange ex) {
+        String path = ex.path();
+        int end = path.indexOf('/', LOGS.length());
+        return new QueryStringDecoder(path.substring(LOGS.length(), end < 0 ? path.length() : end)).path();
     }
 }

@@ -13,6 +13,7 @@ import java.util.function.Consumer;
 
 import static io.netty.handler.codec.http.HttpMethod.DELETE;
 import static io.netty.handler.codec.http.HttpMethod.GET;
+import static io.netty.handler.codec.http.HttpMethod.PATCH;
 import static io.netty.handler.codec.http.HttpMethod.POST;
 import static io.netty.handler.codec.http.HttpMethod.PUT;
 
@@ -30,13 +31,13 @@ public final class Routes {
     private final List<Route> all;
     /** Literal paths to their routes (a few methods each). */
     private final Map<String, Route[]> literal = new HashMap<>();
-    /** Routes whose last segment is a name. */
+    /** Routes with a named segment. */
     private final List<Route> named = new ArrayList<>();
 
     private Routes(List<Route> all) {
         this.all = List.copyOf(all);
         for (Route r : all) {
-            if (r.path().endsWith(Route.NAME)) {
+            if (r.templated()) {
                 named.add(r);
             } else {
                 literal.merge(r.path(), new Route[]{r}, Routes::concat);
@@ -44,9 +45,15 @@ public final class Routes {
         }
     }
 
-    /** The sidecar's endpoints. */
-    public static Routes of(DataApi data, CursorApi cursors, AdminApi admin) {
+    /**
+     * The sidecar's endpoints. {@code /v1/records…} and {@code /v1/cursors…} are the log {@code default}'s, served
+     * straight by its APIs (the hot path: one hash probe); {@code /v1/logs/{log}/…} find their log first
+     * ({@link ServedLogs}), the same parameters and answers on every log.
+     */
+    public static Routes of(DataApi data, CursorApi cursors, LogsApi logs, ServedLogs served, AdminApi admin) {
         Set<String> appendParams = Set.of("durability", "type", "compression");
+        Set<String> readParams = Set.of("from", "from_time", "cursor", "limit", "wait_ms", "visibility");
+        Set<String> streamParams = Set.of("from", "from_time", "cursor", "visibility");
         return new Routes(List.of(
                 probe(GET, "/", Route.Kind.OTHER, admin::page),
                 probe(GET, "/health", Route.Kind.FREE, admin::health),
@@ -56,13 +63,31 @@ public final class Routes {
                 readOnly(GET, "/admin/segments", Route.Kind.OTHER, admin::segments),
                 readOnly(GET, "/v1/openapi.json", Route.Kind.OTHER, ApiDocument::serve),
                 records(POST, "/v1/records", appendParams, data::append),
-                route(GET, "/v1/records", Route.Kind.OTHER, Set.of("from", "from_time", "cursor", "limit", "wait_ms", "visibility"), data::read),
+                route(GET, "/v1/records", Route.Kind.OTHER, readParams, data::read),
                 records(POST, "/v1/records/batch", appendParams, data::batch),
-                route(GET, "/v1/records/stream", Route.Kind.STREAM, Set.of("from", "from_time", "cursor", "visibility"), data::stream),
+                route(GET, "/v1/records/stream", Route.Kind.STREAM, streamParams, data::stream),
                 route(GET, "/v1/cursors", Route.Kind.OTHER, Set.of(), cursors::list),
                 route(PUT, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::set),
                 route(GET, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::get),
                 route(DELETE, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::delete),
+                route(GET, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::list),
+                route(POST, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::create),
+                route(GET, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::describe),
+                route(PATCH, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::change),
+                route(DELETE, "/v1/logs/{log}", Route.Kind.OTHER, Set.of("force"), logs::delete),
+                records(POST, "/v1/logs/{log}/records", appendParams, served.appendHandler((l, ex) -> l.data().append(ex))),
+                route(GET, "/v1/logs/{log}/records", Route.Kind.OTHER, readParams, served.handler((l, ex) -> l.data().read(ex))),
+                records(POST, "/v1/logs/{log}/records/batch", appendParams,
+                        served.appendHandler((l, ex) -> l.data().batch(ex))),
+                route(GET, "/v1/logs/{log}/records/stream", Route.Kind.STREAM, streamParams,
+                        served.handler((l, ex) -> l.data().stream(ex))),
+                route(GET, "/v1/logs/{log}/cursors", Route.Kind.OTHER, Set.of(), served.handler((l, ex) -> l.cursors().list(ex))),
+                route(PUT, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                        served.handler((l, ex) -> l.cursors().set(ex))),
+                route(GET, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                        served.handler((l, ex) -> l.cursors().get(ex))),
+                route(DELETE, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                        served.handler((l, ex) -> l.cursors().delete(ex))),
                 route(POST, "/admin/checkpoint", Route.Kind.OTHER, Set.of("lsn"), admin::checkpoint),
                 route(PUT, "/admin/sync-replicas", Route.Kind.OTHER, Set.of(), admin::syncReplicas),
                 route(POST, "/admin/promote", Route.Kind.OTHER, Set.of(), admin::promote),

@@ -56,7 +56,7 @@ class RouteAccessTest {
 
     /** A request a route answers: its named segment filled in, with the parameters its handler asks for. */
     private static String target(Route r) {
-        return r.path().replace("{name}", "probe") + "?to=b&name=probe&lsn=0/40&durability=off";
+        return r.path().replace("{name}", "probe").replace("{log}", "default") + "?to=b&name=probe&lsn=0/40&durability=off";
     }
 
     @Test

@@ -1,0 +1,90 @@
+package io.walden.core;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import static io.walden.core.TestLogs.SMALL_SEGMENT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link WalStore#reconfigure}: a log's own settings changed while the store runs, the log reopened with them, nothing
+ * it acknowledged lost, the change kept for every later open.
+ */
+class StoreReconfigureTest {
+    @TempDir
+    Path dir;
+
+    private WalStoreConfig small() {
+        return WalStoreConfig.builder(dir).defaults(b -> b.segmentSize(SMALL_SEGMENT)).build();
+    }
+
+    @Test
+    void aLogReopensWithItsChangedSettingsAndEveryRecordItAcknowledged() {
+        try (WalStore store = WalStore.open(small())) {
+            Wal before = store.create("orders", b -> b.retentionTime(Duration.ofHours(1)));
+            long lsn = before.append(TestLogs.bytes("kept"), Durability.LOCAL);
+
+            Wal after = store.reconfigure("orders", b -> b.retentionBytes(1L << 30).durability(Durability.LOCAL));
+
+            assertThat(before.isClosed()).isTrue();
+            assertThat(store.log("orders")).containsSame(after);
+            assertThat(after.config().retentionBytes()).isEqualTo(1L << 30);
+            assertThat(after.config().durability()).isEqualTo(Durability.LOCAL);
+            assertThat(after.config().retentionTime()).as("what it was created with").isEqualTo(Duration.ofHours(1));
+            try (WalReader r = after.reader(lsn)) {
+                assertThat(TestLogs.string(r.next().payload())).isEqualTo("kept");
+            }
+            after.append(TestLogs.bytes("after"), Durability.LOCAL);
+        }
+    }
+
+    @Test
+    void theChangedSettingsAreKeptForTheNextOpen() {
+        try (WalStore store = WalStore.open(small())) {
+            store.create("orders");
+            store.reconfigure("orders", b -> b.compression(Compression.LZ4).retentionTime(Duration.ofMinutes(5)));
+        }
+        try (WalStore store = WalStore.open(small())) {
+            WalConfig c = store.log("orders").orElseThrow().config();
+            assertThat(c.compression()).isEqualTo(Compression.LZ4);
+            assertThat(c.retentionTime()).isEqualTo(Duration.ofMinutes(5));
+        }
+    }
+
+    @Test
+    void aRefusedSettingLeavesTheLogOpenAsItWas() {
+        try (WalStore store = WalStore.open(small())) {
+            Wal orders = store.create("orders");
+
+            assertThatThrownBy(() -> store.reconfigure("orders", b -> b.retentionBytes(-1)))
+                    .isInstanceOf(IllegalSettingException.class);
+
+            assertThat(orders.isClosed()).isFalse();
+            assertThat(store.log("orders")).containsSame(orders);
+            orders.append(TestLogs.bytes("still appending"), Durability.LOCAL);
+        }
+    }
+
+    @Test
+    void theSegmentSizeCannotChange() {
+        try (WalStore store = WalStore.open(small())) {
+            store.create("orders");
+
+            Wal after = store.reconfigure("orders", b -> b.segmentSize(4 * SMALL_SEGMENT));
+
+            assertThat(after.config().segmentSize()).isEqualTo(SMALL_SEGMENT);
+        }
+    }
+
+    @Test
+    void anUnknownLogIsRefused() {
+        try (WalStore store = WalStore.open(small())) {
+            assertThatThrownBy(() -> store.reconfigure("nope", b -> b.retentionBytes(1)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("nope");
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package io.walden.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.walden.core.Wal;
+import io.walden.server.admin.AppendRates;
+import io.walden.server.admin.LogDescriptions;
+import io.walden.server.config.PerLogSettings;
+import io.walden.server.logs.LogCatalog;
+import io.walden.server.logs.LogRefusedException;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+
+import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
+
+/**
+ * The logs themselves over HTTP (docs/http-api.md, "Logs"): {@code POST /v1/logs} creates one, {@code GET /v1/logs}
+ * lists them, {@code GET}, {@code PATCH} and {@code DELETE /v1/logs/{log}} describe, change and delete one. A creation,
+ * change or deletion forces files, so each runs on the admin thread, one at a time, never on an event loop; so do the
+ * descriptions, which read every log's status.
+ *
+ * <p>Thread-safety: stateless beyond the catalog it serves.
+ */
+public final class LogsApi {
+    private static final Set<String> BODY_FIELDS = Set.of("name", "settings");
+
+    private final LogCatalog catalog;
+    private final AppendRates rates;
+    private final ExecutorService admin;
+
+    public LogsApi(LogCatalog catalog, AppendRates rates, ExecutorService admin) {
+        this.catalog = catalog;
+        this.rates = rates;
+        this.admin = admin;
+    }
+
+    /** GET /v1/logs: every log, {@code default} first. */
+    void list(Exchange ex) {
+        offLoop(ex, () -> {
+            List<Map<String, Object>> logs = new ArrayList<>();
+            for (String name : catalog.names()) {
+                Wal wal = catalog.find(name);
+                if (wal != null) { // else deleted since the names were read
+                    logs.add(LogDescriptions.summary(name, wal, rates));
+                }
+            }
+            ex.json(HttpResponseStatus.OK, Map.of("logs", logs));
+        });
+    }
+
+    /** POST /v1/logs with {@code {"name": "orders", "settings": {...}}}: 201 with the new log's description. */
+    void create(Exchange ex) {
+        JsonNode body = body(ex, true);
+        JsonNode nameNode = body.get("name");
+        if (nameNode == null || !nameNode.isTextual()) {
+            throw new IllegalArgumentException("the body must name the log: {\"name\": \"orders\", \"settings\": {...}}");
+        }
+        String name = nameNode.asText();
+        Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", true);
+        offLoop(ex, () -> {
+            Wal wal = catalog.create(name, settings);
+            ex.json(HttpResponseStatus.CREATED, LogDescriptions.describe(name, wal, rates, false));
+        });
+    }
+
+    /** GET /v1/logs/{log}: every setting in force, positions, retention and its holders, cursors. */
+    void describe(Exchange ex) {
+        String name = Route.name(ex);
+        offLoop(ex, () -> ex.json(HttpResponseStatus.OK,
+                LogDescriptions.describe(name, existing(name), rates, DEFAULT_LOG.equals(name))));
+    }
+
+    /** PATCH /v1/logs/{log} with {@code {"settings": {...}}}: the log reopens with them; 200 with its description. */
+    void change(Exchange ex) {
+        String name = Route.name(ex);
+        JsonNode body = body(ex, false);
+        Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", false);
+        offLoop(ex, () -> {
+            Wal wal = catalog.change(name, settings);
+            ex.json(HttpResponseStatus.OK, LogDescriptions.describe(name, wal, rates, false));
+        });
+    }
+
+    /** DELETE /v1/logs/{log}[?force=true]: 204; refused while a cursor needs the log, unless forced. */
+    void delete(Exchange ex) {
+        String name = Route.name(ex);
+        String force = ex.param("force");
+        if (force != null && !force.equals("true") && !force.equals("false")) {
+            throw new IllegalArgumentException("force must be true or false, not '" + force + "'");
+        }
+        offLoop(ex, () -> {
+            catalog.delete(name, "true".equals(force));
+            ex.text(HttpResponseStatus.NO_CONTENT, "", "text/plain");
+        });
+    }
+
+    private Wal existing(String name) {
+        Wal wal = catalog.find(name);
+        if (wal == null) {
+            throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name + "'");
+        }
+        return wal;
+    }
+
+    /** The JSON body, an object with only the known fields (a misspelt one is refused, not ignored). */
+    private static JsonNode body(Exchange ex, boolean creating) {
+        String example = creating ? "{\"name\": \"orders\", \"settings\": {\"retention-time\": \"7d\"}}"
+                : "{\"settings\": {\"retention-time\": \"7d\"}}";
+        JsonNode body;
+        try {
+            body = Exchange.JSON.readTree(ex.request().content().toString(StandardCharsets.UTF_8));
+        } catch (Exception e) {
+            throw new IllegalArgumentException("the body must be JSON: " + example);
+        }
+        if (body == null || !body.isObject()) {
+            throw new IllegalArgumentException("the body must be a JSON object: " + example);
+        }
+        for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
+            String field = it.next();
+            if (!BODY_FIELDS.contains(field) || !creating && field.equals("name")) {
+                throw new IllegalArgumentException("unknown field '" + field + "': " + example);
+            }
+        }
+        return body;
+    }
+
+    /** The body's {@code settings} as texts ({@code null} kept: no limit), in the order given. */
+    private static Map<String, String> settings(JsonNode body) {
+        Map<String, String> out = new LinkedHashMap<>();
+        JsonNode settings = body.get("settings");
+        if (settings == null || settings.isNull()) {
+            return out;
+        }
+        if (!settings.isObject()) {
+            throw new IllegalArgumentException("settings must be a JSON object of setting names to values");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = settings.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            JsonNode v = e.getValue();
+            if (!v.isNull() && !v.isTextual() && !v.isIntegralNumber()) {
+                throw new IllegalArgumentException("settings." + e.getKey() + " must be a text or a whole number");
+            }
+            out.put(e.getKey(), v.isNull() ? null : v.asText());
+        }
+        return out;
+    }
+
+    private void offLoop(Exchange ex, Runnable work) {
+        try {
+            admin.execute(() -> {
+                try {
+                    work.run();
+                } catch (Throwable e) {
+                    ApiErrors.answer(ex, e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
+        }
+    }
+}

@@ -1,0 +1,141 @@
+package io.walden.server.http;
+
+import io.walden.core.Wal;
+import io.walden.server.logs.LogCatalog;
+import io.walden.server.logs.LogRefusedException;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+
+/**
+ * The per-log routes' way to their log ({@code /v1/logs/{log}/...}): each open log's data and cursor APIs, made the first
+ * time the log is asked for and dropped when it is deleted or reopened ({@link LogCatalog.Listener}). The log
+ * {@code default} is served by the same APIs as {@code /v1/records} and {@code /v1/cursors}.
+ *
+ * <p>A log that is being reopened (its settings changed) is still found, closed: its requests are answered as a closed
+ * log's (503), never 404. An append to a log that does not exist creates it when {@code --auto-create-logs} is on:
+ * off the event loop (a creation forces files), then the append runs on the event loop as any other.
+ *
+ * <p>Thread-safety: lookups from any event loop, without locks; the catalog's listener calls come from the thread that
+ * changed it. Two loops that make a log's APIs at once each use their own, and one is kept: both serve the same log.
+ */
+public final class ServedLogs implements LogCatalog.Listener {
+    /** One open log and its APIs. */
+    record ServedLog(Wal wal, DataApi data, CursorApi cursors) {
+    }
+
+    private final LogCatalog catalog;
+    private final DataApi defaultData;
+    private final CursorApi defaultCursors;
+    private final ExecutorService cursorWorkers;
+    private final Map<String, ServedLog> served = new ConcurrentHashMap<>();
+
+    public ServedLogs(LogCatalog catalog, DataApi defaultData, CursorApi defaultCursors, ExecutorService cursorWorkers) {
+        this.catalog = catalog;
+        this.defaultData = defaultData;
+        this.defaultCursors = defaultCursors;
+        this.cursorWorkers = cursorWorkers;
+        catalog.addListener(this);
+    }
+
+    /** Log {@code name}'s APIs, or null when there is no such log. */
+    ServedLog get(String name) {
+        ServedLog s = served.get(name);
+        if (s != null && !s.wal().isClosed()) {
+            return s;
+        }
+        Wal wal = catalog.find(name);
+        if (wal == null) {
+            if (s != null) {
+                served.remove(name, s);
+            }
+            return null;
+        }
+        if (s != null && s.wal() == wal) {
+            return s; // closed while it reopens: answered as closed (503)
+        }
+        ServedLog fresh = wal == defaultData.wal() ? new ServedLog(wal, defaultData, defaultCursors)
+                : new ServedLog(wal, defaultData.forLog(wal), new CursorApi(wal, cursorWorkers));
+        served.put(name, fresh);
+        return fresh;
+    }
+
+    /** A handler of a per-log route: finds the log the path names (404 {@code log_not_found} when none). */
+    Consumer<Exchange> handler(BiConsumer<ServedLog, Exchange> action) {
+        return ex -> {
+            String name = Route.log(ex);
+            ServedLog log = get(name);
+            if (log == null) {
+                throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name + "'");
+            }
+            action.accept(log, ex);
+        };
+    }
+
+    /**
+     * A handler of a per-log append: as {@link #handler}, but a log that does not exist is created first when
+     * {@code --auto-create-logs} is on.
+     */
+    Consumer<Exchange> appendHandler(BiConsumer<ServedLog, Exchange> append) {
+        return ex -> {
+            String name = Route.log(ex);
+            ServedLog log = get(name);
+            if (log != null) {
+                append.accept(log, ex);
+            } else if (!catalog.autoCreates()) {
+                throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name
+                        + "' (create it with POST /v1/logs, or start the server with --auto-create-logs)");
+            } else {
+                defaultData.offLoop(ex, () -> {
+                    if (catalog.find(name) == null) {
+                        try {
+                            catalog.create(name, Map.of());
+                        } catch (LogRefusedException e) {
+                            if (e.reason() != LogRefusedException.Reason.EXISTS) { // another request created it
+                                throw e;
+                            }
+                        }
+                    }
+                    ex.ctx().executor().execute(() -> {
+                        try {
+                            ServedLog created = get(name);
+                            if (created == null) {
+                                throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name
+                                        + "': it was deleted as it was created");
+                            }
+                            append.accept(created, ex);
+                        } catch (RuntimeException e) {
+                            ApiErrors.answer(ex, e);
+                        }
+                    });
+                });
+            }
+        };
+    }
+
+    /** Ends every log's streams, the log {@code default}'s included (the server stops). */
+    public void stop() {
+        defaultData.stop();
+        served.values().forEach(s -> s.data().stop());
+    }
+
+    @Override
+    public void replaced(String name, Wal old, Wal reopened) {
+        drop(name);
+    }
+
+    @Override
+    public void deleted(String name, Wal wal) {
+        drop(name);
+    }
+
+    private void drop(String name) {
+        ServedLog s = served.remove(name);
+        if (s != null && s.data() != defaultData) {
+            s.data().stop(); // its streams end at their next poll
+        }
+    }
+}

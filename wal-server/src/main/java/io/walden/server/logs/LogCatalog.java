@@ -1,0 +1,308 @@
+package io.walden.server.logs;
+
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.walden.core.Cursors;
+import io.walden.core.Wal;
+import io.walden.core.WalStore;
+import io.walden.core.WalStoreConfig;
+import io.walden.server.config.PerLogSettings;
+import io.walden.server.config.ServerConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
+
+import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
+import static io.walden.server.config.ServerSettings.ARCHIVE_TO;
+import static io.walden.server.config.ServerSettings.AUTO_CREATE_LOGS;
+import static io.walden.server.config.ServerSettings.COORDINATOR;
+import static io.walden.server.config.ServerSettings.MAX_LOGS;
+import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
+import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
+
+/**
+ * The server's logs by name (docs/operations.md, "Named logs"): the log {@code default}, the plain log at the data
+ * directory's root that the server always had, and the named logs of a {@link WalStore} in the same directory
+ * ({@code <data-dir>/logs/<name>}, with the store's shared journal). The store is opened when the directory holds one,
+ * when walden.yaml declares logs, or at the first creation: a server that never creates a log runs as before.
+ *
+ * <p>Each log's meters are bound to the server's registry with their {@code log} tag while it is open, and removed when
+ * it closes (deleted, or reopened with new settings), so that no gauge keeps a closed log alive. {@link Listener}s (the
+ * HTTP API's per-log handlers) follow every change.
+ *
+ * <p>Thread-safety: {@link #find} and {@link #names} from any thread, without waiting; creations, changes and deletions
+ * serialise on the catalog (each does file I/O and forces: never call them on an event loop).
+ */
+public final class LogCatalog implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LogCatalog.class);
+
+    /**
+     * What follows the catalog's changes to open logs (a log opened is found by {@link #find}); called under the
+     * catalog's lock, on the changing thread.
+     */
+    public interface Listener {
+        /** {@code old} was closed and {@code reopened} took its place (its settings changed). */
+        void replaced(String name, Wal old, Wal reopened);
+
+        void deleted(String name, Wal wal);
+    }
+
+    private final ServerConfig config;
+    private final Wal defaultLog;
+    private final MeterRegistry registry;
+    /** Why this server may hold no named log, or null. */
+    private final String refusal;
+    private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+    private volatile WalStore store;
+
+    private LogCatalog(ServerConfig config, Wal defaultLog, MeterRegistry registry) {
+        this.config = config;
+        this.defaultLog = defaultLog;
+        this.registry = registry;
+        this.refusal = namedLogsRefusal(config);
+    }
+
+    /**
+     * The catalog of a server whose log {@code default} is open: opens the store when the data directory holds named
+     * logs or walden.yaml declares some, and creates the declared logs that do not exist yet.
+     *
+     * @throws IllegalStateException when the directory holds named logs this server may not serve (a replica's)
+     */
+    public static LogCatalog open(ServerConfig config, Wal defaultLog, MeterRegistry registry) {
+        LogCatalog c = new LogCatalog(config, defaultLog, registry);
+        defaultLog.meterBinder().bindTo(registry);
+        boolean onDisk = holdsNamedLogs(config.dataDir());
+        if (!onDisk && config.declaredLogs().isEmpty()) {
+            return c;
+        }
+        if (c.refusal != null) {
+            throw new IllegalStateException((onDisk ? "the data directory holds named logs (" + config.dataDir()
+                    .resolve("logs") + ")" : "walden.yaml declares named logs (logs:)") + ", which this server cannot "
+                    + "serve: " + c.refusal);
+        }
+        try {
+            c.openStore();
+            for (String name : config.declaredLogs().keySet()) {
+                if (c.find(name) == null) {
+                    c.create(name, Map.of());
+                }
+            }
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    public void addListener(Listener l) {
+        listeners.add(l);
+    }
+
+    /** The log named {@code name}, open, or null. */
+    public Wal find(String name) {
+        if (DEFAULT_LOG.equals(name)) {
+            return defaultLog;
+        }
+        WalStore s = store;
+        return s == null ? null : s.log(name).orElse(null);
+    }
+
+    /** Every log's name, {@code default} first, then the named logs in order. */
+    public List<String> names() {
+        List<String> out = new ArrayList<>();
+        out.add(DEFAULT_LOG);
+        WalStore s = store;
+        if (s != null) {
+            out.addAll(s.names());
+        }
+        return out;
+    }
+
+    /** Whether an append to an unknown log creates it ({@code --auto-create-logs}). */
+    public boolean autoCreates() {
+        return config.get(AUTO_CREATE_LOGS);
+    }
+
+    /** Whether walden.yaml declares this log's setting, which then only changes there. */
+    public boolean declares(String name, PerLogSettings.Entry setting) {
+        Map<PerLogSettings.Entry, Object> d = config.declaredLogs().get(name);
+        return d != null && d.containsKey(setting);
+    }
+
+    /**
+     * Creates log {@code name} with the server's settings, {@code settings} overriding them.
+     *
+     * @throws LogRefusedException      when it exists, there are {@code max-logs} logs, or this server holds no named logs
+     * @throws IllegalArgumentException when the name is not one a log may have, or a setting is refused
+     */
+    public synchronized Wal create(String name, Map<PerLogSettings.Entry, Object> settings) {
+        if (find(name) != null) {
+            throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + name + "' exists");
+        }
+        checkName(name);
+        if (refusal != null) {
+            throw new LogRefusedException(LogRefusedException.Reason.NOT_REPLICATED, refusal);
+        }
+        int max = config.get(MAX_LOGS);
+        if (names().size() >= max) {
+            throw new LogRefusedException(LogRefusedException.Reason.TOO_MANY, "this server holds " + names().size()
+                    + " logs, the most max-logs allows (" + max + ", the log 'default' included)");
+        }
+        Wal wal = openStore().create(name, PerLogSettings.applier(settings));
+        wal.meterBinder().bindTo(registry);
+        return wal;
+    }
+
+    /**
+     * Changes log {@code name}'s own settings: it is closed (flushed) and opened again with them
+     * ({@link WalStore#reconfigure}); an append racing the change may be refused, unwritten (503).
+     *
+     * @throws LogRefusedException when there is no such log, it is {@code default}, or walden.yaml declares a setting
+     */
+    public synchronized Wal change(String name, Map<PerLogSettings.Entry, Object> settings) {
+        Wal old = existing(name);
+        if (old == defaultLog) {
+            throw new LogRefusedException(LogRefusedException.Reason.SETTINGS_FIXED, "the log 'default' takes the "
+                    + "server's settings: change them in walden.yaml or on the command line, and restart");
+        }
+        for (PerLogSettings.Entry e : settings.keySet()) {
+            if (declares(name, e)) {
+                throw new LogRefusedException(LogRefusedException.Reason.SETTINGS_FIXED, "walden.yaml declares " + e.key()
+                        + " of log '" + name + "' (logs." + name + "): change it there, and restart");
+            }
+        }
+        Wal reopened = store.reconfigure(name, PerLogSettings.applier(settings));
+        unbindMeters(name);
+        reopened.meterBinder().bindTo(registry);
+        listeners.forEach(l -> l.replaced(name, old, reopened));
+        return reopened;
+    }
+
+    /**
+     * Deletes log {@code name} with its files.
+     *
+     * @param force delete it even while a consumer cursor still needs it
+     * @throws LogRefusedException when there is no such log, it is {@code default}, or a cursor holds it
+     */
+    public synchronized void delete(String name, boolean force) {
+        Wal wal = existing(name);
+        if (wal == defaultLog) {
+            throw new LogRefusedException(LogRefusedException.Reason.DEFAULT_LOG, "the log 'default' is the server's "
+                    + "own (the data directory's root): it cannot be deleted");
+        }
+        List<Cursors.Cursor> cursors = wal.cursors().list();
+        if (!cursors.isEmpty() && !force) {
+            throw new LogRefusedException(LogRefusedException.Reason.HELD, "log '" + name + "' is still needed by "
+                    + cursors.size() + " consumer cursor(s) (" + String.join(", ", cursors.stream()
+                    .map(Cursors.Cursor::name).toList()) + "): delete them first, or delete the log with ?force=true");
+        }
+        store.delete(name);
+        unbindMeters(name);
+        listeners.forEach(l -> l.deleted(name, wal));
+        LOG.info("Deleted log {}{}", name, cursors.isEmpty() ? "" : " (forced past " + cursors.size() + " cursor(s))");
+    }
+
+    /** Closes the named logs (the log {@code default} is its server's to close). */
+    @Override
+    public synchronized void close() {
+        WalStore s = store;
+        store = null;
+        if (s != null) {
+            for (String name : s.names()) {
+                unbindMeters(name);
+            }
+            s.close();
+        }
+    }
+
+    private Wal existing(String name) {
+        Wal wal = find(name);
+        if (wal == null) {
+            throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name + "'");
+        }
+        return wal;
+    }
+
+    private WalStore openStore() {
+        WalStore s = store;
+        if (s == null) {
+            s = WalStore.open(WalStoreConfig.builder(config.dataDir())
+                    .defaults(config::namedLogDefaults)
+                    .logSettings((name, b) -> {
+                        Map<PerLogSettings.Entry, Object> declared = config.declaredLogs().get(name);
+                        if (declared != null) {
+                            PerLogSettings.applier(declared).accept(b);
+                        }
+                    })
+                    .build());
+            for (String name : s.names()) {
+                s.log(name).orElseThrow().meterBinder().bindTo(registry);
+            }
+            store = s;
+        }
+        return s;
+    }
+
+    /** Removes the meters of log {@code name} (their {@code log} tag) from the registry. */
+    private void unbindMeters(String name) {
+        for (Meter m : List.copyOf(registry.getMeters())) {
+            if (name.equals(m.getId().getTag("log"))) {
+                registry.remove(m);
+            }
+        }
+    }
+
+    private static void checkName(String name) {
+        if (!WalStore.NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("'" + name + "' is not a log name: lower-case letters, digits, '.', '_' "
+                    + "and '-', up to 128, from a letter or digit");
+        }
+    }
+
+    /** Whether the data directory holds a store with at least one named log. */
+    private static boolean holdsNamedLogs(Path dataDir) {
+        Path logs = dataDir.resolve("logs");
+        if (!Files.isDirectory(logs)) {
+            return false;
+        }
+        try (Stream<Path> entries = Files.list(logs)) {
+            return entries.anyMatch(p -> WalStore.NAME.matcher(p.getFileName().toString()).matches());
+        } catch (IOException e) {
+            return true; // the store's open says what is wrong with it
+        }
+    }
+
+    /** Why a server with these settings may hold no named log (they are neither replicated nor archived yet), or null. */
+    static String namedLogsRefusal(ServerConfig c) {
+        if (c.get(REPLICATE_FROM) != null) {
+            return "it is a replica (replicate-from), and named logs are not replicated yet: a replica holds only the "
+                    + "log 'default'";
+        }
+        if (c.get(COORDINATOR) != null) {
+            return "it is a member of a replica group (coordinator), and named logs are not replicated yet: a failover "
+                    + "would lose them";
+        }
+        if (c.get(SYNC_REPLICAS) != null) {
+            return "it waits for synchronous replicas (sync-replicas), and named logs are not replicated yet: their "
+                    + "commits could not wait for them";
+        }
+        if (c.get(ARCHIVE_TO) != null) {
+            return "it archives (archive-to), and named logs are not archived yet";
+        }
+        return null;
+    }
+
+    /** The names of the logs walden.yaml declares (for the status page). */
+    public Set<String> declaredNames() {
+        return config.declaredLogs().keySet();
+    }
+}

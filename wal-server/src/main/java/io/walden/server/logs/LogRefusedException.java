@@ -1,0 +1,48 @@
+package io.walden.server.logs;
+
+/**
+ * A request about a named log that the server refuses, with nothing changed: the HTTP API answers each reason with its
+ * status and error code (docs/http-api.md, "Logs").
+ */
+public final class LogRefusedException extends RuntimeException {
+    /** Why, with the status and code the HTTP API answers. */
+    public enum Reason {
+        NOT_FOUND(404, "log_not_found"),
+        EXISTS(409, "log_exists"),
+        TOO_MANY(409, "too_many_logs"),
+        HELD(409, "log_held"),
+        /** The log {@code default}, or a setting walden.yaml declares: changed where it is set, not over HTTP. */
+        SETTINGS_FIXED(409, "log_settings_fixed"),
+        /** The log {@code default} is the server's own: never deleted. */
+        DEFAULT_LOG(409, "default_log"),
+        /** A replica, a group member or a server with synchronous replicas: named logs are not replicated yet. */
+        NOT_REPLICATED(409, "named_logs_not_replicated");
+
+        private final int status;
+        private final String code;
+
+        Reason(int status, String code) {
+            this.status = status;
+            this.code = code;
+        }
+
+        public int status() {
+            return status;
+        }
+
+        public String code() {
+            return code;
+        }
+    }
+
+    private final Reason reason;
+
+    public LogRefusedException(Reason reason, String detail) {
+        super(detail, null, false, false); // an answer, not a defect: no stack trace to fill
+        this.reason = reason;
+    }
+
+    public Reason reason() {
+        return reason;
+    }
+}
