@@ -91,15 +91,9 @@ public final class WalStore implements AutoCloseable {
     private Wal journalLog;
     private boolean closed;
 
-    /** The directory of log {@code name} in the store in {@code directory}. */
-    public static Path logDirectory(Path directory, String name) {
-        checkName(name);
-        return directory.resolve(LOGS).resolve(name);
-    }
-
     /**
-     * Where a log made outside the store (a restore from an archive) is built before it is renamed, atomically, to
-     * {@link #logDirectory}: a crash leaves it under a name the store's next {@link #open} removes, never a half-made
+     * Where a log made outside the store (a restore from an archive) is built before it is renamed, atomically, to its
+     * name in {@link #LOGS}: a crash leaves it under a name the store's next {@link #open} removes, never a half-made
      * log under the log's name. Build it only while holding the store's {@link #LOCK} (no store open on it).
      */
     public static Path buildingDirectory(Path directory, String name) {

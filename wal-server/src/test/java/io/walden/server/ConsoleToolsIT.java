@@ -2,7 +2,6 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.walden.core.Lsn;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
@@ -164,18 +163,27 @@ class ConsoleToolsIT {
     }
 
     /**
-     * {@code --log default} is today's log at today's paths; another name goes to that log's own paths, which a server
-     * without such a log answers 404: nothing reaches the default log. Two jar runs on the shared server (~1.7 s).
+     * {@code --log} appends to and prints a named log, with that log's cursor, through its own paths: nothing reaches
+     * the log {@code default}; a log the server does not have is refused (404), nothing appended. Three jar runs on the
+     * shared server (~2 s).
      */
     @Test
-    void theLogFlagNamesTheDefaultLogAtTodaysPathsAndAnyOtherAtItsOwn() throws Exception {
+    void theLogFlagAppendsToAndTailsANamedLogWithItsOwnCursor() throws Exception {
         ServerProcess server = shared;
-        String lsn = firstLsn(walden(server, input(List.of("to the default log")), "append", "--log", "default"));
-        assertThat(server.records()).containsEntry(Lsn.parse(lsn), "to the default log");
-        WaldenJar.Run elsewhere = walden(server, input(List.of("to a log the server has not")), "append", "--log", "absent");
+        HttpResponse<String> created = server.send("POST", "/v1/logs", "{\"name\": \"console\"}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        Path in = input(List.of("first order", "second order"));
+        WaldenJar.Run appended = walden(server, in, "append", "--log", "console");
+        assertThat(appended.exitCode()).as(appended.stderr()).isZero();
+        WaldenJar.Run tailed = walden(server, null, "tail", "--log", "console", "--cursor", "billing");
+        assertThat(tailed.exitCode()).as(tailed.stderr()).isZero();
+        assertThat(tailed.stdoutBytes()).isEqualTo(Files.readAllBytes(in));
+        // The log's cursor moved past what was printed: a read from it finds nothing.
+        assertThat(JSON.readTree(server.get("/v1/logs/console/records?cursor=billing").body()).get("records")).isEmpty();
+        assertThat(server.records()).doesNotContainValue("first order");
+        WaldenJar.Run elsewhere = walden(server, in, "append", "--log", "absent");
         assertThat(elsewhere.exitCode()).isEqualTo(2);
-        assertThat(elsewhere.stderr()).contains("line 1 and after not appended: 404");
-        assertThat(server.records()).doesNotContainValue("to a log the server has not");
+        assertThat(elsewhere.stderr()).contains("line 1 and after not appended: 404 log_not_found");
     }
 
     @Test

@@ -32,13 +32,18 @@ final class DataDirLogs {
         if (LogName.isDefault(LogName.checked(log))) {
             return dataDir;
         }
-        Path dir = WalStore.logDirectory(dataDir, log);
+        Path dir = named(dataDir, log);
         if (!Files.isDirectory(dir)) {
             List<String> named = named(dataDir);
             throw new UserError("--log " + log + ": no such log in " + dataDir + " (" + (named.isEmpty()
                     ? "it holds no named logs" : "its named logs: " + String.join(", ", named)) + ")");
         }
         return dir;
+    }
+
+    /** Where named log {@code log} of {@code dataDir} lives: {@code logs/<log>} of the store there. */
+    static Path named(Path dataDir, String log) {
+        return dataDir.resolve(WalStore.LOGS).resolve(log);
     }
 
     /** The names of the named logs in {@code dataDir}, sorted; none when it holds no store. */

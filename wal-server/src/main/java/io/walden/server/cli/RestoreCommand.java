@@ -138,7 +138,7 @@ final class RestoreCommand implements Callable<Integer> {
         Files.createDirectories(dataDir.resolve(WalStore.LOGS));
         try (FileChannel lockFile = FileChannel.open(dataDir.resolve(WalStore.LOCK), StandardOpenOption.CREATE,
                 StandardOpenOption.WRITE); FileLock held = tryLock(lockFile)) {
-            Path dest = WalStore.logDirectory(dataDir, name);
+            Path dest = DataDirLogs.named(dataDir, name);
             if (Files.exists(dest)) {
                 throw new UserError("refusing to restore log " + name + " into " + dest + ": it exists (delete the log "
                         + "first, or restore into another --data-dir)");
@@ -216,7 +216,7 @@ final class RestoreCommand implements Callable<Integer> {
             System.out.println(label + "PROBLEM: " + e.getMessage());
             return 1;
         }
-        Path dest = name == null ? into : WalStore.logDirectory(dataDir, name); // where it is once renamed
+        Path dest = name == null ? into : DataDirLogs.named(dataDir, name); // where it is once renamed
         long ms = (System.nanoTime() - start) / 1_000_000;
         // What the restored log holds; a segment downloaded only to find where the time falls is not in it.
         System.out.printf("%srestored %d segment(s), %d records, from %s to %s%s into %s in %d ms (%d segment(s) "

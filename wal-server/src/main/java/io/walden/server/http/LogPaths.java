@@ -4,8 +4,8 @@ package io.walden.server.http;
  * The data paths of one log (docs/http-api.md): the log named {@value #DEFAULT_LOG} at today's {@code /v1/records…}
  * and {@code /v1/cursors…}, a named log {@code orders} at {@code /v1/logs/orders/records…} and
  * {@code /v1/logs/orders/cursors…}; {@link #TEMPLATE} spells the named form with {@code {log}} for a route table.
- * The one place a log's paths are built: the console tools ask it which path to call, and the routes can take their
- * paths from it.
+ * The one place a log's paths are built: the route table ({@link Routes}) declares its data routes with them, and the
+ * console tools ask it which path to call.
  *
  * <p>Thread-safety: immutable.
  */
@@ -16,8 +16,10 @@ public final class LogPaths {
     public static final String LOGS = "/v1/logs";
     /** The log named {@value #DEFAULT_LOG}, at today's paths. */
     public static final LogPaths DEFAULT = new LogPaths("/v1");
-    /** A named log's paths with {@code {log}} for its name: the route table's form. */
-    public static final LogPaths TEMPLATE = new LogPaths(LOGS + "/{log}");
+    /** A named log's own path with {@code {log}} for its name (describe, change, delete): the route table's form. */
+    public static final String LOG = LOGS + "/{log}";
+    /** A named log's data paths with {@code {log}} for its name: the route table's form. */
+    public static final LogPaths TEMPLATE = new LogPaths(LOG);
 
     /** What every data path of the log begins with. */
     private final String base;

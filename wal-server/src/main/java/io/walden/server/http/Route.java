@@ -91,7 +91,7 @@ public record Route(HttpMethod method, String path, Kind kind, boolean needsToke
     }
 
     /** The start of every per-log path: {@code /v1/logs/{log}...}. */
-    static final String LOGS = "/v1/logs/";
+    static final String LOGS = LogPaths.LOGS + "/";
 
     /**
      * The log a {@code /v1/logs/{log}...} path names ({@code /v1/logs/orders/records}: {@code orders}), decoded as

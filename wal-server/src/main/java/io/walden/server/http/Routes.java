@@ -18,7 +18,8 @@ import static io.netty.handler.codec.http.HttpMethod.POST;
 import static io.netty.handler.codec.http.HttpMethod.PUT;
 
 /**
- * Every HTTP endpoint, each declared once (docs/http-api.md lists the same): the router dispatches by this table, the
+ * Every HTTP endpoint, each declared once (docs/http-api.md lists the same), a log's data paths as {@link LogPaths}
+ * builds them for the console tools too: the router dispatches by this table, the
  * connection takes each request's {@link Route.Kind} from it, and the gate its token rule and body limit. An endpoint
  * needs the token unless it is declared {@code readOnly}; a request no route matches needs it too, unless a read-only
  * route has its path (a HEAD or a POST to {@code /health} is answered 405, not 401). So a new endpoint cannot be left
@@ -28,6 +29,8 @@ import static io.netty.handler.codec.http.HttpMethod.PUT;
  * short scan of the few named routes: {@code /health} stays at the C floor.
  */
 public final class Routes {
+    /** A cursor's name in a route's path: its last segment, which the cursor handlers read. */
+    private static final String CURSOR = "{name}";
     private final List<Route> all;
     /** Literal paths to their routes (a few methods each). */
     private final Map<String, Route[]> literal = new HashMap<>();
@@ -62,31 +65,31 @@ public final class Routes {
                 readOnly(GET, "/admin/status", Route.Kind.OTHER, admin::status),
                 readOnly(GET, "/admin/segments", Route.Kind.OTHER, admin::segments),
                 readOnly(GET, "/v1/openapi.json", Route.Kind.OTHER, ApiDocument::serve),
-                records(POST, "/v1/records", appendParams, data::append),
-                route(GET, "/v1/records", Route.Kind.OTHER, readParams, data::read),
-                records(POST, "/v1/records/batch", appendParams, data::batch),
-                route(GET, "/v1/records/stream", Route.Kind.STREAM, streamParams, data::stream),
-                route(GET, "/v1/cursors", Route.Kind.OTHER, Set.of(), cursors::list),
-                route(PUT, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::set),
-                route(GET, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::get),
-                route(DELETE, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::delete),
-                route(GET, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::list),
-                route(POST, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::create),
-                route(GET, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::describe),
-                route(PATCH, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::change),
-                route(DELETE, "/v1/logs/{log}", Route.Kind.OTHER, Set.of("force"), logs::delete),
-                records(POST, "/v1/logs/{log}/records", appendParams, served.appendHandler((l, ex) -> l.data().append(ex))),
-                route(GET, "/v1/logs/{log}/records", Route.Kind.OTHER, readParams, served.handler((l, ex) -> l.data().read(ex))),
-                records(POST, "/v1/logs/{log}/records/batch", appendParams,
+                records(POST, LogPaths.DEFAULT.records(), appendParams, data::append),
+                route(GET, LogPaths.DEFAULT.records(), Route.Kind.OTHER, readParams, data::read),
+                records(POST, LogPaths.DEFAULT.batch(), appendParams, data::batch),
+                route(GET, LogPaths.DEFAULT.stream(), Route.Kind.STREAM, streamParams, data::stream),
+                route(GET, LogPaths.DEFAULT.cursors(), Route.Kind.OTHER, Set.of(), cursors::list),
+                route(PUT, LogPaths.DEFAULT.cursor(CURSOR), Route.Kind.OTHER, Set.of(), cursors::set),
+                route(GET, LogPaths.DEFAULT.cursor(CURSOR), Route.Kind.OTHER, Set.of(), cursors::get),
+                route(DELETE, LogPaths.DEFAULT.cursor(CURSOR), Route.Kind.OTHER, Set.of(), cursors::delete),
+                route(GET, LogPaths.LOGS, Route.Kind.OTHER, Set.of(), logs::list),
+                route(POST, LogPaths.LOGS, Route.Kind.OTHER, Set.of(), logs::create),
+                route(GET, LogPaths.LOG, Route.Kind.OTHER, Set.of(), logs::describe),
+                route(PATCH, LogPaths.LOG, Route.Kind.OTHER, Set.of(), logs::change),
+                route(DELETE, LogPaths.LOG, Route.Kind.OTHER, Set.of("force"), logs::delete),
+                records(POST, LogPaths.TEMPLATE.records(), appendParams, served.appendHandler((l, ex) -> l.data().append(ex))),
+                route(GET, LogPaths.TEMPLATE.records(), Route.Kind.OTHER, readParams, served.handler((l, ex) -> l.data().read(ex))),
+                records(POST, LogPaths.TEMPLATE.batch(), appendParams,
                         served.appendHandler((l, ex) -> l.data().batch(ex))),
-                route(GET, "/v1/logs/{log}/records/stream", Route.Kind.STREAM, streamParams,
+                route(GET, LogPaths.TEMPLATE.stream(), Route.Kind.STREAM, streamParams,
                         served.handler((l, ex) -> l.data().stream(ex))),
-                route(GET, "/v1/logs/{log}/cursors", Route.Kind.OTHER, Set.of(), served.handler((l, ex) -> l.cursors().list(ex))),
-                route(PUT, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                route(GET, LogPaths.TEMPLATE.cursors(), Route.Kind.OTHER, Set.of(), served.handler((l, ex) -> l.cursors().list(ex))),
+                route(PUT, LogPaths.TEMPLATE.cursor(CURSOR), Route.Kind.OTHER, Set.of(),
                         served.handler((l, ex) -> l.cursors().set(ex))),
-                route(GET, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                route(GET, LogPaths.TEMPLATE.cursor(CURSOR), Route.Kind.OTHER, Set.of(),
                         served.handler((l, ex) -> l.cursors().get(ex))),
-                route(DELETE, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                route(DELETE, LogPaths.TEMPLATE.cursor(CURSOR), Route.Kind.OTHER, Set.of(),
                         served.handler((l, ex) -> l.cursors().delete(ex))),
                 route(POST, "/admin/checkpoint", Route.Kind.OTHER, Set.of("lsn"), admin::checkpoint),
                 route(PUT, "/admin/sync-replicas", Route.Kind.OTHER, Set.of(), admin::syncReplicas),
