@@ -402,8 +402,10 @@ public final class WalStore implements AutoCloseable {
      * {@link #create(String, Consumer)}'s are. The log is closed first, so flushed: every append it acknowledged stays,
      * and one that races the close fails with {@link WalClosedException}, unwritten. Its settings file is replaced
      * atomically (a crash leaves the old settings or the new, whole), and the log opens again: the {@link Wal} returned
-     * replaces the one the caller held, which stays closed. The segment size and the log's identity cannot change
-     * (its files hold them): changes to them are ignored, as they are at any open.
+     * replaces the one the caller held, which stays closed. Until then {@link #log} finds the closed one, never nothing
+     * (so a server answers "closed, retry", not "no such log"); a log that cannot be opened again even with its old
+     * settings stays there closed until the store reopens or the log is deleted. The segment size and the log's
+     * identity cannot change (its files hold them): changes to them are ignored, as they are at any open.
      *
      * @throws IllegalArgumentException when the name is not one a log may have
      * @throws IllegalSettingException  when the new settings are refused: the log was not touched
@@ -447,9 +449,11 @@ public final class WalStore implements AutoCloseable {
         }
     }
 
-    /** Closes a log that opens again at once (its journal entries then cover files the checkpoint must still force). */
+    /**
+     * Closes a log that opens again at once, leaving it in {@link #open} until its successor takes its place (its
+     * journal entries then cover files the checkpoint must still force).
+     */
     private void closeForReopen(String name, Wal wal) {
-        open.remove(name);
         try {
             wal.close();
         } catch (RuntimeException e) {

@@ -118,7 +118,7 @@ class StoreWalBuffersTest {
                 long seed = t;
                 appenders.add(CompletableFuture.runAsync(() -> {
                     SplittableRandom random = new SplittableRandom(seed);
-                    for (int n = 0; n < 300; n++) {
+                    for (int n = 0; n < 100; n++) {
                         int log = random.nextInt(logs);
                         long seq = (seed << 32) | n;
                         Durability level = n % 3 == 0 ? Durability.LOCAL : Durability.OFF;

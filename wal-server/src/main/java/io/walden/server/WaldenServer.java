@@ -218,12 +218,12 @@ public final class WaldenServer implements AutoCloseable {
         admin = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-admin"));
         httpUrl = (tls == null ? "http" : "https") + "://" + format(boundAddress());
         AppendRates rates = new AppendRates(registry);
-        workers.next().scheduleAtFixedRate(() -> admin.execute(rates::sample), 0, AppendRates.SAMPLE_SECONDS, TimeUnit.SECONDS);
+        rates.scheduleOn(workers.next(), admin);
         CursorApi cursors = new CursorApi(wal, readers);
         served = new ServedLogs(logs, data, cursors, readers);
         router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
                 registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
-                config.get(AUTH_TOKEN) != null))), wal.directory());
+                config.get(AUTH_TOKEN) != null), logs, rates)), wal.directory());
         serverChannel.config().setAutoRead(true); // accept: the router every connection needs is set
         started = true;
         accepting = true;

@@ -174,7 +174,7 @@ class ArchitectureTest {
         }
         // The config's helpers, beside it for the package-private members of its settings records (the checks, the
         // builder's withers and the records a store keeps a log's settings from).
-        Assertions.assertThat(hidden).containsExactlyInAnyOrder("WalConfigSizes", "WalConfigValidation", "StoreLogSettings");
+        Assertions.assertThat(hidden).containsExactlyInAnyOrder("WalConfigSizes", "WalConfigValidation", "StoreLogSettings", "StoreLogConfigs");
         // WalConfig's settings records (one per concept: segments, commit, recovery, retention, compression, identity)
         // are six of them.
         Assertions.assertThat(published).as("public types of io.walden.core").isBetween(25, 45);

@@ -5,11 +5,17 @@ import io.walden.client.ApiException;
 import io.walden.client.api.AdminApi;
 import io.walden.client.api.CursorsApi;
 import io.walden.client.api.DataApi;
+import io.walden.client.api.LogsApi;
 import io.walden.client.model.Appended;
 import io.walden.client.model.BatchAppended;
 import io.walden.client.model.Cursor;
 import io.walden.client.model.CursorPosition;
 import io.walden.client.model.Durability;
+import io.walden.client.model.LogChange;
+import io.walden.client.model.LogCreation;
+import io.walden.client.model.LogDescription;
+import io.walden.client.model.LogSettings;
+import io.walden.client.model.LogSummary;
 import io.walden.client.model.Record;
 import io.walden.client.model.RecordPage;
 import io.walden.client.model.Status;
@@ -161,6 +167,26 @@ class GeneratedClientIT {
 
         cursors.deleteCursor("generated");
         assertThatThrownBy(() -> cursors.getCursor("generated"))
+                .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.getCode()).isEqualTo(404));
+    }
+
+    @Test
+    void aNamedLogIsCreatedAppendedToReadChangedAndDeleted() throws Exception {
+        LogsApi logs = new LogsApi(client);
+        DataApi data = new DataApi(client);
+        LogDescription created = logs.createLog(new LogCreation().name("generated")
+                .settings(new LogSettings().retentionTime("7d")));
+        assertThat(created.getSettings().getRetentionTime()).isEqualTo("7d");
+
+        Appended one = data.appendToLog("generated", file("in generated".getBytes(StandardCharsets.UTF_8)), null, null, null);
+        RecordPage page = data.readLog("generated", one.getLsn(), null, null, null, 10, null);
+        assertThat(page.getRecords()).extracting(GeneratedClientIT::text).containsExactly("in generated");
+        assertThat(logs.listLogs().getLogs()).extracting(LogSummary::getName).contains("default", "generated");
+
+        LogDescription changed = logs.changeLog("generated", new LogChange().settings(new LogSettings().retentionBytes("1GiB")));
+        assertThat(changed.getSettings().getRetentionBytes()).isEqualTo("1GiB");
+        logs.deleteLog("generated", null);
+        assertThatThrownBy(() -> logs.describeLog("generated"))
                 .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.getCode()).isEqualTo(404));
     }
 

@@ -10,6 +10,7 @@ import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.server.ReplicationRole;
 import io.walden.server.group.FailoverController;
+import io.walden.server.logs.LogCatalog;
 import io.walden.server.http.Exchange;
 import io.walden.server.http.HttpResponses;
 
@@ -45,9 +46,10 @@ public final class AdminApi {
      * @param listening where the server listens and whether it needs a token, for the status
      */
     public AdminApi(Wal wal, PrometheusMeterRegistry registry, BooleanSupplier accepting, Executor blocking,
-                    ReplicationRole role, FailoverController group, Listening listening) {
+                    ReplicationRole role, FailoverController group, Listening listening, LogCatalog logs,
+                    AppendRates rates) {
         this.group = group;
-        this.report = new StatusReport(wal, registry, role, group, listening);
+        this.report = new StatusReport(wal, registry, role, group, listening, logs, rates);
         this.wal = wal;
         this.registry = registry;
         this.accepting = accepting;

@@ -3,8 +3,13 @@ package io.walden.server.admin;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Each log's appends per second over the last sampling interval ({@link #SAMPLE_SECONDS}), from its
@@ -27,10 +32,24 @@ public final class AppendRates {
         this.registry = registry;
     }
 
+    /**
+     * Samples every {@link #SAMPLE_SECONDS} on {@code worker} (which may read the registry at length), as
+     * {@code timer} says when; once the worker refuses (the server stops), the samples end quietly.
+     */
+    public void scheduleOn(ScheduledExecutorService timer, Executor worker) {
+        timer.scheduleAtFixedRate(() -> {
+            try {
+                worker.execute(this::sample);
+            } catch (RejectedExecutionException stopping) {
+                // the server stops: its timer stops with it
+            }
+        }, 0, SAMPLE_SECONDS, TimeUnit.SECONDS);
+    }
+
     /** Takes every log's count now: its rate is what it appended since the last sample. */
     public void sample() {
         long now = System.nanoTime();
-        Map<String, Double> counts = new java.util.HashMap<>();
+        Map<String, Double> counts = new HashMap<>();
         for (FunctionCounter c : registry.find("walden.appends").functionCounters()) {
             String log = c.getId().getTag("log");
             if (log != null) {

@@ -18,9 +18,11 @@ import io.walden.server.BuildInfo;
 import io.walden.server.ReplicationRole;
 import io.walden.server.group.FailoverController;
 import io.walden.server.http.CursorApi;
+import io.walden.server.logs.LogCatalog;
 
 import java.io.File;
 import java.net.InetSocketAddress;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,9 +44,14 @@ final class StatusReport {
     /** This server's part in a replica group, or null for a server on its own. */
     private final FailoverController group;
     private final Listening listening;
+    private final LogCatalog logs;
+    private final AppendRates rates;
 
-    StatusReport(Wal wal, PrometheusMeterRegistry registry, ReplicationRole role, FailoverController group, Listening listening) {
+    StatusReport(Wal wal, PrometheusMeterRegistry registry, ReplicationRole role, FailoverController group, Listening listening,
+                 LogCatalog logs, AppendRates rates) {
         this.wal = wal;
+        this.logs = logs;
+        this.rates = rates;
         this.registry = registry;
         this.role = role;
         this.group = group;
@@ -129,6 +136,7 @@ final class StatusReport {
             cursors.add(CursorApi.json(c));
         }
         s.put("cursors", cursors);
+        s.put("logs", logs());
         s.put("archive", st.archiver().map(StatusReport::archive).orElse(null));
         s.put("retention", retention(st.retention()));
         List<Map<String, Object>> slots = new ArrayList<>();
@@ -143,6 +151,18 @@ final class StatusReport {
         s.put("replication_slots", slots);
         s.put("group", group == null ? null : group.status());
         return s;
+    }
+
+    /** Every log as {@code GET /v1/logs} lists it: the log {@code default} (the status's own) first. */
+    private List<Map<String, Object>> logs() {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (String name : logs.names()) {
+            Wal log = logs.find(name);
+            if (log != null) { // else deleted since the names were read
+                out.add(LogDescriptions.summary(name, log, rates));
+            }
+        }
+        return out;
     }
 
     /**

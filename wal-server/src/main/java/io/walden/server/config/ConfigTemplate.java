@@ -35,6 +35,17 @@ public final class ConfigTemplate {
             out.append("#").append(s.machineDefault() ? " (the default depends on the machine)\n#" : "")
                     .append(' ').append(s.key()).append(':').append(value).append('\n');
         }
+        out.append('\n');
+        for (String line : wrap("Named logs, each with its own settings (any of " + String.join(", ", PerLogSettings.keys())
+                + "), created at start if missing; a setting declared here changes only here (docs/operations.md, "
+                + "\"Named logs\").", WIDTH - 2)) {
+            out.append("# ").append(line).append('\n');
+        }
+        out.append("""
+                # logs:
+                #   orders: {retention-time: 7d, durability: local}
+                #   audit: {}
+                """);
         return out.toString();
     }
 

@@ -102,6 +102,21 @@ final class LogConfigs {
             b.segmentSize(c.get(SEGMENT_SIZE));
         }
         applyServerSettings(c, b);
+        if (c.get(WAL_BUFFERS) == null) {
+            // Smaller than the log default's: a busy named log holds its WAL buffers and one largest record's slack
+            // from the budget (wal-buffers-budget), about 8 MiB here rather than 48, so that 128 busy logs fit in
+            // 1 GiB rather than 21; its largest record is then about 4 MiB unless max-record-size asks for more
+            // (docs/operations.md, "Named logs").
+            b.walBuffers(ringFor(c.get(MAX_RECORD_SIZE) == null ? 0 : PerLogSettings.maxRecordSize(c.get(MAX_RECORD_SIZE))));
+        }
+    }
+
+    /** A named log's WAL buffers when {@code wal-buffers} is not set. */
+    static final long NAMED_LOG_WAL_BUFFERS = 4L << 20;
+
+    /** The WAL buffers of a named log whose largest record is {@code maxRecord} bytes (0: the default). */
+    static long ringFor(int maxRecord) {
+        return Math.max(NAMED_LOG_WAL_BUFFERS, maxRecord == 0 ? 0 : WalConfig.smallestWalBuffersFor(maxRecord));
     }
 
     /** The server's settings every log takes, but its segment size. */

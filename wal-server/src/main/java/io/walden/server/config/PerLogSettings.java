@@ -63,7 +63,7 @@ public final class PerLogSettings {
                     c -> c.durability().configName()),
             new Entry(SEGMENT_SIZE, false, false, (b, v) -> b.segmentSize((Long) v),
                     c -> Units.size(c.segmentSize())),
-            new Entry(MAX_RECORD_SIZE, true, false, (b, v) -> b.maxPayloadSize(maxRecordSize((Long) v)),
+            new Entry(MAX_RECORD_SIZE, true, false, PerLogSettings::applyMaxRecordSize,
                     c -> Units.size(c.maxPayloadSize())));
 
     private PerLogSettings() {
@@ -130,6 +130,19 @@ public final class PerLogSettings {
         TreeSet<String> keys = new TreeSet<>();
         ALL.forEach(e -> keys.add(e.key()));
         return keys;
+    }
+
+    /**
+     * A named log's largest record, with the smallest WAL buffers that hold it when the named logs' default ones
+     * (4 MiB) cannot: a log's own {@code max-record-size} always fits its own buffers.
+     */
+    private static void applyMaxRecordSize(WalConfig.Builder b, Object bytes) {
+        int max = maxRecordSize((Long) bytes);
+        b.maxPayloadSize(max);
+        long ring = LogConfigs.ringFor(max);
+        if (ring > LogConfigs.NAMED_LOG_WAL_BUFFERS) {
+            b.walBuffers(ring);
+        }
     }
 
     /** A record size as the log takes it (an int), refusing one no record could have. */

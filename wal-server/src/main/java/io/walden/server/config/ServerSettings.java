@@ -68,6 +68,9 @@ public final class ServerSettings {
     // ------------------------------------------------------------------ named logs
     public static final Setting<Boolean> AUTO_CREATE_LOGS = flag("auto-create-logs", "false", "An append to a log that "
             + "does not exist creates it with the server's settings, as if POST /v1/logs had (false: 404 log_not_found).");
+    public static final Setting<Long> WAL_BUFFERS_BUDGET = of("wal-buffers-budget", "SIZE", Values::positiveSize, "1GiB",
+            "Most memory the named logs' WAL buffers take together: a log holds its own only while it appends (then "
+                    + "idle for 5 s); beyond it, quiet logs give theirs back so that busy ones can append.");
     public static final Setting<Integer> MAX_LOGS = of("max-logs", "N", Values::positiveInt, "1000",
             "Most logs this server holds, the log 'default' included; a creation beyond it is refused (409 too_many_logs).");
 
@@ -176,7 +179,7 @@ public final class ServerSettings {
     /** Every setting, in the order --help lists them. */
     public static final List<Setting<?>> ALL = List.of(DATA_DIR, DURABILITY, SYNC_METHOD, SEGMENT_SIZE, WAL_BUFFERS,
             COMPRESSION, ZSTD_DICTIONARY, ZSTD_LEVEL, WRITER_DELAY, CHECKPOINT_INTERVAL, MAX_CURSOR_RETAINED_BYTES,
-            RETENTION_TIME, RETENTION_BYTES, MAX_RECORD_SIZE, AUTO_CREATE_LOGS, MAX_LOGS, HTTP, AUTH_TOKEN, TLS_CERT, TLS_KEY, TRANSPORT, EVENT_LOOPS, FLUSH_ON_EVENT_LOOP, MAX_BATCH_BYTES,
+            RETENTION_TIME, RETENTION_BYTES, MAX_RECORD_SIZE, AUTO_CREATE_LOGS, WAL_BUFFERS_BUDGET, MAX_LOGS, HTTP, AUTH_TOKEN, TLS_CERT, TLS_KEY, TRANSPORT, EVENT_LOOPS, FLUSH_ON_EVENT_LOOP, MAX_BATCH_BYTES,
             MAX_BATCH_RECORDS, MAX_READERS, MAX_CONNECTIONS, STREAM_WRITE_TIMEOUT,
             REPLICATION_LISTEN, REPLICATE_FROM, NAME, SYNC_REPLICAS, REMOTE_COMMIT_TIMEOUT, SHIP_FLUSHED_ONLY, MAX_REPLICAS,
             MAX_SLOT_RETAINED_BYTES, REPLICATION_SECRET, REPLICATION_TLS_CERT, REPLICATION_TLS_KEY, REPLICATION_TLS_CA,

@@ -23,6 +23,8 @@ import org.slf4j.LoggerFactory;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.UnaryOperator;
 
 /** Maps Walden's exceptions to HTTP answers, one place for every endpoint (docs/http-api.md lists them). */
@@ -40,6 +42,24 @@ final class ApiErrors {
 
         String detail() {
             return (String) body.get("detail");
+        }
+    }
+
+    /**
+     * Runs a handler's work on {@code executor} (off the event loop), answering what it throws as its error, and a
+     * refusal of the executor (full, or stopping) as 503 {@code refusedCode}.
+     */
+    static void offLoop(Executor executor, Exchange ex, Runnable work, String refusedCode, String refusedDetail) {
+        try {
+            executor.execute(() -> {
+                try {
+                    work.run();
+                } catch (Throwable e) {
+                    answer(ex, e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, refusedCode, refusedDetail);
         }
     }
 

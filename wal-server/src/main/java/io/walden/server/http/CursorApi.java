@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Named consumer cursors over HTTP (docs/http-api.md, "Cursors"): {@code PUT}, {@code GET} and {@code DELETE
@@ -107,17 +106,6 @@ public final class CursorApi {
     }
 
     private void offLoop(Exchange ex, Runnable work) {
-        try {
-            workers.execute(() -> {
-                try {
-                    work.run();
-                } catch (Throwable e) {
-                    ApiErrors.answer(ex, e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "too_many_readers",
-                    "every reader slot is busy (max-readers); retry shortly");
-        }
+        ApiErrors.offLoop(workers, ex, work, "too_many_readers", "every reader slot is busy (max-readers); retry shortly");
     }
 }

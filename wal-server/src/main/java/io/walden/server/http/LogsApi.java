@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
 
 import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
 
@@ -154,16 +153,6 @@ public final class LogsApi {
     }
 
     private void offLoop(Exchange ex, Runnable work) {
-        try {
-            admin.execute(() -> {
-                try {
-                    work.run();
-                } catch (Throwable e) {
-                    ApiErrors.answer(ex, e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping");
-        }
+        ApiErrors.offLoop(admin, ex, work, "shutting_down", "the server is stopping");
     }
 }

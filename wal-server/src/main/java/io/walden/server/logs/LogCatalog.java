@@ -28,6 +28,7 @@ import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.MAX_LOGS;
 import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
 import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
+import static io.walden.server.config.ServerSettings.WAL_BUFFERS_BUDGET;
 
 /**
  * The server's logs by name (docs/operations.md, "Named logs"): the log {@code default}, the plain log at the data
@@ -236,6 +237,7 @@ public final class LogCatalog implements AutoCloseable {
         WalStore s = store;
         if (s == null) {
             s = WalStore.open(WalStoreConfig.builder(config.dataDir())
+                    .walBuffers(config.get(WAL_BUFFERS_BUDGET))
                     .defaults(config::namedLogDefaults)
                     .logSettings((name, b) -> {
                         Map<PerLogSettings.Entry, Object> declared = config.declaredLogs().get(name);
