@@ -1,34 +1,41 @@
 package io.walden.server;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Durability;
+import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
 import io.walden.core.WalStore;
 import io.walden.core.WalStoreConfig;
-import io.walden.core.archive.ArchiveConfig;
-import io.walden.core.archive.FileArchiveTarget;
+import io.walden.core.archive.ArchiveNames;
 import io.walden.server.config.LogArchives;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayOutputStream;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Archive and restore per log, with a directory archive: the log {@code default} archives at the location as it always
- * did, a named log under {@code logs/<name>/} there (through {@link LogArchives#archiveConfig}, the function the server
- * calls), and {@code walden restore} brings back one log or all of them, the named ones as logs of the store. One
- * archive for the class, made in-process (~1 s); each test is one or two jar runs (~0.7 s each).
+ * Archive and restore per log, with a directory archive: a server with {@code --archive-to} archives the log
+ * {@code default} at the location as it always did and each named log under {@code logs/<name>/} there
+ * ({@link LogArchives}), and {@code walden restore} brings back one log or all of them, the named ones as logs of the
+ * store. One archive for the class, made by a server process (~4 s with its start and stop); each test is one or two jar
+ * runs (~0.7 s each).
  */
 class NamedLogRestoreIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final long SEGMENT = 64 << 10;
     private static final int ROOT_RECORDS = 2000;
     private static final int ORDERS = 1500;
@@ -40,32 +47,53 @@ class NamedLogRestoreIT {
     private static String uri;
 
     @BeforeAll
-    static void archiveARootLogAndTwoNamedLogs() throws Exception {
+    static void aServerArchivesItsDefaultLogAndTwoNamedLogs() throws Exception {
         archive = work.resolve("archive");
         uri = archive.toUri().toString();
-        Path data = work.resolve("data");
-        try (FileArchiveTarget target = new FileArchiveTarget(archive)) {
-            ArchiveConfig root = ArchiveConfig.builder(target).timeout(Duration.ofMillis(50)).build();
-            try (Wal rootLog = Wal.open(WalConfig.builder(data).segmentSize(SEGMENT).archive(root).build());
-                 WalStore store = WalStore.open(WalStoreConfig.builder(data).defaults(b -> b.segmentSize(SEGMENT))
-                         .logSettings((name, b) -> b.archive(LogArchives.archiveConfig(root, name))).build())) {
-                Wal orders = store.create("orders");
-                Wal audit = store.create("audit");
-                for (int i = 0; i < ROOT_RECORDS; i++) {
-                    rootLog.append(("root " + i).getBytes(), Durability.OFF);
-                }
-                for (int i = 0; i < ORDERS; i++) {
-                    orders.append(("order " + i).getBytes(), Durability.OFF);
-                }
-                for (int i = 0; i < AUDIT; i++) {
-                    audit.append(("audit " + i).getBytes(), Durability.LOCAL);
-                }
-                for (Wal w : List.of(rootLog, orders, audit)) {
-                    w.flush();
-                    assertThat(w.status().archiver().orElseThrow().awaitArchived(w.flushedLsn(), Duration.ofSeconds(30))).isTrue();
+        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort(),
+                "--archive-to", uri, "--archive-timeout", "100ms", "--segment-size", "64KiB")) {
+            for (String log : List.of("orders", "audit")) {
+                HttpResponse<String> created = server.send("POST", "/v1/logs", "{\"name\": \"" + log + "\"}");
+                assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+            }
+            append(server, "/v1/records/batch", "root", ROOT_RECORDS);
+            append(server, "/v1/logs/orders/records/batch", "order", ORDERS);
+            append(server, "/v1/logs/audit/records/batch", "audit", AUDIT);
+            for (String log : List.of("default", "orders", "audit")) {
+                long flushed = Lsn.parse(JSON.readTree(server.get("/v1/logs/" + log).body()).get("flushed_lsn").asText());
+                Path objects = log.equals("default") ? archive : archive.resolve("logs").resolve(log);
+                waitUntil(() -> archivedUpTo(objects) >= flushed);
+            }
+            server.terminate(); // a clean stop: the named logs close before the archive's client
+        }
+    }
+
+    /** Appends {@code n} records {@code "<prefix> <i>"} in batches of 500 (the batch framing: a length, then the bytes). */
+    private static void append(ServerProcess server, String path, String prefix, int n) throws Exception {
+        for (int from = 0; from < n; from += 500) {
+            ByteArrayOutputStream body = new ByteArrayOutputStream();
+            for (int i = from; i < Math.min(n, from + 500); i++) {
+                byte[] payload = (prefix + " " + i).getBytes(StandardCharsets.UTF_8);
+                body.write(ByteBuffer.allocate(4).putInt(payload.length).array());
+                body.write(payload);
+            }
+            HttpResponse<String> r = server.post(path + "?durability=local", body.toByteArray());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        }
+    }
+
+    /** How far the objects in {@code dir} hold the log: the end of its furthest segment or partial upload. */
+    private static long archivedUpTo(Path dir) throws Exception {
+        long end = 0;
+        if (Files.isDirectory(dir)) {
+            for (String name : list(dir)) {
+                ArchiveNames.Parsed p = ArchiveNames.parse(name);
+                if (p != null) {
+                    end = Math.max(end, p.start() + (p.partial() ? Files.size(dir.resolve(name)) : SEGMENT));
                 }
             }
         }
+        return end;
     }
 
     @Test
