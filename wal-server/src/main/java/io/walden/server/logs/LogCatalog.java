@@ -87,7 +87,7 @@ public final class LogCatalog implements AutoCloseable {
         }
         if (c.refusal != null) {
             throw new IllegalStateException((onDisk ? "the data directory holds named logs (" + config.dataDir()
-                    .resolve("logs") + ")" : "walden.yaml declares named logs (logs:)") + ", which this server cannot "
+                    .resolve(WalStore.LOGS) + ")" : "walden.yaml declares named logs (logs:)") + ", which this server cannot "
                     + "serve: " + c.refusal);
         }
         try {
@@ -274,7 +274,7 @@ public final class LogCatalog implements AutoCloseable {
 
     /** Whether the data directory holds a store with at least one named log. */
     private static boolean holdsNamedLogs(Path dataDir) {
-        Path logs = dataDir.resolve("logs");
+        Path logs = dataDir.resolve(WalStore.LOGS);
         if (!Files.isDirectory(logs)) {
             return false;
         }
