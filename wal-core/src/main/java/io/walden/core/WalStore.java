@@ -63,10 +63,14 @@ public final class WalStore implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WalStore.class);
     /** What a log's name may be. */
     public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,127}");
-    static final String LOGS = "logs";
+    /** The directory, in the store's, that holds the logs: log {@code name} is {@code logs/<name>}. */
+    public static final String LOGS = "logs";
     static final String CREATING = ".creating-";
     static final String DELETING = ".deleting-";
-    static final String LOCK = "walden-store.lock";
+    /** The file in the store's directory that the open store holds locked. */
+    public static final String LOCK = "walden-store.lock";
+    /** The shared journal's directory in the store's (see {@link WalStoreConfig.Builder#sharedJournal}). */
+    public static final String JOURNAL = StoreJournal.DIRECTORY;
 
     private final WalStoreConfig config;
     private final Path logs;
@@ -87,6 +91,16 @@ public final class WalStore implements AutoCloseable {
     /** The journal's own log (closed after the logs and the journal's last checkpoint). */
     private Wal journalLog;
     private boolean closed;
+
+    /**
+     * Where a log made outside the store (a restore from an archive) is built before it is renamed, atomically, to its
+     * name in {@link #LOGS}: a crash leaves it under a name the store's next {@link #open} removes, never a half-made
+     * log under the log's name. Build it only while holding the store's {@link #LOCK} (no store open on it).
+     */
+    public static Path buildingDirectory(Path directory, String name) {
+        checkName(name);
+        return directory.resolve(LOGS).resolve(CREATING + name);
+    }
 
     private WalStore(WalStoreConfig config, FileChannel lockChannel, FileLock lock) {
         this.config = config;

@@ -162,6 +162,30 @@ class ConsoleToolsIT {
         }
     }
 
+    /**
+     * {@code --log} appends to and prints a named log, with that log's cursor, through its own paths: nothing reaches
+     * the log {@code default}; a log the server does not have is refused (404), nothing appended. Three jar runs on the
+     * shared server (~2 s).
+     */
+    @Test
+    void theLogFlagAppendsToAndTailsANamedLogWithItsOwnCursor() throws Exception {
+        ServerProcess server = shared;
+        HttpResponse<String> created = server.send("POST", "/v1/logs", "{\"name\": \"console\"}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        Path in = input(List.of("first order", "second order"));
+        WaldenJar.Run appended = walden(server, in, "append", "--log", "console");
+        assertThat(appended.exitCode()).as(appended.stderr()).isZero();
+        WaldenJar.Run tailed = walden(server, null, "tail", "--log", "console", "--cursor", "billing");
+        assertThat(tailed.exitCode()).as(tailed.stderr()).isZero();
+        assertThat(tailed.stdoutBytes()).isEqualTo(Files.readAllBytes(in));
+        // The log's cursor moved past what was printed: a read from it finds nothing.
+        assertThat(JSON.readTree(server.get("/v1/logs/console/records?cursor=billing").body()).get("records")).isEmpty();
+        assertThat(server.records()).doesNotContainValue("first order");
+        WaldenJar.Run elsewhere = walden(server, in, "append", "--log", "absent");
+        assertThat(elsewhere.exitCode()).isEqualTo(2);
+        assertThat(elsewhere.stderr()).contains("line 1 and after not appended: 404 log_not_found");
+    }
+
     @Test
     void aFailedAppendExitsNonZeroNamingTheFirstLineNotAppended() throws Exception {
         try (ServerProcess server = ServerProcess.start(work, work.resolve("small-batches"), ServerProcess.freePort(),

@@ -55,6 +55,17 @@ public final class ArchiveConfig {
         return target;
     }
 
+    /**
+     * These settings for another log, archiving under {@code prefix} of the same target ({@link ArchiveTarget#under}: the
+     * same client, closed with this config's target, never by the other log).
+     *
+     * @throws IllegalArgumentException when {@code prefix} is not names each followed by {@code /}
+     */
+    public ArchiveConfig under(String prefix) {
+        return builder(target.under(prefix)).timeout(timeout).maxPendingBytes(maxPendingBytes).whenFull(whenFull)
+                .retry(retryMin, retryMax).build();
+    }
+
     /** The current segment's records reach the archive at most this long after they were flushed; zero: only sealed segments. */
     public Duration timeout() {
         return timeout;

@@ -39,6 +39,33 @@ public interface ArchiveTarget extends AutoCloseable {
     /** Removes {@code name}; nothing happens when it is absent. */
     void delete(String name) throws IOException;
 
+    /**
+     * The same store, its objects named under {@code prefix} of this target's ({@code logs/orders/}: a directory
+     * target's {@code <dir>/logs/orders/}, an S3 target's {@code <prefix>logs/orders/}): another log's archive beside this
+     * one's, which {@link #list} of this target never shows. It shares this target's client: closing it changes nothing,
+     * and it is usable until this target is closed. Nothing is created until the first {@link #put}.
+     *
+     * @param prefix one or more path segments, each followed by {@code /}
+     * @throws IllegalArgumentException when {@code prefix} is not that
+     */
+    ArchiveTarget under(String prefix);
+
+    /**
+     * The names of the prefixes directly under this target ({@code orders} for objects named under {@code orders/}; a
+     * directory target's subdirectories), sorted: the targets {@link #under} reaches.
+     */
+    List<String> prefixes() throws IOException;
+
+    /** Checks a prefix given to {@link #under}: segments of a name, each followed by a slash, none {@code .} or {@code ..}. */
+    static String checkPrefix(String prefix) {
+        if (prefix == null || !prefix.endsWith("/") || prefix.startsWith("/") || prefix.contains("//")
+                || ("/" + prefix).contains("/./") || ("/" + prefix).contains("/../")) {
+            throw new IllegalArgumentException("an archive prefix is one or more names each followed by '/', not '"
+                    + prefix + "'");
+        }
+        return prefix;
+    }
+
     @Override
     void close();
 }

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -26,9 +27,14 @@ public final class FileArchiveTarget implements ArchiveTarget {
     private final String uri;
 
     public FileArchiveTarget(Path dir) throws IOException {
-        this.dir = dir.toAbsolutePath();
-        this.uri = this.dir.toUri().toString();
+        this(dir.toAbsolutePath(), false);
         Files.createDirectories(this.dir);
+    }
+
+    /** A target in {@code absolute}, made at its first put unless made already (see {@link #under}). */
+    private FileArchiveTarget(Path absolute, boolean unused) {
+        this.dir = absolute;
+        this.uri = absolute.toUri().toString();
     }
 
     @Override
@@ -38,6 +44,7 @@ public final class FileArchiveTarget implements ArchiveTarget {
 
     @Override
     public void put(String name, Path file, long length) throws IOException {
+        Files.createDirectories(dir); // a target reached through under() is made by its first object
         Path temp = dir.resolve(name + TEMP);
         Path dest = dir.resolve(name);
         Checksums.Sums local = Checksums.of(file, length);
@@ -73,6 +80,9 @@ public final class FileArchiveTarget implements ArchiveTarget {
     @Override
     public List<StoredObject> list() throws IOException {
         List<StoredObject> out = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return out; // under() a prefix nothing was put in yet
+        }
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path p : files) {
                 String name = p.getFileName().toString();
@@ -81,6 +91,26 @@ public final class FileArchiveTarget implements ArchiveTarget {
                 }
             }
         }
+        return out;
+    }
+
+    @Override
+    public ArchiveTarget under(String prefix) {
+        return new FileArchiveTarget(dir.resolve(ArchiveTarget.checkPrefix(prefix)), false);
+    }
+
+    @Override
+    public List<String> prefixes() throws IOException {
+        List<String> out = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return out;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, Files::isDirectory)) {
+            for (Path p : entries) {
+                out.add(p.getFileName().toString());
+            }
+        }
+        Collections.sort(out);
         return out;
     }
 

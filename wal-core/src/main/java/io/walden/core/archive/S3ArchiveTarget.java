@@ -11,6 +11,7 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
+import software.amazon.awssdk.services.s3.model.CommonPrefix;
 import software.amazon.awssdk.services.s3.model.DeleteObjectRequest;
 import software.amazon.awssdk.services.s3.model.GetObjectRequest;
 import software.amazon.awssdk.services.s3.model.HeadObjectRequest;
@@ -33,6 +34,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -56,6 +58,8 @@ public final class S3ArchiveTarget implements ArchiveTarget {
     private final String bucket;
     private final String prefix;
     private final String uri;
+    /** Whether this target made {@link #s3} and so closes it (false for one reached through {@link #under}). */
+    private final boolean ownsClient;
 
     /**
      * @param uri      {@code s3://bucket} or {@code s3://bucket/prefix}
@@ -86,6 +90,16 @@ public final class S3ArchiveTarget implements ArchiveTarget {
         } catch (SdkException e) {
             throw new IllegalArgumentException("cannot reach the archive " + uri + ": " + e.getMessage(), e);
         }
+        this.ownsClient = true;
+    }
+
+    /** A target under {@code parent}'s prefix, on its client. */
+    private S3ArchiveTarget(S3ArchiveTarget parent, String sub) {
+        this.s3 = parent.s3;
+        this.bucket = parent.bucket;
+        this.prefix = parent.prefix + sub;
+        this.uri = "s3://" + bucket + "/" + prefix;
+        this.ownsClient = false;
     }
 
     private static Region regionOr(Region fallback) {
@@ -198,8 +212,9 @@ public final class S3ArchiveTarget implements ArchiveTarget {
     public List<StoredObject> list() throws IOException {
         List<StoredObject> out = new ArrayList<>();
         try {
-            for (S3Object o : s3.listObjectsV2Paginator(ListObjectsV2Request.builder().bucket(bucket).prefix(prefix).build())
-                    .contents()) {
+            // The delimiter leaves out what lies under a deeper prefix (another log's archive: see under()).
+            for (S3Object o : s3.listObjectsV2Paginator(ListObjectsV2Request.builder().bucket(bucket).prefix(prefix)
+                    .delimiter("/").build()).contents()) {
                 String name = o.key().substring(prefix.length());
                 if (!name.isEmpty() && name.indexOf('/') < 0) {
                     out.add(new StoredObject(name, o.size()));
@@ -208,6 +223,27 @@ public final class S3ArchiveTarget implements ArchiveTarget {
         } catch (SdkException e) {
             throw new IOException("could not list " + uri + ": " + e.getMessage(), e);
         }
+        return out;
+    }
+
+    @Override
+    public ArchiveTarget under(String sub) {
+        return new S3ArchiveTarget(this, ArchiveTarget.checkPrefix(sub));
+    }
+
+    @Override
+    public List<String> prefixes() throws IOException {
+        List<String> out = new ArrayList<>();
+        try {
+            for (CommonPrefix p : s3.listObjectsV2Paginator(ListObjectsV2Request.builder().bucket(bucket).prefix(prefix)
+                    .delimiter("/").build()).commonPrefixes()) {
+                String name = p.prefix().substring(prefix.length());
+                out.add(name.substring(0, name.length() - 1));
+            }
+        } catch (SdkException e) {
+            throw new IOException("could not list " + uri + ": " + e.getMessage(), e);
+        }
+        Collections.sort(out);
         return out;
     }
 
@@ -222,7 +258,9 @@ public final class S3ArchiveTarget implements ArchiveTarget {
 
     @Override
     public void close() {
-        s3.close();
+        if (ownsClient) {
+            s3.close();
+        }
     }
 
     @Override

@@ -91,6 +91,16 @@ class ArchiveFailoverTest {
         }
 
         @Override
+        public ArchiveTarget under(String prefix) {
+            return files.under(prefix);
+        }
+
+        @Override
+        public List<String> prefixes() throws IOException {
+            return files.prefixes();
+        }
+
+        @Override
         public void close() {
             files.close();
         }

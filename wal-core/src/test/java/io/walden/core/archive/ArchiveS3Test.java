@@ -60,6 +60,29 @@ class ArchiveS3Test {
         }
     }
 
+    /** Another log's archive under a prefix: apart from this one's objects, on the same client. */
+    @Test
+    void aTargetUnderAPrefixKeepsItsObjectsApartOnTheSameClient() throws Exception {
+        Path file = scratch.resolve("f");
+        Files.write(file, TestLogs.payload(3, 3, 1000));
+        String uri = s3.uri("prefixed-" + System.nanoTime());
+        try (ArchiveTarget root = ArchiveTargets.open(uri, s3.endpoint())) {
+            root.put("a.wal", file, 10);
+            try (ArchiveTarget orders = root.under("logs/orders/")) {
+                orders.put("b.wal", file, 20);
+            } // closing it leaves the client to the root target
+            root.under("logs/audit/").put("c.wal", file, 30);
+            assertThat(root.list()).containsExactly(new ArchiveTarget.StoredObject("a.wal", 10));
+            assertThat(root.prefixes()).containsExactly("logs");
+            assertThat(root.under("logs/").prefixes()).containsExactly("audit", "orders");
+            assertThat(root.under("logs/orders/").list()).containsExactly(new ArchiveTarget.StoredObject("b.wal", 20));
+            assertThat(root.under("logs/orders/").uri()).isEqualTo(uri + "/logs/orders/");
+        }
+        try (ArchiveTarget direct = ArchiveTargets.open(uri + "/logs/orders", s3.endpoint())) {
+            assertThat(direct.list()).extracting(ArchiveTarget.StoredObject::name).containsExactly("b.wal");
+        }
+    }
+
     @Test
     void archivesToS3AndRestoresEveryRecord() throws Exception {
         String uri = s3.uri("log-" + System.nanoTime());

@@ -3,6 +3,7 @@ package io.walden.server.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.walden.core.Compression;
 import io.walden.core.Durability;
+import io.walden.server.http.LogPaths;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -19,7 +20,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code walden append}: Kafka's console producer for Walden. Each line of standard input (or of {@code --file})
  * becomes a record, its bytes exactly as read without the line's end; lines go in batches
- * ({@code POST /v1/records/batch}, docs/http-api.md), one durability wait per batch. Prints each record's LSN, in
+ * ({@code POST /v1/records/batch}, or {@code /v1/logs/<log>/records/batch} with {@code --log}: docs/http-api.md), one
+ * durability wait per batch. Prints each record's LSN, in
  * order. The first failure stops it: what was appended before stays appended, and the message names the first line
  * that was not.
  */
@@ -33,6 +35,10 @@ final class AppendCommand implements Callable<Integer> {
 
     @Mixin
     ServerConnection server;
+
+    @Option(names = "--log", paramLabel = "NAME", description = "Append to this log (default: the log named default, "
+            + "at /v1/records).")
+    String log;
 
     @Option(names = "--file", paramLabel = "FILE", description = "Read this file instead of standard input.")
     Path file;
@@ -63,7 +69,7 @@ final class AppendCommand implements Callable<Integer> {
         if (batch < 1) {
             throw new UserError("--batch must be at least 1");
         }
-        StringBuilder query = new StringBuilder("/v1/records/batch?type=").append(type);
+        StringBuilder query = new StringBuilder(batchPath()).append("?type=").append(type);
         if (durability != null) {
             query.append("&durability=").append(Durability.parse(durability).configName());
         }
@@ -109,6 +115,11 @@ final class AppendCommand implements Callable<Integer> {
             out.flush();
         }
         return 0;
+    }
+
+    /** Where the batches go: the batch path of {@code --log}. */
+    String batchPath() {
+        return LogPaths.of(LogName.checked(log)).batch();
     }
 
     /** The batch framing of docs/http-api.md: a 4-byte big-endian length, then the payload. */

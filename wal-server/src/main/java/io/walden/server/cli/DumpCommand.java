@@ -8,7 +8,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.Map;
@@ -21,23 +20,27 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "dump", mixinStandardHelpOptions = true, usageHelpWidth = WaldenCli.HELP_WIDTH,
         description = {"Print the records of a log directory, one line each (like pg_waldump), or statistics per type.",
-                "Reads the files without changing them, and takes no lock: " + DumpCommand.LIVE})
+                "Reads the files without changing them, and takes no lock: " + DumpCommand.LIVE,
+                DumpCommand.JOURNALED})
 final class DumpCommand implements Callable<Integer> {
     /** What reading a running server's directory gives (verify says the same; so does docs/operations.md, "Tools"). */
     static final String LIVE = "on a running server's directory it shows a moment of a moving log (its last records may "
             + "read as a torn tail, and segments removed meanwhile end the walk); stop the server, or copy the directory, "
             + "for an exact picture.";
 
-    @Option(names = "--data-dir", defaultValue = "walden-data", description = "Log directory (default: ${DEFAULT-VALUE}).")
+    /**
+     * What a named log's files may lack (verify says the same; so does docs/operations.md, "Named logs on disk"): the
+     * tools read the files, never the store's journal, which the store's open writes back.
+     */
+    static final String JOURNALED = "A named log is read from its files alone: after an OS crash they may lack its last "
+            + "acknowledged records until the server (its store) opens and writes the store's journal back into them.";
+
+    @Option(names = "--data-dir", defaultValue = "walden-data", description = "Data directory (default: ${DEFAULT-VALUE}).")
     Path dataDir;
 
-    /** The log directory {@code --data-dir} names (dump's and verify's), or a user's error saying it is none. */
-    static Path logDirectory(Path dataDir) {
-        if (!Files.isDirectory(dataDir)) {
-            throw new UserError("--data-dir " + dataDir + ": " + (Files.exists(dataDir) ? "not a directory" : "no such directory"));
-        }
-        return dataDir;
-    }
+    @Option(names = "--log", paramLabel = "NAME", defaultValue = "default", description = "The log: default (the log at "
+            + "the data directory's root) or a named log, in logs/NAME (default: ${DEFAULT-VALUE}).")
+    String log;
 
     @Option(names = "--from", description = "First LSN to show (X/Y or decimal; default: the oldest record).")
     String from;
@@ -57,7 +60,7 @@ final class DumpCommand implements Callable<Integer> {
         long toLsn = to == null ? Long.MAX_VALUE : Lsn.parse(to);
         PrintWriter out = new PrintWriter(System.out, false);
         Map<Integer, long[]> perType = new TreeMap<>(); // type -> {count, record bytes, stored payload bytes, uncompressed}
-        LogInspector.Result result = new LogInspector(logDirectory(dataDir)).inspect(new LogInspector.Visitor() {
+        LogInspector.Result result = new LogInspector(DataDirLogs.directoryOf(dataDir, log)).inspect(new LogInspector.Visitor() {
             @Override
             public boolean onRecord(LogInspector.RecordInfo r) {
                 if (r.lsn() >= toLsn) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.walden.core.Lsn;
 import io.walden.core.RecordTime;
+import io.walden.server.http.LogPaths;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -23,7 +24,7 @@ import java.util.concurrent.Callable;
 /**
  * {@code walden tail}: Kafka's console consumer for Walden. Prints the records of a running server from an LSN, or
  * from a consumer cursor's position, one payload per line (or one JSON object per line), page by page through
- * {@code GET /v1/records} (docs/http-api.md); stops at the end of the log unless {@code --follow}, which long-polls
+ * {@code GET /v1/records}, or {@code /v1/logs/<log>/records} with {@code --log} (docs/http-api.md); stops at the end of the log unless {@code --follow}, which long-polls
  * for new records. With {@code --cursor}, the cursor moves past each page once it is printed and flushed, so a
  * restarted tail resumes after the last page it printed: at least once, never a gap. SIGINT (Ctrl-C) ends it; the
  * page being printed may then be printed again by the next tail.
@@ -37,6 +38,10 @@ final class TailCommand implements Callable<Integer> {
 
     @Mixin
     ServerConnection server;
+
+    @Option(names = "--log", paramLabel = "NAME", description = "Print this log's records (default: the log named default, "
+            + "at /v1/records); --cursor is then one of its cursors.")
+    String log;
 
     @Option(names = "--from", paramLabel = "LSN", description = "First record (X/Y or decimal; default: the oldest kept, "
             + "or the cursor's position).")
@@ -62,8 +67,14 @@ final class TailCommand implements Callable<Integer> {
     @Option(names = "--page", paramLabel = "N", defaultValue = "1000", description = "Records per read (default: ${DEFAULT-VALUE}).")
     int page;
 
+    /** The paths of {@code --log}'s records and cursors. */
+    LogPaths paths() {
+        return LogPaths.of(LogName.checked(log));
+    }
+
     @Override
     public Integer call() throws Exception {
+        LogPaths paths = paths(); // a bad --log is said before anything is read
         boolean json = switch (format) {
             case "text" -> false;
             case "json" -> true;
@@ -84,13 +95,13 @@ final class TailCommand implements Callable<Integer> {
         }
         // Where the cursor is (null: it does not exist yet), asked before anything is read or printed: a name no cursor
         // can have is refused here by the server, as every cursor route refuses it.
-        String committed = cursor == null ? null : cursorPosition();
+        String committed = cursor == null ? null : cursorPosition(paths);
         if (committed != null && (from != null || fromTime != null)) {
             // Refused rather than obeyed: starting elsewhere and then moving the cursor past what was printed would
             // skip the records between the cursor and --from without ever printing them (or print some twice).
             throw new UserError("cursor " + cursor + " exists (at " + committed + "), and a cursor resumes where it is: "
                     + "drop " + (from != null ? "--from" : "--from-time") + " to resume from it, or use another cursor "
-                    + "name (or DELETE /v1/cursors/" + cursor + ") to start elsewhere");
+                    + "name (or DELETE " + paths.cursor(cursor) + ") to start elsewhere");
         }
         PrintStream out = new PrintStream(System.out, false);
         Runtime.getRuntime().addShutdownHook(new Thread(out::flush, "walden-tail-flush"));
@@ -98,7 +109,7 @@ final class TailCommand implements Callable<Integer> {
         boolean fromCursor = committed != null;
         boolean byTime = fromTime != null;
         while (true) {
-            StringBuilder query = new StringBuilder("/v1/records?limit=").append(page);
+            StringBuilder query = new StringBuilder(paths.records()).append("?limit=").append(page);
             if (fromCursor) {
                 query.append("&cursor=").append(URLEncoder.encode(cursor, StandardCharsets.UTF_8));
             } else if (byTime) {
@@ -141,15 +152,15 @@ final class TailCommand implements Callable<Integer> {
             fromCursor = false;
             byTime = false;
             if (cursor != null) {
-                commit(position);
+                commit(paths, position);
                 committed = position;
             }
         }
     }
 
     /** Where the cursor is (the first read then starts at it), or null when it does not exist (the first commit creates it). */
-    private String cursorPosition() throws IOException, InterruptedException {
-        ServerConnection.Answer a = server.get("/v1/cursors/" + URLEncoder.encode(cursor, StandardCharsets.UTF_8),
+    private String cursorPosition(LogPaths paths) throws IOException, InterruptedException {
+        ServerConnection.Answer a = server.get(paths.cursor(URLEncoder.encode(cursor, StandardCharsets.UTF_8)),
                 Duration.ofSeconds(30));
         if (a.ok()) {
             return a.body().get("lsn").asText();
@@ -160,8 +171,8 @@ final class TailCommand implements Callable<Integer> {
         throw new UserError("cursor " + cursor + ": " + a.error());
     }
 
-    private void commit(String lsn) throws IOException, InterruptedException {
-        ServerConnection.Answer a = server.put("/v1/cursors/" + URLEncoder.encode(cursor, StandardCharsets.UTF_8),
+    private void commit(LogPaths paths, String lsn) throws IOException, InterruptedException {
+        ServerConnection.Answer a = server.put(paths.cursor(URLEncoder.encode(cursor, StandardCharsets.UTF_8)),
                 JSON.writeValueAsString(JSON.createObjectNode().put("lsn", lsn)));
         if (!a.ok()) {
             throw new UserError("moving cursor " + cursor + " to " + lsn + " failed: " + a.error());

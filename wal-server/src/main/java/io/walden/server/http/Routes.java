@@ -21,7 +21,8 @@ import static io.walden.server.auth.Role.ADMIN;
 import static io.walden.server.auth.Role.READ;
 
 /**
- * Every HTTP endpoint, each declared once (docs/http-api.md lists the same): the router dispatches by this table, the
+ * Every HTTP endpoint, each declared once (docs/http-api.md lists the same), a log's data paths as {@link LogPaths}
+ * builds them for the console tools too: the router dispatches by this table, the
  * connection takes each request's {@link Route.Kind} from it, and the gate the role a token needs and the body limit.
  * Every endpoint declares the {@link Role} it needs, unless it is declared {@code readOnly} (open); a request no route
  * matches needs a token of any role, unless a read-only route has its path (a HEAD or a POST to {@code /health} is
@@ -31,6 +32,8 @@ import static io.walden.server.auth.Role.READ;
  * short scan of the few named routes: {@code /health} stays at the C floor.
  */
 public final class Routes {
+    /** A cursor's name in a route's path: its last segment, which the cursor handlers read. */
+    private static final String CURSOR = "{name}";
     private final List<Route> all;
     /** Literal paths to their routes (a few methods each). */
     private final Map<String, Route[]> literal = new HashMap<>();
@@ -66,31 +69,34 @@ public final class Routes {
                 readOnly(GET, "/admin/status", Route.Kind.OTHER, admin::status),
                 readOnly(GET, "/admin/segments", Route.Kind.OTHER, admin::segments),
                 readOnly(GET, "/v1/openapi.json", Route.Kind.OTHER, ApiDocument::serve),
-                records(POST, "/v1/records", appendParams, data::append),
-                route(READ, GET, "/v1/records", Route.Kind.OTHER, readParams, data::read),
-                records(POST, "/v1/records/batch", appendParams, data::batch),
-                route(READ, GET, "/v1/records/stream", Route.Kind.STREAM, streamParams, data::stream),
-                route(READ, GET, "/v1/cursors", Route.Kind.OTHER, Set.of(), cursors::list),
-                route(READ, PUT, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::set),
-                route(READ, GET, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::get),
-                route(READ, DELETE, "/v1/cursors/{name}", Route.Kind.OTHER, Set.of(), cursors::delete),
-                route(READ, GET, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::list),
-                route(ADMIN, POST, "/v1/logs", Route.Kind.OTHER, Set.of(), logs::create),
-                route(READ, GET, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::describe),
-                route(ADMIN, PATCH, "/v1/logs/{log}", Route.Kind.OTHER, Set.of(), logs::change),
-                route(ADMIN, DELETE, "/v1/logs/{log}", Route.Kind.OTHER, Set.of("force"), logs::delete),
-                records(POST, "/v1/logs/{log}/records", appendParams, served.appendHandler(false, (l, ex) -> l.data().append(ex))),
-                route(READ, GET, "/v1/logs/{log}/records", Route.Kind.OTHER, readParams, served.handler((l, ex) -> l.data().read(ex))),
-                records(POST, "/v1/logs/{log}/records/batch", appendParams,
+                records(POST, LogPaths.DEFAULT.records(), appendParams, data::append),
+                route(READ, GET, LogPaths.DEFAULT.records(), Route.Kind.OTHER, readParams, data::read),
+                records(POST, LogPaths.DEFAULT.batch(), appendParams, data::batch),
+                route(READ, GET, LogPaths.DEFAULT.stream(), Route.Kind.STREAM, streamParams, data::stream),
+                route(READ, GET, LogPaths.DEFAULT.cursors(), Route.Kind.OTHER, Set.of(), cursors::list),
+                route(READ, PUT, LogPaths.DEFAULT.cursor(CURSOR), Route.Kind.OTHER, Set.of(), cursors::set),
+                route(READ, GET, LogPaths.DEFAULT.cursor(CURSOR), Route.Kind.OTHER, Set.of(), cursors::get),
+                route(READ, DELETE, LogPaths.DEFAULT.cursor(CURSOR), Route.Kind.OTHER, Set.of(), cursors::delete),
+                route(READ, GET, LogPaths.LOGS, Route.Kind.OTHER, Set.of(), logs::list),
+                route(ADMIN, POST, LogPaths.LOGS, Route.Kind.OTHER, Set.of(), logs::create),
+                route(READ, GET, LogPaths.LOG, Route.Kind.OTHER, Set.of(), logs::describe),
+                route(ADMIN, PATCH, LogPaths.LOG, Route.Kind.OTHER, Set.of(), logs::change),
+                route(ADMIN, DELETE, LogPaths.LOG, Route.Kind.OTHER, Set.of("force"), logs::delete),
+                records(POST, LogPaths.TEMPLATE.records(), appendParams,
+                        served.appendHandler(false, (l, ex) -> l.data().append(ex))),
+                route(READ, GET, LogPaths.TEMPLATE.records(), Route.Kind.OTHER, readParams,
+                        served.handler((l, ex) -> l.data().read(ex))),
+                records(POST, LogPaths.TEMPLATE.batch(), appendParams,
                         served.appendHandler(true, (l, ex) -> l.data().batch(ex))),
-                route(READ, GET, "/v1/logs/{log}/records/stream", Route.Kind.STREAM, streamParams,
+                route(READ, GET, LogPaths.TEMPLATE.stream(), Route.Kind.STREAM, streamParams,
                         served.handler((l, ex) -> l.data().stream(ex))),
-                route(READ, GET, "/v1/logs/{log}/cursors", Route.Kind.OTHER, Set.of(), served.handler((l, ex) -> l.cursors().list(ex))),
-                route(READ, PUT, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                route(READ, GET, LogPaths.TEMPLATE.cursors(), Route.Kind.OTHER, Set.of(),
+                        served.handler((l, ex) -> l.cursors().list(ex))),
+                route(READ, PUT, LogPaths.TEMPLATE.cursor(CURSOR), Route.Kind.OTHER, Set.of(),
                         served.handler((l, ex) -> l.cursors().set(ex))),
-                route(READ, GET, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                route(READ, GET, LogPaths.TEMPLATE.cursor(CURSOR), Route.Kind.OTHER, Set.of(),
                         served.handler((l, ex) -> l.cursors().get(ex))),
-                route(READ, DELETE, "/v1/logs/{log}/cursors/{name}", Route.Kind.OTHER, Set.of(),
+                route(READ, DELETE, LogPaths.TEMPLATE.cursor(CURSOR), Route.Kind.OTHER, Set.of(),
                         served.handler((l, ex) -> l.cursors().delete(ex))),
                 route(ADMIN, POST, "/admin/checkpoint", Route.Kind.OTHER, Set.of("lsn"), admin::checkpoint),
                 route(ADMIN, PUT, "/admin/sync-replicas", Route.Kind.OTHER, Set.of(), admin::syncReplicas),

@@ -8,6 +8,7 @@ import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.WalStore;
 import io.walden.core.WalStoreConfig;
+import io.walden.server.config.LogArchives;
 import io.walden.server.config.PerLogSettings;
 import io.walden.server.config.ServerConfig;
 import org.slf4j.Logger;
@@ -24,7 +25,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
 
 import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
-import static io.walden.server.config.ServerSettings.ARCHIVE_TO;
 import static io.walden.server.config.ServerSettings.AUTO_CREATE_LOGS;
 import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.MAX_LOGS;
@@ -96,7 +96,7 @@ public final class LogCatalog implements AutoCloseable {
         }
         if (c.refusal != null) {
             throw new IllegalStateException((onDisk ? "the data directory holds named logs (" + config.dataDir()
-                    .resolve("logs") + ")" : "walden.yaml declares named logs (logs:)") + ", which this server cannot "
+                    .resolve(WalStore.LOGS) + ")" : "walden.yaml declares named logs (logs:)") + ", which this server cannot "
                     + "serve: " + c.refusal);
         }
         try {
@@ -276,6 +276,8 @@ public final class LogCatalog implements AutoCloseable {
                         if (declared != null) {
                             PerLogSettings.applier(declared).accept(b);
                         }
+                        // Under logs/<name>/ of the log default's archive, on its client (closed after the store).
+                        b.archive(LogArchives.archiveConfig(defaultLog.config().archive(), name));
                     })
                     .build());
             for (String name : s.names()) {
@@ -304,7 +306,7 @@ public final class LogCatalog implements AutoCloseable {
 
     /** Whether the data directory holds a store with at least one named log. */
     private static boolean holdsNamedLogs(Path dataDir) {
-        Path logs = dataDir.resolve("logs");
+        Path logs = dataDir.resolve(WalStore.LOGS);
         if (!Files.isDirectory(logs)) {
             return false;
         }
@@ -315,7 +317,7 @@ public final class LogCatalog implements AutoCloseable {
         }
     }
 
-    /** Why a server with these settings may hold no named log (they are neither replicated nor archived yet), or null. */
+    /** Why a server with these settings may hold no named log (they are not replicated yet), or null. */
     static String namedLogsRefusal(ServerConfig c) {
         if (c.get(REPLICATE_FROM) != null) {
             return "it is a replica (replicate-from), and named logs are not replicated yet: a replica holds only the "
@@ -328,9 +330,6 @@ public final class LogCatalog implements AutoCloseable {
         if (c.get(SYNC_REPLICAS) != null) {
             return "it waits for synchronous replicas (sync-replicas), and named logs are not replicated yet: their "
                     + "commits could not wait for them";
-        }
-        if (c.get(ARCHIVE_TO) != null) {
-            return "it archives (archive-to), and named logs are not archived yet";
         }
         return null;
     }

@@ -42,6 +42,16 @@ class HelpTextTest {
         }
     }
 
+    @Test
+    void dumpVerifyAndTheOperationsGuideSayTheSameOfANamedLogsJournal() throws Exception {
+        String guide = String.join(" ", Files.readString(Path.of("..", "docs", "operations.md")).split("\\s+"));
+        assertThat(guide).contains(DumpCommand.JOURNALED);
+        for (String command : new String[] {"dump", "verify"}) {
+            assertThat(String.join(" ", commands().get(command).getCommandSpec().usageMessage().description()))
+                    .as(command).contains(DumpCommand.JOURNALED);
+        }
+    }
+
     /** What the command's help is written from: its description, its options' and its commands' summaries (unwrapped). */
     private static String source(CommandLine c) {
         StringBuilder text = new StringBuilder(String.join(" ", c.getCommandSpec().usageMessage().description()));
