@@ -87,7 +87,7 @@ public final class ReplicaClient implements AutoCloseable {
         this.statusTask = loops.group().scheduleAtFixedRate(() -> {
             Channel c = session.channel;
             if (c != null && c.isActive()) {
-                receiver.execute(() -> session.status(c));
+                receiver.execute(() -> session.status(c::writeAndFlush));
             }
         }, statusIntervalMillis, statusIntervalMillis, TimeUnit.MILLISECONDS);
         connect();

@@ -1,0 +1,214 @@
+package io.walden.replication.replica;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.walden.replication.protocol.FrameDecoder;
+import io.walden.replication.protocol.FrameDescriptor;
+import io.walden.replication.protocol.FrameEncoder;
+import io.walden.replication.protocol.ProtocolErrorHandler;
+import io.walden.replication.transport.EventLoops;
+
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A replica of every log of its primary over one connection (protocol version 6, docs/replication-protocol.md,
+ * "Version 6"): the root log as {@code default}, and the named logs of {@link ReplicaLogs}, made the primary's set
+ * ({@link StoreCatalog}) and each followed as a version 5 replica follows its one log ({@link LogFollower}): written,
+ * flushed and reported per log, so that the primary releases each log's commits by that log's reports. Reconnects with
+ * backoff. While it runs, local appends to every log are refused.
+ *
+ * <p>Threads: a Netty event loop for the connection ({@link Builder#eventLoops}), a catalog thread, and a receiver
+ * thread per log. Thread-safety: {@link #close()} from any thread but those.
+ */
+public final class StoreReplicaClient implements AutoCloseable {
+    private static final long MAX_BACKOFF_MILLIS = 2000;
+
+    private final InetSocketAddress primary;
+    private final SslContext tls;
+    private final EventLoops loops;
+    private final StoreCatalog catalog;
+    private final FrameEncoder encoder = new FrameEncoder();
+    private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
+    private final ScheduledFuture<?> statusTask;
+    private volatile boolean running = true;
+    private long backoffMillis = 50;
+
+    private StoreReplicaClient(Builder b) {
+        this.primary = b.primary;
+        this.tls = b.tls;
+        this.loops = b.loops == null ? EventLoops.ownNio() : b.loops;
+        String refusal = "this log is a replica of the primary at " + (b.primaryHttp != null ? b.primaryHttp
+                + " (its HTTP address): write there" : primary.getHostString() + ":" + primary.getPort()
+                + " (its replication address): write to the primary");
+        this.catalog = new StoreCatalog(b.logs, primary, b.name, b.secret == null ? new byte[0]
+                : b.secret.getBytes(StandardCharsets.UTF_8), refusal);
+        catalog.onVerified = () -> backoffMillis = 50; // it reached its primary: the next wait starts from the shortest
+        this.statusTask = loops.group().scheduleAtFixedRate(catalog::status, b.statusIntervalMillis, b.statusIntervalMillis,
+                TimeUnit.MILLISECONDS);
+        connect();
+    }
+
+    /** A replica of every log of the primary at {@code primary}, named {@code name} (its name in the sync policy). */
+    public static Builder builder(ReplicaLogs logs, InetSocketAddress primary, String name) {
+        return new Builder(logs, primary, name);
+    }
+
+    /** Options of a replica; by default plaintext, no secret, status every 10 s. */
+    public static final class Builder {
+        private final ReplicaLogs logs;
+        private final InetSocketAddress primary;
+        private final String name;
+        private String secret;
+        private SslContext tls;
+        private long statusIntervalMillis = 10_000;
+        private EventLoops loops;
+        private String primaryHttp;
+
+        private Builder(ReplicaLogs logs, InetSocketAddress primary, String name) {
+            this.logs = logs;
+            this.primary = primary;
+            this.name = name;
+        }
+
+        /** The shared secret the primary requires; null for none. */
+        public Builder secret(String secret) {
+            this.secret = secret;
+            return this;
+        }
+
+        /** TLS to the primary; null for plaintext. */
+        public Builder tls(SslContext context) {
+            this.tls = context;
+            return this;
+        }
+
+        /** Where applications reach the primary's HTTP API, named in the refusal of local appends; null if unknown. */
+        public Builder primaryHttp(String address) {
+            this.primaryHttp = address;
+            return this;
+        }
+
+        /** How often every log reports its positions when nothing else prompts it. */
+        public Builder statusIntervalMillis(long millis) {
+            if (millis <= 0) {
+                throw new IllegalArgumentException("the status interval must be positive");
+            }
+            this.statusIntervalMillis = millis;
+            return this;
+        }
+
+        /** The event loops to connect on; default (null): a NIO group of one thread of its own, shut down by close. */
+        public Builder eventLoops(EventLoops loops) {
+            this.loops = loops;
+            return this;
+        }
+
+        /** Refuses local appends on every log and starts connecting (in the background, with backoff). */
+        public StoreReplicaClient start() {
+            return new StoreReplicaClient(this);
+        }
+    }
+
+    /** The logs this replica follows now, {@code default} included, by name. */
+    public Set<String> logs() {
+        return new TreeSet<>(catalog.followers().keySet());
+    }
+
+    /** Whether log {@code log}'s stream is taken on the current connection (its Welcome adopted). */
+    public boolean isStreaming(String log) {
+        LogFollower f = catalog.followers().get(log);
+        return f != null && f.isStreaming();
+    }
+
+    /** Why the primary refused this replica for good (another server, a version it does not speak, a bad secret), or null. */
+    public String fatalError() {
+        return catalog.fatal;
+    }
+
+    /** Why the primary refused log {@code log} for good (a diverged history, a removed LSN), or null. */
+    public String fatalError(String log) {
+        LogFollower f = catalog.followers().get(log);
+        return f == null ? null : f.fatal;
+    }
+
+    /** Why the last connection attempt or connection failed, or null. */
+    public String lastError() {
+        return catalog.lastError;
+    }
+
+    /** The primary this replica follows. */
+    public InetSocketAddress primary() {
+        return primary;
+    }
+
+    private void connect() {
+        ChannelFuture connecting;
+        synchronized (connections) { // see ReplicaClient.connect: a connection is either listed (and closed) or never made
+            if (!running) {
+                return;
+            }
+            connecting = PrimaryConnections.to(loops, primary, tls, () -> {
+                FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised per log listed
+                return new ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
+                        decoder, encoder, new StoreReceiverHandler(catalog, decoder), new ProtocolErrorHandler()};
+            }).connect(primary);
+            Channel c = connecting.channel();
+            connections.add(c);
+            c.closeFuture().addListener(f -> {
+                connections.remove(c);
+                if (connecting.isSuccess()) {
+                    retryLater();
+                }
+            });
+        }
+        connecting.addListener(f -> {
+            if (!f.isSuccess()) {
+                catalog.lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
+                retryLater();
+            }
+        });
+    }
+
+    private void retryLater() {
+        if (!running || catalog.fatal != null) {
+            return;
+        }
+        long delay = backoffMillis;
+        backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
+        try {
+            loops.group().schedule(this::connect, delay, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            // the group is shutting down
+        }
+    }
+
+    /** Disconnects and stops reconnecting; the logs stay open (the caller owns them) and keep refusing appends. */
+    @Override
+    public void close() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        statusTask.cancel(false);
+        List<Channel> open;
+        synchronized (connections) {
+            open = List.copyOf(connections);
+        }
+        for (Channel c : open) {
+            c.close().awaitUninterruptibly();
+        }
+        catalog.close();
+        loops.shutdownIfOwned(2).awaitUninterruptibly();
+    }
+}
