@@ -1,6 +1,8 @@
 package io.walden.replication;
 
+import io.walden.core.AppendsRefusedException;
 import io.walden.core.Durability;
+import io.walden.core.Epoch;
 import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
@@ -11,6 +13,7 @@ import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.replica.PrimaryIdentity;
+import io.walden.replication.replica.ReplicaClient;
 import io.walden.replication.replica.ReplicaLogs;
 import io.walden.replication.replica.StoreReplicaClient;
 import org.junit.jupiter.api.Test;
@@ -31,6 +34,7 @@ import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.config;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A primary's root log and store replicated over one connection (protocol version 6: docs/replication-protocol.md,
@@ -230,6 +234,50 @@ class StoreReplicationTest {
                     assertThat(replica.names()).containsExactly("audit", "default", "kept", "late");
                     assertThat(replica.log("audit").status().logId()).isNotEqualTo(auditId)
                             .isEqualTo(primary.log("audit").status().logId());
+                }
+            }
+        }
+    }
+
+    @Test
+    void aVersion5ReplicaOfAStorePrimaryFollowsTheDefaultLogAlone() throws Exception {
+        try (Side primary = Side.primary(work.resolve("p"))) {
+            primary.store().create("orders");
+            append(primary.root(), "root", 20);
+            append(primary.log("orders"), "order", 20);
+            try (ReplicationServer server = serve(primary)) {
+                PrimaryIdentity id = PrimaryIdentity.fetch(server.address(), "old", null, null, 10_000);
+                try (Wal old = id.openReplicaLog(config(work.resolve("old")));
+                     ReplicaClient client = Replicas.follow(old, server, "old")) {
+                    waitUntil(() -> old.readLimit() >= primary.root().flushedLsn() && old.readLimit() != Long.MAX_VALUE
+                            && old.flushedLsn() >= primary.root().flushedLsn());
+                    assertThat(records(old)).isEqualTo(records(primary.root()));
+                    assertThat(server.replicaStatus()).singleElement().satisfies(r -> assertThat(r.name()).isEqualTo("old"));
+                    assertThat(server.replicaStatus("orders")).as("a version 5 replica gets the log default only").isEmpty();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aPromotionMakesEveryLogOfTheReplicaAPrimaryTogetherWithWhatItReceived() throws Exception {
+        try (Side primary = Side.primary(work.resolve("p"))) {
+            primary.store().create("orders");
+            append(primary.root(), "root", 30);
+            append(primary.log("orders"), "order", 30);
+            try (ReplicationServer server = serve(primary);
+                 Side replica = Side.replica(work.resolve("r"), server, (n, b) -> { });
+                 StoreReplicaClient client = follow(replica, server)) {
+                waitUntilSame(primary, replica);
+                assertThatThrownBy(() -> replica.log("orders").append(new byte[1], Durability.LOCAL))
+                        .isInstanceOf(AppendsRefusedException.class);
+                Map<String, Epoch> epochs = client.promote(0);
+                assertThat(epochs.keySet()).containsExactly("default", "orders");
+                for (String name : epochs.keySet()) {
+                    assertThat(epochs.get(name).number()).isGreaterThan(primary.log(name).status().epoch());
+                    long lsn = replica.log(name).append(("after " + name).getBytes(), Durability.LOCAL);
+                    assertThat(lsn).isGreaterThanOrEqualTo(primary.log(name).insertLsn());
+                    assertThat(records(replica.log(name))).startsWith(records(primary.log(name)).toArray(String[]::new));
                 }
             }
         }

@@ -1,6 +1,7 @@
 package io.walden.replication.primary;
 
 import io.netty.channel.Channel;
+import io.walden.core.WalClosedException;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDescriptor;
 import org.slf4j.Logger;
@@ -71,8 +72,12 @@ final class StoreStreams implements PrimaryLogs.Listener {
     }
 
     private void entry(Numbered n) {
-        channel.writeAndFlush(new Frame.CatalogEntry(n.number, n.log.wal.status().logId(), n.log.wal.config().segmentSize(),
-                n.log.name, logs.settingsOf(n.log)));
+        try {
+            channel.writeAndFlush(new Frame.CatalogEntry(n.number, n.log.wal.status().logId(),
+                    n.log.wal.config().segmentSize(), n.log.name, logs.settingsOf(n.log)));
+        } catch (WalClosedException e) {
+            // deleted meanwhile: its drop follows
+        }
     }
 
     @Override
@@ -135,8 +140,14 @@ final class StoreStreams implements PrimaryLogs.Listener {
                     () -> onLoop(() -> ended(numbered, self[0]))));
             self[0] = stream;
             n.stream = stream;
-            stream.open(new Frame.Hello(FrameDescriptor.STORE_PROTOCOL_VERSION, start.logId(), start.epoch(),
-                    start.epochStartLsn(), start.startLsn(), name, secret), FrameDescriptor.STREAM_WINDOW);
+            try {
+                stream.open(new Frame.Hello(FrameDescriptor.STORE_PROTOCOL_VERSION, start.logId(), start.epoch(),
+                        start.epochStartLsn(), start.startLsn(), name, secret), FrameDescriptor.STREAM_WINDOW);
+            } catch (WalClosedException e) { // deleted while it was answered: its drop follows; the connection goes on
+                stream.close();
+                new LogLink(channel, n.number, n.log.name, () -> { }).end(new Frame.Error(Frame.Error.NOT_A_PRIMARY,
+                        "log '" + n.log.name + "' is closed here; retry later"));
+            }
             return null;
         }
         if (frame.frame() instanceof Frame.Status status) {

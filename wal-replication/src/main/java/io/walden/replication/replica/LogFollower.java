@@ -206,13 +206,14 @@ final class LogFollower {
     }
 
     /**
-     * Stops following: what is queued is dropped (a later start resumes from the log's end), the receiver thread ends.
+     * Stops following: the receiver thread ends, after dropping what is queued (a later start resumes from the log's end)
+     * or, for a promotion, applying it.
      *
      * @return whether it ended within the wait
      */
-    boolean stop() {
+    boolean stop(boolean dropQueued) {
         current = null;
-        session.dropping = true;
+        session.dropping = dropQueued;
         receiver.shutdown();
         try {
             if (receiver.awaitTermination(60, TimeUnit.SECONDS)) {

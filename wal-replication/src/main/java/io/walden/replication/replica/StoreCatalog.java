@@ -190,7 +190,7 @@ final class StoreCatalog {
     private void remove(String log) {
         LogFollower f = followers.remove(log);
         if (f != null) {
-            f.stop();
+            f.stop(true);
         }
         if (logs.log(log).isPresent()) {
             logs.delete(log);
@@ -233,8 +233,11 @@ final class StoreCatalog {
         }
     }
 
-    /** Stops the catalog thread and every log's receiver; the logs stay open (the caller owns them). */
-    boolean close() {
+    /**
+     * Stops the catalog thread and every log's receiver, which drops what is queued or, for a promotion, applies it; the
+     * logs stay open (the caller owns them).
+     */
+    boolean close(boolean dropQueued) {
         worker.shutdown();
         boolean stopped = true;
         try {
@@ -244,7 +247,7 @@ final class StoreCatalog {
         }
         List<LogFollower> all = new ArrayList<>(followers.values());
         for (LogFollower f : all) {
-            stopped &= f.stop();
+            stopped &= f.stop(dropQueued);
         }
         return stopped;
     }

@@ -5,15 +5,20 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.walden.core.Epoch;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.protocol.FrameEncoder;
 import io.walden.replication.protocol.ProtocolErrorHandler;
 import io.walden.replication.transport.EventLoops;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,6 +37,7 @@ import java.util.concurrent.TimeUnit;
  * thread per log. Thread-safety: {@link #close()} from any thread but those.
  */
 public final class StoreReplicaClient implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StoreReplicaClient.class);
     private static final long MAX_BACKOFF_MILLIS = 2000;
 
     private final InetSocketAddress primary;
@@ -193,12 +199,40 @@ public final class StoreReplicaClient implements AutoCloseable {
         }
     }
 
+    /**
+     * Makes every log a primary's, together (a replica group fails over all its logs at once): stops streaming, applies
+     * and flushes what each log received, then begins each log's next epoch, numbered at least {@code atLeastNumber}
+     * (0: the next one), and accepts appends. The logs stay open (the caller owns them); serve them with a
+     * {@code ReplicationServer} and its store.
+     *
+     * @return each log's new epoch, by name
+     * @throws IllegalStateException when this client was closed or promoted, or a receiver could not be stopped (appends
+     *                               stay refused; retry)
+     */
+    public synchronized Map<String, Epoch> promote(int atLeastNumber) {
+        if (!running) {
+            throw new IllegalStateException("this replica client is closed or promoted");
+        }
+        Map<String, LogFollower> followed = new TreeMap<>(catalog.followers());
+        if (!stop(false)) {
+            throw new IllegalStateException("cannot promote: a receiver is still applying (see the log); the logs keep "
+                    + "refusing appends");
+        }
+        Map<String, Epoch> epochs = new TreeMap<>();
+        followed.forEach((name, f) -> epochs.put(name, f.wal.replication().promote(atLeastNumber)));
+        LOG.info("Promoted: the replica of {} is now a primary of {} log(s) in epochs {}", primary, epochs.size(), epochs);
+        return epochs;
+    }
+
     /** Disconnects and stops reconnecting; the logs stay open (the caller owns them) and keep refusing appends. */
     @Override
-    public void close() {
-        if (!running) {
-            return;
+    public synchronized void close() {
+        if (running) {
+            stop(true);
         }
+    }
+
+    private boolean stop(boolean dropQueued) {
         running = false;
         statusTask.cancel(false);
         List<Channel> open;
@@ -208,7 +242,8 @@ public final class StoreReplicaClient implements AutoCloseable {
         for (Channel c : open) {
             c.close().awaitUninterruptibly();
         }
-        catalog.close();
+        boolean stopped = catalog.close(dropQueued);
         loops.shutdownIfOwned(2).awaitUninterruptibly();
+        return stopped;
     }
 }

@@ -3,34 +3,18 @@ package io.walden.replication.protocol;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.codec.CorruptedFrameException;
-import io.netty.handler.codec.DecoderException;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
+import static io.walden.replication.protocol.FrameCodecTest.codec;
+import static io.walden.replication.protocol.FrameCodecTest.roundTrip;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The frames version 6 adds (docs/replication-protocol.md, "Version 6") through the real Netty codec. */
 class StoreFrameCodecTest {
-
-    private static EmbeddedChannel codec() {
-        return new EmbeddedChannel(new FrameDecoder(1024), new FrameEncoder());
-    }
-
-    private static Frame roundTrip(Frame frame) {
-        EmbeddedChannel out = codec();
-        assertThat(out.writeOutbound(frame)).isTrue();
-        ByteBuf bytes = out.readOutbound();
-        EmbeddedChannel in = codec();
-        assertThat(in.writeInbound(bytes)).isTrue();
-        Frame decoded = in.readInbound();
-        assertThat(in.finish()).isFalse();
-        out.finish();
-        return decoded;
-    }
 
     @Test
     void shouldRoundTripTheStoreHelloAndTheCatalogFrames() {
@@ -90,13 +74,8 @@ class StoreFrameCodecTest {
     }
 
     private static void assertMalformed(ByteBuf body, String reason) {
-        EmbeddedChannel in = codec();
         ByteBuf framed = Unpooled.buffer().writeInt(body.readableBytes()).writeBytes(body);
         body.release();
-        assertThatThrownBy(() -> in.writeInbound(framed))
-                .isInstanceOf(DecoderException.class)
-                .satisfies(e -> assertThat(e.getCause() instanceof CorruptedFrameException ? e.getCause() : e)
-                        .hasMessageContaining(reason));
-        in.finishAndReleaseAll();
+        FrameCodecTest.assertMalformed(framed, reason);
     }
 }
