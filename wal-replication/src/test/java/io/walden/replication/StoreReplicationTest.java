@@ -282,4 +282,43 @@ class StoreReplicationTest {
             }
         }
     }
+
+    @Test
+    void aLogWhoseReplicaCannotKeepUpHasOnlyItsWindowInFlightAndTheOtherLogsCommitsGoOn() throws Exception {
+        GatedSync busyDisk = new GatedSync();
+        try (Side primary = Side.primary(work.resolve("p"))) {
+            primary.store().create("busy");
+            primary.store().create("orders");
+            try (ReplicationServer server = serve(primary);
+                 Side replica = Side.replica(work.resolve("r"), server, (name, b) -> {
+                     if (name.equals("busy")) {
+                         SyncOverride.set(b, busyDisk);
+                     }
+                 });
+                 StoreReplicaClient client = follow(replica, server)) {
+                try {
+                    waitUntil(() -> client.isStreaming("busy") && client.isStreaming("orders")
+                            && server.replicaStatus("orders").stream().anyMatch(r -> r.isStreaming()));
+                    server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
+                    busyDisk.close(); // the replica's busy log is stuck in its first force from here on
+                    byte[] payload = new byte[30_000];
+                    long target = primary.log("busy").insertLsn() + 2 * FrameDescriptor.STREAM_WINDOW;
+                    while (primary.log("busy").insertLsn() < target) {
+                        primary.log("busy").append(payload, Durability.LOCAL);
+                    }
+                    waitUntil(() -> server.replicaStatus("busy").get(0).sentLsn() > FrameDescriptor.STREAM_WINDOW / 2);
+                    for (int i = 0; i < 20; i++) {
+                        long lsn = primary.log("orders").append(("order " + i).getBytes(), Durability.ON);
+                        assertThat(replica.log("orders").flushedLsn()).isGreaterThan(lsn);
+                    }
+                    var busy = server.replicaStatus("busy").get(0);
+                    assertThat(busy.sentLsn() - busy.writeLsn()).as("busy's bytes in flight: its window and a chunk at most")
+                            .isLessThanOrEqualTo(FrameDescriptor.STREAM_WINDOW + (256 << 10));
+                } finally {
+                    busyDisk.open();
+                }
+                waitUntilSame(primary, replica);
+            }
+        }
+    }
 }

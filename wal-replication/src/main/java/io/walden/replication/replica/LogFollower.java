@@ -72,15 +72,18 @@ final class LogFollower {
         return s != null && s.channel.isActive() && session.streamingChannel == s.channel;
     }
 
-    /** Follows this log as number {@code number} of {@code channel}: sends its Start once what is queued is written. */
+    /**
+     * Follows this log as number {@code number} of {@code channel} from now on; {@link #start} it once the connection's
+     * handler routes the number's frames to the stream returned (its Welcome may come back at once).
+     */
     Stream attach(Channel channel, int number, PendingBytes pending) {
         Stream s = new Stream(channel, number, pending);
         current = s;
-        start(s);
         return s;
     }
 
-    private void start(Stream s) {
+    /** Sends the log's Start on {@code s}, once what is queued is written. */
+    void start(Stream s) {
         execute(() -> {
             s.accepted = false;
             if (fatal == null && current == s && s.channel.isActive()) {

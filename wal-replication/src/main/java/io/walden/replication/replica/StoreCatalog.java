@@ -48,6 +48,8 @@ final class StoreCatalog {
     volatile String lastError;
     /** Run when a connection's {@code default} is found to be this replica's root log: it reached the right primary. */
     volatile Runnable onVerified = () -> { };
+    /** Run when a connection ends: connect again later. */
+    volatile Runnable onDisconnected = () -> { };
 
     /** Follows every log {@code logs} holds now: each refuses local appends from here on, with {@code refusal}. */
     StoreCatalog(ReplicaLogs logs, InetSocketAddress primary, String name, byte[] secret, String refusal) {
@@ -94,6 +96,7 @@ final class StoreCatalog {
         if (channel == ch) {
             channel = null;
         }
+        onDisconnected.run();
     }
 
     /** A log the catalog lists: started if this replica holds it, replaced if it holds another log of that name, else created. */
@@ -137,7 +140,9 @@ final class StoreCatalog {
 
     private static void attach(Channel ch, StoreReceiverHandler.Numbered n, LogFollower f, PendingBytes pending) {
         n.follower = f; // before the stream: the event loop reads the stream, then the follower
-        n.stream = f.attach(ch, n.entry.log(), pending);
+        LogFollower.Stream stream = f.attach(ch, n.entry.log(), pending);
+        n.stream = stream; // before the Start: its answer is routed by this
+        f.start(stream);
     }
 
     /** Asks the primary who log {@code n} is (a Start with log id 0), for a log this replica lacks. */

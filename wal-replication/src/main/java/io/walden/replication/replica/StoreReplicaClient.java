@@ -1,7 +1,5 @@
 package io.walden.replication.replica;
 
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -16,13 +14,10 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -38,31 +33,33 @@ import java.util.concurrent.TimeUnit;
  */
 public final class StoreReplicaClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StoreReplicaClient.class);
-    private static final long MAX_BACKOFF_MILLIS = 2000;
 
     private final InetSocketAddress primary;
-    private final SslContext tls;
     private final EventLoops loops;
     private final StoreCatalog catalog;
     private final FrameEncoder encoder = new FrameEncoder();
-    private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
+    private final Reconnecting connections;
     private final ScheduledFuture<?> statusTask;
     private volatile boolean running = true;
-    private long backoffMillis = 50;
 
     private StoreReplicaClient(Builder b) {
         this.primary = b.primary;
-        this.tls = b.tls;
         this.loops = b.loops == null ? EventLoops.ownNio() : b.loops;
         String refusal = "this log is a replica of the primary at " + (b.primaryHttp != null ? b.primaryHttp
                 + " (its HTTP address): write there" : primary.getHostString() + ":" + primary.getPort()
                 + " (its replication address): write to the primary");
         this.catalog = new StoreCatalog(b.logs, primary, b.name, b.secret == null ? new byte[0]
                 : b.secret.getBytes(StandardCharsets.UTF_8), refusal);
-        catalog.onVerified = () -> backoffMillis = 50; // it reached its primary: the next wait starts from the shortest
+        this.connections = new Reconnecting(loops, primary, b.tls, () -> {
+            FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised per log listed
+            return new ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
+                    decoder, encoder, new StoreReceiverHandler(catalog, decoder), new ProtocolErrorHandler()};
+        }, message -> catalog.lastError = message, () -> catalog.fatal == null);
+        catalog.onVerified = connections::reached;
+        catalog.onDisconnected = connections::retryLater;
         this.statusTask = loops.group().scheduleAtFixedRate(catalog::status, b.statusIntervalMillis, b.statusIntervalMillis,
                 TimeUnit.MILLISECONDS);
-        connect();
+        connections.connect();
     }
 
     /** A replica of every log of the primary at {@code primary}, named {@code name} (its name in the sync policy). */
@@ -158,47 +155,6 @@ public final class StoreReplicaClient implements AutoCloseable {
         return primary;
     }
 
-    private void connect() {
-        ChannelFuture connecting;
-        synchronized (connections) { // see ReplicaClient.connect: a connection is either listed (and closed) or never made
-            if (!running) {
-                return;
-            }
-            connecting = PrimaryConnections.to(loops, primary, tls, () -> {
-                FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised per log listed
-                return new ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
-                        decoder, encoder, new StoreReceiverHandler(catalog, decoder), new ProtocolErrorHandler()};
-            }).connect(primary);
-            Channel c = connecting.channel();
-            connections.add(c);
-            c.closeFuture().addListener(f -> {
-                connections.remove(c);
-                if (connecting.isSuccess()) {
-                    retryLater();
-                }
-            });
-        }
-        connecting.addListener(f -> {
-            if (!f.isSuccess()) {
-                catalog.lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
-                retryLater();
-            }
-        });
-    }
-
-    private void retryLater() {
-        if (!running || catalog.fatal != null) {
-            return;
-        }
-        long delay = backoffMillis;
-        backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
-        try {
-            loops.group().schedule(this::connect, delay, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            // the group is shutting down
-        }
-    }
-
     /**
      * Makes every log a primary's, together (a replica group fails over all its logs at once): stops streaming, applies
      * and flushes what each log received, then begins each log's next epoch, numbered at least {@code atLeastNumber}
@@ -235,13 +191,7 @@ public final class StoreReplicaClient implements AutoCloseable {
     private boolean stop(boolean dropQueued) {
         running = false;
         statusTask.cancel(false);
-        List<Channel> open;
-        synchronized (connections) {
-            open = List.copyOf(connections);
-        }
-        for (Channel c : open) {
-            c.close().awaitUninterruptibly();
-        }
+        connections.stop(null);
         boolean stopped = catalog.close(dropQueued);
         loops.shutdownIfOwned(2).awaitUninterruptibly();
         return stopped;
