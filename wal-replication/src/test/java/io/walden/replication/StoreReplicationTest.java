@@ -4,6 +4,7 @@ import io.walden.core.AppendsRefusedException;
 import io.walden.core.Durability;
 import io.walden.core.Epoch;
 import io.walden.core.Wal;
+import io.walden.core.WalConfig;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
 import io.walden.core.WalStore;
@@ -52,13 +53,13 @@ class StoreReplicationTest {
         }
 
         /** A new replica's: its root log a copy of the primary's. */
-        static Side replica(Path dir, ReplicationServer primary, BiConsumer<String, io.walden.core.WalConfig.Builder> logSettings)
+        static Side replica(Path dir, ReplicationServer primary, BiConsumer<String, WalConfig.Builder> logSettings)
                 throws InterruptedException {
             PrimaryIdentity id = PrimaryIdentity.fetch(primary.address(), "r1", null, null, 10_000);
             return new Side(id.openReplicaLog(config(dir)), store(dir, logSettings));
         }
 
-        static WalStore store(Path dir, BiConsumer<String, io.walden.core.WalConfig.Builder> logSettings) {
+        static WalStore store(Path dir, BiConsumer<String, WalConfig.Builder> logSettings) {
             return WalStore.open(WalStoreConfig.builder(dir).writerThreads(2).defaults(b -> b.segmentSize(Replicas.SEGMENT))
                     .logSettings(logSettings).build());
         }
@@ -91,6 +92,23 @@ class StoreReplicationTest {
 
     private static StoreReplicaClient follow(Side replica, ReplicationServer server) {
         return StoreReplicaClient.builder(replica.logs(), server.address(), "r1").statusIntervalMillis(200).start();
+    }
+
+    /** A replica store's settings: log {@code log} forces through {@code gate}, so that a test can hold its disk. */
+    private static BiConsumer<String, WalConfig.Builder> forcesThrough(String log, GatedSync gate) {
+        return (name, b) -> {
+            if (name.equals(log)) {
+                SyncOverride.set(b, gate);
+            }
+        };
+    }
+
+    /** Both sides stream each of {@code logs}, and the replica caught up with each (it counts for the policy). */
+    private static void waitUntilStreaming(ReplicationServer server, StoreReplicaClient client, String... logs)
+            throws Exception {
+        for (String log : logs) {
+            waitUntil(() -> client.isStreaming(log) && server.replicaStatus(log).stream().anyMatch(r -> r.isStreaming()));
+        }
     }
 
     private static List<String> records(Wal wal) {
@@ -154,15 +172,9 @@ class StoreReplicationTest {
             primary.store().create("orders");
             primary.store().create("audit");
             try (ReplicationServer server = serve(primary);
-                 Side replica = Side.replica(work.resolve("r"), server, (name, b) -> {
-                     if (name.equals("audit")) {
-                         SyncOverride.set(b, auditDisk);
-                     }
-                 });
+                 Side replica = Side.replica(work.resolve("r"), server, forcesThrough("audit", auditDisk));
                  StoreReplicaClient client = follow(replica, server)) {
-                waitUntil(() -> client.isStreaming("orders") && client.isStreaming("audit")
-                        && server.replicaStatus("orders").stream().anyMatch(r -> r.isStreaming())
-                        && server.replicaStatus("audit").stream().anyMatch(r -> r.isStreaming()));
+                waitUntilStreaming(server, client, "orders", "audit");
                 server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
                 long order = primary.log("orders").append("order 1".getBytes(), Durability.ON);
                 assertThat(replica.log("orders").flushedLsn()).as("ON on orders: flushed by the replica's orders")
@@ -290,15 +302,10 @@ class StoreReplicationTest {
             primary.store().create("busy");
             primary.store().create("orders");
             try (ReplicationServer server = serve(primary);
-                 Side replica = Side.replica(work.resolve("r"), server, (name, b) -> {
-                     if (name.equals("busy")) {
-                         SyncOverride.set(b, busyDisk);
-                     }
-                 });
+                 Side replica = Side.replica(work.resolve("r"), server, forcesThrough("busy", busyDisk));
                  StoreReplicaClient client = follow(replica, server)) {
                 try {
-                    waitUntil(() -> client.isStreaming("busy") && client.isStreaming("orders")
-                            && server.replicaStatus("orders").stream().anyMatch(r -> r.isStreaming()));
+                    waitUntilStreaming(server, client, "orders", "busy");
                     server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
                     busyDisk.close(); // the replica's busy log is stuck in its first force from here on
                     byte[] payload = new byte[30_000];
