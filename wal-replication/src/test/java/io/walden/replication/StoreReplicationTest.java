@@ -157,6 +157,9 @@ class StoreReplicationTest {
                 append(primary.log("orders"), "more", 100); // streamed as it comes, too
                 waitUntilSame(primary, replica);
                 assertThat(client.logs()).containsExactly("audit", "default", "orders");
+                assertThat(client.isConnected()).isTrue();
+                waitUntil(() -> client.appliedLsn("orders") == primary.log("orders").flushedLsn());
+                assertThat(client.rewinds()).isZero();
                 assertThat(server.slots("orders")).containsKey("r1");
                 assertThat(server.slots("audit")).containsKey("r1");
                 assertThat(server.replicaStatus("orders")).singleElement().satisfies(r -> assertThat(r.name()).isEqualTo("r1"));

@@ -88,7 +88,12 @@ final class StoreCatalog {
         return followers;
     }
 
-    void connected(Channel ch) {
+    boolean isConnected() {
+        Channel c = channel;
+        return c != null && c.isActive();
+    }
+
+        void connected(Channel ch) {
         channel = ch;
     }
 

@@ -150,7 +150,23 @@ public final class StoreReplicaClient implements AutoCloseable {
         return catalog.lastError;
     }
 
-    /** The primary this replica follows. */
+    /** Whether a connection to the primary is open (it may still be in its handshake). */
+    public boolean isConnected() {
+        return catalog.isConnected();
+    }
+
+    /** The end of the last record of log {@code log} readers here may see (its applied position), or -1 for no such log. */
+    public long appliedLsn(String log) {
+        LogFollower f = catalog.followers().get(log);
+        return f == null ? -1 : f.session.applier.applied();
+    }
+
+    /** How many times this replica rewound one of its logs since it started following (docs/replication.md). */
+    public long rewinds() {
+        return catalog.followers().values().stream().mapToLong(f -> f.session.rewinds).sum();
+    }
+
+        /** The primary this replica follows. */
     public InetSocketAddress primary() {
         return primary;
     }
