@@ -331,4 +331,36 @@ class StoreReplicationTest {
             }
         }
     }
+
+    @Test
+    void aCascadingReplicaPassesOnEveryLogAndTheLogsItCreatesAndDeletes() throws Exception {
+        try (Side primary = Side.primary(work.resolve("p"))) {
+            primary.store().create("orders");
+            append(primary.log("orders"), "order", 40);
+            try (ReplicationServer server = serve(primary);
+                 Side middle = Side.replica(work.resolve("m"), server, (n, b) -> { })) {
+                ReplicationServer[] cascade = new ReplicationServer[1];
+                try (StoreReplicaClient upstream = StoreReplicaClient.builder(middle.logs(), server.address(), "m")
+                        .statusIntervalMillis(200).onLogsChanged(() -> {
+                            if (cascade[0] != null) {
+                                cascade[0].refreshLogs();
+                            }
+                        }).start()) {
+                    waitUntilSame(primary, middle);
+                    cascade[0] = serve(middle);
+                    try (ReplicationServer downstreamServer = cascade[0];
+                         Side downstream = Side.replica(work.resolve("d"), downstreamServer, (n, b) -> { });
+                         StoreReplicaClient client = follow(downstream, downstreamServer)) {
+                        waitUntilSame(primary, downstream);
+                        append(primary.store().create("events"), "event", 30);
+                        primary.store().delete("orders");
+                        server.refreshLogs();
+                        waitUntilSame(primary, middle);
+                        waitUntilSame(primary, downstream);
+                        assertThat(downstream.names()).containsExactly("default", "events");
+                    }
+                }
+            }
+        }
+    }
 }

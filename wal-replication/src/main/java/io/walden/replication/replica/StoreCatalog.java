@@ -48,6 +48,8 @@ final class StoreCatalog {
     volatile String lastError;
     /** Run when a connection's {@code default} is found to be this replica's root log: it reached the right primary. */
     volatile Runnable onVerified = () -> { };
+    /** Run on the catalog thread after a log was created or deleted here (a cascading endpoint refreshes its logs). */
+    volatile Runnable onLogsChanged = () -> { };
     /** Run when a connection ends: connect again later. */
     volatile Runnable onDisconnected = () -> { };
 
@@ -166,6 +168,7 @@ final class StoreCatalog {
                     n.entry.settings());
             LOG.info("Created log {} as a copy of the primary's ({})", log, Long.toHexString(w.logId()));
             attach(ch, n, follow(log, wal), pending);
+            logsChanged();
         });
     }
 
@@ -205,6 +208,15 @@ final class StoreCatalog {
         if (logs.log(log).isPresent()) {
             logs.delete(log);
             LOG.info("Deleted log {}: the primary at {} deleted it", log, primary);
+            logsChanged();
+        }
+    }
+
+    private void logsChanged() {
+        try {
+            onLogsChanged.run();
+        } catch (RuntimeException e) { // the listener's failure is its own: this replica's logs are the primary's
+            LOG.warn("The listener of this replica's logs failed: {}", e.toString());
         }
     }
 

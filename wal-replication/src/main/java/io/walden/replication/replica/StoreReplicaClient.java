@@ -55,6 +55,7 @@ public final class StoreReplicaClient implements AutoCloseable {
             return new ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
                     decoder, encoder, new StoreReceiverHandler(catalog, decoder), new ProtocolErrorHandler()};
         }, message -> catalog.lastError = message, () -> catalog.fatal == null);
+        catalog.onLogsChanged = b.onLogsChanged;
         catalog.onVerified = connections::reached;
         catalog.onDisconnected = connections::retryLater;
         this.statusTask = loops.group().scheduleAtFixedRate(catalog::status, b.statusIntervalMillis, b.statusIntervalMillis,
@@ -77,6 +78,7 @@ public final class StoreReplicaClient implements AutoCloseable {
         private long statusIntervalMillis = 10_000;
         private EventLoops loops;
         private String primaryHttp;
+        private Runnable onLogsChanged = () -> { };
 
         private Builder(ReplicaLogs logs, InetSocketAddress primary, String name) {
             this.logs = logs;
@@ -114,6 +116,15 @@ public final class StoreReplicaClient implements AutoCloseable {
         /** The event loops to connect on; default (null): a NIO group of one thread of its own, shut down by close. */
         public Builder eventLoops(EventLoops loops) {
             this.loops = loops;
+            return this;
+        }
+
+        /**
+         * Run after this replica created or deleted a log to match its primary, on the catalog thread: a cascading
+         * endpoint on these logs passes its {@code ReplicationServer::refreshLogs}, so that its own replicas follow.
+         */
+        public Builder onLogsChanged(Runnable listener) {
+            this.onLogsChanged = listener == null ? () -> { } : listener;
             return this;
         }
 
