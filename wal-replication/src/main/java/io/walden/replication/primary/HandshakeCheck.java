@@ -8,6 +8,7 @@ import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDescriptor;
 
 import java.security.MessageDigest;
+import java.util.Set;
 
 /**
  * The primary's answer to a replica's hello (docs/replication-protocol.md, the hello; the epoch rules in
@@ -56,21 +57,20 @@ final class HandshakeCheck {
         Epoch epoch = new Epoch(hello.epoch(), hello.epochStartLsn());
         long rewind = history.rewindPoint(epoch, hello.startLsn());
         String diverged = rewind >= 0 ? null : history.divergence(epoch, hello.startLsn());
-        if (hello.version() != FrameDescriptor.PROTOCOL_VERSION) {
+        if (hello.version() != FrameDescriptor.PROTOCOL_VERSION && hello.version() != FrameDescriptor.STORE_PROTOCOL_VERSION) {
             return new Refuse(Frame.Error.UNSUPPORTED_VERSION, "protocol version " + hello.version() + " is not supported; "
                     + "this primary speaks " + FrameDescriptor.PROTOCOL_VERSION);
         }
-        if (p.secret() != null && !MessageDigest.isEqual(p.secret(), hello.secret())) {
-            return new Refuse(Frame.Error.AUTHENTICATION_FAILED, "authentication failed: the replica's secret is "
-                    + (hello.secret().length == 0 ? "missing" : "wrong") + " (set the same replication secret on both)");
+        Refuse unauthenticated = authenticate(p.secret(), hello.secret());
+        if (unauthenticated != null) {
+            return unauthenticated;
         }
         if (hello.logId() != 0 && hello.logId() != p.logId()) {
             return new Refuse(Frame.Error.ANOTHER_LOG, "this primary's log is " + Long.toHexString(p.logId()) + ", not "
                     + Long.toHexString(hello.logId()) + ": a replica of another log");
         }
         if (!SyncPolicy.isValidName(hello.name())) {
-            return new Refuse(Frame.Error.MALFORMED, "a replica's name is 1 to 64 letters, digits, '_', '.' or '-', not '"
-                    + hello.name() + "'");
+            return badName(hello.name());
         }
         if (hello.logId() == 0) {
             return new Identify();
@@ -114,10 +114,55 @@ final class HandshakeCheck {
         if (!p.hasSlot() && (p.slots() >= p.maxReplicas() || p.replicas() >= p.maxReplicas())) {
             // Each replica name costs a slot, meters and a sender: a peer inventing names must not grow them
             // without bound (PostgreSQL's max_wal_senders and max_replication_slots).
-            return new Refuse(Frame.Error.TOO_MANY_REPLICAS, "this primary keeps at most " + p.maxReplicas()
-                    + " replicas and slots (max-replicas), all taken; retry later, or drop the slot of a replica that is "
-                    + "gone for good");
+            return tooMany(p.maxReplicas());
         }
         return new Accept();
+    }
+
+    /**
+     * The connection checks of a version 6 hello (docs/replication-protocol.md, "Version 6"), in version 5's order:
+     * the secret, the name, capacity; each log is then checked by {@link #answer} when the replica starts it.
+     *
+     * @param secret    the shared secret replicas must send, or null
+     * @param connected the replica names connected now (over version 6)
+     * @param hasSlot   the name has a slot on the root log (it takes no new place)
+     */
+    static Answer answerStore(Frame.StoreHello hello, byte[] secret, Set<String> connected, boolean hasSlot,
+                              int slots, int maxReplicas) {
+        Refuse unauthenticated = authenticate(secret, hello.secret());
+        if (unauthenticated != null) {
+            return unauthenticated;
+        }
+        if (!SyncPolicy.isValidName(hello.name())) {
+            return badName(hello.name());
+        }
+        if (connected.contains(hello.name())) {
+            return new Refuse(Frame.Error.MALFORMED, "a replica named '" + hello.name() + "' is already connected");
+        }
+        if (!hasSlot && (slots >= maxReplicas || connected.size() >= maxReplicas)) {
+            return tooMany(maxReplicas);
+        }
+        return new Accept();
+    }
+
+    /** The secret check, in constant time; null when it passes (or none is required). */
+    private static Refuse authenticate(byte[] required, byte[] given) {
+        if (required != null && !MessageDigest.isEqual(required, given)) {
+            return new Refuse(Frame.Error.AUTHENTICATION_FAILED, "authentication failed: the replica's secret is "
+                    + (given.length == 0 ? "missing" : "wrong") + " (set the same replication secret on both)");
+        }
+        return null;
+    }
+
+    private static Refuse badName(String name) {
+        return new Refuse(Frame.Error.MALFORMED, "a replica's name is 1 to 64 letters, digits, '_', '.' or '-', not '"
+                + name + "'");
+    }
+
+    /** Each replica name costs a slot, meters and a sender: a peer inventing names must not grow them without bound. */
+    private static Refuse tooMany(int maxReplicas) {
+        return new Refuse(Frame.Error.TOO_MANY_REPLICAS, "this primary keeps at most " + maxReplicas
+                + " replicas and slots (max-replicas), all taken; retry later, or drop the slot of a replica that is "
+                + "gone for good");
     }
 }

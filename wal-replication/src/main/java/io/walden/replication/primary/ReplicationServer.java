@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Wal;
+import io.walden.core.WalStore;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
@@ -15,19 +16,24 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A primary's replication endpoint (docs/replication-protocol.md), optionally over TLS: it owns the listening
- * channel ({@link ReplicaChannels}), the replicas connected now, their slots ({@link SlotStore}), meters
- * ({@link ReplicaMeters}) and the synchronous policy ({@link SyncReleaser}). Each connection is a
- * {@link ReplicaConnection}: the hello, then the replica's status frames, while a {@link Sender} streams log bytes.
+ * channel ({@link ReplicaChannels}), its logs ({@link PrimaryLogs}: the root log, and a store's named logs when given
+ * one, each with the replicas streaming it, their slots and its synchronous waits), the root log's meters
+ * ({@link ReplicaMeters}) and the one synchronous policy of every log. Each connection is a {@link ReplicaConnection}:
+ * the root log alone (protocol version 5) or every log (version 6); each log's stream a {@link LogStream}, whose
+ * {@link Sender} streams its bytes.
  *
  * <p>Threads: its event loops ({@link Builder#eventLoops}: by default a NIO group of one thread of its own) and a
  * sender per replica. Thread-safety: {@link #policy(SyncPolicy)} and {@link #close()} from any thread but one of
@@ -38,12 +44,12 @@ public final class ReplicationServer implements AutoCloseable {
 
     private final Wal wal;
     private final ReplicaChannels channels;
-    private final Map<String, ReplicaState> replicas = new ConcurrentHashMap<>();
+    private final PrimaryLogs logs;
+    /** The root log's replicas. */
+    private final Map<String, ReplicaState> replicas;
     private final FrameEncoder encoder = new FrameEncoder();
     private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
     private final ReplicaMeters meters = new ReplicaMeters();
-    private final SlotStore slots;
-    private final SyncReleaser releaser;
     private ScheduledFuture<?> slotSaver;
 
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -65,6 +71,8 @@ public final class ReplicationServer implements AutoCloseable {
         private SslContext tls;
         private boolean shipFlushedOnly;
         private EventLoops loops;
+        private WalStore store;
+        private Function<String, Map<String, String>> logSettings = name -> Map.of();
 
         private Builder(Wal wal) {
             this.wal = wal;
@@ -153,6 +161,20 @@ public final class ReplicationServer implements AutoCloseable {
         }
 
         /**
+         * Replicates the named logs of {@code store} too, over protocol version 6 (docs/replication-protocol.md,
+         * "Version 6"), with the root log as the log {@code default}; call {@link ReplicationServer#refreshLogs()} after
+         * creating or deleting one of its logs. Null (default): the root log alone (a version 6 replica sees a catalog of
+         * {@code default} only).
+         *
+         * @param settings a log's settings as replicas are told them (the user's setting names and values), by log name
+         */
+        public Builder store(WalStore store, Function<String, Map<String, String>> settings) {
+            this.store = store;
+            this.logSettings = settings == null ? name -> Map.of() : settings;
+            return this;
+        }
+
+        /**
          * Binds and starts accepting replicas.
          *
          * @throws IllegalStateException when shipping before the flush and the log, opened after a crash, began no new
@@ -161,12 +183,22 @@ public final class ReplicationServer implements AutoCloseable {
          *                               ones it appends next
          */
         public ReplicationServer start() throws InterruptedException {
+            List<Wal> all = new ArrayList<>(List.of(wal));
+            if (store != null) {
+                store.names().forEach(name -> store.log(name).ifPresent(all::add));
+            }
+            for (Wal log : all) {
+                checkMayShipUnflushed(log);
+            }
+            return new ReplicationServer(this);
+        }
+
+        private void checkMayShipUnflushed(Wal wal) {
             if (!shipFlushedOnly && !wal.replication().mayShipUnflushed()) {
                 throw new IllegalStateException("the log in " + wal.directory() + " was not closed cleanly and began no "
                         + "new epoch since: a replica may hold records it lost in the crash. Open it with "
                         + "WalConfig.Builder.newEpochAfterCrash(true) (walden serve does), or ship flushed records only");
             }
-            return new ReplicationServer(this);
         }
     }
 
@@ -174,13 +206,14 @@ public final class ReplicationServer implements AutoCloseable {
         this.wal = b.wal;
         SslContext tls = b.tls;
         long idleMillis = b.keepaliveMillis * 2;
-        this.slots = new SlotStore(wal, b.maxSlotRetainedBytes);
-        this.releaser = new SyncReleaser(wal.replication().remoteWaits());
-        wal.replication().retentionFloor(slots::retentionFloor); // before accepting: a truncation meanwhile respects the slots
+        // Before accepting: a truncation meanwhile respects the slots.
+        this.logs = new PrimaryLogs(wal, b.store, b.maxSlotRetainedBytes, b.logSettings);
+        this.replicas = logs.root().replicas;
         this.channels = new ReplicaChannels(b.loops == null ? EventLoops.ownNio() : b.loops);
-        ReplicaConnection.Endpoint endpoint = new ReplicaConnection.Endpoint(wal, replicas, slots, meters, releaser,
+        Set<String> connected = ConcurrentHashMap.newKeySet();
+        ReplicaConnection.Endpoint endpoint = new ReplicaConnection.Endpoint(logs, new LogStream.Settings(meters,
                 TimeUnit.MILLISECONDS.toNanos(b.keepaliveMillis), b.shipFlushedOnly, b.secret, b.maxReplicas,
-                b.handshakeTimeoutMillis);
+                b.handshakeTimeoutMillis), connected);
         try {
             channels.bind(b.listen, ch -> {
                 if (tls != null) {
@@ -191,12 +224,11 @@ public final class ReplicationServer implements AutoCloseable {
                         new ReplicaConnection(endpoint), errors);
             }); // on failure it shut an own group down
         } catch (Exception e) { // a failed bind: IllegalStateException (ReplicaChannels.bind)
-            releaser.close();
-            slots.abandon();
-            wal.replication().retentionFloor(null);
+            logs.abandon();
             throw e;
         }
-        slotSaver = channels.group().scheduleAtFixedRate(slots::saveSoon, 1, 1, TimeUnit.SECONDS);
+        slotSaver = channels.group().scheduleAtFixedRate(() -> logs.all().forEach(log -> log.slots.saveSoon()), 1, 1,
+                TimeUnit.SECONDS);
         LOG.info("Accepting replicas on {} ({}{})", address(), tls == null ? "plaintext" : "TLS",
                 b.secret == null ? ", no secret" : ", shared secret required");
     }
@@ -205,9 +237,31 @@ public final class ReplicationServer implements AutoCloseable {
         return channels.address();
     }
 
-    /** Sets (or with null clears) the synchronous policy, live; clearing releases every waiting commit. */
+    /**
+     * Sets (or with null clears) the synchronous policy, live, of every log (the root log and a store's); clearing
+     * releases every waiting commit.
+     */
     public void policy(SyncPolicy newPolicy) {
-        releaser.policy(newPolicy, replicas);
+        logs.policy(newPolicy);
+    }
+
+    /**
+     * Takes the store's logs as they are now (see {@link Builder#store}): call it after creating or deleting a log. A log
+     * created is served and announced to every version 6 replica connected; a deleted one is dropped from their catalogs
+     * (they delete their copies) and its streams end. Idempotent.
+     */
+    public void refreshLogs() {
+        logs.refresh();
+    }
+
+    /** Log {@code name}'s settings changed: every version 6 replica connected is told them again. */
+    public void logChanged(String name) {
+        logs.changed(name);
+    }
+
+    /** The logs served, {@code default} first. */
+    public List<String> logs() {
+        return logs.all().stream().map(log -> log.name).toList();
     }
 
     /** The per-replica positions and lags as meters ({@link ReplicaMeters}: {@code walden.replica.lsn}, {@code walden.replica.lag}). */
@@ -217,14 +271,20 @@ public final class ReplicationServer implements AutoCloseable {
         };
     }
 
-    /** The replication slots: replica name → the LSN it still needs. */
+    /** The replication slots of the root log: replica name → the LSN it still needs. */
     public Map<String, Long> slots() {
-        return slots.snapshot();
+        return logs.root().slots.snapshot();
+    }
+
+    /** The replication slots of log {@code log} (replica name → the LSN it still needs); empty for a log not served. */
+    public Map<String, Long> slots(String log) {
+        LogEndpoint l = logs.get(log);
+        return l == null ? Map.of() : l.slots.snapshot();
     }
 
     /** The synchronous policy in force, or null. */
     public SyncPolicy policy() {
-        return releaser.policy();
+        return logs.policy();
     }
 
     /** The connected replica named {@code name}, as in {@link #replicaStatus()}, if it is connected. */
@@ -238,21 +298,31 @@ public final class ReplicationServer implements AutoCloseable {
      * {@code potential}; for {@code ANY n}, every streaming named replica is {@code quorum}.
      */
     public List<ReplicaStatus> replicaStatus() {
-        return ReplicaStatus.of(replicas, releaser.policy());
+        return ReplicaStatus.of(replicas, logs.policy());
+    }
+
+    /** As {@link #replicaStatus()}, for log {@code log}; empty for a log not served. */
+    public List<ReplicaStatus> replicaStatus(String log) {
+        LogEndpoint l = logs.get(log);
+        return l == null ? List.of() : ReplicaStatus.of(l.replicas, logs.policy());
     }
 
     /**
-     * Drops the slot of a replica that is not connected (it is gone for good): truncation no longer keeps what it
-     * needed, and its place counts no more against {@code maxReplicas}.
+     * Drops the slots of a replica that is not connected (it is gone for good), on every log: truncation no longer keeps
+     * what it needed, and its place counts no more against {@code maxReplicas}.
      *
      * @return false when there was no such slot
      * @throws IllegalStateException when that replica is connected now
      */
     public boolean dropSlot(String name) {
-        if (replicas.containsKey(name)) {
+        List<LogEndpoint> all = logs.all();
+        if (all.stream().anyMatch(log -> log.replicas.containsKey(name))) {
             throw new IllegalStateException("replica '" + name + "' is connected: stop it before dropping its slot");
         }
-        boolean dropped = slots.drop(name);
+        boolean dropped = false;
+        for (LogEndpoint log : all) {
+            dropped |= log.slots.drop(name);
+        }
         if (dropped) {
             LOG.info("Dropped the replication slot of '{}'", name);
         }
@@ -272,8 +342,8 @@ public final class ReplicationServer implements AutoCloseable {
         }
         slotSaver.cancel(false);
         channels.close(); // the listener, then every connection, seen closed by its handler; an own group shut down
-        slots.close(); // the last positions, after every status was taken
-        wal.replication().retentionFloor(null);
-        releaser.close(); // the policy stands; waiting commits fail as unconfirmed, never released as LOCAL
+        // Every log's last slot positions, after every status was taken; the policy stands: waiting commits fail as
+        // unconfirmed, never released as LOCAL.
+        logs.close();
     }
 }

@@ -1,8 +1,6 @@
 package io.walden.replication.primary;
 
 import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
 import io.walden.core.LsnRemovedException;
@@ -35,10 +33,14 @@ final class Sender implements Runnable {
     private static final long ARCHIVE_LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final Wal wal;
-    private final Channel channel;
+    private final Link channel;
     private final long keepaliveNanos;
     private final Thread thread;
-    private final SentListener onSent;
+    private final ReplicaState state;
+    /** How far this stream may run ahead of what the replica reported written (version 6 flow control). */
+    private final long window;
+    /** Where the stream started: what the replica had written before it reported anything. */
+    private final long start;
     /** The history told to the replica in the Welcome: if the log's changes, the replica must learn the new one. */
     private final EpochHistory history;
     private volatile boolean running = true;
@@ -53,18 +55,23 @@ final class Sender implements Runnable {
 
     /**
      * @param unflushed ship bytes once they are written here, before they are flushed
-     * @param onSent    told (end LSN, nanoTime) of every chunk sent, for the lag figures
+     * @param state     the replica's state, told (end LSN, nanoTime) of every chunk sent, for the lag figures and the
+     *                  clamp of its reports, and read for the window
+     * @param window    the most bytes sent beyond what the replica reported written ({@code Long.MAX_VALUE}: no window,
+     *                  version 5, whose connection carries one log)
      */
-    Sender(Wal wal, Channel channel, long start, long keepaliveNanos, EpochHistory history, boolean unflushed,
-           SentListener onSent) {
+    Sender(Wal wal, Link channel, long start, long keepaliveNanos, EpochHistory history, boolean unflushed,
+           ReplicaState state, long window) {
         this.unflushed = unflushed;
-        this.onSent = onSent;
+        this.state = state;
+        this.window = window;
+        this.start = start;
         this.history = history;
         this.wal = wal;
         this.channel = channel;
         this.position = start;
         this.keepaliveNanos = keepaliveNanos;
-        this.thread = WaldenThreads.daemon(this, "walden-sender-" + channel.remoteAddress());
+        this.thread = WaldenThreads.daemon(this, "walden-sender-" + channel.peer());
     }
 
     /** A promotion or an adopted history (cascading): the replica must reconnect and check the new one. */
@@ -73,8 +80,8 @@ final class Sender implements Runnable {
             return false;
         }
         LOG.info("The log's epoch history is now {}; ending the stream to {} so that it learns it", wal.status().history(),
-                channel.remoteAddress());
-        channel.close();
+                channel.peer());
+        channel.end(null);
         return true;
     }
 
@@ -91,21 +98,24 @@ final class Sender implements Runnable {
         archiveLookedAt = now;
         long floor = wal.replication().archivedFloor();
         if (floor != toldArchived) {
-            channel.writeAndFlush(new Frame.Archived(floor));
+            channel.send(new Frame.Archived(floor));
             toldArchived = floor;
         }
     }
 
-    /** Told of each chunk sent. */
-    interface SentListener {
-        void sent(long endLsn, long nanos);
+    /** The window is full: the replica has not reported written what this stream sent beyond it. */
+    private boolean windowFull() {
+        return window != Long.MAX_VALUE && position - Math.max(start, state.written) >= window;
     }
 
     void start() {
         thread.start();
     }
 
-    /** The channel drained below its low water mark (on its event loop): a send held back goes on. */
+    /**
+     * The channel drained below its low water mark (on its event loop), or the replica reported a position (which may
+     * open the window): a send held back goes on.
+     */
     void writable() {
         LockSupport.unpark(thread);
     }
@@ -119,7 +129,7 @@ final class Sender implements Runnable {
     public void run() {
         long lastSent = System.nanoTime();
         try {
-            while (running && channel.isActive()) {
+            while (running && channel.isOpen()) {
                 if (historyChanged()) {
                     return;
                 }
@@ -135,14 +145,15 @@ final class Sender implements Runnable {
                     position = chunk.nextLsn(); // past the next segment's header after a closing record
                     // Before the write: the replica's status about these bytes may arrive before writeAndFlush returns,
                     // and reports beyond what was sent are clamped.
-                    onSent.sent(position, System.nanoTime());
+                    state.sent(position, System.nanoTime());
                     long flushed = wal.flushedLsn();
-                    channel.writeAndFlush(new Frame.Data(chunk.startLsn(), flushed, now, Unpooled.wrappedBuffer(chunk.bytes())));
+                    channel.send(new Frame.Data(chunk.startLsn(), flushed, now, Unpooled.wrappedBuffer(chunk.bytes())));
                     toldFlushed = flushed;
                     lastSent = System.nanoTime();
-                    while (!channel.isWritable() && channel.isActive() && running) {
-                        // The replica reads slowly: do not buffer without bound. writable() wakes this at once; the
-                        // cap only bounds a wait whose wake-up raced with a close.
+                    while ((!channel.isWritable() || windowFull()) && channel.isOpen() && running) {
+                        // The replica reads slowly (or, version 6, has this log's window of bytes unwritten): do not
+                        // buffer without bound, and let the connection's other logs have their turn. writable() wakes
+                        // this at once; the cap only bounds a wait whose wake-up raced with a close.
                         LockSupport.parkNanos(this, WRITABLE_CHECK_NANOS);
                     }
                     continue;
@@ -150,7 +161,7 @@ final class Sender implements Runnable {
                 long flushed = wal.flushedLsn();
                 if (unflushed && flushed > toldFlushed) {
                     // The replica holds bytes it may not apply until it learns they are flushed here.
-                    channel.writeAndFlush(new Frame.Keepalive(flushed, TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), false));
+                    channel.send(new Frame.Keepalive(flushed, TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), false));
                     toldFlushed = flushed;
                     lastSent = System.nanoTime();
                     continue;
@@ -159,7 +170,7 @@ final class Sender implements Runnable {
                 if (!wal.replication().awaitPositions(() -> wal.replication().shippableLsn(unflushed) > position
                                 || unflushed && wal.flushedLsn() > told, keepaliveNanos / 2, TimeUnit.NANOSECONDS)
                         && System.nanoTime() - lastSent >= keepaliveNanos / 2) {
-                    channel.writeAndFlush(new Frame.Keepalive(wal.flushedLsn(),
+                    channel.send(new Frame.Keepalive(wal.flushedLsn(),
                             TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), true));
                     lastSent = System.nanoTime();
                 }
@@ -167,7 +178,7 @@ final class Sender implements Runnable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (WalClosedException e) {
-            channel.close();
+            channel.end(null);
         } catch (WalException e) {
             long shippable = wal.replication().shippableLsn(unflushed);
             if (!(e instanceof LsnRemovedException) && position > shippable) {
@@ -176,21 +187,20 @@ final class Sender implements Runnable {
                 // telling it so would take it out of the elections that must now choose a successor. Retry later:
                 // its next handshake, here or with the next primary, decides whether it rewinds.
                 LOG.info("Ending the stream to {}: this log ships only up to {} now, behind the {} already sent",
-                        channel.remoteAddress(), Lsn.format(shippable), Lsn.format(position));
-                channel.writeAndFlush(new Frame.Error(Frame.Error.NOT_A_PRIMARY, "this log serves only up to "
+                        channel.peer(), Lsn.format(shippable), Lsn.format(position));
+                channel.end(new Frame.Error(Frame.Error.NOT_A_PRIMARY, "this log serves only up to "
                         + Lsn.format(shippable) + " now, behind the replica's " + Lsn.format(position)
-                        + " (it stopped being a primary); retry later")).addListener(ChannelFutureListener.CLOSE);
+                        + " (it stopped being a primary); retry later"));
                 return;
             }
-            LOG.warn("Stopping the stream to {}: {}", channel.remoteAddress(), e.getMessage());
-            channel.writeAndFlush(new Frame.Error(e instanceof LsnRemovedException ? Frame.Error.LSN_REMOVED
-                    : Frame.Error.EPOCH_DIVERGED, e.getMessage()))
-                    .addListener(ChannelFutureListener.CLOSE);
+            LOG.warn("Stopping the stream to {}: {}", channel.peer(), e.getMessage());
+            channel.end(new Frame.Error(e instanceof LsnRemovedException ? Frame.Error.LSN_REMOVED
+                    : Frame.Error.EPOCH_DIVERGED, e.getMessage()));
         } catch (Throwable e) {
             // Never a silent stall: a stream whose sender died would look connected and send nothing. The replica
             // reconnects and resumes from its end.
-            LOG.error("The stream to {} failed; closing it", channel.remoteAddress(), e);
-            channel.close();
+            LOG.error("The stream to {} failed; closing it", channel.peer(), e);
+            channel.end(null);
         }
     }
 }

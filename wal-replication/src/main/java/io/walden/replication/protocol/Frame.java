@@ -4,12 +4,17 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.ReferenceCounted;
 import io.walden.core.EpochHistory;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 /**
  * The frames of the replication protocol (docs/replication-protocol.md). All but {@link Data} are plain values;
  * a {@link Data} frame holds a reference-counted slice of the received buffer, which its consumer releases.
  */
 public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, Frame.Data, Frame.Keepalive, Frame.Status,
-        Frame.Archived {
+        Frame.Archived, Frame.StoreHello, Frame.CatalogEntry, Frame.CatalogDrop, Frame.CatalogComplete, Frame.OnLog,
+        Frame.Start, Frame.Restart {
 
     /**
      * Replica → primary, first frame: who I am, which epoch (number and start) wrote my last record, and where my
@@ -108,5 +113,92 @@ public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, F
     /** Replica → primary: how far it has written, flushed and applied (PostgreSQL's standby status update). */
     record Status(long writtenLsn, long flushedLsn, long appliedLsn, long sendTimeMicros, boolean replyRequested)
             implements Frame {
+    }
+
+    /**
+     * Replica → primary, first frame of a version 6 connection (every log of a store): who I am. The logs follow, each
+     * started by a {@link Start} once the primary's catalog has named it.
+     */
+    record StoreHello(int version, String name, byte[] secret) implements Frame {
+    }
+
+    /**
+     * Primary → replica (version 6): log number {@code log} on this connection is the log {@code name}, of that id and
+     * segment size, with these settings (the user's names and values as text). Sent again with the same number and log id
+     * when the settings change.
+     */
+    record CatalogEntry(int log, long logId, long segmentSize, String name, Map<String, String> settings) implements Frame {
+        public CatalogEntry {
+            settings = Collections.unmodifiableMap(new LinkedHashMap<>(settings));
+        }
+    }
+
+    /** Primary → replica (version 6): log number {@code log} was deleted on the primary; the replica deletes its copy. */
+    record CatalogDrop(int log) implements Frame {
+    }
+
+    /**
+     * Primary → replica (version 6): the catalog listed at the start of the connection is complete, and holds
+     * {@code count} logs: a named log the replica holds that it did not list was deleted on the primary.
+     */
+    record CatalogComplete(int count) implements Frame {
+    }
+
+    /**
+     * Either way (version 6): a per-log frame ({@link Start}, {@link Restart}, Welcome, Error, Data, Keepalive, Archived,
+     * Status) about log number {@code log}. Reference-counted through a Data frame it holds.
+     */
+    record OnLog(int log, Frame frame) implements Frame, ReferenceCounted {
+        @Override
+        public int refCnt() {
+            return frame instanceof Data d ? d.refCnt() : 1;
+        }
+
+        @Override
+        public OnLog retain() {
+            return retain(1);
+        }
+
+        @Override
+        public OnLog retain(int increment) {
+            if (frame instanceof Data d) {
+                d.retain(increment);
+            }
+            return this;
+        }
+
+        @Override
+        public OnLog touch() {
+            return this;
+        }
+
+        @Override
+        public OnLog touch(Object hint) {
+            return this;
+        }
+
+        @Override
+        public boolean release() {
+            return release(1);
+        }
+
+        @Override
+        public boolean release(int decrement) {
+            return frame instanceof Data d && d.release(decrement);
+        }
+    }
+
+    /**
+     * Replica → primary, inside {@link OnLog}: version 5's hello for one log (the name and secret are the connection's):
+     * log id 0 asks for the log's identity.
+     */
+    record Start(long logId, int epoch, long epochStartLsn, long startLsn) implements Frame {
+    }
+
+    /**
+     * Primary → replica, inside {@link OnLog}: this log's stream ended without an error (after an identity answer or a
+     * rewind, a changed history, a log closed here); the replica sends a new {@link Start} when it is ready.
+     */
+    record Restart() implements Frame {
     }
 }

@@ -13,7 +13,9 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Reads {@link Frame}s (docs/replication-protocol.md): the length prefix bounds every frame before anything is
@@ -91,18 +93,58 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         byte type = f.readByte();
         Frame frame;
         switch (type) {
-            case FrameDescriptor.HELLO: {
-                int version = f.readUnsignedShort();
-                if (version != FrameDescriptor.PROTOCOL_VERSION) {
-                    // Another version lays out the rest differently: hand over just the version, to be refused as such.
-                    f.skipBytes(f.readableBytes());
-                    return new Frame.Hello(version, 0, 1, 0, 0, "", new byte[0]);
-                }
-                frame = new Frame.Hello(version, f.readLong(), epochNumber(f.readInt()),
-                        lsn(f.readLong(), "epoch start LSN"), lsn(f.readLong(), "start LSN"),
-                        text(f, FrameDescriptor.MAX_NAME_BYTES, "replica name"), bytes(f, FrameDescriptor.MAX_SECRET_BYTES, "secret"));
+            case FrameDescriptor.HELLO:
+                return hello(f);
+            case FrameDescriptor.CATALOG_ENTRY:
+                frame = new Frame.CatalogEntry(logNumber(f), f.readLong(), f.readLong(),
+                        text(f, FrameDescriptor.MAX_LOG_NAME_BYTES, "log name"), settings(f));
                 break;
+            case FrameDescriptor.CATALOG_DROP:
+                frame = new Frame.CatalogDrop(logNumber(f));
+                break;
+            case FrameDescriptor.CATALOG_COMPLETE:
+                frame = new Frame.CatalogComplete(logNumber(f));
+                break;
+            case FrameDescriptor.ON_LOG: {
+                int log = logNumber(f);
+                if (!f.isReadable()) {
+                    throw new CorruptedFrameException("an On log frame with no frame inside");
+                }
+                return new Frame.OnLog(log, perLog(f));
             }
+            default:
+                f.readerIndex(f.readerIndex() - 1);
+                return perLog(f);
+        }
+        end(f, type);
+        return frame;
+    }
+
+    /** Version 5's hello, version 6's, or (another version) just the version, to be refused as such. */
+    private static Frame hello(ByteBuf f) {
+        int version = f.readUnsignedShort();
+        Frame frame;
+        if (version == FrameDescriptor.STORE_PROTOCOL_VERSION) {
+            frame = new Frame.StoreHello(version, text(f, FrameDescriptor.MAX_NAME_BYTES, "replica name"),
+                    bytes(f, FrameDescriptor.MAX_SECRET_BYTES, "secret"));
+        } else if (version == FrameDescriptor.PROTOCOL_VERSION) {
+            frame = new Frame.Hello(version, f.readLong(), epochNumber(f.readInt()),
+                    lsn(f.readLong(), "epoch start LSN"), lsn(f.readLong(), "start LSN"),
+                    text(f, FrameDescriptor.MAX_NAME_BYTES, "replica name"), bytes(f, FrameDescriptor.MAX_SECRET_BYTES, "secret"));
+        } else {
+            // Another version lays out the rest differently: hand over just the version, to be refused as such.
+            f.skipBytes(f.readableBytes());
+            return new Frame.Hello(version, 0, 1, 0, 0, "", new byte[0]);
+        }
+        end(f, FrameDescriptor.HELLO);
+        return frame;
+    }
+
+    /** A frame about one log: version 5's (Welcome, Error, Data, Keepalive, Status, Archived) or version 6's (Start, Restart). */
+    private static Frame perLog(ByteBuf f) {
+        byte type = f.readByte();
+        Frame frame;
+        switch (type) {
             case FrameDescriptor.WELCOME:
                 Frame.Welcome welcome = new Frame.Welcome(f.readUnsignedShort(), f.readLong(), f.readLong(),
                         epochNumber(f.readInt()), lsn(f.readLong(), "flushed LSN"), lsn(f.readLong(), "oldest LSN"), history(f));
@@ -137,13 +179,45 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             case FrameDescriptor.ARCHIVED:
                 frame = new Frame.Archived(lsn(f.readLong(), "archived floor LSN"));
                 break;
+            case FrameDescriptor.START:
+                frame = new Frame.Start(f.readLong(), epochNumber(f.readInt()), lsn(f.readLong(), "epoch start LSN"),
+                        lsn(f.readLong(), "start LSN"));
+                break;
+            case FrameDescriptor.RESTART:
+                frame = new Frame.Restart();
+                break;
             default:
                 throw new CorruptedFrameException(String.format("unknown frame type 0x%02x", type & 0xFF));
         }
+        end(f, type);
+        return frame;
+    }
+
+    private static void end(ByteBuf f, byte type) {
         if (f.isReadable()) {
             throw new CorruptedFrameException(f.readableBytes() + " unexpected bytes after a frame of type '" + (char) type + "'");
         }
-        return frame;
+    }
+
+    private static int logNumber(ByteBuf f) {
+        int n = f.readInt();
+        if (n < 0) {
+            throw new CorruptedFrameException("a log number (or count) is negative: " + n);
+        }
+        return n;
+    }
+
+    private static Map<String, String> settings(ByteBuf f) {
+        int count = f.readUnsignedShort();
+        if (count > FrameDescriptor.MAX_SETTINGS) {
+            throw new CorruptedFrameException(count + " settings (at most " + FrameDescriptor.MAX_SETTINGS + ")");
+        }
+        Map<String, String> settings = new LinkedHashMap<>();
+        for (int i = 0; i < count; i++) {
+            settings.put(text(f, FrameDescriptor.MAX_SETTING_BYTES, "setting name"),
+                    text(f, FrameDescriptor.MAX_SETTING_BYTES, "setting value"));
+        }
+        return settings;
     }
 
     private static long lsn(long value, String what) {

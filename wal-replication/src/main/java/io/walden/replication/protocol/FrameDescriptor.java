@@ -25,6 +25,11 @@ public final class FrameDescriptor {
      * the log (the Archived frame), and they keep every segment the archive lacks.
      */
     public static final int PROTOCOL_VERSION = 5;
+    /**
+     * 6: every log of a store over one connection (docs/replication-protocol.md, "Version 6"). A version 6 primary
+     * answers a version 5 hello too, for the log {@code default} only.
+     */
+    public static final int STORE_PROTOCOL_VERSION = 6;
 
     public static final byte HELLO = 'H';
     public static final byte WELCOME = 'W';
@@ -33,6 +38,23 @@ public final class FrameDescriptor {
     public static final byte KEEPALIVE = 'k';
     public static final byte STATUS = 'r';
     public static final byte ARCHIVED = 'a';
+    public static final byte CATALOG_ENTRY = 'C';
+    public static final byte CATALOG_DROP = 'D';
+    public static final byte CATALOG_COMPLETE = 'F';
+    public static final byte ON_LOG = 'L';
+    public static final byte START = 'S';
+    public static final byte RESTART = 'Z';
+
+    /** The root log's name and number in a version 6 catalog: always listed, first. */
+    public static final String DEFAULT_LOG = "default";
+    public static final int DEFAULT_LOG_NUMBER = 0;
+    /** The On log envelope after the frame length: its type byte and the log number. */
+    public static final int ON_LOG_HEADER_LENGTH = TYPE_LENGTH + Integer.BYTES;
+    /** How far a log's sender may run ahead of what the replica reported written for that log (version 6 flow control). */
+    public static final long STREAM_WINDOW = 8L << 20;
+    public static final int MAX_LOG_NAME_BYTES = 128;
+    public static final int MAX_SETTINGS = 64;
+    public static final int MAX_SETTING_BYTES = 1024;
 
     /** The Archived frame's floor when the primary keeps no archive (2^63 - 1: every LSN is below it). */
     public static final long NO_ARCHIVE = Long.MAX_VALUE;

@@ -25,6 +25,22 @@ public final class FrameEncoder extends MessageToByteEncoder<Frame> {
     protected void encode(ChannelHandlerContext ctx, Frame frame, ByteBuf out) {
         int lengthAt = out.writerIndex();
         out.writeInt(0); // patched below
+        if (frame instanceof Frame.OnLog on) {
+            if (on.frame() instanceof Frame.OnLog || on.frame() instanceof Frame.Hello || on.frame() instanceof Frame.StoreHello
+                    || on.frame() instanceof Frame.CatalogEntry || on.frame() instanceof Frame.CatalogDrop
+                    || on.frame() instanceof Frame.CatalogComplete) {
+                throw new IllegalArgumentException("not a per-log frame: " + on.frame().getClass().getSimpleName());
+            }
+            out.writeByte(FrameDescriptor.ON_LOG).writeInt(on.log());
+            body(on.frame(), out);
+        } else {
+            body(frame, out);
+        }
+        out.setInt(lengthAt, out.writerIndex() - lengthAt - FrameDescriptor.LENGTH_FIELD_LENGTH);
+    }
+
+    /** A frame's type byte and body. */
+    private static void body(Frame frame, ByteBuf out) {
         if (frame instanceof Frame.Hello h) {
             out.writeByte(FrameDescriptor.HELLO).writeShort(h.version()).writeLong(h.logId()).writeInt(h.epoch())
                     .writeLong(h.epochStartLsn()).writeLong(h.startLsn());
@@ -57,8 +73,31 @@ public final class FrameEncoder extends MessageToByteEncoder<Frame> {
                     .writeLong(s.sendTimeMicros()).writeByte(s.replyRequested() ? 1 : 0);
         } else if (frame instanceof Frame.Archived a) {
             out.writeByte(FrameDescriptor.ARCHIVED).writeLong(a.floorLsn());
+        } else if (frame instanceof Frame.StoreHello h) {
+            out.writeByte(FrameDescriptor.HELLO).writeShort(h.version());
+            writeText(out, h.name(), FrameDescriptor.MAX_NAME_BYTES, "replica name");
+            writeBytes(out, h.secret(), FrameDescriptor.MAX_SECRET_BYTES, "secret");
+        } else if (frame instanceof Frame.CatalogEntry c) {
+            out.writeByte(FrameDescriptor.CATALOG_ENTRY).writeInt(c.log()).writeLong(c.logId()).writeLong(c.segmentSize());
+            writeText(out, c.name(), FrameDescriptor.MAX_LOG_NAME_BYTES, "log name");
+            if (c.settings().size() > FrameDescriptor.MAX_SETTINGS) {
+                throw new IllegalArgumentException(c.settings().size() + " settings; at most " + FrameDescriptor.MAX_SETTINGS);
+            }
+            out.writeShort(c.settings().size());
+            c.settings().forEach((k, v) -> {
+                writeText(out, k, FrameDescriptor.MAX_SETTING_BYTES, "setting name");
+                writeText(out, v, FrameDescriptor.MAX_SETTING_BYTES, "setting value");
+            });
+        } else if (frame instanceof Frame.CatalogDrop d) {
+            out.writeByte(FrameDescriptor.CATALOG_DROP).writeInt(d.log());
+        } else if (frame instanceof Frame.CatalogComplete c) {
+            out.writeByte(FrameDescriptor.CATALOG_COMPLETE).writeInt(c.count());
+        } else if (frame instanceof Frame.Start st) {
+            out.writeByte(FrameDescriptor.START).writeLong(st.logId()).writeInt(st.epoch()).writeLong(st.epochStartLsn())
+                    .writeLong(st.startLsn());
+        } else if (frame instanceof Frame.Restart) {
+            out.writeByte(FrameDescriptor.RESTART);
         }
-        out.setInt(lengthAt, out.writerIndex() - lengthAt - FrameDescriptor.LENGTH_FIELD_LENGTH);
     }
 
     private static String truncate(String message) {

@@ -36,6 +36,11 @@ public record PrimaryIdentity(long logId, long segmentSize, long oldestLsn, Epoc
         return oldestLsn & -segmentSize;
     }
 
+    /** Sets what makes a new log a copy of the primary's: its log id, its segment size and where it begins. */
+    public WalConfig.Builder shape(WalConfig.Builder config) {
+        return config.logId(logId).segmentSize(segmentSize).baseLsn(baseLsn());
+    }
+
     /**
      * Creates (or opens, if the directory already holds it) a new replica's log as a copy of the primary's: the same
      * log id and segment size, beginning at the segment that holds the primary's oldest record (PostgreSQL's base
@@ -46,7 +51,7 @@ public record PrimaryIdentity(long logId, long segmentSize, long oldestLsn, Epoc
      * @throws io.walden.core.WalException when the log cannot be opened, or an existing log there is of another log
      */
     public Wal openReplicaLog(WalConfig.Builder config) {
-        Wal wal = Wal.open(config.logId(logId).segmentSize(segmentSize).baseLsn(baseLsn()).build());
+        Wal wal = Wal.open(shape(config).build());
         try {
             wal.replication().adoptHistory(history);
             return wal;

@@ -1,12 +1,9 @@
 package io.walden.replication.replica;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.timeout.IdleStateEvent;
-import io.walden.core.Epoch;
-import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDecoder;
@@ -14,7 +11,6 @@ import io.walden.replication.protocol.FrameDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.ByteBuffer;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -61,10 +57,9 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
         }, HANDSHAKE_SECONDS, TimeUnit.SECONDS);
         // On the receiver: after what an earlier connection left queued, so the start is this log's real end.
         session.receiver.execute(() -> {
-            long end = session.wal.insertLsn();
-            Epoch epoch = session.wal.status().history().at(end);
-            ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, session.wal.status().logId(), epoch.number(),
-                    epoch.startLsn(), end, session.name, session.secret));
+            Frame.Start start = session.start();
+            ctx.writeAndFlush(new Frame.Hello(FrameDescriptor.PROTOCOL_VERSION, start.logId(), start.epoch(),
+                    start.epochStartLsn(), start.startLsn(), session.name, session.secret));
         });
     }
 
@@ -88,7 +83,7 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
             decoder.maxFrameLength(FrameDescriptor.dataFrameLimit(welcome.segmentSize())); // a record never spans segments
             session.receiver.execute(() -> {
                 try {
-                    rewindIfNeeded(welcome.history());
+                    session.rewindIfNeeded(welcome.history());
                     session.wal.replication().adoptHistory(welcome.history()); // durably, before any byte of it is applied
                 } catch (RuntimeException e) {
                     refuseToFollow(ctx, e.getMessage() + "; rebuild this replica from the primary");
@@ -99,8 +94,8 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
                 session.lastError = null;
                 LOG.info("Streaming from the primary at {} from {} in epoch {} (its flushed end {})", session.primary,
                         Lsn.format(session.wal.insertLsn()), welcome.epoch(), Lsn.format(welcome.flushedLsn()));
-                session.status(ctx.channel()); // where this replica stands, so the primary knows at once
-                session.primaryFlushed(ctx.channel(), welcome.flushedLsn());
+                session.status(ctx.channel()::writeAndFlush); // where this replica stands, so the primary knows at once
+                session.primaryFlushed(ctx.channel()::writeAndFlush, welcome.flushedLsn());
             });
         } else if (frame instanceof Frame.Data data) {
             int length = data.bytes().readableBytes();
@@ -115,7 +110,7 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
                         // the next hello is queued after them, so it starts at their end.
                         if (accepted && !session.dropping) {
                             apply(ctx, data.startLsn(), data.bytes(), length);
-                            session.primaryFlushed(ctx.channel(), data.flushedLsn());
+                            session.primaryFlushed(ctx.channel()::writeAndFlush, data.flushedLsn());
                         }
                     } finally {
                         data.release();
@@ -131,10 +126,10 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
         } else if (frame instanceof Frame.Keepalive keepalive) {
             session.receiver.execute(() -> {
                 if (accepted && !session.dropping) {
-                    session.primaryFlushed(ctx.channel(), keepalive.flushedLsn());
+                    session.primaryFlushed(ctx.channel()::writeAndFlush, keepalive.flushedLsn());
                 }
                 if (keepalive.replyRequested()) {
-                    session.status(ctx.channel());
+                    session.status(ctx.channel()::writeAndFlush);
                 }
             });
         } else if (frame instanceof Frame.Archived archived) {
@@ -161,51 +156,16 @@ final class ReceiverHandler extends SimpleChannelInboundHandler<Frame> {
         }
     }
 
-    /**
-     * When the primary's history ends this log's epoch below this log's end, removes what lies beyond (the primary
-     * never had it: docs/replication.md, "Shipping before the flush"), durably, before adopting that history. The
-     * primary closes the connection after such a welcome; the next hello starts where the rewind left the log.
-     *
-     * @throws IllegalStateException when the application's applier already took records beyond that point (the
-     *                               replica must be rebuilt: the application's state holds what the primary lacks)
-     */
-    private void rewindIfNeeded(EpochHistory primaryHistory) {
-        long end = session.wal.insertLsn();
-        Epoch own = session.wal.status().history().at(end);
-        long to = primaryHistory.find(own.number()) == null
-                ? primaryHistory.rewindPointPastUnknownEpochs(session.wal.status().history(), end) // a lost rival's epoch
-                : primaryHistory.rewindPoint(own, end);
-        if (to < 0) {
-            return;
-        }
-        session.applier.checkRewind(to);
-        long removed = session.wal.replication().rewindTo(to);
-        session.rewinds++;
-        LOG.warn("Rewound this replica from {} to {} ({} bytes): the primary's history ends its epoch there",
-                Lsn.format(end), Lsn.format(to), removed);
-        session.applier.rewound(to);
-    }
-
     private void refuseToFollow(ChannelHandlerContext ctx, String why) {
         session.fatal = why;
         LOG.error("Refusing to follow the primary at {}: {}", session.primary, why);
         ctx.close();
     }
 
-    /**
-     * Writes one frame's bytes through the write stage and reports them written; when the stage forced them (no
-     * further frame queued, or its bounds reached), reports them flushed as well.
-     */
+    /** Writes one frame's bytes (see {@link ReplicaSession#apply}); a failure ends the connection, and the next hello resumes. */
     private void apply(ChannelHandlerContext ctx, long start, ByteBuf bytes, int length) {
         try {
-            ByteBuffer view = bytes.nioBufferCount() == 1
-                    ? bytes.nioBuffer()
-                    : ByteBuffer.wrap(ByteBufUtil.getBytes(bytes)); // a frame split over buffers: copied once
-            long end = session.writes.write(start, view);
-            ctx.writeAndFlush(new Frame.Status(end, session.wal.flushedLsn(), session.applier.applied(), ReplicaSession.now(), false));
-            if (session.writes.flushIfDue(pending.get() > length)) {
-                session.status(ctx.channel());
-            }
+            session.apply(ctx.channel()::writeAndFlush, start, bytes, pending.get() > length);
         } catch (RuntimeException | Error e) {
             accepted = false; // the rest of this connection's frames cannot follow; the next hello resumes
             LOG.error("Could not apply replicated bytes at {}: {}; reconnecting", Lsn.format(start), e.toString());

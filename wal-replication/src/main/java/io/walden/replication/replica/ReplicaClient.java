@@ -1,7 +1,6 @@
 package io.walden.replication.replica;
 
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -20,9 +19,6 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
@@ -42,7 +38,6 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ReplicaClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaClient.class);
-    private static final long MAX_BACKOFF_MILLIS = 2000;
 
     private final Wal wal;
     private final InetSocketAddress primary;
@@ -53,11 +48,8 @@ public final class ReplicaClient implements AutoCloseable {
     private final ReplicaSession session;
     private final long statusIntervalMillis;
     private final EventLoops loops;
-    /**
-     * Every connection made and not yet closed, the current one and one still connecting: stop() closes them, as
-     * nothing else would on a shared group. Added to, and read for closing, under its own lock (see connect()).
-     */
-    private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
+    /** The connections to the primary, made again after each ends. */
+    private final Reconnecting connections;
     private volatile Thread receiverThread;
     private final ExecutorService receiver = Executors.newSingleThreadExecutor(r -> {
         Thread t = WaldenThreads.daemon(r, "walden-receiver");
@@ -69,7 +61,6 @@ public final class ReplicaClient implements AutoCloseable {
     private volatile boolean running = true;
     private volatile boolean promoted;
     private ScheduledFuture<?> statusTask;
-    private long backoffMillis = 50;
 
     private ReplicaClient(Builder b) {
         this.wal = b.wal;
@@ -79,7 +70,12 @@ public final class ReplicaClient implements AutoCloseable {
         this.loops = b.loops == null ? EventLoops.ownNio() : b.loops;
         this.applier = new ApplierDriver(wal, b.applier, b.applyFrom);
         this.session = new ReplicaSession(wal, primary, b.name, b.secret == null ? new byte[0] : b.secret, applier,
-                b.archive, receiver, () -> backoffMillis = 50, this::retryLater);
+                b.archive, receiver, this::reached, this::retryLater);
+        this.connections = new Reconnecting(loops, primary, tls, () -> {
+            FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised once welcomed
+            return new ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
+                    decoder, encoder, new ReceiverHandler(session, decoder), new ProtocolErrorHandler()};
+        }, message -> session.lastError = message, () -> session.fatal == null);
         wal.replication().refuseAppends(b.primaryHttp != null
                 ? "this log is a replica of the primary at " + b.primaryHttp + " (its HTTP address): write there"
                 : "this log is a replica of the primary at " + primary.getHostString() + ":" + primary.getPort()
@@ -87,10 +83,10 @@ public final class ReplicaClient implements AutoCloseable {
         this.statusTask = loops.group().scheduleAtFixedRate(() -> {
             Channel c = session.channel;
             if (c != null && c.isActive()) {
-                receiver.execute(() -> session.status(c));
+                receiver.execute(() -> session.status(c::writeAndFlush));
             }
         }, statusIntervalMillis, statusIntervalMillis, TimeUnit.MILLISECONDS);
-        connect();
+        connections.connect();
     }
 
     /** A replica of the primary at {@code primary}, named {@code name} (its name in the primary's sync policy). */
@@ -231,38 +227,14 @@ public final class ReplicaClient implements AutoCloseable {
         return applier.applied();
     }
 
-    private void connect() {
-        ChannelFuture connecting;
-        // Under the lock, with running checked inside: stop() clears running, then lists the connections under it, so
-        // a connection is either listed (and closed) or never made.
-        synchronized (connections) {
-            if (!running) {
-                return;
-            }
-            connecting = PrimaryConnections.to(loops, primary, tls, () -> {
-                FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised once welcomed
-                return new ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
-                        decoder, encoder, new ReceiverHandler(session, decoder), new ProtocolErrorHandler()};
-            }).connect(primary);
-            Channel c = connecting.channel();
-            connections.add(c);
-            c.closeFuture().addListener(f -> connections.remove(c));
-        }
-        connecting.addListener(f -> {
-            if (!f.isSuccess()) {
-                session.lastError = "cannot connect to " + primary + ": " + f.cause().getMessage();
-                retryLater();
-            }
-        });
+    /** The primary welcomed this replica: the next reconnection waits the shortest. */
+    private void reached() {
+        connections.reached();
     }
 
+    /** The connection ended: connect again after the backoff. */
     private void retryLater() {
-        if (!running || session.fatal != null) {
-            return;
-        }
-        long delay = backoffMillis;
-        backoffMillis = Math.min(MAX_BACKOFF_MILLIS, backoffMillis * 2);
-        loops.group().schedule(this::connect, delay, TimeUnit.MILLISECONDS);
+        connections.retryLater();
     }
 
     /** Bytes this replica fetched from the archive since it started (what its primary no longer kept). */
@@ -326,17 +298,7 @@ public final class ReplicaClient implements AutoCloseable {
         running = false;
         session.dropping = dropQueued;
         statusTask.cancel(false);
-        List<Channel> open;
-        synchronized (connections) {
-            open = List.copyOf(connections);
-        }
-        Channel current = session.channel;
-        if (current != null) {
-            current.close().awaitUninterruptibly();
-        }
-        for (Channel c : open) { // one still connecting: on a shared group, nothing else would close it
-            c.close().awaitUninterruptibly();
-        }
+        connections.stop(session.channel);
         receiver.shutdown();
         boolean stopped;
         try {

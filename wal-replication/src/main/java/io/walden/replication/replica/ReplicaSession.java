@@ -1,6 +1,10 @@
 package io.walden.replication.replica;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
+import io.walden.core.Epoch;
+import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.archive.ArchiveTarget;
@@ -11,6 +15,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -69,8 +74,13 @@ final class ReplicaSession {
         this.disconnected = disconnected;
     }
 
+    /** Where a session's frames to the primary go: the connection, or (version 6) its log's envelope on it. */
+    interface Out {
+        void send(Frame frame);
+    }
+
     /** Reports where this replica stands. */
-    void status(Channel c) {
+    void status(Out c) {
         try {
             writes.flushWritten(); // a batch cut short by a broken connection is forced before it is reported
         } catch (RuntimeException e) { // failed or closed log: report what is flushed, and nothing more
@@ -78,20 +88,20 @@ final class ReplicaSession {
         }
         long flushed = wal.flushedLsn();
         applier.advance(flushed);
-        c.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, applier.applied(), now(), false));
+        c.send(new Frame.Status(wal.writtenLsn(), flushed, applier.applied(), now(), false));
     }
 
     /**
      * The primary says it flushed everything below {@code lsn}: readers (and the applier) may see this log up to there.
      * Reports at once when that moved what is applied, since {@code REMOTE_APPLY} commits wait for it.
      */
-    void primaryFlushed(Channel c, long lsn) {
+    void primaryFlushed(Out c, long lsn) {
         long before = applier.applied();
         wal.replication().raiseReadLimit(lsn);
         long flushed = wal.flushedLsn();
         applier.advance(flushed);
         if (applier.applied() != before) {
-            c.writeAndFlush(new Frame.Status(wal.writtenLsn(), flushed, applier.applied(), now(), false));
+            c.send(new Frame.Status(wal.writtenLsn(), flushed, applier.applied(), now(), false));
         }
     }
 
@@ -114,5 +124,54 @@ final class ReplicaSession {
     /** Wall-clock time in microseconds, as status frames carry it. */
     static long now() {
         return TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
+    }
+
+    /**
+     * When the primary's history ends this log's epoch below this log's end, removes what lies beyond (the primary
+     * never had it: docs/replication.md, "Shipping before the flush"), durably, before adopting that history. The
+     * primary ends the stream after such a welcome; the next hello starts where the rewind left the log.
+     *
+     * @throws IllegalStateException when the application's applier already took records beyond that point (the
+     *                               replica must be rebuilt: the application's state holds what the primary lacks)
+     */
+    void rewindIfNeeded(EpochHistory primaryHistory) {
+        long end = wal.insertLsn();
+        Epoch own = wal.status().history().at(end);
+        long to = primaryHistory.find(own.number()) == null
+                ? primaryHistory.rewindPointPastUnknownEpochs(wal.status().history(), end) // a lost rival's epoch
+                : primaryHistory.rewindPoint(own, end);
+        if (to < 0) {
+            return;
+        }
+        applier.checkRewind(to);
+        long removed = wal.replication().rewindTo(to);
+        rewinds++;
+        LOG.warn("Rewound this replica from {} to {} ({} bytes): the primary's history ends its epoch there",
+                Lsn.format(end), Lsn.format(to), removed);
+        applier.rewound(to);
+    }
+
+    /**
+     * Writes one data frame's bytes through the write stage and reports them written; when the stage forced them (no
+     * further frame queued, or its bounds reached), reports them flushed as well.
+     *
+     * @param moreQueued whether further received bytes wait for this log
+     */
+    void apply(Out out, long start, ByteBuf bytes, boolean moreQueued) {
+        ByteBuffer view = bytes.nioBufferCount() == 1
+                ? bytes.nioBuffer()
+                : ByteBuffer.wrap(ByteBufUtil.getBytes(bytes)); // a frame split over buffers: copied once
+        long end = writes.write(start, view);
+        out.send(new Frame.Status(end, wal.flushedLsn(), applier.applied(), now(), false));
+        if (writes.flushIfDue(moreQueued)) {
+            status(out);
+        }
+    }
+
+    /** The hello (version 5) or start (version 6) of this log: its id, the epoch that wrote its end, and that end. */
+    Frame.Start start() {
+        long end = wal.insertLsn();
+        Epoch epoch = wal.status().history().at(end);
+        return new Frame.Start(wal.status().logId(), epoch.number(), epoch.startLsn(), end);
     }
 }

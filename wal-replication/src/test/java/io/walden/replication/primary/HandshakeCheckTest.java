@@ -7,6 +7,7 @@ import io.walden.replication.protocol.FrameDescriptor;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -86,5 +87,33 @@ class HandshakeCheckTest {
         assertThat(refusal(HandshakeCheck.answer(hello(LOG, 3, 8192, 9000, SECRET), primary(false, 2))))
                 .isEqualTo(Frame.Error.TOO_MANY_REPLICAS);
         assertThat(HandshakeCheck.answer(hello(LOG, 3, 8192, 9000, SECRET), primary(false, 1))).isInstanceOf(HandshakeCheck.Accept.class);
+    }
+
+    private static Frame.StoreHello storeHello(String name, byte[] secret) {
+        return new Frame.StoreHello(FrameDescriptor.STORE_PROTOCOL_VERSION, name, secret);
+    }
+
+    @Test
+    void aVersion6HelloIsCheckedForItsSecretThenItsNameThenANameConnectedThenCapacity() {
+        assertThat(refusal(HandshakeCheck.answerStore(storeHello("bad name!", "nope".getBytes()), SECRET, Set.of(), false, 0, 2)))
+                .as("the secret first").isEqualTo(Frame.Error.AUTHENTICATION_FAILED);
+        assertThat(refusal(HandshakeCheck.answerStore(storeHello("bad name!", SECRET), SECRET, Set.of(), false, 0, 2)))
+                .isEqualTo(Frame.Error.MALFORMED);
+        assertThat(refusal(HandshakeCheck.answerStore(storeHello("r1", SECRET), SECRET, Set.of("r1"), true, 1, 2)))
+                .as("one connection per replica name").isEqualTo(Frame.Error.MALFORMED);
+        assertThat(refusal(HandshakeCheck.answerStore(storeHello("r3", SECRET), SECRET, Set.of("r1", "r2"), false, 2, 2)))
+                .isEqualTo(Frame.Error.TOO_MANY_REPLICAS);
+        assertThat(HandshakeCheck.answerStore(storeHello("r2", SECRET), SECRET, Set.of("r1"), true, 2, 2))
+                .as("a name with a slot takes no new place").isInstanceOf(HandshakeCheck.Accept.class);
+        assertThat(HandshakeCheck.answerStore(storeHello("r1", new byte[0]), null, Set.of(), false, 0, 2))
+                .isInstanceOf(HandshakeCheck.Accept.class);
+    }
+
+    @Test
+    void eachLogOfAVersion6ConnectionIsCheckedAsAVersion5HelloOfThatLog() {
+        Frame.Hello start = new Frame.Hello(FrameDescriptor.STORE_PROTOCOL_VERSION, 0xbad, 3, 8192, 9000, "r1", SECRET);
+        assertThat(refusal(HandshakeCheck.answer(start, primary(false, 0)))).isEqualTo(Frame.Error.ANOTHER_LOG);
+        Frame.Hello identity = new Frame.Hello(FrameDescriptor.STORE_PROTOCOL_VERSION, 0, 1, 0, 64, "r1", SECRET);
+        assertThat(HandshakeCheck.answer(identity, primary(false, 0))).isInstanceOf(HandshakeCheck.Identify.class);
     }
 }

@@ -19,12 +19,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** Every frame of docs/replication-protocol.md through the real Netty codec (EmbeddedChannel), and malformed input. */
 class FrameCodecTest {
 
-    private static EmbeddedChannel codec() {
+    static EmbeddedChannel codec() {
         return new EmbeddedChannel(new FrameDecoder(1024), new FrameEncoder());
     }
 
     /** Encodes on one channel, feeds the bytes to another, returns what it decoded. */
-    private static Frame roundTrip(Frame frame) {
+    static Frame roundTrip(Frame frame) {
         EmbeddedChannel out = codec();
         assertThat(out.writeOutbound(frame)).isTrue();
         ByteBuf bytes = out.readOutbound();
@@ -169,7 +169,7 @@ class FrameCodecTest {
         out.finishAndReleaseAll();
     }
 
-    private static void assertMalformed(ByteBuf bytes, String reason) {
+    static void assertMalformed(ByteBuf bytes, String reason) {
         EmbeddedChannel in = codec();
         assertThatThrownBy(() -> in.writeInbound(bytes))
                 .isInstanceOf(DecoderException.class)

@@ -1,0 +1,232 @@
+package io.walden.replication.replica;
+
+import io.netty.channel.Channel;
+import io.walden.core.Lsn;
+import io.walden.core.Wal;
+import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.replication.protocol.Frame;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One log of a version 6 replica (docs/replication-protocol.md, "Version 6"): its {@link ReplicaSession} (the write
+ * stage, the applied position, the rewind) and a receiver thread of its own that writes, flushes and reports, in order;
+ * and, per connection, its {@link Stream}: the log's number there and whether its Welcome was taken. The frames of the
+ * log's stream are those of version 5, each handled as {@link ReceiverHandler} handles them, but ending the stream
+ * (a Restart, an Error that is not final, a failed write) starts the log again on the same connection.
+ *
+ * <p>Thread-safety: {@link #onFrame} and {@link #attach} from the connection's event loop or the client's catalog
+ * thread; everything that touches the log runs on its receiver thread.
+ */
+final class LogFollower {
+    private static final Logger LOG = LoggerFactory.getLogger(LogFollower.class);
+    private static final long RETRY_MILLIS = 500;
+
+    /** This log on one connection. */
+    static final class Stream {
+        final Channel channel;
+        final int number;
+        final ReplicaSession.Out out;
+        /** The connection's bytes not yet written, by every log. */
+        final PendingBytes connectionPending;
+        /** This log's bytes received and not yet written: while some wait, its write stage puts its force off. */
+        final AtomicLong pending = new AtomicLong();
+        /** Its Welcome was taken (receiver thread only): data is applied only then. */
+        boolean accepted;
+
+        Stream(Channel channel, int number, PendingBytes connectionPending) {
+            this.channel = channel;
+            this.number = number;
+            this.connectionPending = connectionPending;
+            this.out = frame -> channel.writeAndFlush(new Frame.OnLog(number, frame));
+        }
+    }
+
+    final String name;
+    final Wal wal;
+    final ReplicaSession session;
+    private final ExecutorService receiver;
+    private volatile Stream current;
+    /** Why the primary refused this log for good, or null. */
+    volatile String fatal;
+    volatile String lastError;
+
+    LogFollower(String name, Wal wal, InetSocketAddress primary, String replicaName) {
+        this.name = name;
+        this.wal = wal;
+        this.receiver = Executors.newSingleThreadExecutor(r -> WaldenThreads.daemon(r, "walden-receiver-" + name));
+        this.session = new ReplicaSession(wal, primary, replicaName, new byte[0], new ApplierDriver(wal, null, 0), null,
+                receiver, () -> { }, () -> { });
+    }
+
+    /** Whether this log's stream is taken on the current connection. */
+    boolean isStreaming() {
+        Stream s = current;
+        return s != null && s.channel.isActive() && session.streamingChannel == s.channel;
+    }
+
+    /**
+     * Follows this log as number {@code number} of {@code channel} from now on; {@link #start} it once the connection's
+     * handler routes the number's frames to the stream returned (its Welcome may come back at once).
+     */
+    Stream attach(Channel channel, int number, PendingBytes pending) {
+        Stream s = new Stream(channel, number, pending);
+        current = s;
+        return s;
+    }
+
+    /** Sends the log's Start on {@code s}, once what is queued is written. */
+    void start(Stream s) {
+        execute(() -> {
+            s.accepted = false;
+            if (fatal == null && current == s && s.channel.isActive()) {
+                s.out.send(session.start()); // on the receiver: after what was queued, so the start is this log's end
+            }
+        });
+    }
+
+    /** A frame of this log's stream on {@code s}'s connection (on its event loop). */
+    void onFrame(Stream s, Frame frame) {
+        if (frame instanceof Frame.Welcome welcome) {
+            onWelcome(s, welcome);
+        } else if (frame instanceof Frame.Data data) {
+            int length = data.bytes().readableBytes();
+            s.connectionPending.add(length);
+            s.pending.addAndGet(length);
+            data.retain(); // the envelope is released on return; the receiver thread releases this one
+            try {
+                receiver.execute(() -> {
+                    try {
+                        if (s.accepted && !session.dropping) {
+                            session.apply(s.out, data.startLsn(), data.bytes(), s.pending.get() > length);
+                            session.primaryFlushed(s.out, data.flushedLsn());
+                        }
+                    } catch (RuntimeException | Error e) {
+                        LOG.error("Could not apply replicated bytes of log {} at {}: {}; starting it again", name,
+                                Lsn.format(data.startLsn()), e.toString());
+                        lastError = e.toString();
+                        s.accepted = false;
+                        retry(s);
+                    } finally {
+                        data.release();
+                        s.pending.addAndGet(-length);
+                        s.connectionPending.add(-length);
+                    }
+                });
+            } catch (RejectedExecutionException e) { // closing: the receiver takes nothing more
+                data.release();
+                s.pending.addAndGet(-length);
+                s.connectionPending.add(-length);
+            }
+        } else if (frame instanceof Frame.Keepalive keepalive) {
+            execute(() -> {
+                if (s.accepted && !session.dropping) {
+                    session.primaryFlushed(s.out, keepalive.flushedLsn());
+                }
+                if (keepalive.replyRequested()) {
+                    session.status(s.out);
+                }
+            });
+        } else if (frame instanceof Frame.Archived archived) {
+            execute(() -> {
+                if (s.accepted && !session.dropping) {
+                    wal.replication().primaryArchived(archived.floorLsn());
+                }
+            });
+        } else if (frame instanceof Frame.Restart) {
+            start(s); // after the rewind its Welcome asked for, if any
+        } else if (frame instanceof Frame.Error error) {
+            execute(() -> s.accepted = false);
+            if (error.isFinal()) {
+                fatal = error.message();
+                LOG.error("The primary at {} refused log {} for good: {}", session.primary, name, error.message());
+            } else {
+                lastError = error.message();
+                LOG.warn("The primary at {} refused log {} for now: {}; retrying", session.primary, name, error.message());
+                retry(s);
+            }
+        }
+    }
+
+    private void onWelcome(Stream s, Frame.Welcome welcome) {
+        if (welcome.logId() != wal.status().logId() || welcome.segmentSize() != wal.config().segmentSize()) {
+            fatal = "the primary's log " + name + " is " + Long.toHexString(welcome.logId()) + " (segments of "
+                    + welcome.segmentSize() + " bytes), not this replica's " + Long.toHexString(wal.status().logId());
+            LOG.error("Refusing to follow log {}: {}", name, fatal);
+            return;
+        }
+        execute(() -> {
+            try {
+                session.rewindIfNeeded(welcome.history());
+                wal.replication().adoptHistory(welcome.history()); // durably, before any byte of it is applied
+            } catch (RuntimeException e) {
+                fatal = e.getMessage() + "; rebuild this replica's log " + name + " from the primary";
+                LOG.error("Refusing to follow log {}: {}", name, fatal);
+                return;
+            }
+            s.accepted = true;
+            session.streamingChannel = s.channel;
+            lastError = null;
+            session.status(s.out); // where this log stands, so the primary knows at once
+            session.primaryFlushed(s.out, welcome.flushedLsn());
+        });
+    }
+
+    /** Starts the log again after a while, if {@code s} is still its stream. */
+    private void retry(Stream s) {
+        s.channel.eventLoop().schedule(() -> {
+            if (current == s) {
+                start(s);
+            }
+        }, RETRY_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Reports where this log stands on its current stream (the status interval). */
+    void status() {
+        Stream s = current;
+        if (s != null && s.channel.isActive()) {
+            execute(() -> {
+                if (s.accepted) {
+                    session.status(s.out);
+                }
+            });
+        }
+    }
+
+    private void execute(Runnable task) {
+        try {
+            receiver.execute(task);
+        } catch (RejectedExecutionException e) {
+            // closing: nothing more is done for this log
+        }
+    }
+
+    /**
+     * Stops following: the receiver thread ends, after dropping what is queued (a later start resumes from the log's end)
+     * or, for a promotion, applying it.
+     *
+     * @return whether it ended within the wait
+     */
+    boolean stop(boolean dropQueued) {
+        current = null;
+        session.dropping = dropQueued;
+        receiver.shutdown();
+        try {
+            if (receiver.awaitTermination(60, TimeUnit.SECONDS)) {
+                session.applier.close();
+                return true;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.error("The receiver of log {} did not stop within 60 s (a flush is stuck)", name);
+        return false;
+    }
+}

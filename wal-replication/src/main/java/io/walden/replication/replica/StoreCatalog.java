@@ -1,0 +1,276 @@
+package io.walden.replication.replica;
+
+import io.netty.channel.Channel;
+import io.walden.core.Lsn;
+import io.walden.core.Wal;
+import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.replication.protocol.Frame;
+import io.walden.replication.protocol.FrameDescriptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A version 6 replica's set of logs made the primary's (docs/replication-protocol.md, "Version 6", "A replica catches
+ * up to exactly the primary's set"): a {@link LogFollower} per log, each refusing local appends; logs the catalog lists
+ * and this replica lacks created as copies of the primary's (after asking for their identity); logs it holds under a
+ * listed name but of another log id replaced; and named logs deleted only when the primary says so: a drop, or a
+ * complete catalog that did not list them. Nothing of a connection whose {@code default} is not this replica's root
+ * log is touched.
+ *
+ * <p>Threads: creations, deletions and starts run on one catalog thread ({@code walden-catalog}), in the order the
+ * catalog's frames came; a stale connection's work is skipped. Thread-safety: every method from any thread.
+ */
+final class StoreCatalog {
+    private static final Logger LOG = LoggerFactory.getLogger(StoreCatalog.class);
+
+    private final ReplicaLogs logs;
+    private final InetSocketAddress primary;
+    private final String name;
+    private final byte[] secret;
+    private final String refusal;
+    private final Map<String, LogFollower> followers = new ConcurrentHashMap<>();
+    private final ExecutorService worker = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-catalog"));
+    /** The current connection, and the one whose {@code default} was found to be this replica's root log. */
+    private volatile Channel channel;
+    private volatile Channel verified;
+    volatile String fatal;
+    volatile String lastError;
+    /** Run when a connection's {@code default} is found to be this replica's root log: it reached the right primary. */
+    volatile Runnable onVerified = () -> { };
+    /** Run on the catalog thread after a log was created or deleted here (a cascading endpoint refreshes its logs). */
+    volatile Runnable onLogsChanged = () -> { };
+    /** Run when a connection ends: connect again later. */
+    volatile Runnable onDisconnected = () -> { };
+
+    /** Follows every log {@code logs} holds now: each refuses local appends from here on, with {@code refusal}. */
+    StoreCatalog(ReplicaLogs logs, InetSocketAddress primary, String name, byte[] secret, String refusal) {
+        this.logs = logs;
+        this.primary = primary;
+        this.name = name;
+        this.secret = secret;
+        this.refusal = refusal;
+        follow(FrameDescriptor.DEFAULT_LOG, logs.root());
+        for (String log : logs.names()) {
+            logs.log(log).ifPresent(wal -> follow(log, wal));
+        }
+    }
+
+    private LogFollower follow(String log, Wal wal) {
+        wal.replication().refuseAppends(refusal);
+        LogFollower f = new LogFollower(log, wal, primary, name);
+        followers.put(log, f);
+        return f;
+    }
+
+    String replicaName() {
+        return name;
+    }
+
+    byte[] secret() {
+        return secret;
+    }
+
+    InetSocketAddress primary() {
+        return primary;
+    }
+
+    /** The logs followed now, by name. */
+    Map<String, LogFollower> followers() {
+        return followers;
+    }
+
+    boolean isConnected() {
+        Channel c = channel;
+        return c != null && c.isActive();
+    }
+
+        void connected(Channel ch) {
+        channel = ch;
+    }
+
+    void disconnected(Channel ch) {
+        if (channel == ch) {
+            channel = null;
+        }
+        onDisconnected.run();
+    }
+
+    /** A log the catalog lists: started if this replica holds it, replaced if it holds another log of that name, else created. */
+    void listed(Channel ch, StoreReceiverHandler.Numbered n, PendingBytes pending) {
+        onWorker(ch, () -> {
+            Frame.CatalogEntry entry = n.entry;
+            if (entry.name().equals(FrameDescriptor.DEFAULT_LOG)) {
+                if (entry.logId() != logs.root().status().logId()) {
+                    fatal = "the primary's log default is " + Long.toHexString(entry.logId()) + ", not this replica's "
+                            + Long.toHexString(logs.root().status().logId()) + ": a replica of another server";
+                    LOG.error("Refusing to follow the primary at {}: {}", primary, fatal);
+                    ch.close();
+                    return;
+                }
+                verified = ch;
+                onVerified.run();
+                attach(ch, n, followers.get(FrameDescriptor.DEFAULT_LOG), pending);
+                return;
+            }
+            if (verified != ch) {
+                return;
+            }
+            LogFollower f = followers.get(entry.name());
+            if (f == null && logs.log(entry.name()).isPresent()) {
+                f = follow(entry.name(), logs.log(entry.name()).get());
+            }
+            if (f != null && (f.wal.status().logId() != entry.logId() || f.wal.config().segmentSize() != entry.segmentSize())) {
+                LOG.warn("Log {} here is {}, the primary's is {}: it was deleted and created again there; replacing it",
+                        entry.name(), Long.toHexString(f.wal.status().logId()), Long.toHexString(entry.logId()));
+                remove(entry.name());
+                f = null;
+            }
+            if (f == null) {
+                askIdentity(ch, n);
+                return;
+            }
+            logs.changed(entry.name(), entry.settings());
+            attach(ch, n, f, pending);
+        });
+    }
+
+    private static void attach(Channel ch, StoreReceiverHandler.Numbered n, LogFollower f, PendingBytes pending) {
+        n.follower = f; // before the stream: the event loop reads the stream, then the follower
+        LogFollower.Stream stream = f.attach(ch, n.entry.log(), pending);
+        n.stream = stream; // before the Start: its answer is routed by this
+        f.start(stream);
+    }
+
+    /** Asks the primary who log {@code n} is (a Start with log id 0), for a log this replica lacks. */
+    static void askIdentity(Channel ch, StoreReceiverHandler.Numbered n) {
+        ch.writeAndFlush(new Frame.OnLog(n.entry.log(), new Frame.Start(0, 1, 0, Lsn.FIRST)));
+    }
+
+    /** The answer to the identity question: creates the log as a copy of the primary's, then starts it. */
+    void create(Channel ch, StoreReceiverHandler.Numbered n, Frame.Welcome w, PendingBytes pending) {
+        onWorker(ch, () -> {
+            if (verified != ch || w.logId() != n.entry.logId()) {
+                return;
+            }
+            String log = n.entry.name();
+            Wal wal = logs.create(log, new PrimaryIdentity(w.logId(), w.segmentSize(), w.oldestLsn(), w.history()),
+                    n.entry.settings());
+            LOG.info("Created log {} as a copy of the primary's ({})", log, Long.toHexString(w.logId()));
+            attach(ch, n, follow(log, wal), pending);
+            logsChanged();
+        });
+    }
+
+    /** The primary changed a log's settings. */
+    void changed(Frame.CatalogEntry entry) {
+        onWorker(channel, () -> logs.changed(entry.name(), entry.settings()));
+    }
+
+    /** The primary deleted log {@code log}. */
+    void dropped(Channel ch, String log) {
+        onWorker(ch, () -> {
+            if (verified == ch) {
+                remove(log);
+            }
+        });
+    }
+
+    /** The catalog listed is complete: a named log this replica holds that it did not list was deleted on the primary. */
+    void complete(Channel ch, Set<String> listed) {
+        onWorker(ch, () -> {
+            if (verified != ch) {
+                return;
+            }
+            for (String log : new ArrayList<>(logs.names())) {
+                if (!listed.contains(log)) {
+                    remove(log);
+                }
+            }
+        });
+    }
+
+    private void remove(String log) {
+        LogFollower f = followers.remove(log);
+        if (f != null) {
+            f.stop(true);
+        }
+        if (logs.log(log).isPresent()) {
+            logs.delete(log);
+            LOG.info("Deleted log {}: the primary at {} deleted it", log, primary);
+            logsChanged();
+        }
+    }
+
+    private void logsChanged() {
+        try {
+            onLogsChanged.run();
+        } catch (RuntimeException e) { // the listener's failure is its own: this replica's logs are the primary's
+            LOG.warn("The listener of this replica's logs failed: {}", e.toString());
+        }
+    }
+
+    /** The primary refused the connection: final codes stop the replica. */
+    void refused(Frame.Error error) {
+        if (error.isFinal()) {
+            fatal = error.code() == Frame.Error.UNSUPPORTED_VERSION
+                    ? error.message() + " (this replica speaks protocol version 6: upgrade the primary first)"
+                    : error.message();
+        }
+        lastError = error.message();
+        LOG.error("The primary at {} refused this replica: {}", primary, error.message());
+    }
+
+    /** Reports every log's position (the status interval). */
+    void status() {
+        followers.values().forEach(LogFollower::status);
+    }
+
+    private void onWorker(Channel ch, Runnable task) {
+        try {
+            worker.execute(() -> {
+                if (ch == null || ch != channel || !ch.isActive()) {
+                    return; // a stale connection's catalog: the next one lists it again
+                }
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    lastError = e.toString();
+                    LOG.error("Could not make this replica's logs the primary's: {}; reconnecting", e.toString(), e);
+                    ch.close();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    /**
+     * Stops the catalog thread and every log's receiver, which drops what is queued or, for a promotion, applies it; the
+     * logs stay open (the caller owns them).
+     */
+    boolean close(boolean dropQueued) {
+        worker.shutdown();
+        boolean stopped = true;
+        try {
+            stopped = worker.awaitTermination(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        List<LogFollower> all = new ArrayList<>(followers.values());
+        for (LogFollower f : all) {
+            stopped &= f.stop(dropQueued);
+        }
+        return stopped;
+    }
+}
