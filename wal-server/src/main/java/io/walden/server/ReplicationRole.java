@@ -12,12 +12,16 @@ import io.walden.replication.replica.PrimaryIdentity;
 import io.walden.replication.replica.ReplicaClient;
 import io.walden.replication.tls.ReplicationTls;
 import io.walden.replication.transport.EventLoops;
+import io.walden.replication.replica.StoreReplicaClient;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.logs.LogCatalog;
+import io.walden.server.logs.ReplicaCopies;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
@@ -36,8 +40,11 @@ import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
 
 /**
  * The server's place in replication: a primary (a {@link ReplicationServer} accepting replicas) or a replica (a
- * {@link ReplicaClient} following its primary, and a {@code ReplicationServer} of its own when cascading), and the
- * promotion from one to the other. Applies the safety rule: replicas are accepted on a non-loopback address only
+ * {@link Following} receiver of its primary, and a {@code ReplicationServer} of its own when cascading), and the
+ * promotion from one to the other. Every log of the {@link LogCatalog} is replicated, over one connection per primary
+ * (a {@link StoreReplicaClient}): the endpoint takes the catalog's logs after each creation, change and deletion. A
+ * replica that catches up from an archive ({@code restore-from}) and a replica group's member follow the log
+ * {@code default} alone (a {@link ReplicaClient}; the catalog refuses named logs there). Applies the safety rule: replicas are accepted on a non-loopback address only
  * with TLS and authentication, or an explicit, logged opt-out.
  *
  * <p>Threads: the endpoint and the receiver run on the event loops given (the server's, shared: closing this never
@@ -50,20 +57,51 @@ public final class ReplicationRole implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationRole.class);
 
     private final Wal wal;
+    /** Every log of the server: the named logs are served to replicas, or copied from the primary, with {@code default}. */
+    private final LogCatalog catalog;
     private final ServerConfig config;
     private final MeterRegistry registry;
     /** Where the endpoint and the receiver run; null: each on a NIO group of its own. */
     private final EventLoops loops;
     private volatile ReplicationServer server;
-    private volatile ReplicaClient replica;
+    private volatile Following replica;
     /** Set by close(), under the lock: no endpoint or receiver starts after it. */
     private boolean closed;
 
-    private ReplicationRole(Wal wal, ServerConfig config, MeterRegistry registry, EventLoops loops) {
+    private ReplicationRole(Wal wal, LogCatalog catalog, ServerConfig config, MeterRegistry registry, EventLoops loops) {
         this.wal = wal;
+        this.catalog = catalog;
         this.config = config;
         this.registry = registry;
         this.loops = loops;
+        catalog.addListener(new LogCatalog.Listener() {
+            // Under the catalog's lock, before a created log is offered to applications: until the endpoint takes it,
+            // it has no synchronous policy, and an append at a remote level would pass as local.
+            @Override
+            public void created(String name, Wal log) {
+                refreshServedLogs();
+            }
+
+            @Override
+            public void deleted(String name, Wal log) {
+                refreshServedLogs();
+            }
+
+            // A log reopened with new settings is another Wal: the endpoint serves it anew, and its replicas copy it
+            // again from its oldest record (docs/operations.md, "Named logs").
+            @Override
+            public void replaced(String name, Wal old, Wal reopened) {
+                refreshServedLogs();
+            }
+        });
+    }
+
+    /** The endpoint (a primary's, or a cascading replica's) takes the store's logs as they are now. */
+    private void refreshServedLogs() {
+        ReplicationServer s = server;
+        if (s != null) {
+            s.refreshLogs();
+        }
     }
 
     /**
@@ -110,26 +148,32 @@ public final class ReplicationRole implements AutoCloseable {
                 + "who can reach it can read the whole log", listen, tls ? "" : "out", authenticated ? "" : "out");
     }
 
-    /** Starts the role the configuration asks for: a replica of replicate-from, else a primary (own event loops). */
-    static ReplicationRole start(Wal wal, ServerConfig config, MeterRegistry registry) throws InterruptedException {
-        return start(wal, config, registry, null);
-    }
-
     /**
      * Starts the role the configuration asks for, on {@code loops} (shared by the caller; null: groups of
      * their own).
      */
-    static ReplicationRole start(Wal wal, ServerConfig config, MeterRegistry registry, EventLoops loops)
-            throws InterruptedException {
-        ReplicationRole role = new ReplicationRole(wal, config, registry, loops);
+    static ReplicationRole start(Wal wal, LogCatalog catalog, ServerConfig config, MeterRegistry registry,
+                                 EventLoops loops) throws InterruptedException {
+        ReplicationRole role = new ReplicationRole(wal, catalog, config, registry, loops);
         try {
-            if (config.get(REPLICATE_FROM) != null) {
-                role.replica = ReplicaClient.builder(wal, config.get(REPLICATE_FROM), config.name())
+            InetSocketAddress primary = config.get(REPLICATE_FROM);
+            if (primary != null && config.get(RESTORE_FROM) != null) { // the log default alone (LogCatalog refuses named ones)
+                role.replica = Following.of(ReplicaClient.builder(wal, primary, config.name())
                         .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops)
-                        .restoreFrom(config.get(RESTORE_FROM) == null ? null
-                                : ArchiveTargets.openExisting(config.get(RESTORE_FROM),
-                                        config.get(ARCHIVE_ENDPOINT)))
-                        .start();
+                        .restoreFrom(ArchiveTargets.openExisting(config.get(RESTORE_FROM), config.get(ARCHIVE_ENDPOINT)))
+                        .start());
+                if (config.replicationListen() != null) {
+                    role.startServer(config.replicationListen()); // cascading: serve replicas of this replica
+                }
+            } else if (primary != null) {
+                catalog.following("this server is a replica of " + primary.getHostString() + ":" + primary.getPort()
+                        + " (replicate-from): its logs are its primary's, created, changed and deleted there");
+                ReplicaCopies copies = new ReplicaCopies(catalog, wal);
+                role.replica = Following.of(StoreReplicaClient.builder(copies, primary, config.name())
+                        .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops)
+                        .onLogsChanged(role::refreshServedLogs) // cascading: this replica's replicas follow its set
+                        .start(), copies);
+                catalog.replicatedWith(role::slotsOf);
                 if (config.replicationListen() != null) {
                     role.startServer(config.replicationListen()); // cascading: serve replicas of this replica
                 }
@@ -169,15 +213,11 @@ public final class ReplicationRole implements AutoCloseable {
      * A member of a replica group before the coordinator has placed it: neither serving nor following, refusing
      * appends; {@link io.walden.server.group.FailoverController} then calls {@link #follow} or {@link #becomePrimary}.
      */
-    public static ReplicationRole standby(Wal wal, ServerConfig config, MeterRegistry registry) {
-        return standby(wal, config, registry, null);
-    }
-
-    /** As {@link #standby(Wal, ServerConfig, MeterRegistry)}, its later roles on {@code loops} (null: their own). */
-    public static ReplicationRole standby(Wal wal, ServerConfig config, MeterRegistry registry, EventLoops loops) {
+    public static ReplicationRole standby(Wal wal, LogCatalog catalog, ServerConfig config, MeterRegistry registry,
+                                          EventLoops loops) {
         wal.replication().refuseAppends("this member of a replica group is neither primary nor following one yet; "
                 + "see /admin/status for the group's primary");
-        return new ReplicationRole(wal, config, registry, loops);
+        return new ReplicationRole(wal, catalog, config, registry, loops);
     }
 
     /**
@@ -195,8 +235,8 @@ public final class ReplicationRole implements AutoCloseable {
         refuseOnceClosed();
         closeServer();
         closeReplica();
-        replica = ReplicaClient.builder(wal, primary, config.name()).primaryHttp(primaryHttp)
-                .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops).start();
+        replica = Following.of(ReplicaClient.builder(wal, primary, config.name()).primaryHttp(primaryHttp)
+                .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops).start());
     }
 
     /** Stops following (the primary is gone): the log keeps refusing appends and receives nothing more. */
@@ -298,7 +338,8 @@ public final class ReplicationRole implements AutoCloseable {
                 : ReplicationTls.server(config.get(REPLICATION_TLS_CERT), config.get(REPLICATION_TLS_KEY), config.get(REPLICATION_TLS_CA));
         ReplicationServer s;
         try {
-            s = ReplicationServer.builder(wal).listen(listen).keepaliveMillis(10_000)
+            s = ReplicationServer.builder(wal).store(catalog::openedStore, this::toldSettings)
+                    .listen(listen).keepaliveMillis(10_000)
                     .shipFlushedOnly(config.get(SHIP_FLUSHED_ONLY))
                     .maxSlotRetainedBytes(config.get(MAX_SLOT_RETAINED_BYTES)).maxReplicas(config.get(MAX_REPLICAS))
                     .secret(config.get(REPLICATION_SECRET)).tls(tls).eventLoops(loops).start();
@@ -310,6 +351,19 @@ public final class ReplicationRole implements AutoCloseable {
         }
         s.meterBinder().bindTo(registry);
         server = s;
+        catalog.replicatedWith(this::slotsOf);
+    }
+
+    /** A log's settings as its replicas are told them (none for a log deleted meanwhile). */
+    private Map<String, String> toldSettings(String name) {
+        Wal log = catalog.find(name);
+        return log == null ? Map.of() : ReplicaCopies.told(log);
+    }
+
+    /** The replication slots that still need log {@code name} (none when no endpoint serves replicas now). */
+    private Map<String, Long> slotsOf(String name) {
+        ReplicationServer s = server;
+        return s == null ? Map.of() : s.slots(name);
     }
 
     /** The endpoint serving replicas (a primary's, or a cascading replica's), or null. */
@@ -319,12 +373,12 @@ public final class ReplicationRole implements AutoCloseable {
 
     /** The primary this server follows, or null when it is a primary. */
     public InetSocketAddress primary() {
-        ReplicaClient r = replica;
+        Following r = replica;
         return r == null ? null : r.primary();
     }
 
     /** This server's receiver when it is a replica, or null. */
-    public ReplicaClient replica() {
+    public Following replica() {
         return replica;
     }
 
@@ -342,7 +396,7 @@ public final class ReplicationRole implements AutoCloseable {
      *                               still refuses appends, and a retry tries again
      */
     public synchronized Promotion promote() throws InterruptedException {
-        ReplicaClient r = replica;
+        Following r = replica;
         if (r == null) {
             throw new IllegalStateException("this server is already a primary (epoch " + wal.status().epoch() + ")");
         }
@@ -362,7 +416,7 @@ public final class ReplicationRole implements AutoCloseable {
         }
         Epoch epoch;
         try {
-            epoch = r.promote();
+            epoch = r.promote(0);
         } catch (RuntimeException e) {
             if (server != null) {
                 server.policy(before); // still a replica: its cascading endpoint keeps the policy it had
@@ -370,6 +424,7 @@ public final class ReplicationRole implements AutoCloseable {
             throw e;
         }
         replica = null;
+        catalog.following(null); // a primary's users create, change and delete its logs
         return new Promotion(epoch);
     }
 

@@ -206,10 +206,10 @@ public final class WaldenServer implements AutoCloseable {
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
         logs = LogCatalog.open(config, wal, registry); // binds every log's meters, default's included
         if (group != null) {
-            replication = ReplicationRole.standby(wal, config, registry, replicationLoops);
+            replication = ReplicationRole.standby(wal, logs, config, registry, replicationLoops);
             group.start(wal, replication, registry);
         } else {
-            replication = ReplicationRole.start(wal, config, registry, replicationLoops);
+            replication = ReplicationRole.start(wal, logs, config, registry, replicationLoops);
         }
 
         // No queue: the read beyond max-readers is refused at once (503), never parked behind long polls and streams.

@@ -15,8 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Named logs across a server's life on a running {@code walden.jar} (docs/operations.md, "Named logs"): they and the
  * settings they were given come back after a restart; walden.yaml declares logs, whose declared settings change only
- * there; {@code --auto-create-logs} and {@code --max-logs}; a server whose logs would have to be replicated refuses
- * them.
+ * there; {@code --auto-create-logs} and {@code --max-logs}. Their replication: NamedLogReplicationIT.
  */
 class NamedLogsLifecycleIT {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -92,19 +91,6 @@ class NamedLogsLifecycleIT {
             assertThat(server.records("/v1/logs/events/records").values()).containsExactly("first event");
             assertThat(server.get("/v1/logs/one-too-many").statusCode()).isEqualTo(404);
             assertThat(json(server.get("/v1/logs"), 200).get("logs")).hasSize(3);
-        }
-    }
-
-    @Test
-    void aServerWithSynchronousReplicasRefusesNamedLogsItCouldNotReplicate() throws Exception {
-        try (ServerProcess server = ServerProcess.start(work, work.resolve("data"), ServerProcess.freePort(),
-                "--replication-listen", "127.0.0.1:" + ServerProcess.freePort(), "--replication-secret", "s",
-                "--sync-replicas", "FIRST 1 (r1)")) {
-            JsonNode refused = json(server.send("POST", "/v1/logs", "{\"name\": \"orders\"}"), 409);
-
-            assertThat(refused.get("error").asText()).isEqualTo("named_logs_not_replicated");
-            assertThat(refused.get("detail").asText()).contains("sync-replicas");
-            assertThat(server.get("/v1/logs/orders").statusCode()).isEqualTo(404);
         }
     }
 }

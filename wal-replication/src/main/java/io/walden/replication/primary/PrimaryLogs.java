@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The logs a primary serves (docs/replication-protocol.md, "Version 6"): the root log, named {@code default}, and every
@@ -37,7 +38,8 @@ final class PrimaryLogs {
         void changed(LogEndpoint log);
     }
 
-    private final WalStore store;
+    /** The store, or null while it is not open (or there is none). */
+    private final Supplier<WalStore> store;
     private final long maxSlotRetainedBytes;
     private final Function<String, Map<String, String>> settings;
     private final LogEndpoint root;
@@ -47,10 +49,10 @@ final class PrimaryLogs {
     private SyncPolicy policy;
 
     /**
-     * @param store    the named logs, or null for a primary of one log
+     * @param store    the named logs, or null (for now, or for a primary of one log)
      * @param settings a log's settings as the catalog tells them (the user's names), by log name
      */
-    PrimaryLogs(Wal root, WalStore store, long maxSlotRetainedBytes, Function<String, Map<String, String>> settings) {
+    PrimaryLogs(Wal root, Supplier<WalStore> store, long maxSlotRetainedBytes, Function<String, Map<String, String>> settings) {
         this.store = store;
         this.maxSlotRetainedBytes = maxSlotRetainedBytes;
         this.settings = settings;
@@ -108,6 +110,7 @@ final class PrimaryLogs {
      * announced; one deleted is dropped (its streams end); one deleted and created again under its name is both.
      */
     synchronized void refresh() {
+        WalStore store = this.store.get();
         if (store == null) {
             return;
         }

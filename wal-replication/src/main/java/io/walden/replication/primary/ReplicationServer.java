@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -71,7 +72,7 @@ public final class ReplicationServer implements AutoCloseable {
         private SslContext tls;
         private boolean shipFlushedOnly;
         private EventLoops loops;
-        private WalStore store;
+        private Supplier<WalStore> store = () -> null;
         private Function<String, Map<String, String>> logSettings = name -> Map.of();
 
         private Builder(Wal wal) {
@@ -169,7 +170,16 @@ public final class ReplicationServer implements AutoCloseable {
          * @param settings a log's settings as replicas are told them (the user's setting names and values), by log name
          */
         public Builder store(WalStore store, Function<String, Map<String, String>> settings) {
-            this.store = store;
+            return store(() -> store, settings);
+        }
+
+        /**
+         * As {@link #store(WalStore, Function)}, for a store opened later (an application that opens it at its first
+         * named log): {@code store} gives null until then, and {@link ReplicationServer#refreshLogs()} takes its logs
+         * once it is open.
+         */
+        public Builder store(Supplier<WalStore> store, Function<String, Map<String, String>> settings) {
+            this.store = store == null ? () -> null : store;
             this.logSettings = settings == null ? name -> Map.of() : settings;
             return this;
         }
@@ -184,8 +194,9 @@ public final class ReplicationServer implements AutoCloseable {
          */
         public ReplicationServer start() throws InterruptedException {
             List<Wal> all = new ArrayList<>(List.of(wal));
-            if (store != null) {
-                store.names().forEach(name -> store.log(name).ifPresent(all::add));
+            WalStore s = store.get();
+            if (s != null) {
+                s.names().forEach(name -> s.log(name).ifPresent(all::add));
             }
             for (Wal log : all) {
                 checkMayShipUnflushed(log);

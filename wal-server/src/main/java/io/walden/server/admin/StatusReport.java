@@ -13,8 +13,8 @@ import io.walden.core.WalStatus;
 import io.walden.core.archive.ArchiverStatus;
 import io.walden.replication.primary.ReplicaStatus;
 import io.walden.replication.primary.ReplicationServer;
-import io.walden.replication.replica.ReplicaClient;
 import io.walden.server.BuildInfo;
+import io.walden.server.Following;
 import io.walden.server.ReplicationRole;
 import io.walden.server.group.FailoverController;
 import io.walden.server.http.CursorApi;
@@ -63,7 +63,7 @@ final class StatusReport {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("version", BuildInfo.version());
         s.put("uptime_seconds", BuildInfo.uptime().toSeconds());
-        ReplicaClient replica = role.replica();
+        Following replica = role.replica();
         ReplicationServer replication = role.server();
         // A group member that neither follows nor leads (electing, fenced) is not a primary: it takes no appends.
         s.put("role", replica == null && (group == null || group.isPrimary()) ? "primary" : "replica");

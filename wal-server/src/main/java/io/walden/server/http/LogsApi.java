@@ -19,7 +19,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 
-import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
 
 /**
  * The logs themselves over HTTP (docs/http-api.md, "Logs"): {@code POST /v1/logs} creates one, {@code GET /v1/logs}
@@ -73,7 +72,7 @@ public final class LogsApi {
         Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", true);
         offLoop(ex, () -> {
             Wal wal = catalog.create(name, settings);
-            ex.json(HttpResponseStatus.CREATED, LogDescriptions.describe(name, wal, rates, false));
+            ex.json(HttpResponseStatus.CREATED, LogDescriptions.describe(name, wal, rates, catalog.replicated(name)));
         });
     }
 
@@ -81,7 +80,7 @@ public final class LogsApi {
     void describe(Exchange ex) {
         String name = Route.name(ex);
         offLoop(ex, () -> ex.json(HttpResponseStatus.OK,
-                LogDescriptions.describe(name, existing(name), rates, DEFAULT_LOG.equals(name))));
+                LogDescriptions.describe(name, existing(name), rates, catalog.replicated(name))));
     }
 
     /** PATCH /v1/logs/{log} with {@code {"settings": {...}}}: the log reopens with them; 200 with its description. */
@@ -91,7 +90,7 @@ public final class LogsApi {
         Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", false);
         offLoop(ex, () -> {
             Wal wal = catalog.change(name, settings);
-            ex.json(HttpResponseStatus.OK, LogDescriptions.describe(name, wal, rates, false));
+            ex.json(HttpResponseStatus.OK, LogDescriptions.describe(name, wal, rates, catalog.replicated(name)));
         });
     }
 

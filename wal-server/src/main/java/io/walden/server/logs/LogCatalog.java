@@ -21,7 +21,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
@@ -29,7 +31,7 @@ import static io.walden.server.config.ServerSettings.AUTO_CREATE_LOGS;
 import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.MAX_LOGS;
 import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
-import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
+import static io.walden.server.config.ServerSettings.RESTORE_FROM;
 import static io.walden.server.config.ServerSettings.WAL_BUFFERS_BUDGET;
 
 /**
@@ -57,6 +59,10 @@ public final class LogCatalog implements AutoCloseable {
         void replaced(String name, Wal old, Wal reopened);
 
         void deleted(String name, Wal wal);
+
+        /** Log {@code name} was created (by this server, or as a copy of its primary's); called before it is offered. */
+        default void created(String name, Wal wal) {
+        }
     }
 
     private final ServerConfig config;
@@ -70,6 +76,15 @@ public final class LogCatalog implements AutoCloseable {
     private volatile WalStore store;
     /** Set by {@link #close}: no store opens after it (a creation queued before the stop). Under the catalog's lock. */
     private boolean closed;
+    /**
+     * Why this server's users may not create, change or delete logs now (it is a replica: its logs are its primary's), or
+     * null. Written by the replication role when it follows or is promoted, read by requests.
+     */
+    private volatile String following;
+    /** Whether the named logs are replicated (a replication endpoint serves them, or this server is a replica). */
+    private volatile boolean replicated;
+    /** The replication slots holding a log (replica name to the LSN it needs); none when no endpoint serves replicas. */
+    private volatile Function<String, Map<String, Long>> slots = name -> Map.of();
 
     private LogCatalog(ServerConfig config, Wal defaultLog, MeterRegistry registry) {
         this.config = config;
@@ -172,9 +187,27 @@ public final class LogCatalog implements AutoCloseable {
             throw new LogRefusedException(LogRefusedException.Reason.TOO_MANY, "this server holds " + names().size()
                     + " logs, the most max-logs allows (" + max + ", the log 'default' included)");
         }
+        refuseWhileFollowing();
         Wal wal = inServerTerms(() -> openStore().create(name, PerLogSettings.applier(settings)));
-        wal.meterBinder().bindTo(registry);
+        adopted(name, wal);
         return wal;
+    }
+
+    /** A log just created here or as a replica's copy: its meters bound, its listeners told (replication first). */
+    synchronized void adopted(String name, Wal wal) {
+        wal.meterBinder().bindTo(registry);
+        listeners.forEach(l -> l.created(name, wal));
+    }
+
+    /** The primary deleted log {@code name}: this replica's copy goes, with its meters and handlers. */
+    synchronized void dropped(String name, Runnable delete) {
+        Wal wal = find(name);
+        delete.run();
+        unbindMeters(name);
+        if (wal != null) {
+            listeners.forEach(l -> l.deleted(name, wal));
+        }
+        LOG.info("Deleted log {}: its primary deleted it", name);
     }
 
     /**
@@ -185,6 +218,7 @@ public final class LogCatalog implements AutoCloseable {
      */
     public synchronized Wal change(String name, Map<PerLogSettings.Entry, Object> settings) {
         Wal old = existing(name);
+        refuseWhileFollowing();
         if (old == defaultLog) {
             throw new LogRefusedException(LogRefusedException.Reason.SETTINGS_FIXED, "the log 'default' takes the "
                     + "server's settings: change them in walden.yaml or on the command line, and restart");
@@ -220,16 +254,63 @@ public final class LogCatalog implements AutoCloseable {
             throw new LogRefusedException(LogRefusedException.Reason.DEFAULT_LOG, "the log 'default' is the server's "
                     + "own (the data directory's root): it cannot be deleted");
         }
+        refuseWhileFollowing();
         List<Cursors.Cursor> cursors = wal.cursors().list();
         if (!cursors.isEmpty() && !force) {
             throw new LogRefusedException(LogRefusedException.Reason.HELD, "log '" + name + "' is still needed by "
                     + cursors.size() + " consumer cursor(s) (" + String.join(", ", cursors.stream()
                     .map(Cursors.Cursor::name).toList()) + "): delete them first, or delete the log with ?force=true");
         }
+        Set<String> replicas = slots.apply(name).keySet();
+        if (!replicas.isEmpty() && !force) {
+            throw new LogRefusedException(LogRefusedException.Reason.HELD, "log '" + name + "' is still needed by the "
+                    + "replication slot(s) of " + String.join(", ", new TreeSet<>(replicas)) + ": drop them first "
+                    + "(DELETE /admin/replication-slots?name=NAME once a replica is gone for good), or delete the log with ?force=true");
+        }
         store.delete(name);
         unbindMeters(name);
         listeners.forEach(l -> l.deleted(name, wal));
-        LOG.info("Deleted log {}{}", name, cursors.isEmpty() ? "" : " (forced past " + cursors.size() + " cursor(s))");
+        LOG.info("Deleted log {}{}", name, cursors.isEmpty() && replicas.isEmpty() ? "" : " (forced past "
+                + cursors.size() + " cursor(s) and " + replicas.size() + " replication slot(s))");
+    }
+
+    /**
+     * Whether this server's users may create, change and delete logs: {@code reason} says why not (it is a replica, whose
+     * logs are its primary's), null once they may (a primary, a promoted replica).
+     */
+    public void following(String reason) {
+        following = reason;
+    }
+
+    /** Whether log {@code name} is copied to replicas or from a primary ({@code default} always is). */
+    public boolean replicated(String name) {
+        return DEFAULT_LOG.equals(name) || replicated;
+    }
+
+    /**
+     * The named logs are replicated from now on; {@code holders} gives the replication slots that still need a log, by
+     * its name (its deletion is refused while there are some, unless forced).
+     */
+    public void replicatedWith(Function<String, Map<String, Long>> holders) {
+        slots = holders;
+        replicated = true;
+    }
+
+    /** The store, opened now if it was not (a replica's copies of its primary's logs go there). */
+    synchronized WalStore store() {
+        return openStore();
+    }
+
+    /** The store if it is open, else null. */
+    public WalStore openedStore() {
+        return store;
+    }
+
+    private void refuseWhileFollowing() {
+        String reason = following;
+        if (reason != null) {
+            throw new LogRefusedException(LogRefusedException.Reason.FOLLOWING, reason);
+        }
     }
 
     /** Closes the named logs (the log {@code default} is its server's to close). */
@@ -317,19 +398,15 @@ public final class LogCatalog implements AutoCloseable {
         }
     }
 
-    /** Why a server with these settings may hold no named log (they are not replicated yet), or null. */
+    /** Why a server with these settings may hold no named log (they are not replicated there yet), or null. */
     static String namedLogsRefusal(ServerConfig c) {
-        if (c.get(REPLICATE_FROM) != null) {
-            return "it is a replica (replicate-from), and named logs are not replicated yet: a replica holds only the "
-                    + "log 'default'";
+        if (c.get(REPLICATE_FROM) != null && c.get(RESTORE_FROM) != null) {
+            return "it is a replica that catches up from an archive (restore-from), and named logs are not restored from "
+                    + "archives by replicas yet: such a replica holds only the log 'default'";
         }
         if (c.get(COORDINATOR) != null) {
-            return "it is a member of a replica group (coordinator), and named logs are not replicated yet: a failover "
-                    + "would lose them";
-        }
-        if (c.get(SYNC_REPLICAS) != null) {
-            return "it waits for synchronous replicas (sync-replicas), and named logs are not replicated yet: their "
-                    + "commits could not wait for them";
+            return "it is a member of a replica group (coordinator), and named logs are not replicated in groups yet: a "
+                    + "failover would lose them";
         }
         return null;
     }
