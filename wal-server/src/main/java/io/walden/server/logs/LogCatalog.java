@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.stream.Stream;
 
 import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
@@ -68,6 +69,11 @@ public final class LogCatalog implements AutoCloseable {
     /** The largest record of a log created with the server's settings. */
     private final int newLogMaxRecordSize;
     private volatile WalStore store;
+    /**
+     * Held shared by a named log's cursor change and exclusively by a deletion's check for cursors and the deletion:
+     * a cursor created meanwhile would be deleted with the log ({@code log_held} promises otherwise).
+     */
+    private final ReentrantReadWriteLock deletions = new ReentrantReadWriteLock();
     /** Set by {@link #close}: no store opens after it (a creation queued before the stop). Under the catalog's lock. */
     private boolean closed;
 
@@ -215,6 +221,25 @@ public final class LogCatalog implements AutoCloseable {
      * @throws LogRefusedException when there is no such log, it is {@code default}, or a cursor holds it
      */
     public synchronized void delete(String name, boolean force) {
+        deletions.writeLock().lock();
+        try {
+            deleteHeld(name, force);
+        } finally {
+            deletions.writeLock().unlock();
+        }
+    }
+
+    /** Runs a named log's cursor change, which no deletion passes between its check for cursors and its end. */
+    public void changingCursors(Runnable change) {
+        deletions.readLock().lock();
+        try {
+            change.run();
+        } finally {
+            deletions.readLock().unlock();
+        }
+    }
+
+    private void deleteHeld(String name, boolean force) {
         Wal wal = existing(name);
         if (wal == defaultLog) {
             throw new LogRefusedException(LogRefusedException.Reason.DEFAULT_LOG, "the log 'default' is the server's "
