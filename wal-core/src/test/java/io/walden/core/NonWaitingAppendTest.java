@@ -61,10 +61,11 @@ class NonWaitingAppendTest {
                 long written = wal.writtenLsn();
                 assertThat(insert - written).isGreaterThan((64 << 10) - 2 * 1024);
                 CompletableFuture<Long> refused = wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.LOCAL);
-                if (refused != null && wal.writtenLsn() > written) {
+                if (wal.writtenLsn() > written) {
                     // The background writer's idle check raced with the first appends (it looks for unwritten records
-                    // twice before it parks, and writes them when the second look finds some): it made room between
-                    // the two calls on a loaded machine. Fill the ring again.
+                    // twice before it parks, and writes them when the second look finds some): it made room, or wrote
+                    // while the append was refused, between the reads on a loaded machine, so who wrote cannot be
+                    // told. Fill the ring again; a non-waiting append that wrote would do it at every attempt.
                     assertThat(attempt).as("the writer keeps emptying a ring it should leave alone").isLessThan(5);
                     continue;
                 }

@@ -5,6 +5,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.walden.core.Cursors;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.server.logs.LogCatalog;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
+import java.util.function.UnaryOperator;
 
 /**
  * Named consumer cursors over HTTP (docs/http-api.md, "Cursors"): {@code PUT}, {@code GET} and {@code DELETE
@@ -23,10 +25,20 @@ import java.util.concurrent.ExecutorService;
 public final class CursorApi {
     private final Wal wal;
     private final ExecutorService workers;
+    private final UnaryOperator<Runnable> changes;
 
     public CursorApi(Wal wal, ExecutorService workers) {
+        this(wal, workers, work -> work);
+    }
+
+    /**
+     * @param changes what a cursor's change runs inside, on its worker: a named log's keeps its deletion from passing
+     *                between the check for cursors that hold it and the deletion ({@link LogCatalog#delete})
+     */
+    CursorApi(Wal wal, ExecutorService workers, UnaryOperator<Runnable> changes) {
         this.wal = wal;
         this.workers = workers;
+        this.changes = changes;
     }
 
     /** GET /v1/cursors: every cursor, with its lag. */
@@ -44,10 +56,10 @@ public final class CursorApi {
     void set(Exchange ex) {
         String name = name(ex);
         long lsn = lsnOf(ex);
-        offLoop(ex, () -> {
+        offLoop(ex, changes.apply(() -> {
             wal.cursors().set(name, lsn);
             ex.json(HttpResponseStatus.OK, Map.of("name", name, "lsn", Lsn.format(wal.cursors().position(name))));
-        });
+        }));
     }
 
     /** GET /v1/cursors/{name}. */
@@ -62,10 +74,10 @@ public final class CursorApi {
     /** DELETE /v1/cursors/{name}. */
     void delete(Exchange ex) {
         String name = name(ex);
-        offLoop(ex, () -> {
+        offLoop(ex, changes.apply(() -> {
             wal.cursors().delete(name);
             ex.text(HttpResponseStatus.NO_CONTENT, "", "text/plain");
-        });
+        }));
     }
 
     /**

@@ -68,7 +68,7 @@ public final class ServedLogs implements LogCatalog.Listener {
             return s; // closed while it reopens: answered as closed (503)
         }
         ServedLog fresh = wal == defaultData.wal() ? new ServedLog(wal, defaultData, defaultCursors)
-                : new ServedLog(wal, defaultData.forLog(wal), new CursorApi(wal, cursorWorkers));
+                : new ServedLog(wal, defaultData.forLog(wal), new CursorApi(wal, cursorWorkers, work -> () -> catalog.changingCursors(work)));
         ServedLog before = served.put(name, fresh);
         if (before != null && before != fresh && before.data() != defaultData && before.wal() != wal) {
             before.data().stop(); // a log reopened or deleted meanwhile: its streams end

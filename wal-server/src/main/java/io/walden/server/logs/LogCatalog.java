@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -74,6 +75,11 @@ public final class LogCatalog implements AutoCloseable {
     /** The largest record of a log created with the server's settings. */
     private final int newLogMaxRecordSize;
     private volatile WalStore store;
+    /**
+     * Held shared by a named log's cursor change and exclusively by a deletion's check for cursors and the deletion:
+     * a cursor created meanwhile would be deleted with the log ({@code log_held} promises otherwise).
+     */
+    private final ReentrantReadWriteLock deletions = new ReentrantReadWriteLock();
     /** Set by {@link #close}: no store opens after it (a creation queued before the stop). Under the catalog's lock. */
     private boolean closed;
     /**
@@ -202,7 +208,12 @@ public final class LogCatalog implements AutoCloseable {
     /** The primary deleted log {@code name}: this replica's copy goes, with its meters and handlers. */
     synchronized void dropped(String name, Runnable delete) {
         Wal wal = find(name);
-        delete.run();
+        deletions.writeLock().lock(); // as a deletion here: no cursor change runs across it
+        try {
+            delete.run();
+        } finally {
+            deletions.writeLock().unlock();
+        }
         unbindMeters(name);
         if (wal != null) {
             listeners.forEach(l -> l.deleted(name, wal));
@@ -245,10 +256,30 @@ public final class LogCatalog implements AutoCloseable {
     /**
      * Deletes log {@code name} with its files.
      *
-     * @param force delete it even while a consumer cursor still needs it
-     * @throws LogRefusedException when there is no such log, it is {@code default}, or a cursor holds it
+     * @param force delete it even while a consumer cursor or a replication slot still needs it
+     * @throws LogRefusedException when there is no such log, it is {@code default}, a cursor or a replica's slot holds
+     *                             it, or this server is a replica
      */
     public synchronized void delete(String name, boolean force) {
+        deletions.writeLock().lock();
+        try {
+            deleteHeld(name, force);
+        } finally {
+            deletions.writeLock().unlock();
+        }
+    }
+
+    /** Runs a named log's cursor change, which no deletion passes between its check for cursors and its end. */
+    public void changingCursors(Runnable change) {
+        deletions.readLock().lock();
+        try {
+            change.run();
+        } finally {
+            deletions.readLock().unlock();
+        }
+    }
+
+    private void deleteHeld(String name, boolean force) {
         Wal wal = existing(name);
         if (wal == defaultLog) {
             throw new LogRefusedException(LogRefusedException.Reason.DEFAULT_LOG, "the log 'default' is the server's "
