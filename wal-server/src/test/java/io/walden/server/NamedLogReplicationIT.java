@@ -68,6 +68,10 @@ class NamedLogReplicationIT {
                 assertThat(json(replica.get("/v1/logs/before"), 200).at("/settings/retention-time").asText())
                         .as("the copy takes its primary's settings").isEqualTo("7d");
                 assertThat(json(primary.get("/v1/logs/orders"), 200).get("replicated").asBoolean()).isTrue();
+                json(primary.send("PATCH", "/v1/logs/before", "{\"settings\": {\"retention-time\": \"14d\"}}"), 200);
+                json(append(primary, "before", "on", "after its settings changed"), 200); // r1 copied it again
+                waitUntil(() -> replica.records("/v1/logs/before/records").values().contains("after its settings changed"));
+                assertThat(replica.records("/v1/logs/before/records")).isEqualTo(primary.records("/v1/logs/before/records"));
                 JsonNode refused = json(replica.send("POST", "/v1/logs", "{\"name\": \"own\"}"), 409);
                 assertThat(refused.get("error").asText()).isEqualTo("not_a_primary");
                 assertThat(append(replica, "orders", "local", "not here").statusCode()).isEqualTo(409);
