@@ -2,13 +2,11 @@ package io.walden.server.cli;
 
 import io.walden.core.WalStore;
 import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.server.logs.LogCatalog;
 
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 
 /**
@@ -48,22 +46,7 @@ final class DataDirLogs {
 
     /** The names of the named logs in {@code dataDir}, sorted; none when it holds no store. */
     static List<String> named(Path dataDir) throws IOException {
-        Path logs = dataDir.resolve(WalStore.LOGS);
-        List<String> names = new ArrayList<>();
-        if (!Files.isDirectory(logs)) {
-            return names;
-        }
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(logs)) {
-            for (Path p : entries) {
-                // A creation or a deletion a crash interrupted (.creating-, .deleting-) is no log: the store's open removes it.
-                String name = p.getFileName().toString();
-                if (WalStore.NAME.matcher(name).matches() && Files.isDirectory(p)) {
-                    names.add(name);
-                }
-            }
-        }
-        Collections.sort(names);
-        return names;
+        return LogCatalog.namesOnDisk(dataDir);
     }
 
     /** Whether the root of {@code dataDir} holds a log (a segment file): a store's directory alone holds none. */

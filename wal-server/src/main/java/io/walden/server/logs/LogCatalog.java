@@ -15,9 +15,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,7 +27,6 @@ import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
-import java.util.stream.Stream;
 
 import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
 import static io.walden.server.config.ServerSettings.AUTO_CREATE_LOGS;
@@ -418,15 +419,34 @@ public final class LogCatalog implements AutoCloseable {
 
     /** Whether the data directory holds a store with at least one named log. */
     private static boolean holdsNamedLogs(Path dataDir) {
-        Path logs = dataDir.resolve(WalStore.LOGS);
-        if (!Files.isDirectory(logs)) {
-            return false;
-        }
-        try (Stream<Path> entries = Files.list(logs)) {
-            return entries.anyMatch(p -> WalStore.NAME.matcher(p.getFileName().toString()).matches());
+        try {
+            return !namesOnDisk(dataDir).isEmpty();
         } catch (IOException e) {
             return true; // the store's open says what is wrong with it
         }
+    }
+
+    /**
+     * The names of the named logs in {@code dataDir}'s store, sorted, read from its directory (none when it holds no
+     * store): what the store would open, without opening it. A creation or a deletion a crash interrupted
+     * ({@code .creating-}, {@code .deleting-}) is no log: the store's open removes it.
+     */
+    public static List<String> namesOnDisk(Path dataDir) throws IOException {
+        Path logs = dataDir.resolve(WalStore.LOGS);
+        List<String> names = new ArrayList<>();
+        if (!Files.isDirectory(logs)) {
+            return names;
+        }
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(logs)) {
+            for (Path p : entries) {
+                String name = p.getFileName().toString();
+                if (WalStore.NAME.matcher(name).matches() && Files.isDirectory(p)) {
+                    names.add(name);
+                }
+            }
+        }
+        Collections.sort(names);
+        return names;
     }
 
     /** Why a server with these settings may hold no named log (they are not replicated there yet), or null. */
@@ -440,10 +460,5 @@ public final class LogCatalog implements AutoCloseable {
                     + "failover would lose them";
         }
         return null;
-    }
-
-    /** The names of the logs walden.yaml declares (for the status page). */
-    public Set<String> declaredNames() {
-        return config.declaredLogs().keySet();
     }
 }
