@@ -3,7 +3,9 @@ package io.walden.core;
 import io.walden.core.internal.WritePath;
 
 import java.nio.ByteBuffer;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * Appends for a thread that must never wait, such as an event loop: {@link Wal#nonWaiting()}. Where {@link Wal}'s
@@ -87,7 +89,22 @@ public final class NonWaitingAppends {
      * @throws WalClosedException when the log is closed (the background writer flushes what was appended)
      */
     public long flushWhenGathered() {
-        return writes.flushWhenGathered();
+        return writes.flushWhenGathered(null);
+    }
+
+    /**
+     * {@link #flushWhenGathered()} from the event loop {@code loop} itself, for a log of a {@link WalStore} (for any
+     * other log the same as {@link #flushWhenGathered()}): the flush writes the records and hands them to the store's
+     * journal without waiting for its force, and the journal is forced once on {@code loop}, after the tasks queued on
+     * it now (docs/group-commit.md, "One journal force per event-loop batch"). A loop that appended to many logs in a
+     * batch of reads, and calls this for each in one task each, thus makes one {@code fdatasync} for all of them.
+     * Completions run on the thread that forced the journal. Call only on {@code loop}'s own thread.
+     *
+     * @return as {@link #flushWhenGathered()}; 0 also when this call's flush is still in flight (its end tells the
+     *         appends it covers; an append made after it asks again)
+     */
+    public long flushWhenGathered(ScheduledExecutorService loop) {
+        return writes.flushWhenGathered(Objects.requireNonNull(loop, "loop"));
     }
 
     /** Asks the background writer to force what is published: no thread waits. */

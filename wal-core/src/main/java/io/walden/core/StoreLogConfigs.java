@@ -48,6 +48,9 @@ final class StoreLogConfigs {
         if (s.syncStrategy() == null && s.syncMethod() != SyncMethod.NONE) {
             b.syncMethod(s.syncMethod());
         }
+        if (config.journalSync() != null) {
+            b.syncStrategy(config.journalSync());
+        }
         return b.build();
     }
 

@@ -1,7 +1,8 @@
 package io.walden.core;
 
-import io.walden.core.internal.segment.OpenSegments;
 import io.walden.core.internal.commit.WalBuffers;
+import io.walden.core.internal.segment.OpenSegments;
+import io.walden.core.internal.sync.SyncStrategy;
 
 import java.nio.file.Path;
 import java.util.Objects;
@@ -25,6 +26,8 @@ public final class WalStoreConfig {
     private final boolean sharedJournal;
     private final int maxOpenFiles;
     private final long journalSegmentSize;
+    /** Tests only: the journal's force instead of its sync method's; null normally. */
+    private final SyncStrategy journalSync;
     private final long walBuffers;
 
     private WalStoreConfig(Builder b) {
@@ -35,6 +38,7 @@ public final class WalStoreConfig {
         this.sharedJournal = b.sharedJournal;
         this.maxOpenFiles = b.maxOpenFiles;
         this.journalSegmentSize = b.journalSegmentSize;
+        this.journalSync = b.journalSync;
         this.walBuffers = b.walBuffers;
     }
 
@@ -77,6 +81,11 @@ public final class WalStoreConfig {
         return walBuffers;
     }
 
+    /** Tests only: what the journal forces with instead of its sync method, or null. */
+    SyncStrategy journalSync() {
+        return journalSync;
+    }
+
     /** The journal's segment size: a checkpoint is due once it holds two segments. */
     long journalSegmentSize() {
         return journalSegmentSize;
@@ -91,6 +100,7 @@ public final class WalStoreConfig {
         private boolean sharedJournal = true;
         private int maxOpenFiles = OpenSegments.DEFAULT_MAX_OPEN_FILES;
         private long journalSegmentSize = 16L << 20;
+        private SyncStrategy journalSync;
         private long walBuffers = DEFAULT_WAL_BUFFERS;
 
         private Builder(Path directory) {
@@ -182,6 +192,12 @@ public final class WalStoreConfig {
         /** Tests only: smaller journal segments, so that checkpoints remove some within a test's writes. */
         Builder journalSegmentSize(long bytes) {
             this.journalSegmentSize = bytes;
+            return this;
+        }
+
+        /** Tests only: the journal forces with this (a force that fails on demand) instead of its sync method. */
+        Builder journalSync(SyncStrategy strategy) {
+            this.journalSync = strategy;
             return this;
         }
 

@@ -15,6 +15,7 @@ import io.walden.core.internal.commit.Activity;
 import io.walden.core.internal.commit.AppendCompletions;
 import io.walden.core.internal.commit.Appender;
 import io.walden.core.internal.commit.CommitWaits;
+import io.walden.core.internal.commit.Completion;
 import io.walden.core.internal.commit.DurableWait;
 import io.walden.core.internal.commit.FutureWait;
 import io.walden.core.internal.commit.GroupCommit;
@@ -28,6 +29,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * The write path behind {@link Wal}'s appends and claims. Every append, blocking, with a future or told through an
@@ -239,15 +241,24 @@ public final class WritePath {
         return led;
     }
 
-    public long flushWhenGathered() {
+    /** @param loop the calling event loop, for a deferred force ({@link GroupCommit#leadWhenGathered(ScheduledExecutorService)}), or null */
+    public long flushWhenGathered(ScheduledExecutorService loop) {
         Activity.Cell cell = activity.cell();
         Activity.enterToFlush(cell); // as flushIfIdle: a replica's appended records must still be flushed
         try {
             ensureOpen();
-            return commit.leadWhenGathered();
+            return commit.leadWhenGathered(loop);
         } finally {
             Activity.exit(cell);
         }
+    }
+
+    /**
+     * Tells {@code completion} once the record at {@code lsn} is flushed (at once, on this thread, if it is), without
+     * asking for a flush: the caller does ({@link #flushWhenGathered}, {@link #requestFlush}). Counted as a commit.
+     */
+    public void whenFlushed(Completion completion, long lsn) {
+        commit.awaitFlushedAsync(completion, lsn);
     }
 
     public void requestFlush() {

@@ -21,6 +21,10 @@ import java.util.concurrent.TimeUnit;
  * for at most one write and force at a time, and only for records some request waits for; no flush is handed to
  * another thread, so the loop that forced answers its own requests without a hand-off.
  *
+ * <p>A named log (a store's) does not block the loop for its force at all: its flush hands the records to the store's
+ * journal and the loop forces the journal once, after the flush tasks of every log its batch appended to
+ * (docs/group-commit.md, "One journal force per event-loop batch"), so one {@code fdatasync} serves them all.
+ *
  * <p>Where the loop's timers are coarse (Java's NIO selector wakes in whole milliseconds), the loop forces as soon as
  * no other flush is in progress instead ({@code flushIfIdle}), and the background writer takes what it could not.
  *
@@ -115,7 +119,7 @@ final class LoopFlush {
                 } else if (!gather) {
                     wal.nonWaiting().flushIfIdle();
                 } else {
-                    long again = wal.nonWaiting().flushWhenGathered();
+                    long again = wal.nonWaiting().flushWhenGathered(loop); // a named log's journal force runs after the batch's other flushes
                     if (again > 0) {
                         long at = System.nanoTime() + again;
                         // One timer, unless the log now asks sooner (a flush elsewhere ended before the gather's end):

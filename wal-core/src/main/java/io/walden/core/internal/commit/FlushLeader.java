@@ -6,6 +6,7 @@ import io.walden.core.internal.segment.SegmentRegistry;
 import io.walden.core.internal.sync.SyncStrategy;
 
 import java.io.IOException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -48,6 +49,12 @@ public final class FlushLeader {
     private final FlushedWaits async;
     private final LogFailure failure;
     private final AtomicInteger leader = new AtomicInteger();
+    private final DeferredRound round = new DeferredRound();
+    /**
+     * A deferred round was submitted and not yet told: set by the leader before it registers the round, cleared by the
+     * thread that tells it; the leader reads it after registering to learn whether the round ended at once.
+     */
+    private volatile boolean inFlight;
     private volatile FlushObserver observer = FlushObserver.NONE;
     /** Written by the leader only. */
     private volatile long flushCount;
@@ -120,13 +127,108 @@ public final class FlushLeader {
             // An Error too (an InternalError from a fault in mapped memory, an OutOfMemoryError): whether the force
             // happened is unknown, so the flushed position can never move again. Failing the log releases everyone.
             failure.fail("write and force of " + Lsn.format(from) + " up to the published position failed: " + e, e);
-        } finally {
-            leader.set(0);
         }
+        endRound();
+    }
+
+    /**
+     * Elected leader only, on a thread that must not block (an event loop), where the log's bytes are made durable
+     * by a {@link DeferredSync} (the store journal): the round of {@link #lead lead(false)}, split at the force. This
+     * thread gathers, writes the records into the files and {@link DeferredSync#submit submits} them, then returns
+     * while still the leader; the thread that makes them durable ends the round ({@link DeferredRound}): it publishes the
+     * flushed position, steps down and tells the waiters, as {@link #lead} does after its force. Meanwhile the log has
+     * one flush in flight, as during a force: other committers wait for it or ask again later.
+     *
+     * @param loop where the force is to run, after the tasks the loop has queued ({@link DeferredSync#forceSoon})
+     * @return true when the round is in flight (it ends on another call); false when it already ended: nothing to
+     *         flush, the bytes were durable already, or the log failed
+     */
+    public boolean leadDeferred(DeferredSync deferred, ScheduledExecutorService loop) {
+        long from = flushed.get();
+        try {
+            long target = gather();
+            if (target > from && !failure.failed()) {
+                round.commits = batching.takeRequests();
+                round.start = System.nanoTime();
+                round.from = from;
+                round.target = target;
+                writes.writeForFlush(target);
+                long ticket = submit(deferred, from, target);
+                inFlight = true;
+                deferred.whenDurable(round, ticket); // may end the round on this thread, now
+                deferred.forceSoon(loop);
+                return inFlight;
+            }
+        } catch (Throwable e) {
+            failure.fail("write of " + Lsn.format(from) + " up to the published position for the store journal failed: "
+                    + e, e);
+        }
+        endRound();
+        return false;
+    }
+
+    /** Steps down, then tells everyone the round satisfied: the end of {@link #lead} and of a deferred round. */
+    private void endRound() {
+        leader.set(0);
         notifier.signal(); // first: a replication sender waiting to ship these bytes is on remote commits' critical path
         // The waiters this flush satisfied (all, if the log failed) are unparked, and one more to lead the next flush.
         waiters.wake(flushed.get(), failure.failed(), true);
         async.drain();
+    }
+
+    /** The segments' ranges of {@code [from, to)} handed to {@code deferred}; returns the last one's ticket. */
+    private long submit(DeferredSync deferred, long from, long to) throws IOException {
+        long ticket = -1;
+        long size = registry.segmentSize();
+        for (long start = registry.segmentStart(from); start < to; start += size) {
+            Segment seg = registry.get(start);
+            if (seg == null) {
+                throw new IOException("segment " + Lsn.format(start) + " vanished while being flushed");
+            }
+            long lo = Math.max(from, start) - start;
+            long hi = Math.min(to, start + size) - start;
+            if (hi > lo) {
+                ticket = deferred.submit(seg, lo, hi);
+            }
+        }
+        return ticket;
+    }
+
+    /**
+     * The second half of a deferred round, told by the thread that made its bytes durable. One per log, reused: the
+     * leader flag stays taken until it is told, so at most one round is in flight. Its fields are written by the
+     * leader before {@link DeferredSync#whenDurable} publishes it (a CAS), and read by the thread that tells it.
+     */
+    private final class DeferredRound extends Completion {
+        long from;
+        long target;
+        long start;
+        long commits;
+
+        @Override
+        protected void complete(long ticket) {
+            // Once failed (another writer failed meanwhile), the durable point never moves again.
+            if (!failure.failed()) {
+                long nanos = System.nanoTime() - start;
+                flushed.set(target); // volatile store: publishes the new durable point to every waiter
+                flushCount++;
+                batching.learn(nanos, batching.committers() + async.outstanding());
+                observer.onFlush(nanos, target - from, commits);
+            }
+            end();
+        }
+
+        @Override
+        protected void fail(Throwable cause) {
+            failure.fail("force of " + Lsn.format(from) + " up to " + Lsn.format(target) + " through the store journal failed: "
+                    + cause, cause);
+            end();
+        }
+
+        private void end() {
+            inFlight = false;
+            endRound();
+        }
     }
 
     /** The flush target: the published position after waiting (boundedly) for records reserved before now. */

@@ -4,6 +4,7 @@ import io.walden.core.WalFailedException;
 import io.walden.core.internal.segment.SegmentRegistry;
 import io.walden.core.internal.sync.SyncStrategy;
 
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -50,6 +51,8 @@ public final class GroupCommit {
     private final LogFailure failure;
     private final WalWriteLock writes;
     private final FlushLeader leader;
+    /** The log's sync when it can hand its bytes over and be told later (a store's log), else null. */
+    private final DeferredSync deferred;
 
     /**
      * @param published the end of the records published in the WAL buffers (moved by the appender)
@@ -65,6 +68,7 @@ public final class GroupCommit {
         this.async = new FlushedWaits(flushed, failure);
         failure.bind(async); // each needs the other: failing fails the waits, and a wait asks whether the log failed
         this.writes = new WalWriteLock(appender, published, written, registry, sync, notifier, failure);
+        this.deferred = sync instanceof DeferredSync d ? d : null;
         this.leader = new FlushLeader(appender, flushed, writes, registry, sync, notifier, batching, waiters, async,
                 failure);
         appender.bind(failure, writes);
@@ -208,6 +212,21 @@ public final class GroupCommit {
      *         a flush in progress elsewhere, records still being copied in, or commits that asked during this flush
      */
     public long leadWhenGathered() {
+        return leadWhenGathered(null);
+    }
+
+    /**
+     * {@link #leadWhenGathered()} for an event loop, {@code loop}: where the log's bytes go through a {@link DeferredSync}
+     * (a store's log), its flush does not wait for the force: the round ends on the thread that forces, which the
+     * sync runs on {@code loop} after the tasks queued on it now ({@link FlushLeader#leadDeferred}). So a loop that
+     * appended to many logs in one batch of reads flushes each and forces the journal once for all of them.
+     *
+     * @param loop null: the round waits for its force on this thread, as {@link #leadWhenGathered()}
+     * @return as {@link #leadWhenGathered()}; 0 once a deferred round is in flight that covers every wait this thread
+     *         could have added (its records were published before the round sampled its target): the round's end tells
+     *         them, and a wait added after it asks again through its own loop
+     */
+    public long leadWhenGathered(ScheduledExecutorService loop) {
         if (failure.failed()) {
             async.drain();
             return 0;
@@ -224,7 +243,12 @@ public final class GroupCommit {
         if (!leader.tryElect()) {
             return batching.flushInProgressRecheckNanos();
         }
-        leader.lead(false);
+        if (deferred != null && loop != null && leader.leadDeferred(deferred, loop)) {
+            return 0;
+        }
+        if (deferred == null || loop == null) {
+            leader.lead(false);
+        }
         // Commits that asked during this flush: their gather began with the first of them, maybe long enough ago.
         return async.outstanding() > 0 ? Math.max(1, batching.gatherRemainingNanos()) : 0;
     }

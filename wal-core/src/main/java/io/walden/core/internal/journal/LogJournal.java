@@ -1,5 +1,7 @@
 package io.walden.core.internal.journal;
 
+import io.walden.core.internal.commit.Completion;
+import io.walden.core.internal.commit.DeferredSync;
 import io.walden.core.internal.segment.Segment;
 import io.walden.core.internal.sync.ForceTarget;
 import io.walden.core.internal.sync.SyncStrategy;
@@ -13,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * One store log's way to make its records durable: through the store's {@link StoreJournal} instead of a force of
@@ -30,7 +33,7 @@ import java.util.List;
  * <p>Thread-safety: {@link #force} by the log's flush leader only (one at a time, each seeing the last one's writes
  * through the leader flag); {@link #forceTouched} by the journal's checkpoint; the two meet under this object's lock.
  */
-public final class LogJournal implements SyncStrategy {
+public final class LogJournal implements SyncStrategy, DeferredSync {
     private final StoreJournal journal;
     private final long key;
     private final Path dir;
@@ -64,12 +67,24 @@ public final class LogJournal implements SyncStrategy {
      */
     @Override
     public void force(ForceTarget segment, long fromOffset, long toOffset) throws IOException {
+        long ticket = submit(segment, fromOffset, toOffset);
+        if (ticket >= 0) {
+            journal.awaitDurable(ticket);
+        }
+    }
+
+    /**
+     * {@link #force}'s first half: notes the segment for the checkpoint, then writes the bytes into the journal, and
+     * returns the journal's LSN to wait for (-1 for an empty range) instead of waiting.
+     */
+    @Override
+    public long submit(ForceTarget segment, long fromOffset, long toOffset) throws IOException {
         IOException failed = failedForce;
         if (failed != null) {
             throw new IOException("a checkpoint's force of this log's files failed earlier: " + failed.getMessage(), failed);
         }
         if (toOffset <= fromOffset) {
-            return;
+            return -1;
         }
         noteTouched(segment);
         Segment seg = (Segment) segment;
@@ -77,7 +92,17 @@ public final class LogJournal implements SyncStrategy {
             viewed = seg;
             view = seg.newView();
         }
-        journal.write(key, seg.startLsn() + fromOffset, view, fromOffset, toOffset - fromOffset);
+        return journal.submit(key, seg.startLsn() + fromOffset, view, fromOffset, toOffset - fromOffset);
+    }
+
+    @Override
+    public void whenDurable(Completion completion, long ticket) {
+        journal.whenDurable(completion, ticket);
+    }
+
+    @Override
+    public void forceSoon(ScheduledExecutorService loop) {
+        journal.forceSoon(loop);
     }
 
     /**

@@ -5,6 +5,7 @@ import io.walden.core.WalConfig;
 import io.walden.core.internal.ClaimSlot;
 import io.walden.core.internal.LogPositions;
 import io.walden.core.internal.WritePath;
+import io.walden.core.internal.commit.Completion;
 import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.record.RecordDescriptor;
 import io.walden.core.internal.thread.BackgroundThreads;
@@ -19,6 +20,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 
@@ -80,6 +82,8 @@ public final class StoreJournal implements AutoCloseable {
     private final Map<Long, LogJournal> logs = new ConcurrentHashMap<>();
     /** Each flush leader's claim on the journal (claimed and finished on one thread, in one call). */
     private final ThreadLocal<ClaimSlot> claims = ThreadLocal.withInitial(ClaimSlot::new);
+    /** Each event loop's force of the journal ({@link #forceSoon}). */
+    private final LoopForces loopForces;
     private final LoopRunner checkpoints;
     /** The journal's flushed position at the last checkpoint. Checkpoint thread only. */
     private long checkpointed;
@@ -99,6 +103,7 @@ public final class StoreJournal implements AutoCloseable {
     public StoreJournal(WritePath journal, LogPositions positions, LongSupplier flushCount, LongConsumer truncateBefore,
                         WalConfig config, BackgroundThreads threads) {
         this.journal = journal;
+        this.loopForces = new LoopForces(journal);
         this.positions = positions;
         this.flushCount = flushCount;
         this.truncateBefore = truncateBefore;
@@ -130,9 +135,11 @@ public final class StoreJournal implements AutoCloseable {
 
     /**
      * Appends {@code length} bytes of {@code from} (a view of a segment's mapping, from {@code offset}: bytes of log
-     * {@code key} from {@code lsn} on, already written into its file) and waits until the journal holds them durably.
+     * {@code key} from {@code lsn} on, already written into its file) to the journal, without waiting for its force.
+     *
+     * @return the LSN of the last entry written: once the journal is flushed past it, the bytes are durable
      */
-    void write(long key, long lsn, ByteBuffer from, long offset, long length) {
+    long submit(long key, long lsn, ByteBuffer from, long offset, long length) {
         ClaimSlot claim = claims.get();
         long last = -1;
         for (long done = 0; done < length; ) {
@@ -149,10 +156,28 @@ public final class StoreJournal implements AutoCloseable {
             claim.finish(0, Durability.OFF);
             done += n;
         }
-        journal.awaitDurable(last, Durability.LOCAL);
         if (last - checkpointed > checkpointBytes) {
             checkpoints.wake(); // a racy read of a checkpoint-thread field: at worst one wake-up early or late
         }
+        return last;
+    }
+
+    /** Waits until the journal holds the entry at {@code ticket} (and every one before it) durably. */
+    void awaitDurable(long ticket) {
+        journal.awaitDurable(ticket, Durability.LOCAL);
+    }
+
+    /**
+     * Tells {@code completion} once the journal holds the entry at {@code ticket} durably, on the thread that forced
+     * it; someone must force it ({@link #forceSoon}).
+     */
+    void whenDurable(Completion completion, long ticket) {
+        journal.whenFlushed(completion, ticket);
+    }
+
+    /** Forces the journal on the event loop {@code loop}, after the tasks queued on it now ({@link LoopForces}). */
+    void forceSoon(ScheduledExecutorService loop) {
+        loopForces.queue(loop);
     }
 
     /** A durable entry saying that log {@code key}'s earlier entries hold nothing from {@code lsn} on. */
