@@ -62,7 +62,10 @@ public final class ClaimSlot {
         return owner;
     }
 
-    /** Publishes the record ({@code flags} 0), or turns it into padding, waits for {@code durability}; ends the claim. */
+    /**
+     * Publishes the record ({@code flags} 0), or turns it into padding, waits for {@code durability}; ends the claim.
+     * A null {@code durability}: no wait at all, the caller makes the record durable itself (see WritePath.finishClaim).
+     */
     public void finish(int flags, Durability durability) {
         WritePath w = wal;
         wal = null;

@@ -106,7 +106,7 @@ public final class WritePath {
         Activity.Cell cell = admit(0, payload.length);
         try {
             long lsn = appender.appendControl(payload); // its durability is waited for by the caller (Cursors)
-            writer.nudge();
+            writer.nudge(lsn);
             return lsn;
         } finally {
             Activity.exit(cell);
@@ -284,7 +284,11 @@ public final class WritePath {
         }
     }
 
-    /** Publishes a claim (as padding when aborted), waits for its durability, and leaves the activity it entered. */
+    /**
+     * Publishes a claim (as padding when aborted), waits for its durability, and leaves the activity it entered. A null
+     * {@code durability}: the caller makes the record durable itself (the store journal's entries, each followed by
+     * a flush): no wait, and no nudge of the background writer, which would otherwise wake for every entry.
+     */
     public void finishClaim(long lsn, int recordLength, int flags, Durability durability, Activity.Cell cell) {
         try {
             appender.publish(lsn, recordLength, flags, durability);
@@ -292,10 +296,10 @@ public final class WritePath {
             Activity.exit(cell);
             throw t;
         }
-        if (flags == 0) {
+        if (flags == 0 && durability != null) {
             awaitAndLeave(lsn, durability, RemoteWaits.NOW, cell);
         } else {
-            Activity.exit(cell); // aborted: padding, nothing to wait for
+            Activity.exit(cell); // aborted (padding), or the caller makes it durable itself: nothing to wait for
         }
     }
 

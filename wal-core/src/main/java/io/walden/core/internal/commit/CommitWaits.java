@@ -39,7 +39,7 @@ public final class CommitWaits {
         if (level.waitsForLocalFlush()) {
             commit.awaitCommit(lsn);
         } else {
-            writer.nudge(); // into the file within offWriteDelay
+            writer.nudge(lsn); // into the file within offWriteDelay
         }
     }
 
@@ -60,7 +60,7 @@ public final class CommitWaits {
     public void whenDurable(long lsn, Durability level, long since, DurableWait wait) {
         wait.prepare(level, remote, since);
         if (!level.waitsForLocalFlush()) {
-            writer.nudge(); // into the file within offWriteDelay
+            writer.nudge(lsn); // into the file within offWriteDelay
             wait.reached(lsn);
             return;
         }

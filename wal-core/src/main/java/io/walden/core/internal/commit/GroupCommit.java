@@ -281,6 +281,11 @@ public final class GroupCommit {
         return writes.hasUnwritten();
     }
 
+    /** Whether the record at {@code lsn} is published and not yet wholly in the files ({@link WalWriteLock#isUnwritten}). */
+    public boolean isUnwritten(long lsn) {
+        return writes.isUnwritten(lsn);
+    }
+
     /**
      * Writes every published record into the files without forcing them, unless someone else is writing; for the
      * background writer ({@link WalWriteLock#writeAll}). Failing here fails the log, like a force.

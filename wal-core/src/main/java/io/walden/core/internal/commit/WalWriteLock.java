@@ -51,6 +51,11 @@ public final class WalWriteLock {
         return published.get() > writer.writtenLsn();
     }
 
+    /** Whether the record at {@code lsn} is published and not wholly in the files yet (two volatile reads, as above). */
+    public boolean isUnwritten(long lsn) {
+        return published.get() > lsn && writer.writtenLsn() <= lsn;
+    }
+
     /**
      * Writes every published record into the files without forcing them (the background writer, for records nobody
      * waits for: once written they survive the process's death, if not the machine's). Does nothing when someone

@@ -153,7 +153,8 @@ public final class StoreJournal implements AutoCloseable {
                 claim.finish(RecordDescriptor.FLAG_PADDING, Durability.OFF);
                 throw e;
             }
-            claim.finish(0, Durability.OFF);
+            // No wait and no nudge of the journal's writer: the caller forces (or waits for) the journal next.
+            claim.finish(0, null);
             done += n;
         }
         if (last - checkpointed > checkpointBytes) {

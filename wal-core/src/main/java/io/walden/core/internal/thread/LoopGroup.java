@@ -95,6 +95,24 @@ public final class LoopGroup implements AutoCloseable {
         unparkAll();
     }
 
+    /** {@link LoopRunner#wakeBy}: queued earlier if it waits, or due by then after its turn if it runs. */
+    void wakeBy(LoopRunner r, long deadline) {
+        lock.lock();
+        try {
+            if (!r.isQueued()) {
+                r.dueByWhileRunning(deadline);
+            } else if (r.due - deadline > 0 && waiting.remove(r)) {
+                r.due = deadline;
+                waiting.add(r);
+                if (waiting.first() == r) {
+                    unparkAll(); // a thread waiting for a later first runner must look again
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Takes every runner woken since the last look: due now if it waits, again at once if it runs. Lock held. */
     private void takeWoken() {
         LoopRunner r = woken.getAndSet(null);

@@ -54,6 +54,9 @@ public final class LoopRunner {
     private Thread thread;
     /** Woken while it ran a turn: the next turn comes at once. */
     private boolean woken;
+    /** {@link #wakeBy} while it ran a turn: its next turn comes no later than {@link #dueBy}. */
+    private boolean hasDueBy;
+    private long dueBy;
     private volatile boolean running = true;
 
     /** A runner for {@code loop} on a daemon thread of its own named {@code name} (see {@link WaldenThreads}); not started. */
@@ -95,6 +98,15 @@ public final class LoopRunner {
      */
     public void wake() {
         group.woken(this);
+    }
+
+    /**
+     * Makes the loop's next turn come no later than {@code deadline} ({@link System#nanoTime()}), without ending its idle
+     * before then: a wake-up put off. Runners of one group given the same deadline run one after another on one thread's
+     * wake-up. Takes the group's lock: for a caller that does it rarely (a writer's nudge, once per idle).
+     */
+    public void wakeBy(long deadline) {
+        group.wakeBy(this, deadline);
     }
 
     /** False once {@link #stop} was called, or once the loop ended itself ({@link Loop#onError} said {@link Loop#STOP}). */
@@ -196,6 +208,14 @@ public final class LoopRunner {
         }
     }
 
+    /** A {@link #wakeBy} came while it ran (or before it started): its next turn comes no later than {@code deadline}. Lock held. */
+    void dueByWhileRunning(long deadline) {
+        if (state == State.RUNNING && (!hasDueBy || deadline - dueBy < 0)) {
+            hasDueBy = true;
+            dueBy = deadline;
+        }
+    }
+
     /** It is taken off the queue to run on {@code t}. Lock held. */
     void running(Thread t) {
         state = State.RUNNING;
@@ -237,7 +257,9 @@ public final class LoopRunner {
         }
         state = State.QUEUED;
         long now = System.nanoTime();
-        group.queue(this, woken || idle <= 0 ? now : now + Math.min(idle, MAX_IDLE_NANOS));
+        long next = woken || idle <= 0 ? now : now + Math.min(idle, MAX_IDLE_NANOS);
+        group.queue(this, hasDueBy && dueBy - next < 0 ? dueBy : next);
         woken = false;
+        hasDueBy = false;
     }
 }
