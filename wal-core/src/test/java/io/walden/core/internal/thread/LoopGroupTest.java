@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Timeout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -64,6 +65,48 @@ class LoopGroupTest {
         }
         assertThat(turns.get()).isGreaterThanOrEqualTo(2000);
         assertThat(overlapped).isFalse();
+    }
+
+    @Test
+    void aWakeUpPutOffEndsAnIdleAtItsDeadlineAndNotBefore() throws Exception {
+        try (LoopGroup group = new LoopGroup("walden-test-group", 1)) {
+            List<Long> turnsAt = new CopyOnWriteArrayList<>();
+            LoopRunner r = group.runner("idle", () -> {
+                turnsAt.add(System.nanoTime());
+                return AN_HOUR;
+            });
+            r.start();
+            waitUntil(() -> turnsAt.size() == 1);
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+            r.wakeBy(deadline);
+            waitUntil(() -> turnsAt.size() == 2);
+            assertThat(turnsAt.get(1)).as("not before the deadline").isGreaterThanOrEqualTo(deadline);
+            r.wakeBy(System.nanoTime() + AN_HOUR * 2); // later than the idle it is in: changes nothing
+            holdsThroughout("no turn before the idle ends", 100, () -> turnsAt.size() == 2);
+            assertThat(r.stop(Duration.ofSeconds(5))).isTrue();
+        }
+    }
+
+    @Test
+    void aWakeUpPutOffWhileTheLoopWorksBringsItsNextTurnForward() throws Exception {
+        try (LoopGroup group = new LoopGroup("walden-test-group", 1)) {
+            CountDownLatch inTurn = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            AtomicInteger turns = new AtomicInteger();
+            LoopRunner r = group.runner("working", () -> {
+                if (turns.incrementAndGet() == 1) {
+                    inTurn.countDown();
+                    release.await();
+                }
+                return AN_HOUR;
+            });
+            r.start();
+            inTurn.await();
+            r.wakeBy(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20));
+            release.countDown();
+            waitUntil(() -> turns.get() == 2); // within Eventually's bound, not after the hour the turn asked for
+            assertThat(r.stop(Duration.ofSeconds(5))).isTrue();
+        }
     }
 
     @Test
