@@ -346,20 +346,34 @@ class GroupFailoverIT {
         terminateAndCompareSegments();
     }
 
+    /**
+     * The issue's test (#37): 20 named logs at {@code ON} beside {@code default}, the group failing over all of them
+     * together. Before a kill of the primary the named logs' load pauses until the replicas hold every named log's end:
+     * positions that cross between replicas (one ahead on a log, the other on another) leave the group without a primary
+     * until the lost one returns (docs/operations.md, "When no member holds every log"), and this test restarts it only
+     * once a successor leads. {@code default}'s load goes on through every kill.
+     */
     @Test
     void shouldLoseNoAcknowledgedRecordAndHaveOnePrimaryAtATimeThroughRandomKills() throws Exception {
         int kills = Integer.getInteger("walden.group.kills", 4);
         startGroup(zk.getConnectString());
+        List<String> logs = createNamedLogs(20);
         Random random = new Random(20261124L);
         List<String> primariesSeen = new ArrayList<>();
         int handovers = 0;
-        try (Loader load = new Loader(); Watcher watcher = new Watcher()) {
+        try (Loader load = new Loader(); Watcher watcher = new Watcher();
+             NamedLogsLoad named = new NamedLogsLoad(logs, 4, this::primary, n -> members.get(n).process)) {
             load.awaitAcks(100);
+            named.awaitAcks(200, 30);
             for (int i = 0; i < kills; i++) {
                 List<String> names = new ArrayList<>(members.keySet());
                 // Every other kill is the primary's: a group that only ever lost replicas would test no failover.
                 String victim = i % 2 == 0 ? primary() : names.get(random.nextInt(names.size()));
                 boolean wasPrimary = victim.equals(primary());
+                if (wasPrimary) {
+                    named.pause();
+                    awaitReplicasHoldEveryNamedLogsEnd(victim, logs);
+                }
                 members.get(victim).kill();
                 if (wasPrimary) {
                     // Back only once a successor leads: restarted within its session, it would win the tie by name
@@ -369,15 +383,19 @@ class GroupFailoverIT {
                 } else {
                     TestLogs.pauseRandomly(random, 0, 1500);
                 }
+                named.resume();
                 members.get(victim).start();
                 awaitSettled();
                 primariesSeen.add(primary());
                 load.awaitAcks(load.count() + 50, 60);
+                named.awaitAcks(named.count() + 100, 60);
             }
             load.stop();
+            named.stop();
             watcher.stop();
             assertThat(watcher.mostPrimariesAtOnce()).as("members saying they are primary at once").isLessThanOrEqualTo(1);
             assertEverythingAcknowledgedIsEverywhere(load);
+            assertEveryNamedLogsAcknowledgedRecordsAreEverywhere(named);
         }
         assertThat(primariesSeen).hasSize(kills);
         assertThat(handovers).as("kills of the primary").isGreaterThanOrEqualTo(kills / 2);
@@ -385,7 +403,81 @@ class GroupFailoverIT {
                 + primariesSeen).hasSizeGreaterThan(1);
         System.out.printf("GroupFailoverIT: %d kills (%d of the primary), primaries after each: %s%n", kills, handovers,
                 primariesSeen);
-        terminateAndCompareSegments();
+        terminateAndCompareSegments(logs);
+    }
+
+    /** Creates {@code n} named logs on the primary and waits until every member holds them. */
+    private List<String> createNamedLogs(int n) throws Exception {
+        List<String> logs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            logs.add(String.format("log-%02d", i));
+            HttpResponse<String> created = members.get(primary()).process.send("POST", "/v1/logs",
+                    "{\"name\": \"" + logs.get(i) + "\"}");
+            assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        }
+        for (Member m : members.values()) {
+            waitUntil(30, () -> namedLogsFlushed(m.name).keySet().containsAll(logs));
+        }
+        return logs;
+    }
+
+    /** Each named log's flushed end on a member (GET /v1/logs). */
+    private Map<String, Long> namedLogsFlushed(String member) throws Exception {
+        Map<String, Long> out = new TreeMap<>();
+        for (JsonNode l : JSON.readTree(members.get(member).process.get("/v1/logs").body()).get("logs")) {
+            if (!l.get("name").asText().equals("default")) {
+                out.put(l.get("name").asText(), Lsn.parse(l.get("flushed_lsn").asText()));
+            }
+        }
+        return out;
+    }
+
+    /** Waits until every running member but {@code primary} has flushed the primary's end of every named log. */
+    private void awaitReplicasHoldEveryNamedLogsEnd(String primary, List<String> logs) throws Exception {
+        Map<String, Long> ends = namedLogsFlushed(primary);
+        assertThat(ends.keySet()).containsAll(logs);
+        for (Member m : members.values()) {
+            if (!m.name.equals(primary) && m.process.isAlive()) {
+                waitUntil(30, () -> {
+                    Map<String, Long> held = namedLogsFlushed(m.name);
+                    return ends.entrySet().stream().allMatch(e -> held.getOrDefault(e.getKey(), -1L) >= e.getValue());
+                });
+            }
+        }
+    }
+
+    /**
+     * Every acknowledged record of every named log is at its LSN on the final primary, and every member's copy of each
+     * log holds exactly the primary's records below the primary's end of it.
+     */
+    private void assertEveryNamedLogsAcknowledgedRecordsAreEverywhere(NamedLogsLoad named) throws Exception {
+        awaitSettled();
+        String primary = primary();
+        Map<String, Long> ends = namedLogsFlushed(primary);
+        Map<String, Map<Long, String>> onPrimary = new TreeMap<>();
+        for (String log : named.logs()) {
+            onPrimary.put(log, members.get(primary).process.records("/v1/logs/" + log + "/records"));
+        }
+        Map<String, Integer> acknowledged = new TreeMap<>();
+        for (NamedLogsLoad.Ack a : named.acks()) {
+            assertThat(onPrimary.get(a.log()).get(Lsn.parse(a.lsn()))).as("acknowledged %s in log %s at %s by %s",
+                    a.payload(), a.log(), a.lsn(), a.member()).isEqualTo(a.payload());
+            acknowledged.merge(a.log(), 1, Integer::sum);
+        }
+        assertThat(acknowledged.keySet()).as("logs appended to").containsAll(named.logs());
+        for (Member m : members.values()) {
+            for (String log : named.logs()) {
+                Map<Long, String> expected = new TreeMap<>(onPrimary.get(log));
+                expected.keySet().removeIf(lsn -> lsn >= ends.get(log));
+                waitUntil(60, () -> {
+                    Map<Long, String> copy = new TreeMap<>(m.process.records("/v1/logs/" + log + "/records"));
+                    copy.keySet().removeIf(lsn -> lsn >= ends.get(log));
+                    return copy.equals(expected);
+                });
+            }
+        }
+        System.out.printf("GroupFailoverIT: %d records acknowledged at ON in %d named logs, all on the final primary %s "
+                + "and its replicas%n", named.count(), acknowledged.size(), primary);
     }
 
     // ---- the group ----
@@ -505,11 +597,20 @@ class GroupFailoverIT {
 
     /** Stops every member cleanly and compares their segment files byte for byte. */
     private void terminateAndCompareSegments() throws Exception {
+        terminateAndCompareSegments(List.of());
+    }
+
+    /** As {@link #terminateAndCompareSegments()}, and the segment files of these named logs. */
+    private void terminateAndCompareSegments(List<String> logs) throws Exception {
         String primary = primary();
         awaitSettled();
         long end = Lsn.parse(JSON.readTree(members.get(primary).process.get("/admin/status").body()).get("flushed_lsn").asText());
+        Map<String, Long> ends = namedLogsFlushed(primary);
         for (Member m : members.values()) {
             waitUntil(60, () -> Lsn.parse(JSON.readTree(m.process.get("/admin/status").body()).get("flushed_lsn").asText()) >= end);
+            for (String log : logs) {
+                waitUntil(60, () -> namedLogsFlushed(m.name).getOrDefault(log, -1L) >= ends.get(log));
+            }
         }
         for (Member m : members.values()) {
             if (!m.name.equals(primary)) {
@@ -520,6 +621,11 @@ class GroupFailoverIT {
         Path reference = members.get(primary).dir;
         for (Member m : members.values()) {
             assertThat(WrittenSegments.assertIdentical(reference, m.dir, end)).as("segments compared on %s", m.name).isPositive();
+            for (String log : logs) {
+                assertThat(WrittenSegments.assertIdentical(reference.resolve("logs").resolve(log),
+                        m.dir.resolve("logs").resolve(log), ends.get(log))).as("segments of %s compared on %s", log, m.name)
+                        .isPositive();
+            }
         }
     }
 
