@@ -418,6 +418,18 @@ class GroupFailoverIT {
         for (Member m : members.values()) {
             waitUntil(30, () -> namedLogsFlushed(m.name).keySet().containsAll(logs));
         }
+        // Every member publishes every log's position, on which elections are decided.
+        waitUntil(30, () -> {
+            JsonNode seen = group(primary()).get("members");
+            for (JsonNode m : seen) {
+                for (String log : logs) {
+                    if (!m.at("/logs/" + log + "/flushed_lsn").isTextual()) {
+                        return false;
+                    }
+                }
+            }
+            return seen.size() == members.size();
+        });
         return logs;
     }
 

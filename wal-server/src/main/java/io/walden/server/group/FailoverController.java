@@ -252,6 +252,9 @@ public final class FailoverController implements AutoCloseable {
         boolean mine = epoch != null && epoch.primary().equals(name);
         boolean takeBack = mine && epoch.handoverTo() != null && System.nanoTime() >= handoverDeadline;
         ElectionRule.Election election = ElectionRule.decide(epoch, live, policy);
+        if (election.candidate() == null && !election.reason().equals(electionNote)) {
+            LOG.info("No member can be elected yet: {}", election.reason());
+        }
         electionNote = election.reason();
         if (takeBack || name.equals(election.candidate())) {
             coordinator.joinLatch();
