@@ -176,6 +176,7 @@ class GroupFailoverIT {
             }
             startTogether(List.of("b", "c"));
             awaitSettled();
+            createNamedLogs(List.of("orders"));
             try (Loader load = new Loader(); Loader stale = new Loader("a")) {
                 load.awaitAcks(200);
                 stale.awaitAcks(50);
@@ -196,6 +197,9 @@ class GroupFailoverIT {
                         .isLessThan(sessionMs);
                 HttpResponse<String> refused = members.get("a").process.post("/v1/records?durability=on", "late".getBytes());
                 assertThat(refused.statusCode()).as(refused.body()).isIn(409, 503);
+                HttpResponse<String> refusedNamed = members.get("a").process.post("/v1/logs/orders/records?durability=on",
+                        "late".getBytes());
+                assertThat(refusedNamed.statusCode()).as("every log is fenced: " + refusedNamed.body()).isIn(409, 503);
                 assertThat(JSON.readTree(members.get("a").process.get("/admin/status").body()).at("/group/state").asText())
                         .isEqualTo("fenced");
 
@@ -281,11 +285,19 @@ class GroupFailoverIT {
         waitUntil(() -> "next".equals(members.get(other).process.records().get(lsn)));
     }
 
+    /**
+     * A switchover hands every log over: named logs under {@code ON} load lose nothing, and logs the new primary
+     * creates, changes and deletes reach every member (the old primary among them).
+     */
     @Test
     void shouldHandOverToTheNamedReplicaWithoutLosingAnythingOnASwitchover() throws Exception {
         startGroup(zk.getConnectString());
-        try (Loader load = new Loader()) {
+        List<String> loaded = List.of("orders", "audit", "outbox");
+        createNamedLogs(List.of("orders", "audit", "outbox", "patched", "doomed"));
+        try (Loader load = new Loader();
+             NamedLogsLoad named = new NamedLogsLoad(loaded, 2, this::primary, n -> members.get(n).process)) {
             load.awaitAcks(200);
+            named.awaitAcks(100, 30);
             String old = primary();
             String target = members.keySet().stream().filter(n -> !n.equals(old)).findFirst().orElseThrow();
             HttpResponse<String> done = members.get(old).process.post("/admin/switchover?to=" + target, new byte[0]);
@@ -293,20 +305,39 @@ class GroupFailoverIT {
             assertThat(JSON.readTree(done.body()).get("primary").asText()).isEqualTo(target);
             waitUntil(() -> "replica".equals(group(old).get("state").asText()));
             load.awaitAcks(load.count() + 200);
+            named.awaitAcks(named.count() + 100, 30);
             HttpResponse<String> refused = members.get(old).process.post("/v1/records", "to the old primary".getBytes());
             assertThat(refused.statusCode()).isEqualTo(409);
             assertThat(refused.body()).as("names where applications reach the primary")
                     .contains("127.0.0.1:" + members.get(target).http + " (its HTTP address)");
+            assertThat(members.get(old).process.post("/v1/logs/orders/records", "to the old primary".getBytes())
+                    .statusCode()).isEqualTo(409);
+            assertThat(members.get(old).process.send("POST", "/v1/logs", "{\"name\": \"elsewhere\"}").statusCode())
+                    .as("logs are created on the primary only").isEqualTo(409);
+            ServerProcess now = members.get(target).process;
+            assertThat(now.send("PATCH", "/v1/logs/patched", "{\"settings\": {\"retention-time\": \"7d\"}}")
+                    .statusCode()).isEqualTo(200);
+            assertThat(now.send("DELETE", "/v1/logs/doomed?force=true", null).statusCode()).isEqualTo(204);
+            assertThat(now.send("POST", "/v1/logs", "{\"name\": \"born\"}").statusCode()).isEqualTo(201);
+            for (Member m : members.values()) {
+                waitUntil(30, () -> {
+                    Map<String, Long> held = namedLogsFlushed(m.name);
+                    return held.containsKey("born") && !held.containsKey("doomed") && "7d".equals(JSON.readTree(
+                            m.process.get("/v1/logs/patched").body()).at("/settings/retention-time").asText());
+                });
+            }
             HttpResponse<String> notPrimary = members.get(old).process.post("/admin/switchover?to=" + target, new byte[0]);
             assertThat(notPrimary.statusCode()).isEqualTo(409);
             HttpResponse<String> unknown = members.get(target).process.post("/admin/switchover?to=nobody", new byte[0]);
             assertThat(unknown.statusCode()).isEqualTo(404);
             assertThat(members.get(target).process.post("/admin/promote", new byte[0]).statusCode()).isEqualTo(409);
             load.stop();
+            named.stop();
             assertEverythingAcknowledgedIsEverywhere(load);
+            assertEveryNamedLogsAcknowledgedRecordsAreEverywhere(named);
             assertThat(group(old).get("elections").asLong()).isEqualTo(1); // it started the group; it was never re-elected
         }
-        terminateAndCompareSegments();
+        terminateAndCompareSegments(loaded);
     }
 
     @Test
@@ -411,8 +442,16 @@ class GroupFailoverIT {
         List<String> logs = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             logs.add(String.format("log-%02d", i));
+        }
+        createNamedLogs(logs);
+        return logs;
+    }
+
+    /** Creates these named logs on the primary and waits until every member holds them and publishes their positions. */
+    private void createNamedLogs(List<String> logs) throws Exception {
+        for (String log : logs) {
             HttpResponse<String> created = members.get(primary()).process.send("POST", "/v1/logs",
-                    "{\"name\": \"" + logs.get(i) + "\"}");
+                    "{\"name\": \"" + log + "\"}");
             assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
         }
         for (Member m : members.values()) {
@@ -430,7 +469,6 @@ class GroupFailoverIT {
             }
             return seen.size() == members.size();
         });
-        return logs;
     }
 
     /** Each named log's flushed end on a member (GET /v1/logs). */

@@ -7,6 +7,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -27,7 +29,7 @@ final class NamedLogsLoad implements AutoCloseable {
     private final List<String> logs;
     private final Supplier<String> primary;
     private final Function<String, ServerProcess> process;
-    private final List<Ack> acks = new ArrayList<>();
+    private final Queue<Ack> acks = new ConcurrentLinkedQueue<>();
     private final List<Thread> threads = new ArrayList<>();
     /** Appends under way: a thread counts itself in before it looks at {@link #paused}, so a pause sees it. */
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -63,9 +65,7 @@ final class NamedLogsLoad implements AutoCloseable {
                     HttpResponse<String> r = process.apply(target).post("/v1/logs/" + log + "/records?durability=on",
                             payload.getBytes(StandardCharsets.UTF_8));
                     if (r.statusCode() == 200) {
-                        synchronized (acks) {
-                            acks.add(new Ack(target, log, JSON.readTree(r.body()).get("lsn").asText(), payload));
-                        }
+                        acks.add(new Ack(target, log, JSON.readTree(r.body()).get("lsn").asText(), payload));
                         acked = true;
                     } else {
                         target = null; // refused: find the primary again
@@ -89,15 +89,11 @@ final class NamedLogsLoad implements AutoCloseable {
     }
 
     List<Ack> acks() {
-        synchronized (acks) {
-            return new ArrayList<>(acks);
-        }
+        return new ArrayList<>(acks);
     }
 
     int count() {
-        synchronized (acks) {
-            return acks.size();
-        }
+        return acks.size();
     }
 
     void awaitAcks(int n, int seconds) throws Exception {
