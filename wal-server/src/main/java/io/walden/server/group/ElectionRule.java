@@ -28,14 +28,16 @@ import java.util.TreeSet;
  *       on every log). Without a policy every member is eligible: an {@code ON} commit then waited for no replica.</li>
  *   <li>An {@code ON} commit on log L was acknowledged once k of the N held it flushed. So once R ≥ N − k + 1 of them
  *       report, every acknowledged record of L lies within the (k − (N − R))-th highest position they report on L
- *       (with all reporting the k-th; {@code ANY 1}: the highest; no policy: the highest of all). A candidate must reach
+ *       (with all reporting the k-th; {@code ANY 1}: the highest). A candidate must reach
  *       that bound on every log any counted member holds: a log it does not hold counts as position 0 for it, and a
  *       named log is told apart by its id as well as its name (deleted and created again, it is another log). So a log
  *       created or deleted around the failure that reached only some members makes only those candidates (a deletion may
  *       then be undone, never an acknowledged record lost). Fewer reports: no election; a member that cannot be counted
  *       keeps the group waiting rather than risk an acknowledged record.</li>
  *   <li>Among the members that reach every bound, the one at the highest position on the most logs, then the most
- *       caught up on {@code default}, then the smallest name. When none reaches every bound (positions cross: one ahead
+ *       caught up on {@code default}, then the smallest name. Without a policy there is no bound (an {@code ON} commit
+ *       waited for no replica): the member at the highest position on the most logs is elected, positions crossing or
+ *       not, as the most caught up always was. When none reaches every bound (positions cross: one ahead
  *       on a log, another on a second), nobody is elected, with a reason naming the logs and members, until the lost
  *       primary returns or the members' positions change (docs/operations.md, "When no member holds every log").</li>
  *   <li>A switchover names its target: it is the only candidate, once it holds the primary's last record of the log
@@ -103,9 +105,10 @@ final class ElectionRule {
             return Election.none("waiting for " + required + " of " + (policy == null ? "the members" : named)
                     + " to report a final position (" + counted.size() + " have)");
         }
-        // The rank whose position every acknowledged record of a log is within: k - (N - R), at least 1, at most R.
-        int rank = policy == null ? 1 : Math.min(counted.size(), Math.max(1, policy.count() - (named.size() - counted.size())));
-        Map<LogKey, Position> bounds = bounds(counted.size() >= required ? counted : List.of(), rank, returned);
+        // Without a policy an ON commit waited for no replica: no replica's position bounds anything, and a group whose
+        // positions cross elects the member that holds the most rather than wait for a promise nobody made.
+        Map<LogKey, Position> bounds = policy == null ? Map.of() : bounds(counted.size() >= required ? counted : List.of(),
+                Math.min(counted.size(), Math.max(1, policy.count() - (named.size() - counted.size()))), returned);
         List<Member> safe = new ArrayList<>();
         List<String> lacking = new ArrayList<>();
         for (Member m : eligible) {
@@ -123,7 +126,8 @@ final class ElectionRule {
         Member best = safe.stream().max(Comparator.comparingInt((Member m) -> logsAtMost(m, eligible))
                 .thenComparing(MOST_CAUGHT_UP)).orElseThrow();
         return new Election(best.name(), "most caught up (epoch " + best.epoch() + ", "
-                + Lsn.format(best.flushedLsn()) + (bounds.size() > 1 ? ", and on " + bounds.size() + " logs" : "") + ")");
+                + Lsn.format(best.flushedLsn()) + (best.logs().isEmpty() ? "" : "; the highest on " + logsAtMost(best, eligible)
+                + " of its " + (best.logs().size() + 1) + " logs") + ")");
     }
 
     /** A log as the election tells logs apart: by name, and for a named log by id (one created again is another). */
@@ -161,7 +165,8 @@ final class ElectionRule {
 
     /**
      * Per log every counted member or the returned primary holds: the position a candidate must reach so that it holds
-     * every acknowledged record of it. From the counted members, the {@code rank}-th highest (none counted: no bound
+     * every acknowledged record of it. From the counted members, the {@code rank}-th highest (k - (N - R): every
+     * acknowledged record is within it) (none counted: no bound
      * from them); from a returned primary, its own position (it holds all it acknowledged); the lower of the two.
      */
     private static Map<LogKey, Position> bounds(List<Member> counted, int rank, Member returned) {

@@ -145,6 +145,14 @@ class ElectionRuleTest {
     }
 
     @Test
+    void shouldElectTheMemberHighestOnTheMostLogsWithoutAPolicyForNoReplicaWasWaitedFor() {
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4000, "orders", 9000L,
+                "audit", 500L), withLogs("c", 4500, "orders", 8000L, "audit", 400L)), null);
+        assertThat(e.candidate()).isEqualTo("b");
+        assertThat(e.reason()).contains("the highest on 2 of its 3 logs");
+    }
+
+    @Test
     void shouldCountALogAMemberDoesNotHoldAsPositionZero() {
         // orders was created just before a was lost and reached only c: c alone may hold its acknowledged records.
         ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4500),
