@@ -27,6 +27,14 @@ public interface Following extends AutoCloseable {
     /** Why the primary refused this replica (or its log {@code default}) for good, or null. */
     String fatalError();
 
+    /**
+     * Why the primary refused this replica or any one of its logs for good, or null: a group's member that a log's
+     * primary refuses takes no part in elections until rebuilt.
+     */
+    default String anyLogFatalError() {
+        return fatalError();
+    }
+
     /** Why the last connection attempt or connection failed, or null. */
     String lastError();
 
@@ -128,6 +136,21 @@ public interface Following extends AutoCloseable {
             public String fatalError() {
                 String all = c.fatalError();
                 return all != null ? all : c.fatalError(FrameDescriptor.DEFAULT_LOG);
+            }
+
+            @Override
+            public String anyLogFatalError() {
+                String all = c.fatalError();
+                if (all != null) {
+                    return all;
+                }
+                for (String log : c.logs()) {
+                    String refused = c.fatalError(log);
+                    if (refused != null) {
+                        return "log " + log + ": " + refused;
+                    }
+                }
+                return null;
             }
 
             @Override

@@ -21,6 +21,8 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -42,10 +44,11 @@ import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
  * The server's place in replication: a primary (a {@link ReplicationServer} accepting replicas) or a replica (a
  * {@link Following} receiver of its primary, and a {@code ReplicationServer} of its own when cascading), and the
  * promotion from one to the other. Every log of the {@link LogCatalog} is replicated, over one connection per primary
- * (a {@link StoreReplicaClient}): the endpoint takes the catalog's logs after each creation, change and deletion. A
- * replica that catches up from an archive ({@code restore-from}) and a replica group's member follow the log
- * {@code default} alone (a {@link ReplicaClient}; the catalog refuses named logs there). Applies the safety rule: replicas are accepted on a non-loopback address only
- * with TLS and authentication, or an explicit, logged opt-out.
+ * (a {@link StoreReplicaClient}), a replica group's member's included: the endpoint takes the catalog's logs after each
+ * creation, change and deletion, and a member becomes primary, is fenced and hands over with every log together. A
+ * replica that catches up from an archive ({@code restore-from}) follows the log {@code default} alone (a
+ * {@link ReplicaClient}; the catalog refuses named logs there). Applies the safety rule: replicas are accepted on a
+ * non-loopback address only with TLS and authentication, or an explicit, logged opt-out.
  *
  * <p>Threads: the endpoint and the receiver run on the event loops given (the server's, shared: closing this never
  * shuts them down, so the server shuts them down after {@link #close()}), or each on a NIO group of its own when
@@ -215,16 +218,48 @@ public final class ReplicationRole implements AutoCloseable {
      */
     public static ReplicationRole standby(Wal wal, LogCatalog catalog, ServerConfig config, MeterRegistry registry,
                                           EventLoops loops) {
-        wal.replication().refuseAppends("this member of a replica group is neither primary nor following one yet; "
+        ReplicationRole role = new ReplicationRole(wal, catalog, config, registry, loops);
+        role.refuseEveryLog("this member of a replica group is neither primary nor following one yet; "
                 + "see /admin/status for the group's primary");
-        return new ReplicationRole(wal, catalog, config, registry, loops);
+        return role;
+    }
+
+    /**
+     * Every log refuses appends with {@code reason}, and users may not create, change or delete logs: none of them
+     * changes by this server's users until {@link #becomePrimary} (a creation under way finishes first, and is refused).
+     */
+    private void refuseEveryLog(String reason) {
+        refuse(catalog.names(), reason); // at once: a fence must not wait for a creation under way
+        refuse(catalog.freeze(reason), reason); // and a log that creation made
+    }
+
+    private void refuse(List<String> names, String reason) {
+        for (String name : names) {
+            Wal log = catalog.find(name);
+            if (log != null) {
+                log.replication().refuseAppends(reason);
+            }
+        }
+    }
+
+    /** The newest epoch any log of this server is in: a group's next epoch is numbered past it, for every log. */
+    public int newestEpoch() {
+        int newest = wal.status().history().current().number();
+        for (String name : catalog.names()) {
+            Wal log = catalog.find(name);
+            if (log != null) {
+                newest = Math.max(newest, log.status().history().current().number());
+            }
+        }
+        return newest;
     }
 
     /**
      * Follows the primary at {@code primary} (a replica group's member, told by its coordinator; {@code primaryHttp} is
-     * where applications reach it, named in the refusal of local appends): stops serving
-     * replicas if it did (a demoted primary), and switches from another primary if it followed one. The receiver's
-     * handshake rewinds any tail the new primary's history does not hold (docs/replication.md).
+     * where applications reach it, named in the refusal of local appends): every log of it, over one connection, as
+     * {@code replicate-from} does (its logs created, changed and deleted as there). Stops serving replicas if it did (a
+     * demoted primary), and switches from another primary if it followed one. Each log's handshake rewinds any tail the
+     * new primary's history of that log does not hold (docs/replication.md).
      *
      * @throws IllegalStateException once closed
      */
@@ -235,14 +270,17 @@ public final class ReplicationRole implements AutoCloseable {
         refuseOnceClosed();
         closeServer();
         closeReplica();
-        replica = Following.of(ReplicaClient.builder(wal, primary, config.name()).primaryHttp(primaryHttp)
-                .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops).start());
+        refuseEveryLog("this member follows the group's primary at " + primaryHttp + ": write there");
+        ReplicaCopies copies = new ReplicaCopies(catalog, wal);
+        replica = Following.of(StoreReplicaClient.builder(copies, primary, config.name()).primaryHttp(primaryHttp)
+                .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops).start(), copies);
+        catalog.replicatedWith(this::slotsOf);
     }
 
-    /** Stops following (the primary is gone): the log keeps refusing appends and receives nothing more. */
+    /** Stops following (the primary is gone): every log keeps refusing appends and receives nothing more. */
     public synchronized void stopFollowing() {
         closeReplica();
-        wal.replication().refuseAppends("this member's primary is gone and the group is electing another; see /admin/status");
+        refuseEveryLog("this member's primary is gone and the group is electing another; see /admin/status");
     }
 
     /**
@@ -260,7 +298,17 @@ public final class ReplicationRole implements AutoCloseable {
         if (config.get(SYNC_REPLICAS) != null) {
             server.policy(SyncPolicy.parse(config.get(SYNC_REPLICAS)));
         }
-        return wal.replication().promote(atLeastNumber);
+        // Every log together, each numbered the same (the caller numbered it past every log's newest): the named
+        // logs first, so that a failure leaves default refusing and the member fences itself.
+        for (String name : catalog.names()) {
+            Wal log = catalog.find(name);
+            if (log != null && log != wal) {
+                log.replication().promote(atLeastNumber);
+            }
+        }
+        Epoch epoch = wal.replication().promote(atLeastNumber);
+        catalog.following(null); // a primary's users create, change and delete its logs
+        return epoch;
     }
 
     /**
@@ -269,26 +317,43 @@ public final class ReplicationRole implements AutoCloseable {
      * taken before the lock: a fence must never wait behind a promotion.
      */
     public void fence(String reason) {
-        wal.replication().refuseAppends(reason);
+        wal.replication().refuseAppends(reason); // default first, without waiting for a creation under way
+        refuseEveryLog(reason);
         synchronized (this) {
             closeServer();
         }
     }
 
     /**
-     * Pauses appends while replicas keep streaming (a switchover lets its target catch up: refused as on a replica,
-     * this log's own senders would stop at what was flushed then), waits until the appends already past the check
-     * have left the log, and flushes them.
+     * Pauses appends to every log while replicas keep streaming (a switchover lets its target catch up: refused as on a
+     * replica, a log's own senders would stop at what was flushed then), and users' creations, changes and deletions of
+     * logs; waits until the appends already past the check have left each log, and flushes them.
      *
-     * @return the log's end, which no longer moves; -1 when appends in flight did not leave within the timeout
+     * @return each log's end by name, {@code default} included, which no longer moves; null when appends in flight did
+     *         not leave within the timeout
      */
-    public long pauseAndDrainAppends(String reason, long timeoutMillis) throws InterruptedException {
-        wal.replication().pauseAppends(reason);
-        long end = wal.replication().drainAppends(timeoutMillis, TimeUnit.MILLISECONDS);
-        if (end >= 0) {
-            wal.flush(); // the last appends' bytes written and forced now, not at the next writer tick
+    public Map<String, Long> pauseAndDrainAppends(String reason, long timeoutMillis) throws InterruptedException {
+        List<String> names = catalog.freeze(reason);
+        Map<String, Wal> logs = new LinkedHashMap<>();
+        for (String name : names) {
+            Wal log = catalog.find(name);
+            if (log != null) {
+                log.replication().pauseAppends(reason);
+                logs.put(name, log);
+            }
         }
-        return end;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        Map<String, Long> ends = new LinkedHashMap<>();
+        for (Map.Entry<String, Wal> e : logs.entrySet()) {
+            long end = e.getValue().replication().drainAppends(Math.max(0, deadline - System.nanoTime()),
+                    TimeUnit.NANOSECONDS);
+            if (end < 0) {
+                return null;
+            }
+            e.getValue().flush(); // the last appends' bytes written and forced now, not at the next writer tick
+            ends.put(e.getKey(), end);
+        }
+        return ends;
     }
 
     private void closeReplica() {

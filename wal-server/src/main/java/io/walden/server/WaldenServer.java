@@ -207,7 +207,7 @@ public final class WaldenServer implements AutoCloseable {
         logs = LogCatalog.open(config, wal, registry); // binds every log's meters, default's included
         if (group != null) {
             replication = ReplicationRole.standby(wal, logs, config, registry, replicationLoops);
-            group.start(wal, replication, registry);
+            group.start(wal, logs, replication, registry);
         } else {
             replication = ReplicationRole.start(wal, logs, config, registry, replicationLoops);
         }

@@ -176,6 +176,7 @@ class GroupFailoverIT {
             }
             startTogether(List.of("b", "c"));
             awaitSettled();
+            createNamedLogs(List.of("orders"));
             try (Loader load = new Loader(); Loader stale = new Loader("a")) {
                 load.awaitAcks(200);
                 stale.awaitAcks(50);
@@ -196,6 +197,9 @@ class GroupFailoverIT {
                         .isLessThan(sessionMs);
                 HttpResponse<String> refused = members.get("a").process.post("/v1/records?durability=on", "late".getBytes());
                 assertThat(refused.statusCode()).as(refused.body()).isIn(409, 503);
+                HttpResponse<String> refusedNamed = members.get("a").process.post("/v1/logs/orders/records?durability=on",
+                        "late".getBytes());
+                assertThat(refusedNamed.statusCode()).as("every log is fenced: " + refusedNamed.body()).isIn(409, 503);
                 assertThat(JSON.readTree(members.get("a").process.get("/admin/status").body()).at("/group/state").asText())
                         .isEqualTo("fenced");
 
@@ -281,11 +285,19 @@ class GroupFailoverIT {
         waitUntil(() -> "next".equals(members.get(other).process.records().get(lsn)));
     }
 
+    /**
+     * A switchover hands every log over: named logs under {@code ON} load lose nothing, and logs the new primary
+     * creates, changes and deletes reach every member (the old primary among them).
+     */
     @Test
     void shouldHandOverToTheNamedReplicaWithoutLosingAnythingOnASwitchover() throws Exception {
         startGroup(zk.getConnectString());
-        try (Loader load = new Loader()) {
+        List<String> loaded = List.of("orders", "audit", "outbox");
+        createNamedLogs(List.of("orders", "audit", "outbox", "patched", "doomed"));
+        try (Loader load = new Loader();
+             NamedLogsLoad named = new NamedLogsLoad(loaded, 2, this::primary, n -> members.get(n).process)) {
             load.awaitAcks(200);
+            named.awaitAcks(100, 30);
             String old = primary();
             String target = members.keySet().stream().filter(n -> !n.equals(old)).findFirst().orElseThrow();
             HttpResponse<String> done = members.get(old).process.post("/admin/switchover?to=" + target, new byte[0]);
@@ -293,20 +305,39 @@ class GroupFailoverIT {
             assertThat(JSON.readTree(done.body()).get("primary").asText()).isEqualTo(target);
             waitUntil(() -> "replica".equals(group(old).get("state").asText()));
             load.awaitAcks(load.count() + 200);
+            named.awaitAcks(named.count() + 100, 30);
             HttpResponse<String> refused = members.get(old).process.post("/v1/records", "to the old primary".getBytes());
             assertThat(refused.statusCode()).isEqualTo(409);
             assertThat(refused.body()).as("names where applications reach the primary")
                     .contains("127.0.0.1:" + members.get(target).http + " (its HTTP address)");
+            assertThat(members.get(old).process.post("/v1/logs/orders/records", "to the old primary".getBytes())
+                    .statusCode()).isEqualTo(409);
+            assertThat(members.get(old).process.send("POST", "/v1/logs", "{\"name\": \"elsewhere\"}").statusCode())
+                    .as("logs are created on the primary only").isEqualTo(409);
+            ServerProcess now = members.get(target).process;
+            assertThat(now.send("PATCH", "/v1/logs/patched", "{\"settings\": {\"retention-time\": \"7d\"}}")
+                    .statusCode()).isEqualTo(200);
+            assertThat(now.send("DELETE", "/v1/logs/doomed?force=true", null).statusCode()).isEqualTo(204);
+            assertThat(now.send("POST", "/v1/logs", "{\"name\": \"born\"}").statusCode()).isEqualTo(201);
+            for (Member m : members.values()) {
+                waitUntil(30, () -> {
+                    Map<String, Long> held = namedLogsFlushed(m.name);
+                    return held.containsKey("born") && !held.containsKey("doomed") && "7d".equals(JSON.readTree(
+                            m.process.get("/v1/logs/patched").body()).at("/settings/retention-time").asText());
+                });
+            }
             HttpResponse<String> notPrimary = members.get(old).process.post("/admin/switchover?to=" + target, new byte[0]);
             assertThat(notPrimary.statusCode()).isEqualTo(409);
             HttpResponse<String> unknown = members.get(target).process.post("/admin/switchover?to=nobody", new byte[0]);
             assertThat(unknown.statusCode()).isEqualTo(404);
             assertThat(members.get(target).process.post("/admin/promote", new byte[0]).statusCode()).isEqualTo(409);
             load.stop();
+            named.stop();
             assertEverythingAcknowledgedIsEverywhere(load);
+            assertEveryNamedLogsAcknowledgedRecordsAreEverywhere(named);
             assertThat(group(old).get("elections").asLong()).isEqualTo(1); // it started the group; it was never re-elected
         }
-        terminateAndCompareSegments();
+        terminateAndCompareSegments(loaded);
     }
 
     @Test
@@ -346,20 +377,34 @@ class GroupFailoverIT {
         terminateAndCompareSegments();
     }
 
+    /**
+     * The issue's test (#37): 20 named logs at {@code ON} beside {@code default}, the group failing over all of them
+     * together. Before a kill of the primary the named logs' load pauses until the replicas hold every named log's end:
+     * positions that cross between replicas (one ahead on a log, the other on another) leave the group without a primary
+     * until the lost one returns (docs/operations.md, "When no member holds every log"), and this test restarts it only
+     * once a successor leads. {@code default}'s load goes on through every kill.
+     */
     @Test
     void shouldLoseNoAcknowledgedRecordAndHaveOnePrimaryAtATimeThroughRandomKills() throws Exception {
         int kills = Integer.getInteger("walden.group.kills", 4);
         startGroup(zk.getConnectString());
+        List<String> logs = createNamedLogs(20);
         Random random = new Random(20261124L);
         List<String> primariesSeen = new ArrayList<>();
         int handovers = 0;
-        try (Loader load = new Loader(); Watcher watcher = new Watcher()) {
+        try (Loader load = new Loader(); Watcher watcher = new Watcher();
+             NamedLogsLoad named = new NamedLogsLoad(logs, 4, this::primary, n -> members.get(n).process)) {
             load.awaitAcks(100);
+            named.awaitAcks(200, 30);
             for (int i = 0; i < kills; i++) {
                 List<String> names = new ArrayList<>(members.keySet());
                 // Every other kill is the primary's: a group that only ever lost replicas would test no failover.
                 String victim = i % 2 == 0 ? primary() : names.get(random.nextInt(names.size()));
                 boolean wasPrimary = victim.equals(primary());
+                if (wasPrimary) {
+                    named.pause();
+                    awaitReplicasHoldEveryNamedLogsEnd(victim, logs);
+                }
                 members.get(victim).kill();
                 if (wasPrimary) {
                     // Back only once a successor leads: restarted within its session, it would win the tie by name
@@ -369,15 +414,19 @@ class GroupFailoverIT {
                 } else {
                     TestLogs.pauseRandomly(random, 0, 1500);
                 }
+                named.resume();
                 members.get(victim).start();
                 awaitSettled();
                 primariesSeen.add(primary());
                 load.awaitAcks(load.count() + 50, 60);
+                named.awaitAcks(named.count() + 100, 60);
             }
             load.stop();
+            named.stop();
             watcher.stop();
             assertThat(watcher.mostPrimariesAtOnce()).as("members saying they are primary at once").isLessThanOrEqualTo(1);
             assertEverythingAcknowledgedIsEverywhere(load);
+            assertEveryNamedLogsAcknowledgedRecordsAreEverywhere(named);
         }
         assertThat(primariesSeen).hasSize(kills);
         assertThat(handovers).as("kills of the primary").isGreaterThanOrEqualTo(kills / 2);
@@ -385,7 +434,100 @@ class GroupFailoverIT {
                 + primariesSeen).hasSizeGreaterThan(1);
         System.out.printf("GroupFailoverIT: %d kills (%d of the primary), primaries after each: %s%n", kills, handovers,
                 primariesSeen);
-        terminateAndCompareSegments();
+        terminateAndCompareSegments(logs);
+    }
+
+    /** Creates {@code n} named logs on the primary and waits until every member holds them. */
+    private List<String> createNamedLogs(int n) throws Exception {
+        List<String> logs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            logs.add(String.format("log-%02d", i));
+        }
+        createNamedLogs(logs);
+        return logs;
+    }
+
+    /** Creates these named logs on the primary and waits until every member holds them and publishes their positions. */
+    private void createNamedLogs(List<String> logs) throws Exception {
+        for (String log : logs) {
+            HttpResponse<String> created = members.get(primary()).process.send("POST", "/v1/logs",
+                    "{\"name\": \"" + log + "\"}");
+            assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        }
+        for (Member m : members.values()) {
+            waitUntil(30, () -> namedLogsFlushed(m.name).keySet().containsAll(logs));
+        }
+        // Every member publishes every log's position, on which elections are decided.
+        waitUntil(30, () -> {
+            JsonNode seen = group(primary()).get("members");
+            for (JsonNode m : seen) {
+                for (String log : logs) {
+                    if (!m.at("/logs/" + log + "/flushed_lsn").isTextual()) {
+                        return false;
+                    }
+                }
+            }
+            return seen.size() == members.size();
+        });
+    }
+
+    /** Each named log's flushed end on a member (GET /v1/logs). */
+    private Map<String, Long> namedLogsFlushed(String member) throws Exception {
+        Map<String, Long> out = new TreeMap<>();
+        for (JsonNode l : JSON.readTree(members.get(member).process.get("/v1/logs").body()).get("logs")) {
+            if (!l.get("name").asText().equals("default")) {
+                out.put(l.get("name").asText(), Lsn.parse(l.get("flushed_lsn").asText()));
+            }
+        }
+        return out;
+    }
+
+    /** Waits until every running member but {@code primary} has flushed the primary's end of every named log. */
+    private void awaitReplicasHoldEveryNamedLogsEnd(String primary, List<String> logs) throws Exception {
+        Map<String, Long> ends = namedLogsFlushed(primary);
+        assertThat(ends.keySet()).containsAll(logs);
+        for (Member m : members.values()) {
+            if (!m.name.equals(primary) && m.process.isAlive()) {
+                waitUntil(30, () -> {
+                    Map<String, Long> held = namedLogsFlushed(m.name);
+                    return ends.entrySet().stream().allMatch(e -> held.getOrDefault(e.getKey(), -1L) >= e.getValue());
+                });
+            }
+        }
+    }
+
+    /**
+     * Every acknowledged record of every named log is at its LSN on the final primary, and every member's copy of each
+     * log holds exactly the primary's records below the primary's end of it.
+     */
+    private void assertEveryNamedLogsAcknowledgedRecordsAreEverywhere(NamedLogsLoad named) throws Exception {
+        awaitSettled();
+        String primary = primary();
+        Map<String, Long> ends = namedLogsFlushed(primary);
+        Map<String, Map<Long, String>> onPrimary = new TreeMap<>();
+        for (String log : named.logs()) {
+            onPrimary.put(log, members.get(primary).process.records("/v1/logs/" + log + "/records"));
+        }
+        Map<String, Integer> acknowledged = new TreeMap<>();
+        for (NamedLogsLoad.Ack a : named.acks()) {
+            assertThat(onPrimary.get(a.log()).get(Lsn.parse(a.lsn()))).as("acknowledged %s in log %s at %s by %s",
+                    a.payload(), a.log(), a.lsn(), a.member()).isEqualTo(a.payload());
+            acknowledged.merge(a.log(), 1, Integer::sum);
+        }
+        assertThat(acknowledged.keySet()).as("logs appended to").containsAll(named.logs());
+        for (Member m : members.values()) {
+            for (String log : named.logs()) {
+                Map<Long, String> expected = new TreeMap<>(onPrimary.get(log));
+                expected.keySet().removeIf(lsn -> lsn >= ends.get(log));
+                waitUntil(60, () -> {
+                    Map<Long, String> copy = new TreeMap<>(m.process.records("/v1/logs/" + log + "/records"));
+                    copy.keySet().removeIf(lsn -> lsn >= ends.get(log));
+                    return copy.equals(expected);
+                });
+            }
+        }
+        System.out.printf("GroupFailoverIT: %d records acknowledged at ON in %d named logs, all on the final primary %s "
+                + "and its replicas%n", named.count(), acknowledged.size(), primary);
     }
 
     // ---- the group ----
@@ -505,11 +647,20 @@ class GroupFailoverIT {
 
     /** Stops every member cleanly and compares their segment files byte for byte. */
     private void terminateAndCompareSegments() throws Exception {
+        terminateAndCompareSegments(List.of());
+    }
+
+    /** As {@link #terminateAndCompareSegments()}, and the segment files of these named logs. */
+    private void terminateAndCompareSegments(List<String> logs) throws Exception {
         String primary = primary();
         awaitSettled();
         long end = Lsn.parse(JSON.readTree(members.get(primary).process.get("/admin/status").body()).get("flushed_lsn").asText());
+        Map<String, Long> ends = namedLogsFlushed(primary);
         for (Member m : members.values()) {
             waitUntil(60, () -> Lsn.parse(JSON.readTree(m.process.get("/admin/status").body()).get("flushed_lsn").asText()) >= end);
+            for (String log : logs) {
+                waitUntil(60, () -> namedLogsFlushed(m.name).getOrDefault(log, -1L) >= ends.get(log));
+            }
         }
         for (Member m : members.values()) {
             if (!m.name.equals(primary)) {
@@ -520,6 +671,11 @@ class GroupFailoverIT {
         Path reference = members.get(primary).dir;
         for (Member m : members.values()) {
             assertThat(WrittenSegments.assertIdentical(reference, m.dir, end)).as("segments compared on %s", m.name).isPositive();
+            for (String log : logs) {
+                assertThat(WrittenSegments.assertIdentical(reference.resolve("logs").resolve(log),
+                        m.dir.resolve("logs").resolve(log), ends.get(log))).as("segments of %s compared on %s", log, m.name)
+                        .isPositive();
+            }
         }
     }
 

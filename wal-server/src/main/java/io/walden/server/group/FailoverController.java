@@ -6,17 +6,22 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.walden.core.Epoch;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.core.WalClosedException;
 import io.walden.core.WalConfig;
+import io.walden.core.WalStatus;
+import io.walden.core.WalStore;
 import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.server.ReplicationRole;
 import io.walden.server.config.ServerConfig;
+import io.walden.server.logs.LogCatalog;
 import io.walden.server.logging.Units;
 import org.apache.curator.framework.state.ConnectionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -62,6 +67,8 @@ public final class FailoverController implements AutoCloseable {
     /** Set once this member left the group for good (its log failed): the tick does nothing more. */
     private volatile boolean left;
     private Wal wal;
+    /** Every log of the member: followed, promoted, fenced and handed over with {@code wal} ({@code default}). */
+    private LogCatalog logs;
     private ReplicationRole role;
     private volatile Member.State state;
     private volatile EpochRecord epochView;
@@ -85,7 +92,7 @@ public final class FailoverController implements AutoCloseable {
         FailoverController c = new FailoverController(config);
         c.state = config.hasLog() ? Member.State.STARTING : Member.State.LOOKING;
         try {
-            c.coordinator.start(c.self(0, 0), 30_000);
+            c.coordinator.start(c.self(0, 0, Map.of()), 30_000);
         } catch (RuntimeException | InterruptedException e) {
             c.coordinator.close();
             throw e;
@@ -103,9 +110,10 @@ public final class FailoverController implements AutoCloseable {
         return MemberLog.open(config, coordinator, policy, log);
     }
 
-    /** Starts taking part: follows, elects, leads. The role starts as a standby. */
-    public void start(Wal log, ReplicationRole replication, MeterRegistry registry) {
+    /** Starts taking part: follows, elects, leads, with every log of {@code catalog}. The role starts as a standby. */
+    public void start(Wal log, LogCatalog catalog, ReplicationRole replication, MeterRegistry registry) {
         this.wal = log;
+        this.logs = catalog;
         this.role = replication;
         state = Member.State.LOOKING;
         FunctionCounter.builder("walden.coordinator.elections", elections, AtomicLong::get)
@@ -224,7 +232,7 @@ public final class FailoverController implements AutoCloseable {
         } else if (primary.state() == Member.State.PRIMARY) {
             role.follow(primary.replicationAddress(), primary.http());
         } // a fenced primary whose session lives may resume: keep following it
-        String refused = role.replica() == null ? null : role.replica().fatalError();
+        String refused = role.replica() == null ? null : role.replica().anyLogFatalError();
         if (state == Member.State.REPLICA && refused != null) {
             state = Member.State.FAILED;
             LOG.error("The primary refused this member for good ({}): it takes no part in elections until rebuilt "
@@ -244,6 +252,9 @@ public final class FailoverController implements AutoCloseable {
         boolean mine = epoch != null && epoch.primary().equals(name);
         boolean takeBack = mine && epoch.handoverTo() != null && System.nanoTime() >= handoverDeadline;
         ElectionRule.Election election = ElectionRule.decide(epoch, live, policy);
+        if (election.candidate() == null && !election.reason().equals(electionNote)) {
+            LOG.info("No member can be elected yet: {}", election.reason());
+        }
         electionNote = election.reason();
         if (takeBack || name.equals(election.candidate())) {
             coordinator.joinLatch();
@@ -278,8 +289,9 @@ public final class FailoverController implements AutoCloseable {
         long disconnectsBefore = disconnects.get();
         role.stopFollowing();
         long end = wal.insertLsn();
-        // Past every number the group used: a member elected that died before anyone followed it took one.
-        int next = Math.max(wal.status().history().current().number(), epoch == null ? 0 : epoch.epoch()) + 1;
+        // Past every number the group used (a member elected that died before anyone followed it took one) and every
+        // log's own: all of them begin this one epoch.
+        int next = Math.max(role.newestEpoch(), epoch == null ? 0 : epoch.epoch()) + 1;
         EpochRecord written;
         try {
             written = coordinator.writeEpoch(new EpochRecord(next, name, end, null, 0, -1), epoch);
@@ -355,15 +367,36 @@ public final class FailoverController implements AutoCloseable {
 
     private void publish() {
         long flushed = wal.flushedLsn();
-        Member now = self(wal.status().history().at(flushed).number(), flushed);
+        Member now = self(wal.status().history().at(flushed).number(), flushed, namedPositions());
         if (!now.equals(published) && coordinator.publish(now)) {
             published = now;
         }
     }
 
-    private Member self(int epoch, long flushed) {
+    /** Each named log's position as the election compares it (a log closing meanwhile, deleted, is left out). */
+    private Map<String, Member.LogPosition> namedPositions() {
+        Map<String, Member.LogPosition> out = new TreeMap<>();
+        WalStore store = logs.openedStore();
+        if (store == null) {
+            return out;
+        }
+        for (String log : store.names()) {
+            store.log(log).ifPresent(l -> {
+                try {
+                    long flushed = l.flushedLsn();
+                    WalStatus status = l.status();
+                    out.put(log, new Member.LogPosition(status.logId(), status.history().at(flushed).number(), flushed));
+                } catch (WalClosedException e) {
+                    // deleted or reopened meanwhile: the next tick publishes what it is
+                }
+            });
+        }
+        return out;
+    }
+
+    private Member self(int epoch, long flushed, Map<String, Member.LogPosition> named) {
         return new Member(name, Member.advertised(config.httpAddress()), Member.advertised(config.replicationListen()),
-                state, epoch, flushed);
+                state, epoch, flushed, named);
     }
 
     /** The group as this member sees it, for /admin/status (field names are a contract: docs/http-api.md). */

@@ -40,6 +40,9 @@ final class GroupStatus {
             j.put("flushed_lsn", Lsn.format(m.flushedLsn()));
             j.put("http", m.http());
             j.put("replication", m.replication());
+            Map<String, Object> logs = new LinkedHashMap<>();
+            m.logs().forEach((log, p) -> logs.put(log, Map.of("epoch", p.epoch(), "flushed_lsn", Lsn.format(p.flushedLsn()))));
+            j.put("logs", logs);
             members.add(j);
         }
         g.put("members", members);

@@ -2,10 +2,14 @@ package io.walden.server.group;
 
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.replication.primary.ReplicaStatus;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.server.ReplicationRole;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -55,14 +59,16 @@ final class Handover {
                     + t.state().wireName() + ")");
         }
         try {
-            long end = role.pauseAndDrainAppends("switching over to " + target
+            Map<String, Long> ends = role.pauseAndDrainAppends("switching over to " + target
                     + "; write to the new primary (see /admin/status)", CATCH_UP_MILLIS);
-            if (end < 0 || !caughtUp(target, end)) {
-                member.resume(epoch); // refusing appends limited this log's readers: a new epoch lifts that
-                throw new IllegalStateException(end < 0 ? "appends in flight did not finish within " + CATCH_UP_MILLIS
-                        + " ms; appends resumed here" : target + " did not hold this primary's end " + Lsn.format(end)
+            String behind = ends == null ? null : caughtUp(target, ends);
+            if (ends == null || behind != null) {
+                member.resume(epoch); // refusing appends limited the logs' readers: a new epoch lifts that
+                throw new IllegalStateException(ends == null ? "appends in flight did not finish within " + CATCH_UP_MILLIS
+                        + " ms; appends resumed here" : target + " did not hold this primary's end of " + behind
                         + " within " + CATCH_UP_MILLIS + " ms; appends resumed here");
             }
+            long end = ends.get(FrameDescriptor.DEFAULT_LOG);
             EpochRecord handedOver = coordinator.writeEpoch(
                     new EpochRecord(epoch.epoch(), name, epoch.startLsn(), target, end, -1), epoch);
             if (handedOver == null) {
@@ -81,16 +87,36 @@ final class Handover {
         }
     }
 
-    private boolean caughtUp(String target, long end) throws InterruptedException {
+    /**
+     * Waits until {@code target} has flushed every log's end (the election then names it once it holds
+     * {@code default}'s: the record carries that one).
+     *
+     * @return null once it has; else the first log it does not hold the end of, with both positions
+     */
+    private String caughtUp(String target, Map<String, Long> ends) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CATCH_UP_MILLIS);
+        String behind = null;
         while (System.nanoTime() < deadline) {
-            var server = role.server();
-            if (server != null && server.replica(target).map(r -> r.flushLsn() >= end).orElse(false)) {
-                return true;
+            behind = firstBehind(target, ends);
+            if (behind == null) {
+                return null;
             }
             Thread.sleep(5);
         }
-        return false;
+        return behind;
+    }
+
+    private String firstBehind(String target, Map<String, Long> ends) {
+        ReplicationServer server = role.server();
+        for (Map.Entry<String, Long> e : ends.entrySet()) {
+            long flushed = server == null ? -1 : server.replicaStatus(e.getKey()).stream()
+                    .filter(r -> r.name().equals(target)).mapToLong(ReplicaStatus::flushLsn).findFirst().orElse(-1);
+            if (flushed < e.getValue()) {
+                return "log " + e.getKey() + " (" + Lsn.format(e.getValue()) + "; it holds "
+                        + (flushed < 0 ? "nothing streamed" : Lsn.format(flushed)) + ")";
+            }
+        }
+        return null;
     }
 
     /** Waits until the epoch record names {@code target} in a later epoch than the one handed over. */

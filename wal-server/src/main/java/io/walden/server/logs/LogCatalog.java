@@ -30,7 +30,6 @@ import java.util.function.Function;
 
 import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
 import static io.walden.server.config.ServerSettings.AUTO_CREATE_LOGS;
-import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.MAX_LOGS;
 import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
 import static io.walden.server.config.ServerSettings.RESTORE_FROM;
@@ -314,6 +313,16 @@ public final class LogCatalog implements AutoCloseable {
         following = reason;
     }
 
+    /**
+     * {@link #following} with {@code reason}, once the creation, change or deletion under way (if one is) has finished:
+     * the names returned are every log's, and none is created or deleted by this server's users until
+     * {@code following(null)} (a replica group's member refusing or pausing every log).
+     */
+    public synchronized List<String> freeze(String reason) {
+        following = reason;
+        return names();
+    }
+
     /** Whether log {@code name} is copied to replicas or from a primary ({@code default} always is). */
     public boolean replicated(String name) {
         return DEFAULT_LOG.equals(name) || replicated;
@@ -454,10 +463,6 @@ public final class LogCatalog implements AutoCloseable {
         if (c.get(REPLICATE_FROM) != null && c.get(RESTORE_FROM) != null) {
             return "it is a replica that catches up from an archive (restore-from), and named logs are not restored from "
                     + "archives by replicas yet: such a replica holds only the log 'default'";
-        }
-        if (c.get(COORDINATOR) != null) {
-            return "it is a member of a replica group (coordinator), and named logs are not replicated in groups yet: a "
-                    + "failover would lose them";
         }
         return null;
     }

@@ -22,6 +22,15 @@ class ElectionRuleTest {
         return new Member(name, "127.0.0.1:1", "127.0.0.1:2", state, epoch, flushed);
     }
 
+    /** A member with named logs: {@code logs} alternates a name and a position ({@code "orders", 5000L}), in epoch 3. */
+    private static Member withLogs(String name, long defaultFlushed, Object... logs) {
+        Map<String, Member.LogPosition> named = new TreeMap<>();
+        for (int i = 0; i < logs.length; i += 2) {
+            named.put((String) logs[i], new Member.LogPosition(0xabcL, 1, (Long) logs[i + 1]));
+        }
+        return new Member(name, "127.0.0.1:1", "127.0.0.1:2", LOOKING, 3, defaultFlushed, named);
+    }
+
     private static Map<String, Member> live(Member... members) {
         Map<String, Member> m = new TreeMap<>();
         for (Member x : members) {
@@ -113,6 +122,94 @@ class ElectionRuleTest {
     void shouldBreakTiesByTheSmallestName() {
         assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A,
                 live(member("c", LOOKING, 3, 4000), member("b", LOOKING, 3, 4000)), null).candidate()).isEqualTo("b");
+    }
+
+    @Test
+    void shouldElectOnlyAMemberThatHoldsTheHighestPositionOfEveryLogUnderAny1() {
+        // c is ahead on default, but b alone holds the end of orders: an ON record of orders may be on b only.
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4000, "orders", 9000L,
+                "audit", 300L), withLogs("c", 4500, "orders", 8000L, "audit", 300L)), ANY_1_OF_ABC);
+        assertThat(e.candidate()).isNull();
+        ElectionRule.Election dominated = ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4500, "orders", 9000L,
+                "audit", 300L), withLogs("c", 4500, "orders", 8000L, "audit", 300L)), ANY_1_OF_ABC);
+        assertThat(dominated.candidate()).isEqualTo("b");
+    }
+
+    @Test
+    void shouldElectNobodyWhenPositionsCrossAndNameTheLogsAndMembersBehind() {
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4000, "orders", 9000L),
+                withLogs("c", 4500, "orders", 8000L)), ANY_1_OF_ABC);
+        assertThat(e.candidate()).isNull();
+        assertThat(e.reason()).contains("b is behind on log default").contains("c is behind on log orders")
+                .contains("lost primary a");
+    }
+
+    @Test
+    void shouldElectTheMemberHighestOnTheMostLogsWithoutAPolicyForNoReplicaWasWaitedFor() {
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4000, "orders", 9000L,
+                "audit", 500L), withLogs("c", 4500, "orders", 8000L, "audit", 400L)), null);
+        assertThat(e.candidate()).isEqualTo("b");
+        assertThat(e.reason()).contains("the highest on 2 of its 3 logs");
+    }
+
+    @Test
+    void shouldCountALogAMemberDoesNotHoldAsPositionZero() {
+        // orders was created just before a was lost and reached only c: c alone may hold its acknowledged records.
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4500),
+                withLogs("c", 4000, "orders", 100L)), ANY_1_OF_ABC);
+        assertThat(e.candidate()).isNull();
+        assertThat(e.reason()).contains("b is behind on log orders (does not hold it");
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4000), withLogs("c", 4000, "orders", 100L)),
+                ANY_1_OF_ABC).candidate()).isEqualTo("c");
+    }
+
+    @Test
+    void shouldTellALogCreatedAgainUnderItsNameFromTheOneDeleted() {
+        Member b = withLogs("b", 4000, "orders", 9000L);
+        Member c = new Member("c", "127.0.0.1:1", "127.0.0.1:2", LOOKING, 3, 4000,
+                Map.of("orders", new Member.LogPosition(0xdefL, 1, 100L)));
+        // b holds the old orders far along, c the new one: neither holds both, whatever the positions.
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(b, c), ANY_1_OF_ABC);
+        assertThat(e.candidate()).isNull();
+    }
+
+    @Test
+    void shouldAskEveryLogOnlyForTheKthHighestPositionWhenAllNamedMembersReport() {
+        // ANY 2 over {b, c, d}: an ON record is on two of the three, so the second highest bounds each log.
+        SyncPolicy any2 = SyncPolicy.parse("ANY 2 (a, b, c, d)");
+        Map<String, Member> all = live(withLogs("b", 4000, "orders", 9000L), withLogs("c", 4500, "orders", 8000L),
+                withLogs("d", 3000, "orders", 7000L));
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A, all, any2).candidate()).as("b and c each reach both bounds")
+                .isIn("b", "c");
+        // Two of three report: the (2 - (3 - 2)) = first highest of theirs bounds each log.
+        Map<String, Member> two = live(withLogs("b", 4000, "orders", 9000L), withLogs("d", 3000, "orders", 7000L));
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A, two, any2).candidate()).isEqualTo("b");
+        Map<String, Member> crossing = live(withLogs("b", 4000, "orders", 7000L), withLogs("d", 4500, "orders", 6000L));
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A, crossing, SyncPolicy.parse("FIRST 2 (a, b, c, d)")).candidate())
+                .isNull();
+    }
+
+    @Test
+    void shouldElectAReturnedPrimaryWhenTheReplicasPositionsCross() {
+        Member a = new Member("a", "127.0.0.1:1", "127.0.0.1:2", LOOKING, 3, 4000,
+                Map.of("orders", new Member.LogPosition(0xabcL, 1, 8500L)));
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(a, withLogs("b", 4000, "orders", 8200L),
+                withLogs("c", 4500, "orders", 8000L)), ANY_1_OF_ABC);
+        assertThat(e.candidate()).isEqualTo("a");
+        // A replica that holds all a holds, on every log, is as safe as a.
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A, live(a, withLogs("b", 4000, "orders", 9000L),
+                withLogs("c", 4500, "orders", 8000L)), ANY_1_OF_ABC).candidate()).isEqualTo("b");
+    }
+
+    @Test
+    void shouldPublishEveryLogsPositionAndReadANodeWithoutThem() {
+        Member m = withLogs("b", 4000, "orders", 9000L, "audit", 12L);
+        assertThat(new String(m.toJson())).contains("\"logs\":{\"audit\":{\"log_id\":\"abc\",\"epoch\":1,\"flushed_lsn\":12}");
+        assertThat(Member.fromJson(m.toJson())).isEqualTo(m);
+        Member old = Member.fromJson(("{\"name\":\"b\",\"http\":\"h:1\",\"replication\":\"h:2\",\"state\":\"looking\","
+                + "\"epoch\":3,\"flushed_lsn\":4000}").getBytes());
+        assertThat(old.logs()).isEmpty();
+        assertThat(old.flushedLsn()).isEqualTo(4000);
     }
 
     @Test

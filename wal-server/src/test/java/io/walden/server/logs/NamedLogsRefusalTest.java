@@ -27,8 +27,9 @@ class NamedLogsRefusalTest {
     }
 
     @Test
-    void aReplicaGroupMemberHoldsOnlyTheLogDefault() throws Exception {
+    void aReplicaGroupMemberHoldsNamedLogs() throws Exception {
+        // Its group follows, elects by and fails over every log together (docs/operations.md, "Replica groups").
         assertThat(refusal(Map.of("coordinator", "zk://127.0.0.1:2181/walden/g", "name", "a",
-                "replication-listen", "127.0.0.1:7401"))).contains("coordinator");
+                "replication-listen", "127.0.0.1:7401"))).isNull();
     }
 }
