@@ -174,11 +174,12 @@ public final class WalStoreConfig {
         /**
          * The WAL buffers of all the store's logs together, in bytes (default 1 GiB): a hard cap on the memory their
          * rings take. A log holds its ring ({@link WalConfig.Builder#walBuffers}, 32 MiB by default) only while it
-         * appends: it opens without it, gives it back once idle (5 s), and gives it back at once when another log needs
-         * the room and it is quiet (every record in its files, no append in progress). When more logs append at once
-         * than the budget holds, their appends take turns, waiting for a quiet one (and say so in the log file after a
-         * second): give such logs smaller rings (a few MiB serve a log of small records well; a ring must hold its
-         * largest record twice) or the store a larger budget. The store refuses a log whose ring alone exceeds it.
+         * appends: it opens without it, gives it back once idle (5 s: {@link WalConfig.Builder#idleAfter}), and gives
+         * it back at once when another log needs the room and it is quiet (every record in its files, no append in
+         * progress). When more logs append at once than the budget holds, their appends take turns, waiting for a quiet
+         * one (and say so in the log file after a second): give such logs smaller rings (a few MiB serve a log of small
+         * records well; a ring must hold its largest record twice) or the store a larger budget. The store refuses a
+         * log whose ring alone exceeds it.
          */
         public Builder walBuffers(long bytes) {
             if (bytes < WalBuffers.MIN_CAPACITY) {
