@@ -178,20 +178,7 @@ public final class FlushLeader {
 
     /** The segments' ranges of {@code [from, to)} handed to {@code deferred}; returns the last one's ticket. */
     private long submit(DeferredSync deferred, long from, long to) throws IOException {
-        long ticket = -1;
-        long size = registry.segmentSize();
-        for (long start = registry.segmentStart(from); start < to; start += size) {
-            Segment seg = registry.get(start);
-            if (seg == null) {
-                throw new IOException("segment " + Lsn.format(start) + " vanished while being flushed");
-            }
-            long lo = Math.max(from, start) - start;
-            long hi = Math.min(to, start + size) - start;
-            if (hi > lo) {
-                ticket = deferred.submit(seg, lo, hi);
-            }
-        }
-        return ticket;
+        return eachRange(deferred, from, to);
     }
 
     /**
@@ -246,6 +233,15 @@ public final class FlushLeader {
     }
 
     private void force(long from, long to) throws IOException {
+        eachRange(null, from, to);
+    }
+
+    /**
+     * Each segment's part of {@code [from, to)}: forced in place ({@code deferred} null), or handed to {@code deferred};
+     * returns the last ticket {@code deferred} gave (-1 without one).
+     */
+    private long eachRange(DeferredSync deferred, long from, long to) throws IOException {
+        long ticket = -1;
         long size = registry.segmentSize();
         for (long start = registry.segmentStart(from); start < to; start += size) {
             Segment seg = registry.get(start);
@@ -254,9 +250,15 @@ public final class FlushLeader {
             }
             long lo = Math.max(from, start) - start;
             long hi = Math.min(to, start + size) - start;
-            if (hi > lo) {
+            if (hi <= lo) {
+                continue;
+            }
+            if (deferred == null) {
                 sync.force(seg, lo, hi);
+            } else {
+                ticket = deferred.submit(seg, lo, hi);
             }
         }
+        return ticket;
     }
 }
