@@ -78,8 +78,8 @@ import static io.walden.server.config.ServerSettings.TRANSPORT;
 
 /**
  * The sidecar: one log, served over HTTP (data API and admin API on one port). Start with {@link #start},
- * stop with {@link #close}: stop accepting, let in-flight requests finish (up to 10 s), close the log (which
- * flushes), release the threads.
+ * stop with {@link #close}: stop accepting, let in-flight requests finish (up to 10 s; a commit waiting for the
+ * synchronous replicas up to 1 s), close the log (which flushes), release the threads.
  *
  * <p>Threads: Netty event loops run appends and admin calls, and never wait: an append that needs a segment not
  * prepared yet moves to {@code walden-segment-wait}; a bounded pool ({@code walden-reader-*}) runs reads, which may
@@ -88,6 +88,10 @@ import static io.walden.server.config.ServerSettings.TRANSPORT;
  * (flush-on-event-loop), where a replica's acknowledgement would wait behind it.
  */
 public final class WaldenServer implements AutoCloseable {
+    /** How long a stop lets the requests in flight finish (docs/operations.md). */
+    private static final long STOP_DRAIN_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** How long of that a commit waiting for the synchronous replicas is given before it is ended ({@link #endRemoteWaits}). */
+    private static final long REMOTE_WAIT_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final Logger LOG = LoggerFactory.getLogger(WaldenServer.class);
     private static final int MAX_INITIAL_LINE = 4096;
     private static final int MAX_HEADER_SIZE = 8192;
@@ -334,8 +338,13 @@ public final class WaldenServer implements AutoCloseable {
         accepting = false;
         serverChannel.close().awaitUninterruptibly();
         served.stop(); // streams end within half a second, every log's
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (inFlightRequests() > 0 && System.nanoTime() < deadline) {
+        long stopping = System.nanoTime();
+        boolean remoteWaitsEnded = false;
+        while (inFlightRequests() > 0 && System.nanoTime() - stopping < STOP_DRAIN_NANOS) {
+            if (!remoteWaitsEnded && System.nanoTime() - stopping >= REMOTE_WAIT_GRACE_NANOS) {
+                endRemoteWaits();
+                remoteWaitsEnded = true;
+            }
             sleep(10);
         }
         readers.shutdown();
@@ -356,6 +365,21 @@ public final class WaldenServer implements AutoCloseable {
             closeArchive();
             serverChannel = null;
             LOG.info("Walden server stopped; log closed at {}", Lsn.format(wal.flushedLsn()));
+        }
+    }
+
+    /**
+     * Ends every commit still waiting for the synchronous replicas, on every log, as PostgreSQL's shutdown cancels its
+     * waits for synchronous replication: each is answered 503 {@code remote_commit_unconfirmed} (its record is durable
+     * locally, the replicas' confirmation may never come). Without this a commit waiting for a replica that is gone
+     * held the stop for the whole drain; a replica that is connected confirms well within the grace before it.
+     */
+    private void endRemoteWaits() {
+        for (String name : logs.names()) { // default first
+            Wal log = logs.find(name);
+            if (log != null) {
+                log.replication().remoteWaits().detach("the server is stopping");
+            }
         }
     }
 
