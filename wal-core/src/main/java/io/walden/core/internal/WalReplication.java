@@ -189,6 +189,11 @@ public final class WalReplication implements ReplicatedLog {
     }
 
     @Override
+    public ReplicationChunk readHeld(long fromLsn, int maxBytes) {
+        return shipping.readHeld(fromLsn, maxBytes);
+    }
+
+    @Override
     public long shippableLsn(boolean unflushed) {
         return shipping.shippableLsn(unflushed);
     }
