@@ -48,9 +48,7 @@ final class StoreLogConfigs {
         if (s.syncStrategy() == null && s.syncMethod() != SyncMethod.NONE) {
             b.syncMethod(s.syncMethod());
         }
-        if (config.journalSync() != null) {
-            b.syncStrategy(config.journalSync());
-        }
+        config.journalSettings().accept(b);
         return b.build();
     }
 

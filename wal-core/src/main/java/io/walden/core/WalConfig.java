@@ -43,6 +43,8 @@ public final class WalConfig {
      * (docs/benchmarks.md).
      */
     public static final int DEFAULT_ZSTD_LEVEL = 1;
+    /** How long a log's end stays where it is before the log is idle, by default (see {@link Builder#idleAfter}). */
+    public static final Duration DEFAULT_IDLE_AFTER = Duration.ofSeconds(5);
 
     static {
         SyncOverride.install(new SyncOverride.Access() {
@@ -71,6 +73,7 @@ public final class WalConfig {
     private final SyncStrategy syncStrategy;
     /** The log's name in its meters and log lines (see {@link Builder#name}). */
     private final String name;
+    private final Duration idleAfter;
 
     /** Takes the builder's values as they are now: each is immutable, so later changes to the builder do not reach it. */
     private WalConfig(Builder b) {
@@ -85,6 +88,7 @@ public final class WalConfig {
         this.clock = b.clock;
         this.syncStrategy = b.syncStrategy;
         this.name = b.name != null ? b.name : String.valueOf(b.directory.getFileName());
+        this.idleAfter = b.idleAfter;
     }
 
     public static Builder builder(Path directory) {
@@ -266,6 +270,11 @@ public final class WalConfig {
         return clock;
     }
 
+    /** How long the log's end stays where it is before the log is idle and gives back memory (see the builder). */
+    public Duration idleAfter() {
+        return idleAfter;
+    }
+
     /** Sealed segments whose records are all older than this are removed (null: no limit); see the builder. */
     public Duration retentionTime() {
         return retention.retentionTime();
@@ -296,6 +305,8 @@ public final class WalConfig {
         private ArchiveConfig archive;
         private Clock clock = Clock.systemUTC();
         private SyncStrategy syncStrategy;
+        // Not kept by a store for a log (not in a record of keptSettings): the store's defaults give it at every open.
+        private Duration idleAfter = DEFAULT_IDLE_AFTER;
 
         private Builder(Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -340,6 +351,18 @@ public final class WalConfig {
          */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * How long the log's end must stay where it is before the log is idle (default 5 s): an idle log gives back its
+         * WAL buffers' memory (in a store, its share of the store's budget, {@link WalStoreConfig.Builder#walBuffers})
+         * and its segments' mappings and descriptors, and takes them again at its next append, which waits a few
+         * milliseconds for it. Shorter gives them back sooner, at that cost after each quiet spell. A store does not keep
+         * it for a log: set it in the store's defaults.
+         */
+        public Builder idleAfter(Duration quiet) {
+            this.idleAfter = Objects.requireNonNull(quiet, "idleAfter");
             return this;
         }
 
@@ -533,6 +556,7 @@ public final class WalConfig {
 
         public WalConfig build() {
             WalConfigValidation.check(segments, commit, recovery, retention, compression, identity, archive);
+            WalConfigValidation.requirePositive(idleAfter, "idleAfter");
             return new WalConfig(this);
         }
 

@@ -2,7 +2,6 @@ package io.walden.core;
 
 import io.walden.core.internal.commit.WalBuffers;
 import io.walden.core.internal.segment.OpenSegments;
-import io.walden.core.internal.sync.SyncStrategy;
 
 import java.nio.file.Path;
 import java.util.Objects;
@@ -26,8 +25,8 @@ public final class WalStoreConfig {
     private final boolean sharedJournal;
     private final int maxOpenFiles;
     private final long journalSegmentSize;
-    /** Tests only: the journal's force instead of its sync method's; null normally. */
-    private final SyncStrategy journalSync;
+    /** Tests only: settings applied last to the journal's own log; none normally. */
+    private final Consumer<WalConfig.Builder> journalSettings;
     private final long walBuffers;
 
     private WalStoreConfig(Builder b) {
@@ -38,7 +37,7 @@ public final class WalStoreConfig {
         this.sharedJournal = b.sharedJournal;
         this.maxOpenFiles = b.maxOpenFiles;
         this.journalSegmentSize = b.journalSegmentSize;
-        this.journalSync = b.journalSync;
+        this.journalSettings = b.journalSettings;
         this.walBuffers = b.walBuffers;
     }
 
@@ -81,9 +80,9 @@ public final class WalStoreConfig {
         return walBuffers;
     }
 
-    /** Tests only: what the journal forces with instead of its sync method, or null. */
-    SyncStrategy journalSync() {
-        return journalSync;
+    /** Tests only: settings applied last to the journal's own log. */
+    Consumer<WalConfig.Builder> journalSettings() {
+        return journalSettings;
     }
 
     /** The journal's segment size: a checkpoint is due once it holds two segments. */
@@ -100,7 +99,7 @@ public final class WalStoreConfig {
         private boolean sharedJournal = true;
         private int maxOpenFiles = OpenSegments.DEFAULT_MAX_OPEN_FILES;
         private long journalSegmentSize = 16L << 20;
-        private SyncStrategy journalSync;
+        private Consumer<WalConfig.Builder> journalSettings = b -> { };
         private long walBuffers = DEFAULT_WAL_BUFFERS;
 
         private Builder(Path directory) {
@@ -174,11 +173,12 @@ public final class WalStoreConfig {
         /**
          * The WAL buffers of all the store's logs together, in bytes (default 1 GiB): a hard cap on the memory their
          * rings take. A log holds its ring ({@link WalConfig.Builder#walBuffers}, 32 MiB by default) only while it
-         * appends: it opens without it, gives it back once idle (5 s), and gives it back at once when another log needs
-         * the room and it is quiet (every record in its files, no append in progress). When more logs append at once
-         * than the budget holds, their appends take turns, waiting for a quiet one (and say so in the log file after a
-         * second): give such logs smaller rings (a few MiB serve a log of small records well; a ring must hold its
-         * largest record twice) or the store a larger budget. The store refuses a log whose ring alone exceeds it.
+         * appends: it opens without it, gives it back once idle (5 s: {@link WalConfig.Builder#idleAfter}), and gives
+         * it back at once when another log needs the room and it is quiet (every record in its files, no append in
+         * progress). When more logs append at once than the budget holds, their appends take turns, waiting for a quiet
+         * one (and say so in the log file after a second): give such logs smaller rings (a few MiB serve a log of small
+         * records well; a ring must hold its largest record twice) or the store a larger budget. The store refuses a
+         * log whose ring alone exceeds it.
          */
         public Builder walBuffers(long bytes) {
             if (bytes < WalBuffers.MIN_CAPACITY) {
@@ -195,9 +195,12 @@ public final class WalStoreConfig {
             return this;
         }
 
-        /** Tests only: the journal forces with this (a force that fails on demand) instead of its sync method. */
-        Builder journalSync(SyncStrategy strategy) {
-            this.journalSync = strategy;
+        /**
+         * Tests only: settings applied last to the journal's own log (a force that fails on demand, a background writer
+         * that stays asleep).
+         */
+        Builder journalSettings(Consumer<WalConfig.Builder> settings) {
+            this.journalSettings = settings;
             return this;
         }
 

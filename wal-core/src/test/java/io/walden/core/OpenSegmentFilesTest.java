@@ -119,7 +119,9 @@ class OpenSegmentFilesTest {
     void anIdleLogGivesBackEverySegmentsMappingAndDescriptorsAndTakesAppendsAgain() throws Exception {
         int half = RECORDS_PER_LOG / 2;
         Path logDir = dir.resolve("logs").resolve("idle");
-        try (WalStore store = WalStore.open(store(10_000).build())) {
+        // The idle period shortened from its default (5 s), so that the test waits less for the log to go idle.
+        try (WalStore store = WalStore.open(store(10_000).defaults(b -> b.segmentSize(SMALL_SEGMENT)
+                .checkpointInterval(Duration.ofMillis(50)).idleAfter(Duration.ofMillis(500))).build())) {
             Wal wal = store.create("idle");
             for (int i = 0; i < half; i++) {
                 wal.append(payload("idle", i), Durability.LOCAL);

@@ -29,7 +29,7 @@ import java.util.SplittableRandom;
  * WAL buffers its logs hold change.
  *
  * <p>Args: store directory, segment size, logs, threads[, max open files, readers[, WAL buffers budget[, phase
- * millis]]].
+ * millis[, idle millis (the logs' idle period, {@link WalConfig.Builder#idleAfter})]]]].
  */
 public final class StoreAppender {
     private StoreAppender() {
@@ -50,8 +50,10 @@ public final class StoreAppender {
         int readers = args.length > 5 ? Integer.parseInt(args[5]) : 0;
         long walBuffers = args.length > 6 ? Long.parseLong(args[6]) : WalStoreConfig.DEFAULT_WAL_BUFFERS;
         long phaseNanos = args.length > 7 ? Long.parseLong(args[7]) * 1_000_000 : 0;
+        Duration idle = args.length > 8 ? Duration.ofMillis(Long.parseLong(args[8])) : WalConfig.DEFAULT_IDLE_AFTER;
         WalStore store = WalStore.open(WalStoreConfig.builder(dir).maxOpenFiles(maxOpenFiles).walBuffers(walBuffers)
-                .defaults(b -> b.segmentSize(segmentSize).checkpointInterval(Duration.ofMillis(50))).build());
+                .defaults(b -> b.segmentSize(segmentSize).checkpointInterval(Duration.ofMillis(50)).idleAfter(idle))
+                .build());
         List<Wal> all = new ArrayList<>();
         for (int i = 0; i < logs; i++) {
             String name = "log-" + i;

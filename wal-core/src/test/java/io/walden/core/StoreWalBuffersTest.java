@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -84,13 +85,18 @@ class StoreWalBuffersTest {
     }
 
     @Test
-    void aLogIdleForFiveSecondsGivesItsRingBackByItself() throws Exception {
+    void aLogIdleForItsIdlePeriodGivesItsRingBackByItselfNotBefore() throws Exception {
+        Duration idle = Duration.ofMillis(500); // the default (5 s) is WalConfigTest's
         try (WalStore store = WalStore.open(WalStoreConfig.builder(dir).walBuffers(4 * RING)
-                .defaults(b -> b.segmentSize(SMALL_SEGMENT).checkpointInterval(java.time.Duration.ofMillis(50))).build())) {
+                .defaults(b -> b.segmentSize(SMALL_SEGMENT).checkpointInterval(Duration.ofMillis(50))
+                        .idleAfter(idle)).build())) {
             Wal a = store.create("a");
+            long appending = System.nanoTime();
             a.append(TestLogs.bytes("then idle"), Durability.LOCAL);
             assertThat(store.walBuffersHeld()).isEqualTo(RING);
             Eventually.waitUntil("the idle log's ring given back", () -> store.walBuffersHeld() == 0);
+            assertThat(System.nanoTime() - appending).as("nanoseconds from the append to the ring given back")
+                    .isGreaterThanOrEqualTo(idle.toNanos());
         }
     }
 

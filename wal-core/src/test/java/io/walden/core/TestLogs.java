@@ -2,6 +2,7 @@ package io.walden.core;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.Random;
@@ -17,6 +18,11 @@ public final class TestLogs {
 
     public static WalConfig.Builder small(Path dir) {
         return WalConfig.builder(dir).segmentSize(SMALL_SEGMENT);
+    }
+
+    /** Small segments, and a background writer that stays asleep for the length of a test: only the test flushes. */
+    public static void writersAsleep(WalConfig.Builder b) {
+        b.segmentSize(SMALL_SEGMENT).writerDelay(Duration.ofSeconds(30)).offWriteDelay(Duration.ofSeconds(30));
     }
 
     /**

@@ -20,6 +20,16 @@ class WalConfigTest {
         assertThat(c.maxPayloadSize()).isEqualTo(16 << 20);
         assertThat(c.writerDelay().toMillis()).isEqualTo(200);
         assertThat(c.truncateAtCorruption()).isFalse();
+        assertThat(c.idleAfter()).isEqualTo(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void anIdlePeriodThatIsNotPositiveIsRefusedNamingIt() {
+        for (Duration bad : new Duration[] {Duration.ZERO, Duration.ofMillis(-1)}) {
+            assertThatThrownBy(() -> WalConfig.builder(dir).idleAfter(bad).build())
+                    .isInstanceOf(IllegalSettingException.class).hasMessageContaining("idleAfter");
+        }
+        assertThat(WalConfig.builder(dir).idleAfter(Duration.ofMillis(1)).build().idleAfter()).hasMillis(1);
     }
 
     @Test

@@ -189,12 +189,13 @@ class WalStoreCrashTest {
         Path store = dir.resolve("store");
         Path stderr = dir.resolve("child.err");
         Map<String, Map<Long, Long>> acknowledged = new HashMap<>(); // log -> lsn -> seq
-        // Four threads append to logs 0-3 for 7 s, then to logs 4-7 for 7 s, then to 0-3 again: an idle log (5 s) gives
-        // back its WAL buffers and every segment file, the one it writes into and the one prepared next included, and
-        // its next append maps them again. The kill lands in the third phase, on logs that did all of that.
+        // Four threads append to logs 0-3 for 2 s, then to logs 4-7 for 2 s, then to 0-3 again: an idle log (here after
+        // 0.5 s, its default 5 s shortened) gives back its WAL buffers and every segment file, the one it writes into and
+        // the one prepared next included, and its next append maps them again. The kill lands in the third phase, on
+        // logs that did all of that.
         try (ChildJvm child = ChildJvm.start(StoreAppender.class, stderr, store.toString(),
                 String.valueOf(SMALL_SEGMENT), "8", "4", "512", "0", String.valueOf(WalStoreConfig.DEFAULT_WAL_BUFFERS),
-                "7000")) {
+                "2000", "500")) {
             assertThat(child.awaitReady(60, TimeUnit.SECONDS)).as("child started (see %s)", stderr).isTrue();
             Eventually.waitUntil(60, () -> child.lines().contains("PHASE 2"));
             List<String> sofar = new java.util.ArrayList<>(child.lines());

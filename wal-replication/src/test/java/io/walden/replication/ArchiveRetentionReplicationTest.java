@@ -11,6 +11,8 @@ import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -30,6 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * frame, docs/replication-protocol.md), so that promoted after its primary died with uploads pending, it uploads them
  * and the archive has no gap (docs/replication.md, "Retention and the archive").
  */
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on its replicas
 @Timeout(90)
 class ArchiveRetentionReplicationTest {
     private static final int SEGMENTS = 12;

@@ -10,6 +10,8 @@ import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetSocketAddress;
@@ -28,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Promotion, epochs on the wire, cascading replicas and the application's applier, over real TCP on 127.0.0.1. */
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on its replicas
 @Timeout(60)
 class PromotionReplicationTest {
     @TempDir

@@ -20,6 +20,8 @@ import io.walden.replication.replica.ReplicaClient;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -42,6 +44,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A primary and replicas in one JVM, over real TCP on 127.0.0.1. */
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on its replicas
 @Timeout(60)
 class ReplicationTest {
     @TempDir

@@ -19,6 +19,8 @@ import io.walden.replication.replica.ReplicaLogs;
 import io.walden.replication.replica.StoreReplicaClient;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -41,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * A primary's root log and store replicated over one connection (protocol version 6: docs/replication-protocol.md,
  * "Version 6"), both sides in one JVM, over real TCP on 127.0.0.1.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on its replicas
 @Timeout(60)
 class StoreReplicationTest {
     @TempDir

@@ -41,8 +41,6 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class IdleRing implements WalBuffersBudget.Holder {
     private static final Logger LOG = LoggerFactory.getLogger(IdleRing.class);
-    /** How long a log's end must stay where it is before its WAL buffers go back. */
-    static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(5);
     /** Longest the trim waits for those inside the log to leave before it gives up (and tries again later). */
     private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** As {@link #GRACE_NANOS}, when another log waits to wake: a log whose appenders stay inside is busy, not quiet. */
@@ -67,6 +65,8 @@ public final class IdleRing implements WalBuffersBudget.Holder {
     private final Path dir;
     /** The store's budget of WAL buffers, or null (a log of its own: its ring is its own, never dormant). */
     private final WalBuffersBudget budget;
+    /** How long the log's end must stay where it is before its WAL buffers go back (WalConfig#idleAfter). */
+    private final long idleNanos;
     /** One waking thread at a time; the others wait for it (they enter once it woke the log). */
     private final ReentrantLock wakeLock = new ReentrantLock();
     /** The end seen at the last tick (background writer only). */
@@ -81,9 +81,11 @@ public final class IdleRing implements WalBuffersBudget.Holder {
      * @param ring           the WAL buffers, and below the ends appenders and the flush leader move in them
      * @param budget         the store's budget of WAL buffers, or null (a log of its own)
      * @param segmentParking parks the segments the log writes into (called while nobody is inside)
+     * @param idleNanos      how long the log's end must stay where it is before the ring goes back
      */
     IdleRing(WalBuffers ring, Position insert, Position published, Position written, Position flushed, Activity activity,
-             GroupCommit commit, WritePath writes, WalBuffersBudget budget, Runnable segmentParking, Path dir) {
+             GroupCommit commit, WritePath writes, WalBuffersBudget budget, Runnable segmentParking, Path dir,
+             long idleNanos) {
         this.flushed = flushed;
         this.ring = ring;
         this.insert = insert;
@@ -95,6 +97,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
         this.budget = budget;
         this.segmentParking = segmentParking;
         this.dir = dir;
+        this.idleNanos = idleNanos;
         if (budget != null) {
             activity.wakeWith(waker);
         }
@@ -206,9 +209,9 @@ public final class IdleRing implements WalBuffersBudget.Holder {
         return activity.isInside(thread);
     }
 
-    /** Whether the log's end stayed where it is for {@link #IDLE_NANOS} at the last {@link #tick} (background writer). */
+    /** Whether the log's end stayed where it is for the idle period at the last {@link #tick} (background writer). */
     boolean isIdle() {
-        return lastEnd >= 0 && System.nanoTime() - sameSince >= IDLE_NANOS;
+        return lastEnd >= 0 && System.nanoTime() - sameSince >= idleNanos;
     }
 
     /** How many times the ring's pages went back. */
@@ -216,7 +219,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
         return trims;
     }
 
-    /** The background writer's periodic turn: returns the ring once the log's end stayed put for {@link #IDLE_NANOS}. */
+    /** The background writer's periodic turn: returns the ring once the log's end stayed put for the idle period. */
     void tick() {
         long end = insert.get();
         long now = System.nanoTime();
@@ -228,7 +231,7 @@ public final class IdleRing implements WalBuffersBudget.Holder {
         if (activity.isDormant()) {
             return;
         }
-        if (end != trimmedAt && now - sameSince >= IDLE_NANOS) {
+        if (end != trimmedAt && now - sameSince >= idleNanos) {
             trim();
         }
     }

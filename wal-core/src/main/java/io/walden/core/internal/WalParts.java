@@ -212,7 +212,7 @@ public final class WalParts {
                 readLimit, registry, preparer, dir);
         this.reads = new ReadPath(writes, positions, registry, notifier, config);
         this.idleRing = new IdleRing(ring, insert, published, written, flushed, activity, commit, writes, budget,
-                this::parkSegmentsWhileQuiescent, dir);
+                this::parkSegmentsWhileQuiescent, dir, config.idleAfter().toNanos());
         this.archiver = config.archive() == null ? null : newArchiver(config.archive()); // last: it reads the parts
         this.report = new RecoveryReport(opened.created(), opened.rebuilt(), scan.scanStart(), end, Math.max(Lsn.INVALID, scan.lastRecordLsn()),
                 scan.records(), scan.segments(), scan.bytesCut(), scan.firstBadLsn(), scan.reason(), scan.truncatedCorruption(),

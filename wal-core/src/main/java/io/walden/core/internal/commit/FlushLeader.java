@@ -113,7 +113,7 @@ public final class FlushLeader {
                 long commits = batching.takeRequests();
                 long start = System.nanoTime();
                 writes.writeForFlush(target);
-                force(from, target);
+                forceOrSubmit(null, from, target);
                 long nanos = System.nanoTime() - start;
                 // Once failed (another writer failed meanwhile), the durable point never moves again.
                 if (!failure.failed()) {
@@ -153,7 +153,7 @@ public final class FlushLeader {
                 round.from = from;
                 round.target = target;
                 writes.writeForFlush(target);
-                long ticket = submit(deferred, from, target);
+                long ticket = forceOrSubmit(deferred, from, target);
                 inFlight = true;
                 deferred.whenDurable(round, ticket); // may end the round on this thread, now
                 deferred.forceSoon(loop);
@@ -174,24 +174,6 @@ public final class FlushLeader {
         // The waiters this flush satisfied (all, if the log failed) are unparked, and one more to lead the next flush.
         waiters.wake(flushed.get(), failure.failed(), true);
         async.drain();
-    }
-
-    /** The segments' ranges of {@code [from, to)} handed to {@code deferred}; returns the last one's ticket. */
-    private long submit(DeferredSync deferred, long from, long to) throws IOException {
-        long ticket = -1;
-        long size = registry.segmentSize();
-        for (long start = registry.segmentStart(from); start < to; start += size) {
-            Segment seg = registry.get(start);
-            if (seg == null) {
-                throw new IOException("segment " + Lsn.format(start) + " vanished while being flushed");
-            }
-            long lo = Math.max(from, start) - start;
-            long hi = Math.min(to, start + size) - start;
-            if (hi > lo) {
-                ticket = deferred.submit(seg, lo, hi);
-            }
-        }
-        return ticket;
     }
 
     /**
@@ -245,7 +227,12 @@ public final class FlushLeader {
         return w;
     }
 
-    private void force(long from, long to) throws IOException {
+    /**
+     * Each segment's part of {@code [from, to)}: forced in place ({@code deferred} null), or handed to {@code deferred};
+     * returns the last ticket {@code deferred} gave (-1 without one).
+     */
+    private long forceOrSubmit(DeferredSync deferred, long from, long to) throws IOException {
+        long ticket = -1;
         long size = registry.segmentSize();
         for (long start = registry.segmentStart(from); start < to; start += size) {
             Segment seg = registry.get(start);
@@ -254,9 +241,15 @@ public final class FlushLeader {
             }
             long lo = Math.max(from, start) - start;
             long hi = Math.min(to, start + size) - start;
-            if (hi > lo) {
+            if (hi <= lo) {
+                continue;
+            }
+            if (deferred == null) {
                 sync.force(seg, lo, hi);
+            } else {
+                ticket = deferred.submit(seg, lo, hi);
             }
         }
+        return ticket;
     }
 }

@@ -243,11 +243,10 @@ public final class GroupCommit {
         if (!leader.tryElect()) {
             return batching.flushInProgressRecheckNanos();
         }
-        if (deferred != null && loop != null && leader.leadDeferred(deferred, loop)) {
-            return 0;
-        }
         if (deferred == null || loop == null) {
             leader.lead(false);
+        } else if (leader.leadDeferred(deferred, loop)) {
+            return 0; // in flight: its end tells the waits it covers
         }
         // Commits that asked during this flush: their gather began with the first of them, maybe long enough ago.
         return async.outstanding() > 0 ? Math.max(1, batching.gatherRemainingNanos()) : 0;
