@@ -117,8 +117,11 @@ class ReplicaReadLimitTest {
             assertThatThrownBy(() -> ahead.replication().readFlushed(from, 1 << 20))
                     .as("a sender stops at the read limit").isInstanceOf(IllegalLsnException.class);
 
+            ReplicationChunk bounded = ahead.replication().readHeld(from, lsns[70], 1 << 20);
+            assertThat(bounded.startLsn()).isEqualTo(from);
+            assertThat(bounded.endLsn()).as("no record at or past the end asked for").isEqualTo(lsns[70]);
             long position = from;
-            for (ReplicationChunk chunk; (chunk = ahead.replication().readHeld(position, 512)) != null; ) {
+            for (ReplicationChunk chunk; (chunk = ahead.replication().readHeld(position, Long.MAX_VALUE, 512)) != null; ) {
                 position = behind.replication().writeReceived(chunk.startLsn(), chunk.bytes());
             }
             behind.flush();

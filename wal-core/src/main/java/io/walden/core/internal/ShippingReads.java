@@ -75,13 +75,13 @@ public final class ShippingReads {
     }
 
     /** See ReplicatedLog.readHeld: up to this log's own flushed end, a replica's read limit notwithstanding. */
-    public ReplicationChunk readHeld(long fromLsn, int maxBytes) {
+    public ReplicationChunk readHeld(long fromLsn, long toLsn, int maxBytes) {
         log.ensureOpen();
-        long limit = flushed.get();
-        if (fromLsn > limit) {
-            throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond this log's flushed end " + Lsn.format(limit));
+        long end = flushed.get();
+        if (fromLsn > end) {
+            throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond this log's flushed end " + Lsn.format(end));
         }
-        return readBelow(fromLsn, maxBytes, limit);
+        return readBelow(fromLsn, maxBytes, Math.min(end, toLsn));
     }
 
     /** Whole records from {@code fromLsn} (a record boundary at or below {@code limit}) up to {@code limit}. */

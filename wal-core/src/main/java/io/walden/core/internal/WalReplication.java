@@ -189,8 +189,8 @@ public final class WalReplication implements ReplicatedLog {
     }
 
     @Override
-    public ReplicationChunk readHeld(long fromLsn, int maxBytes) {
-        return shipping.readHeld(fromLsn, maxBytes);
+    public ReplicationChunk readHeld(long fromLsn, long toLsn, int maxBytes) {
+        return shipping.readHeld(fromLsn, toLsn, maxBytes);
     }
 
     @Override

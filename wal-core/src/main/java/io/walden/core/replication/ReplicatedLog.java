@@ -201,11 +201,13 @@ public interface ReplicatedLog {
      * as PostgreSQL keeps what a promoted standby received. Never for a sender to a following replica: a log that still
      * follows a primary may rewind them.
      *
+     * @param toLsn where the copy ends (another member's end, a record boundary): no record starting there or past it
+     *              is read
      * @throws io.walden.core.LsnRemovedException when {@code fromLsn} was truncated away
      * @throws io.walden.core.IllegalLsnException when {@code fromLsn} is beyond the flushed position or not a record
      *                                            boundary
      */
-    ReplicationChunk readHeld(long fromLsn, int maxBytes);
+    ReplicationChunk readHeld(long fromLsn, long toLsn, int maxBytes);
 
     /** Where a sender may read up to: the written or flushed position, and never past a replica's read limit. */
     long shippableLsn(boolean unflushed);
