@@ -481,10 +481,11 @@ class GroupFailoverIT {
 
     /**
      * The issue's test (#37): 20 named logs at {@code ON} beside {@code default}, the group failing over all of them
-     * together. Before a kill of the primary the named logs' load pauses until the replicas hold every named log's end:
-     * positions that cross between replicas (one ahead on a log, the other on another) leave the group without a primary
-     * until the lost one returns (docs/operations.md, "When no member holds every log"), and this test restarts it only
-     * once a successor leads. {@code default}'s load goes on through every kill.
+     * together. Every other kill of the primary (the first, the third...) comes in the middle of the named logs' load:
+     * the replicas' positions may cross (one ahead on a log, the other on another), and the member the election plans
+     * copies the tails it lacks before it is elected (docs/operations.md, "When no member holds every log"); before the
+     * others the load pauses until the replicas hold every named log's end, as a planned stop would. The lost primary is
+     * restarted only once a successor leads. {@code default}'s load goes on through every kill.
      */
     @Test
     void shouldLoseNoAcknowledgedRecordAndHaveOnePrimaryAtATimeThroughRandomKills() throws Exception {
@@ -503,7 +504,7 @@ class GroupFailoverIT {
                 // Every other kill is the primary's: a group that only ever lost replicas would test no failover.
                 String victim = i % 2 == 0 ? primary() : names.get(random.nextInt(names.size()));
                 boolean wasPrimary = victim.equals(primary());
-                if (wasPrimary) {
+                if (wasPrimary && handovers % 2 == 1) {
                     named.pause();
                     awaitReplicasHoldEveryNamedLogsEnd(victim, logs);
                 }

@@ -38,10 +38,12 @@ import java.util.TreeSet;
  *       caught up on {@code default}, then the smallest name. Without a policy there is no bound (an {@code ON} commit
  *       waited for no replica): the member at the highest position on the most logs is elected, positions crossing or
  *       not, as the most caught up always was. When none reaches every bound (positions cross: one ahead
- *       on a log, another on a second), nobody is elected, with a reason naming the logs and members, until the lost
- *       primary returns or the members' positions change (docs/operations.md, "When no member holds every log"). The
- *       election then also plans who could be made whole by copying tails from the others ({@link CatchUp}): the copy
- *       itself is not built yet, so the plan is only shown; once a member holds the tails, it reaches every bound.</li>
+ *       on a log, another on a second), nobody is elected yet, with a reason naming the logs and members, and the
+ *       election plans who can be made whole by copying same-epoch tails from the others ({@link CatchUp}). The member
+ *       planned copies them ({@link TailCopy}) and publishes its positions; it then reaches every bound, and the next
+ *       round elects it by this rule. When no member qualifies (the one that could lacks a log another reports, or what
+ *       it lacks is in another epoch than its end), there is no plan: nobody is elected until the lost primary returns
+ *       or the members' positions change (docs/operations.md, "When no member holds every log").</li>
  *   <li>A switchover names its target: it is the only candidate, once it holds the primary's last record of the log
  *       {@code default} (the primary checked every log's end before it handed over: {@link Handover}).</li>
  *   <li>A new group (no epoch record): the members that already have a log first, the most caught up; else the
@@ -68,8 +70,8 @@ final class ElectionRule {
 
     /**
      * What {@code member} lacks before it can be elected when no member reaches every bound: the tails of logs that
-     * others hold further in the same epoch. Once it holds them (same bytes at the same LSNs) and publishes its
-     * positions, it reaches every bound and this rule elects it as usual.
+     * others hold further in the same epoch, which it copies ({@link TailCopy}). Once it holds them (same bytes at the
+     * same LSNs) and publishes its positions, it reaches every bound and this rule elects it as usual.
      */
     record CatchUp(String member, List<Tail> tails) {
         CatchUp {

@@ -32,7 +32,8 @@ import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
 
 /**
  * A member of a replica group (docs/operations.md, "Replica groups"): registers with the coordinator, follows the
- * primary the epoch record names, takes part in elections by {@link ElectionRule}, promotes itself when it wins,
+ * primary the epoch record names, takes part in elections by {@link ElectionRule} (copying the tails it lacks when the
+ * election plans so: {@link TailCopy}; and serving its own to another member, {@link #heldLog}), promotes itself when it wins,
  * fences itself when it loses its session, hands over on a switchover, and rejoins as a replica when it finds a
  * newer epoch than the one it led.
  *
