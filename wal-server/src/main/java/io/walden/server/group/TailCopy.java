@@ -45,6 +45,11 @@ import static io.walden.server.config.ServerSettings.TLS_CERT;
 final class TailCopy {
     private static final Logger LOG = LoggerFactory.getLogger(TailCopy.class);
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * A round copies for at most this long, then returns (the next round, a second later, goes on from where it
+     * stopped): the controller's thread, which the copy runs on, is also what a stopping server waits for.
+     */
+    private static final long ROUND_NANOS = Duration.ofSeconds(20).toNanos();
 
     private final ServerConfig config;
     private final Wal wal;
@@ -65,8 +70,9 @@ final class TailCopy {
      *         retries)
      */
     boolean copy(ElectionRule.CatchUp plan, Map<String, Member> live) throws InterruptedException {
+        long deadline = System.nanoTime() + ROUND_NANOS;
         for (ElectionRule.Tail tail : plan.tails()) {
-            String failed = copy(tail, live.get(tail.from()));
+            String failed = copy(tail, live.get(tail.from()), deadline);
             if (failed != null) {
                 LOG.warn("Could not copy {} (retrying next round): {}", tail, failed);
                 return false;
@@ -76,7 +82,7 @@ final class TailCopy {
     }
 
     /** @return null once this tail is held and flushed; else what went wrong */
-    private String copy(ElectionRule.Tail tail, Member donor) throws InterruptedException {
+    private String copy(ElectionRule.Tail tail, Member donor, long deadline) throws InterruptedException {
         Wal log = ServerConfig.DEFAULT_LOG.equals(tail.log()) ? wal : logs.find(tail.log());
         if (log == null || (log != wal && log.status().logId() != tail.logId())) {
             return "this member holds no log '" + tail.log() + "' of id " + Long.toHexString(tail.logId()) + " now";
@@ -92,7 +98,7 @@ final class TailCopy {
         long position = start;
         int epoch = log.status().history().at(position).number();
         try {
-            while (position < tail.toLsn()) {
+            while (position < tail.toLsn() && System.nanoTime() - deadline < 0) {
                 HttpResponse<byte[]> answer = fetch(donor, tail, position, epoch);
                 if (answer.statusCode() == 204) {
                     break; // the donor holds nothing more below the end asked for
@@ -111,7 +117,8 @@ final class TailCopy {
             log.flush(); // what was applied is whole records, each checked: durable before it is published
         }
         if (position < tail.toLsn()) {
-            return donor.name() + " holds log " + tail.log() + " up to " + Lsn.format(position) + " only, not "
+            return System.nanoTime() - deadline >= 0 ? "copied up to " + Lsn.format(position) + " in this round"
+                    : donor.name() + " holds log " + tail.log() + " up to " + Lsn.format(position) + " only, not "
                     + Lsn.format(tail.toLsn());
         }
         LOG.info("Copied log {} [{}, {}) from {} ({} bytes), in epoch {}", tail.log(), Lsn.format(start),
