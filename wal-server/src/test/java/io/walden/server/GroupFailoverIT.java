@@ -368,8 +368,8 @@ class GroupFailoverIT {
         for (int batch = 0; batch < 8; batch++) { // 32 MiB: b takes four times its 8 MiB window per log to catch up
             ByteArrayOutputStream body = new ByteArrayOutputStream();
             List<String> payloads = new ArrayList<>();
-            for (int i = 0; i < 32; i++) {
-                String payload = "bulk-" + batch + "-" + i + "-" + "x".repeat(128 << 10);
+            for (int i = 0; i < 16; i++) {
+                String payload = "bulk-" + batch + "-" + i + "-" + "x".repeat(256 << 10);
                 byte[] bytes = payload.getBytes(StandardCharsets.UTF_8);
                 body.write(ByteBuffer.allocate(4).putInt(bytes.length).array());
                 body.write(bytes);
