@@ -97,6 +97,52 @@ class ReplicaReadLimitTest {
     }
 
     @Test
+    void aReplicaServesItsWholeFlushedTailForACopyAndTheReplicaThatTakesItHoldsEveryRecordAtTheSameLsnAfterPromotion() {
+        try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
+             Wal ahead = Replicas.open(primary, work.resolve("ahead"));
+             Wal behind = Replicas.open(primary, work.resolve("behind"))) {
+            long[] lsns = new long[100];
+            for (int i = 0; i < lsns.length; i++) {
+                lsns[i] = primary.append(TestLogs.bytes("record " + i), Durability.OFF);
+                if (i == 59) {
+                    primary.flush();
+                    Replicas.copyWritten(primary, behind); // behind gets records 0..59 only
+                }
+            }
+            primary.flush();
+            Replicas.copyWritten(primary, ahead);
+            ahead.replication().raiseReadLimit(lsns[40]); // the primary had reported only 0..39 flushed, then was lost
+            long from = behind.insertLsn();
+            assertThat(from).isEqualTo(lsns[60]);
+            assertThatThrownBy(() -> ahead.replication().readFlushed(from, 1 << 20))
+                    .as("a sender stops at the read limit").isInstanceOf(IllegalLsnException.class);
+
+            ReplicationChunk bounded = ahead.replication().readHeld(from, lsns[70], 1 << 20);
+            assertThat(bounded.startLsn()).isEqualTo(from);
+            assertThat(bounded.endLsn()).as("no record at or past the end asked for").isEqualTo(lsns[70]);
+            long position = from;
+            for (ReplicationChunk chunk; (chunk = ahead.replication().readHeld(position, Long.MAX_VALUE, 512)) != null; ) {
+                position = behind.replication().writeReceived(chunk.startLsn(), chunk.bytes());
+            }
+            behind.flush();
+            assertThat(behind.flushedLsn()).isEqualTo(ahead.flushedLsn());
+            behind.replication().promote();
+            long next = behind.append(TestLogs.bytes("the new epoch's first"), Durability.LOCAL);
+
+            try (WalReader original = primary.reader(primary.oldestLsn(), WalReader.Visibility.FLUSHED);
+                 WalReader copy = behind.reader(behind.oldestLsn(), WalReader.Visibility.FLUSHED)) {
+                for (long lsn : lsns) {
+                    WalRecord o = original.next();
+                    WalRecord c = copy.next();
+                    assertThat(c.lsn()).isEqualTo(lsn).isEqualTo(o.lsn());
+                    assertThat(c.payload()).isEqualTo(o.payload());
+                }
+                assertThat(copy.next().lsn()).as("appends continue the copied chain").isEqualTo(next);
+            }
+        }
+    }
+
+    @Test
     void promotionLiftsTheReadLimit() {
         try (Wal primary = Wal.open(TestLogs.small(work.resolve("primary")).build());
              Wal replica = Replicas.open(primary, work.resolve("replica"))) {

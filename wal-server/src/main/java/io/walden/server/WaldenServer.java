@@ -41,6 +41,7 @@ import io.walden.server.http.Access;
 import io.walden.server.http.ConnectionLimit;
 import io.walden.server.http.CursorApi;
 import io.walden.server.http.DataApi;
+import io.walden.server.http.HeldRecordsApi;
 import io.walden.server.http.HttpRouter;
 import io.walden.server.http.LogsApi;
 import io.walden.server.http.RequestGate;
@@ -231,7 +232,8 @@ public final class WaldenServer implements AutoCloseable {
         access = Access.of(TokensFile.of(config), registry);
         router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
                 registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
-                config.tokenRequired()), logs, rates)), wal.directory(), access);
+                config.tokenRequired()), logs, rates), new HeldRecordsApi(group == null ? null : group::heldLog, admin)),
+                wal.directory(), access);
         serverChannel.config().setAutoRead(true); // accept: the router and access every connection needs are set
         started = true;
         accepting = true;

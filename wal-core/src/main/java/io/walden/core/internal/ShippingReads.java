@@ -66,12 +66,27 @@ public final class ShippingReads {
     public ReplicationChunk read(long fromLsn, int maxBytes, boolean unflushed) {
         log.ensureOpen();
         long limit = shippableLsn(unflushed);
-        long from = fromLsn;
-        if (from > limit) {
+        if (fromLsn > limit) {
             long end = unflushed ? written.get() : flushed.get();
-            throw new IllegalLsnException("LSN " + Lsn.format(from) + " is beyond the shippable end " + Lsn.format(limit)
+            throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond the shippable end " + Lsn.format(limit)
                     + (limit < end ? " (the read limit; " : " (") + (unflushed ? "written " : "flushed ") + Lsn.format(end) + ")");
         }
+        return readBelow(fromLsn, maxBytes, limit);
+    }
+
+    /** See ReplicatedLog.readHeld: up to this log's own flushed end, a replica's read limit notwithstanding. */
+    public ReplicationChunk readHeld(long fromLsn, long toLsn, int maxBytes) {
+        log.ensureOpen();
+        long end = flushed.get();
+        if (fromLsn > end) {
+            throw new IllegalLsnException("LSN " + Lsn.format(fromLsn) + " is beyond this log's flushed end " + Lsn.format(end));
+        }
+        return readBelow(fromLsn, maxBytes, Math.min(end, toLsn));
+    }
+
+    /** Whole records from {@code fromLsn} (a record boundary at or below {@code limit}) up to {@code limit}. */
+    private ReplicationChunk readBelow(long fromLsn, int maxBytes, long limit) {
+        long from = fromLsn;
         from = ReadStart.pastHeader(from, segmentSize); // a segment's start: its first record follows the header
         if (from >= limit) {
             return null;

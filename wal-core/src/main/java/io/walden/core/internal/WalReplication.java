@@ -189,6 +189,11 @@ public final class WalReplication implements ReplicatedLog {
     }
 
     @Override
+    public ReplicationChunk readHeld(long fromLsn, long toLsn, int maxBytes) {
+        return shipping.readHeld(fromLsn, toLsn, maxBytes);
+    }
+
+    @Override
     public long shippableLsn(boolean unflushed) {
         return shipping.shippableLsn(unflushed);
     }

@@ -193,6 +193,22 @@ public interface ReplicatedLog {
      */
     ReplicationChunk readWritten(long fromLsn, int maxBytes);
 
+    /**
+     * {@link #readFlushed}, but up to this log's own flushed position even on a replica, past its
+     * {@link io.walden.core.Wal#readLimit()}: for a member of a replica group that follows nobody, so that another member
+     * can copy the tail it lacks before it is promoted (docs/operations.md, "When no member holds every log"). Those
+     * bytes may hold records the old primary never acknowledged; once a promoted log holds them they are its history,
+     * as PostgreSQL keeps what a promoted standby received. Never for a sender to a following replica: a log that still
+     * follows a primary may rewind them.
+     *
+     * @param toLsn where the copy ends (another member's end, a record boundary): no record starting there or past it
+     *              is read
+     * @throws io.walden.core.LsnRemovedException when {@code fromLsn} was truncated away
+     * @throws io.walden.core.IllegalLsnException when {@code fromLsn} is beyond the flushed position or not a record
+     *                                            boundary
+     */
+    ReplicationChunk readHeld(long fromLsn, long toLsn, int maxBytes);
+
     /** Where a sender may read up to: the written or flushed position, and never past a replica's read limit. */
     long shippableLsn(boolean unflushed);
 

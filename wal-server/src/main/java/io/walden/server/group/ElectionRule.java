@@ -38,8 +38,12 @@ import java.util.TreeSet;
  *       caught up on {@code default}, then the smallest name. Without a policy there is no bound (an {@code ON} commit
  *       waited for no replica): the member at the highest position on the most logs is elected, positions crossing or
  *       not, as the most caught up always was. When none reaches every bound (positions cross: one ahead
- *       on a log, another on a second), nobody is elected, with a reason naming the logs and members, until the lost
- *       primary returns or the members' positions change (docs/operations.md, "When no member holds every log").</li>
+ *       on a log, another on a second), nobody is elected yet, with a reason naming the logs and members, and the
+ *       election plans who can be made whole by copying same-epoch tails from the others ({@link CatchUp}). The member
+ *       planned copies them ({@link TailCopy}) and publishes its positions; it then reaches every bound, and the next
+ *       round elects it by this rule. When no member qualifies (the one that could lacks a log another reports, or what
+ *       it lacks is in another epoch than its end), there is no plan: nobody is elected until the lost primary returns
+ *       or the members' positions change (docs/operations.md, "When no member holds every log").</li>
  *   <li>A switchover names its target: it is the only candidate, once it holds the primary's last record of the log
  *       {@code default} (the primary checked every log's end before it handed over: {@link Handover}).</li>
  *   <li>A new group (no epoch record): the members that already have a log first, the most caught up; else the
@@ -50,10 +54,48 @@ final class ElectionRule {
     private ElectionRule() {
     }
 
-    /** The outcome: the member that should lead, or null and why nobody should yet. */
-    record Election(String candidate, String reason) {
+    /**
+     * The outcome: the member that should lead, or null and why nobody should yet; when nobody should because positions
+     * cross, {@code catchUp} names the member that may lead once it holds the tails listed (else null).
+     */
+    record Election(String candidate, String reason, CatchUp catchUp) {
+        Election(String candidate, String reason) {
+            this(candidate, reason, null);
+        }
+
         static Election none(String reason) {
             return new Election(null, reason);
+        }
+    }
+
+    /**
+     * What {@code member} lacks before it can be elected when no member reaches every bound: the tails of logs that
+     * others hold further in the same epoch, which it copies ({@link TailCopy}). Once it holds them (same bytes at the
+     * same LSNs) and publishes its positions, it reaches every bound and this rule elects it as usual.
+     */
+    record CatchUp(String member, List<Tail> tails) {
+        CatchUp {
+            tails = List.copyOf(tails);
+        }
+
+        @Override
+        public String toString() {
+            List<String> each = new ArrayList<>();
+            for (Tail t : tails) {
+                each.add(t.toString());
+            }
+            return member + " copies " + String.join(", ", each);
+        }
+    }
+
+    /**
+     * The records of log {@code log} (id {@code logId}; 0 for {@code default}) in {@code [fromLsn, toLsn)} that member
+     * {@code from} holds flushed, in the same epoch as the copying member's end, and the copying member lacks.
+     */
+    record Tail(String log, long logId, String from, long fromLsn, long toLsn) {
+        @Override
+        public String toString() {
+            return "log " + log + " [" + Lsn.format(fromLsn) + ", " + Lsn.format(toLsn) + ") from " + from;
         }
     }
 
@@ -120,11 +162,13 @@ final class ElectionRule {
             }
         }
         if (safe.isEmpty()) {
-            return Election.none("no member holds every acknowledged record of every log: " + String.join("; ", lacking)
-                    + " (it waits for the lost primary " + epoch.primary() + " to return)");
+            String why = "no member holds every acknowledged record of every log: " + String.join("; ", lacking);
+            CatchUp catchUp = catchUp(eligible, bounds);
+            return catchUp == null
+                    ? Election.none(why + " (it waits for the lost primary " + epoch.primary() + " to return)")
+                    : new Election(null, why + "; " + catchUp + " first", catchUp);
         }
-        Member best = safe.stream().max(Comparator.comparingInt((Member m) -> logsAtMost(m, eligible))
-                .thenComparing(MOST_CAUGHT_UP)).orElseThrow();
+        Member best = safe.stream().max(byRank(eligible)).orElseThrow();
         return new Election(best.name(), "most caught up (epoch " + best.epoch() + ", "
                 + Lsn.format(best.flushedLsn()) + (best.logs().isEmpty() ? "" : "; the highest on " + logsAtMost(best, eligible)
                 + " of its " + (best.logs().size() + 1) + " logs") + ")");
@@ -195,6 +239,65 @@ final class ElectionRule {
             bounds.put(log, bound);
         }
         return bounds;
+    }
+
+    /**
+     * When positions cross: the member that can be made to reach every bound by copying tails from the others, and
+     * those tails; null when none can (the safe rule then waits). A candidate must hold every log any eligible member
+     * reports, by name and id (a log it lacks, or one of another id, is not a tail: it would be the whole log, or
+     * another log), and on each log below its bound be in the bound's epoch (a tail in the same epoch continues the same
+     * history: both received it from one primary; another epoch may have diverged). On every log where another member
+     * holds more in the candidate's epoch, it copies up to the highest such member, bound or not, so that it keeps all
+     * the members hold. Among such candidates the best as {@link #decide} ranks them ({@link #byRank}).
+     */
+    private static CatchUp catchUp(List<Member> eligible, Map<LogKey, Position> bounds) {
+        Set<LogKey> reported = new TreeSet<>();
+        for (Member m : eligible) {
+            reported.addAll(positions(m).keySet());
+        }
+        Member best = null;
+        List<Tail> bestTails = null;
+        for (Member m : eligible) {
+            List<Tail> tails = tailsFor(m, eligible, reported, bounds);
+            if (tails != null && (best == null || byRank(eligible).compare(m, best) > 0)) {
+                best = m;
+                bestTails = tails;
+            }
+        }
+        return best == null ? null : new CatchUp(best.name(), bestTails);
+    }
+
+    /** The tails {@code m} must copy to reach every bound, or null when it cannot. */
+    private static List<Tail> tailsFor(Member m, List<Member> eligible, Set<LogKey> reported, Map<LogKey, Position> bounds) {
+        Map<LogKey, Position> own = positions(m);
+        if (!own.keySet().containsAll(reported)) {
+            return null;
+        }
+        List<Tail> tails = new ArrayList<>();
+        for (LogKey log : reported) {
+            Position p = own.get(log);
+            Member donor = null;
+            Position most = p;
+            for (Member o : eligible) {
+                Position q = positions(o).get(log);
+                if (o != m && q != null && q.epoch() == p.epoch() && q.compareTo(most) > 0) {
+                    donor = o;
+                    most = q;
+                }
+            }
+            if (most.compareTo(bounds.getOrDefault(log, Position.NONE)) < 0) {
+                return null; // below the bound, and nobody holds the rest in its epoch
+            }
+            if (donor != null) {
+                tails.add(new Tail(log.name(), log.logId(), donor.name(), p.flushedLsn(), most.flushedLsn()));
+            }
+        }
+        return tails;
+    }
+
+    /** How {@link #decide} ranks candidates among {@code eligible}: the highest on the most logs, then the most caught up. */
+    private static Comparator<Member> byRank(List<Member> eligible) {
+        return Comparator.comparingInt((Member m) -> logsAtMost(m, eligible)).thenComparing(MOST_CAUGHT_UP);
     }
 
     /** The first log on which {@code m} is below its bound, described; null when it reaches every bound. */

@@ -32,7 +32,8 @@ import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
 
 /**
  * A member of a replica group (docs/operations.md, "Replica groups"): registers with the coordinator, follows the
- * primary the epoch record names, takes part in elections by {@link ElectionRule}, promotes itself when it wins,
+ * primary the epoch record names, takes part in elections by {@link ElectionRule} (copying the tails it lacks when the
+ * election plans so: {@link TailCopy}; and serving its own to another member, {@link #heldLog}), promotes itself when it wins,
  * fences itself when it loses its session, hands over on a switchover, and rejoins as a replica when it finds a
  * newer epoch than the one it led.
  *
@@ -50,6 +51,8 @@ import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
 public final class FailoverController implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FailoverController.class);
     static final long TICK_MILLIS = 100;
+    /** After a failed copy of tails, the next try waits this long (each failure is logged at WARN). */
+    private static final long COPY_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final ServerConfig config;
     private final String name;
@@ -78,6 +81,9 @@ public final class FailoverController implements AutoCloseable {
     private int ledVersion = -1;
     private long handoverDeadline;
     private Member published;
+    /** The tails the election plans for this member when positions cross; its next try no sooner than nextCopy. */
+    private TailCopy tails;
+    private long nextCopy = System.nanoTime();
 
     private FailoverController(ServerConfig config) {
         this.config = config;
@@ -115,6 +121,7 @@ public final class FailoverController implements AutoCloseable {
         this.wal = log;
         this.logs = catalog;
         this.role = replication;
+        this.tails = new TailCopy(config, log, catalog);
         state = Member.State.LOOKING;
         FunctionCounter.builder("walden.coordinator.elections", elections, AtomicLong::get)
                 .description("Times this member became the group's primary").register(registry);
@@ -256,6 +263,11 @@ public final class FailoverController implements AutoCloseable {
             LOG.info("No member can be elected yet: {}", election.reason());
         }
         electionNote = election.reason();
+        ElectionRule.CatchUp plan = election.catchUp();
+        if (plan != null && name.equals(plan.member()) && System.nanoTime() - nextCopy >= 0
+                && !tails.copy(plan, live)) {
+            nextCopy = System.nanoTime() + COPY_RETRY_NANOS; // held or not, the positions are published after this step
+        }
         if (takeBack || name.equals(election.candidate())) {
             coordinator.joinLatch();
             if (coordinator.leads()) {
@@ -392,6 +404,23 @@ public final class FailoverController implements AutoCloseable {
             });
         }
         return out;
+    }
+
+    /**
+     * This member's log {@code log} ({@code default} or a named one; null when it holds none of that name), for another
+     * member copying a tail of it ({@link io.walden.server.http.HeldRecordsApi}): only while this member follows no
+     * primary ({@link Member.State#LOOKING}, or {@link Member.State#FENCED}), so that its logs' ends are final. A
+     * replica's end still moves and may be rewound; a primary's moves.
+     *
+     * @throws IllegalStateException in any other state
+     */
+    public Wal heldLog(String log) {
+        Member.State now = state;
+        if (logs == null || (now != Member.State.LOOKING && now != Member.State.FENCED)) {
+            throw new IllegalStateException("this member is " + (logs == null ? "starting" : now.wireName()) + ": it serves "
+                    + "its records to another member only while it follows no primary (looking or fenced); see /admin/status");
+        }
+        return logs.find(log);
     }
 
     private Member self(int epoch, long flushed, Map<String, Member.LogPosition> named) {

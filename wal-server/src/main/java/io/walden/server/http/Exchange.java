@@ -310,6 +310,13 @@ public final class Exchange extends AppendCompletion implements Runnable {
         deliver(response);
     }
 
+    /** Answers 200 with raw bytes of {@code contentType}, and {@code headers} (name to value). */
+    void binary(ByteBuf content, String contentType, Map<String, String> headers) {
+        FullHttpResponse response = HttpResponses.full(HttpResponseStatus.OK, content, contentType);
+        headers.forEach((name, value) -> response.headers().set(name, value));
+        deliver(response);
+    }
+
     private void send(HttpResponseStatus status, ByteBuf content, String contentType) {
         deliver(HttpResponses.full(status, content, contentType));
     }

@@ -57,7 +57,8 @@ public final class Routes {
      * straight by its APIs (the hot path: one hash probe); {@code /v1/logs/{log}/…} find their log first
      * ({@link ServedLogs}), the same parameters and answers on every log.
      */
-    public static Routes of(DataApi data, CursorApi cursors, LogsApi logs, ServedLogs served, AdminApi admin) {
+    public static Routes of(DataApi data, CursorApi cursors, LogsApi logs, ServedLogs served, AdminApi admin,
+                            HeldRecordsApi held) {
         Set<String> appendParams = Set.of("durability", "type", "compression");
         Set<String> readParams = Set.of("from", "from_time", "cursor", "limit", "wait_ms", "visibility");
         Set<String> streamParams = Set.of("from", "from_time", "cursor", "visibility");
@@ -102,7 +103,8 @@ public final class Routes {
                 route(ADMIN, PUT, "/admin/sync-replicas", Route.Kind.OTHER, Set.of(), admin::syncReplicas),
                 route(ADMIN, POST, "/admin/promote", Route.Kind.OTHER, Set.of(), admin::promote),
                 route(ADMIN, POST, "/admin/switchover", Route.Kind.OTHER, Set.of("to"), admin::switchover),
-                route(ADMIN, DELETE, "/admin/replication-slots", Route.Kind.OTHER, Set.of("name"), admin::dropSlot)));
+                route(ADMIN, DELETE, "/admin/replication-slots", Route.Kind.OTHER, Set.of("name"), admin::dropSlot),
+                route(ADMIN, GET, HeldRecordsApi.PATH, Route.Kind.OTHER, Set.of("log", "from", "to", "epoch"), held::serve)));
     }
 
     /** An endpoint that needs a token of {@code role} (when tokens are configured) and takes a small body. */

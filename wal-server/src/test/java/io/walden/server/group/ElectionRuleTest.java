@@ -140,8 +140,44 @@ class ElectionRuleTest {
         ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4000, "orders", 9000L),
                 withLogs("c", 4500, "orders", 8000L)), ANY_1_OF_ABC);
         assertThat(e.candidate()).isNull();
-        assertThat(e.reason()).contains("b is behind on log default").contains("c is behind on log orders")
-                .contains("lost primary a");
+        assertThat(e.reason()).contains("b is behind on log default").contains("c is behind on log orders");
+    }
+
+    @Test
+    void shouldPlanTheTailsTheBestCandidateLacksWhenPositionsCrossInOneEpoch() {
+        // b and c are each highest on one log; c is the more caught up on default, so it copies orders' tail from b.
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4000, "orders", 9000L,
+                "audit", 300L), withLogs("c", 4500, "orders", 8000L, "audit", 300L)), ANY_1_OF_ABC);
+        assertThat(e.candidate()).isNull();
+        assertThat(e.catchUp()).isEqualTo(new ElectionRule.CatchUp("c",
+                java.util.List.of(new ElectionRule.Tail("orders", 0xabcL, "b", 8000, 9000))));
+        assertThat(e.reason()).contains("c copies log orders [0/1F40, 0/2328) from b first");
+        // Once c holds the tail, it reaches every bound and is elected as usual.
+        assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4000, "orders", 9000L, "audit", 300L),
+                withLogs("c", 4500, "orders", 9000L, "audit", 300L)), ANY_1_OF_ABC).candidate()).isEqualTo("c");
+    }
+
+    @Test
+    void shouldPlanOnlyACandidateWhoseMissingTailsAreInItsOwnEpoch() {
+        // b's orders is in a later epoch than c's: c cannot take b's tail (the histories may differ), but b can take
+        // default's tail from c (both in epoch 3), so b is the one to catch up, though c ranks higher.
+        Member b = new Member("b", "127.0.0.1:1", "127.0.0.1:2", LOOKING, 3, 4000,
+                Map.of("orders", new Member.LogPosition(0xabcL, 2, 9000L)));
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(b, withLogs("c", 4500, "orders", 9500L)),
+                ANY_1_OF_ABC);
+        assertThat(e.catchUp()).isEqualTo(new ElectionRule.CatchUp("b",
+                java.util.List.of(new ElectionRule.Tail("default", 0, "c", 4000, 4500))));
+    }
+
+    @Test
+    void shouldPlanNoTailWhenNoMemberHoldsEveryLogOrTheMissingPartIsInAnotherEpoch() {
+        Member b = new Member("b", "127.0.0.1:1", "127.0.0.1:2", LOOKING, 2, 5000,
+                Map.of("orders", new Member.LogPosition(0xabcL, 2, 9000L)));
+        ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(b, withLogs("c", 4500, "orders", 8000L)),
+                ANY_1_OF_ABC);
+        assertThat(e.candidate()).isNull();
+        assertThat(e.catchUp()).isNull();
+        assertThat(e.reason()).contains("lost primary a");
     }
 
     @Test
@@ -159,6 +195,7 @@ class ElectionRuleTest {
                 withLogs("c", 4000, "orders", 100L)), ANY_1_OF_ABC);
         assertThat(e.candidate()).isNull();
         assertThat(e.reason()).contains("b is behind on log orders (does not hold it");
+        assertThat(e.catchUp().member()).as("only c holds every log: it copies default's tail from b").isEqualTo("c");
         assertThat(ElectionRule.decide(EPOCH_3_LED_BY_A, live(withLogs("b", 4000), withLogs("c", 4000, "orders", 100L)),
                 ANY_1_OF_ABC).candidate()).isEqualTo("c");
     }
@@ -171,6 +208,7 @@ class ElectionRuleTest {
         // b holds the old orders far along, c the new one: neither holds both, whatever the positions.
         ElectionRule.Election e = ElectionRule.decide(EPOCH_3_LED_BY_A, live(b, c), ANY_1_OF_ABC);
         assertThat(e.candidate()).isNull();
+        assertThat(e.catchUp()).as("a tail of another log is not a tail").isNull();
     }
 
     @Test
