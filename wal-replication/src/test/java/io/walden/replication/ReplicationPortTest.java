@@ -119,7 +119,7 @@ class ReplicationPortTest {
                  ReplicaClient client = follow(replica, server, "r1")) {
                 waitUntil(() -> server.replica("r1").isPresent());
                 primary.append("x".getBytes(), Durability.LOCAL);
-                waitUntil(() -> !registry.find("walden.replica.lsn").tag("replica", "r1").meters().isEmpty());
+                waitUntil(() -> !registry.find("walden.replica.lsn").tags("log", "default", "replica", "r1").meters().isEmpty());
             }
             waitUntil(() -> server.replica("r1").isEmpty());
             waitUntil(() -> registry.find("walden.replica.lsn").tag("replica", "r1").meters().isEmpty()

@@ -1,5 +1,6 @@
 package io.walden.replication;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.walden.core.AppendsRefusedException;
 import io.walden.core.Durability;
 import io.walden.core.Epoch;
@@ -223,6 +224,38 @@ class StoreReplicationTest {
                 waitUntil(() -> !replica.store().names().contains("orders"));
                 waitUntilSame(primary, replica);
                 assertThat(client.logs()).containsExactly("default", "events");
+            }
+        }
+    }
+
+    @Test
+    void everyLogsReplicaMetersCarryItsNameAndGoWhenTheLogIsDeleted() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (Side primary = Side.primary(work.resolve("p"))) {
+            primary.store().create("orders");
+            try (ReplicationServer server = serve(primary);
+                 Side replica = Side.replica(work.resolve("r"), server, (n, b) -> { });
+                 StoreReplicaClient client = follow(replica, server)) {
+                waitUntilStreaming(server, client, "default", "orders");
+                server.meterBinder().bindTo(registry); // bound with replicas already streaming: theirs are registered
+                append(primary.store().create("events"), "event", 10); // a log created later: registered on connect
+                server.refreshLogs();
+                waitUntilStreaming(server, client, "events");
+                append(primary.log("orders"), "order", 10);
+                for (String log : List.of("default", "orders", "events")) {
+                    waitUntil(() -> registry.find("walden.replica.lsn").tags("log", log, "replica", "r1", "position", "flush")
+                            .gauge() != null);
+                }
+                waitUntil(() -> registry.find("walden.replica.lsn").tags("log", "orders", "position", "flush").gauge()
+                        .value() == primary.log("orders").flushedLsn());
+                waitUntil(() -> registry.find("walden.replica.lag").tags("log", "orders", "replica", "r1").timer() != null);
+
+                primary.store().delete("orders");
+                server.refreshLogs();
+                waitUntil(() -> registry.find("walden.replica.lsn").tag("log", "orders").meters().isEmpty()
+                        && registry.find("walden.replica.lag").tag("log", "orders").meters().isEmpty()
+                        && registry.find("walden.replica.waiting").tag("log", "orders").meters().isEmpty());
+                assertThat(registry.find("walden.replica.lsn").tag("log", "events").meters()).hasSize(3);
             }
         }
     }

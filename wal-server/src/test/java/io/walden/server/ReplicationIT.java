@@ -57,8 +57,8 @@ class ReplicationIT {
             JsonNode afterOne = JSON.readTree(primary.get("/admin/status").body());
             assertThat(afterOne.at("/replicas/0/flush_lag_ms").isNumber()).as(afterOne.toString()).isTrue();
             String metrics = primary.get("/metrics").body();
-            assertThat(metrics).contains("walden_replica_lsn{position=\"flush\",replica=\"r1\"}")
-                    .contains("walden_replica_lag_seconds_count{position=\"flush\",replica=\"r1\"}");
+            assertThat(metrics).contains("walden_replica_lsn{log=\"default\",position=\"flush\",replica=\"r1\"}")
+                    .contains("walden_replica_lag_seconds_count{log=\"default\",position=\"flush\",replica=\"r1\"}");
             acknowledged.add(JSON.readTree(primary.get("/v1/records?from=0/0").body()).at("/records/0/lsn").asText());
 
             for (int i = 1; i < 100; i++) {

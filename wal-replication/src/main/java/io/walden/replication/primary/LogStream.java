@@ -35,7 +35,6 @@ final class LogStream {
     private final Wal wal;
     private final Settings settings;
     private final Link link;
-    private final boolean metered;
     private ReplicaState state;
     private Sender sender;
     private boolean closed;
@@ -45,7 +44,6 @@ final class LogStream {
         this.wal = log.wal;
         this.settings = settings;
         this.link = link;
-        this.metered = log.name.equals(FrameDescriptor.DEFAULT_LOG);
     }
 
     /** Whether the replica was accepted: its statuses count. */
@@ -84,9 +82,7 @@ final class LogStream {
         } else {
             state = log.replicas.get(hello.name());
             log.slots.connected(hello.name(), hello.startLsn()); // hold its start until it confirms more
-            if (metered) {
-                settings.meters().connected(state);
-            }
+            settings.meters().connected(log.name, state);
             link.send(welcome(history));
             sender = new Sender(wal, link, hello.startLsn(), settings.keepaliveNanos(), history,
                     !settings.shipFlushedOnly(), state, window);
@@ -107,9 +103,7 @@ final class LogStream {
         if (state.report(status.writtenLsn(), status.flushedLsn(), status.appliedLsn(), System.nanoTime())) {
             LOG.info("Replica '{}' caught up on log {} at {}", state.name, log.name, Lsn.format(state.flushed));
         }
-        if (metered) {
-            settings.meters().reported(state);
-        }
+        settings.meters().reported(log.name, state);
         log.slots.confirmed(state.name, state.flushed);
         log.release(); // blocked commits are unparked from here; asynchronous ones complete on the releaser
         writable(); // the report may open the sender's window
@@ -133,9 +127,7 @@ final class LogStream {
         }
         if (state != null) {
             log.replicas.remove(state.name, state);
-            if (metered) {
-                settings.meters().disconnected(state.name); // per-connection meters: they do not pile up with names
-            }
+            settings.meters().disconnected(log.name, state.name); // per-connection meters: they do not pile up with names
             LOG.info("Replica '{}' left log {}", state.name, log.name);
         }
     }

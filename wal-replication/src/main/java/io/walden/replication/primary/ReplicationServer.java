@@ -17,6 +17,8 @@ import org.slf4j.LoggerFactory;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -31,7 +33,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A primary's replication endpoint (docs/replication-protocol.md), optionally over TLS: it owns the listening
  * channel ({@link ReplicaChannels}), its logs ({@link PrimaryLogs}: the root log, and a store's named logs when given
- * one, each with the replicas streaming it, their slots and its synchronous waits), the root log's meters
+ * one, each with the replicas streaming it, their slots and its synchronous waits), every log's replica meters
  * ({@link ReplicaMeters}) and the one synchronous policy of every log. Each connection is a {@link ReplicaConnection}:
  * the root log alone (protocol version 5) or every log (version 6); each log's stream a {@link LogStream}, whose
  * {@link Sender} streams its bytes.
@@ -275,10 +277,14 @@ public final class ReplicationServer implements AutoCloseable {
         return logs.all().stream().map(log -> log.name).toList();
     }
 
-    /** The per-replica positions and lags as meters ({@link ReplicaMeters}: {@code walden.replica.lsn}, {@code walden.replica.lag}). */
+    /** Each log's per-replica positions and lags as meters ({@link ReplicaMeters}: {@code walden.replica.lsn}, {@code walden.replica.lag}). */
     public MeterBinder meterBinder() {
         return registry -> {
-            meters.binder(replicas.values()).bindTo(registry);
+            Map<String, Collection<ReplicaState>> connected = new LinkedHashMap<>();
+            for (LogEndpoint log : logs.all()) {
+                connected.put(log.name, log.replicas.values());
+            }
+            meters.binder(connected).bindTo(registry);
         };
     }
 
