@@ -7,15 +7,18 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -193,6 +196,25 @@ class NamedLogsIT {
         assertThat(unexpected).isEmpty();
         Map<Long, String> found = server.records("/v1/logs/raced/records");
         assertThat(found).as("every acknowledged record, and no refused one").isEqualTo(acked);
+    }
+
+    @Test
+    void aStreamOfALogThatIsDeletedEndsWithLogClosedAsItsLastLine() throws Exception {
+        json(create("streamed", null), 201);
+        String first = append("streamed", "first");
+        HttpResponse<Stream<String>> stream = server.http.send(HttpRequest.newBuilder(
+                server.uri("/v1/logs/streamed/records/stream?from=0/0")).build(), HttpResponse.BodyHandlers.ofLines());
+        assertThat(stream.statusCode()).isEqualTo(200);
+        Iterator<String> lines = stream.body().iterator();
+        assertThat(JSON.readTree(lines.next()).get("lsn").asText()).isEqualTo(first);
+
+        assertThat(server.send("DELETE", "/v1/logs/streamed", null).statusCode()).isEqualTo(204);
+        String last = null;
+        while (lines.hasNext()) {
+            last = lines.next();
+        }
+        assertThat(last).as("the stream ends with an error line, not silently").isNotNull();
+        assertThat(JSON.readTree(last).get("error").asText()).as(last).isEqualTo("log_closed");
     }
 
     @Test

@@ -65,16 +65,26 @@ final class ApiErrors {
 
     /** Answers the request with {@code t} as its error. */
     static void answer(Exchange ex, Throwable t) {
+        Described d = describe(ex, t);
+        ex.json(d.status(), d.body());
+    }
+
+    /**
+     * {@code t} as the API says it to {@code ex}: as {@link #describe(Throwable, UnaryOperator)}, except that a named
+     * log closing while the server runs (reopened with new settings by a PATCH, or deleted) is {@code log_closed}, not
+     * {@code shutting_down}, which tells a client to go to another server. The one rule for every answer and every
+     * stream's last line.
+     */
+    static Described describe(Exchange ex, Throwable t) {
         Throwable e = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
         if (e instanceof WalClosedException && namesALog(ex)) {
-            // A named log closes while the server runs: reopened with new settings (PATCH) or deleted. Not
-            // shutting_down, which tells a client to go to another server.
-            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "log_closed", "log '" + Route.log(ex) + "' closed as this "
-                    + "request arrived: it is being reopened with new settings (retry) or was deleted (then 404)");
-            return;
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", "log_closed");
+            body.put("detail", "log '" + Route.log(ex) + "' closed as this request was served: it is being reopened "
+                    + "with new settings (retry) or was deleted (then 404)");
+            return new Described(HttpResponseStatus.SERVICE_UNAVAILABLE, body);
         }
-        Described d = describe(t, ex::redact);
-        ex.json(d.status(), d.body());
+        return describe(t, ex::redact);
     }
 
     /**
