@@ -1,5 +1,6 @@
 package io.walden.server;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Durability;
 import io.walden.core.Lsn;
@@ -63,6 +64,14 @@ class NamedLogRestoreIT {
                 long flushed = Lsn.parse(JSON.readTree(server.get("/v1/logs/" + log).body()).get("flushed_lsn").asText());
                 Path objects = log.equals("default") ? archive : archive.resolve("logs").resolve(log);
                 waitUntil(() -> archivedUpTo(objects) >= flushed);
+                // and the log's description says so: its own archive's progress, not the log default's
+                waitUntil(() -> Lsn.parse(JSON.readTree(server.get("/v1/logs/" + log).body())
+                        .at("/archive/archived_lsn").asText("0/0")) >= flushed);
+            }
+            JsonNode status = JSON.readTree(server.get("/admin/status").body());
+            for (JsonNode summary : status.get("logs")) {
+                assertThat(summary.at("/archive/failures").asLong(-1)).as("the status shows every log's archive: %s", summary)
+                        .isZero();
             }
             server.terminate(); // a clean stop: the named logs close before the archive's client
         }

@@ -38,7 +38,8 @@ public final class LogDescriptions {
     }
 
     /**
-     * The summary, with every setting in force ({@link PerLogSettings}), retention and its holders, and the cursors.
+     * The summary, with every setting in force ({@link PerLogSettings}), retention and its holders, its archive's
+     * progress, and the cursors.
      *
      * @param replicated whether the log is replicated (the log {@code default}), for clients to see which are not
      */
@@ -49,6 +50,7 @@ public final class LogDescriptions {
         m.put("replicated", replicated);
         m.put("settings", PerLogSettings.describe(wal.config()));
         m.put("retention", StatusReport.retention(wal.status().retention()));
+        m.put("archive", wal.status().archiver().map(StatusReport::archive).orElse(null)); // null: not archived
         List<Map<String, Object>> cursors = new ArrayList<>();
         for (Cursors.Cursor c : wal.cursors().list()) {
             cursors.add(CursorApi.json(c));

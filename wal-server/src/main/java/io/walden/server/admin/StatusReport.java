@@ -159,7 +159,9 @@ final class StatusReport {
         for (String name : logs.names()) {
             Wal log = logs.find(name);
             if (log != null) { // else deleted since the names were read
-                out.add(LogDescriptions.summary(name, log, rates));
+                Map<String, Object> summary = LogDescriptions.summary(name, log, rates);
+                summary.put("archive", log.status().archiver().map(StatusReport::archive).orElse(null));
+                out.add(summary);
             }
         }
         return out;
@@ -236,7 +238,8 @@ final class StatusReport {
         return m;
     }
 
-    private static Map<String, Object> archive(ArchiverStatus a) {
+    /** A log's archiver as the status and a log's description show it ({@code archive}; docs/http-api.md). */
+    static Map<String, Object> archive(ArchiverStatus a) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("target", a.target());
         m.put("archived_lsn", Lsn.format(a.archivedLsn()));
