@@ -36,6 +36,7 @@ import io.walden.server.admin.AppendRates;
 import io.walden.server.admin.Listening;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.config.TokensFile;
+import io.walden.server.config.TokensFileWatch;
 import io.walden.server.group.FailoverController;
 import io.walden.server.http.Access;
 import io.walden.server.http.ConnectionLimit;
@@ -230,6 +231,10 @@ public final class WaldenServer implements AutoCloseable {
         CursorApi cursors = new CursorApi(wal, readers);
         served = new ServedLogs(logs, data, cursors, readers, admin);
         access = Access.of(TokensFile.of(config), registry);
+        TokensFileWatch tokensFile = TokensFileWatch.of(config, access::replace, registry);
+        if (tokensFile != null) {
+            tokensFile.scheduleOn(workers.next(), admin);
+        }
         router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
                 registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
                 config.tokenRequired()), logs, rates), new HeldRecordsApi(group == null ? null : group::heldLog, admin)),

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -205,6 +206,36 @@ class TokenRolesIT {
         }
         assertThat(counts).containsOnlyKeys("missing", "unknown", "role", "log");
         return counts;
+    }
+
+    @Test
+    void aChangedTokensFileIsInForceWithinSecondsAndABadOneLeavesTheTokensInForce() throws Exception {
+        Path file = work.resolve("tokens.yaml");
+        String original = Files.readString(file);
+        String rotated = "rotated-token";
+        assertRefused(send(rotated, "GET", "/v1/logs", ""), 401, "unauthorized");
+        try {
+            Files.writeString(file, original + "  - sha256: " + hex(rotated) + "\n    role: read\n");
+            waitUntil(() -> send(rotated, "GET", "/v1/logs", "").statusCode() == 200); // re-read within 2 s
+
+            double refused = reloads("refused");
+            Files.writeString(file, "tokens:\n  - sha256: not-hex\n    role: read\n");
+            waitUntil(() -> reloads("refused") >= refused + 1);
+            assertThat(send(rotated, "GET", "/v1/logs", "").statusCode()).as("the tokens in force stay").isEqualTo(200);
+            assertThat(send(ADMIN, "GET", "/admin/status", "").statusCode()).as("--auth-token stays").isEqualTo(200);
+        } finally {
+            Files.writeString(file, original); // revoked: the other tests' file again
+        }
+        waitUntil(() -> send(rotated, "GET", "/v1/logs", "").statusCode() == 401);
+        assertThat(send(READER, "GET", "/v1/logs", "").statusCode()).isEqualTo(200);
+    }
+
+    /** {@code walden_http_auth_reloads_total{result}} from {@code /metrics}. */
+    private static double reloads(String result) throws Exception {
+        Matcher m = Pattern.compile("(?m)^walden_http_auth_reloads_total\\{result=\"" + result + "\"} (\\S+)$")
+                .matcher(server.get("/metrics").body());
+        assertThat(m.find()).as("walden_http_auth_reloads_total{result=%s} on /metrics", result).isTrue();
+        return Double.parseDouble(m.group(1));
     }
 
     @Test

@@ -44,8 +44,12 @@ public final class TokensFile {
      *                                  /etc/walden/tokens.yaml: entry 2 is the same token as --auth-token})
      */
     public static Tokens of(ServerConfig config) {
+        return of(config, config.get(AUTH_TOKENS));
+    }
+
+    /** As {@link #of(ServerConfig)}, with {@code file} as the entries of {@code --auth-tokens} (the file re-read). */
+    static Tokens of(ServerConfig config, List<Entry> file) {
         String token = config.get(AUTH_TOKEN);
-        List<Entry> file = config.get(AUTH_TOKENS);
         if (token == null && file == null) {
             return null;
         }
@@ -57,6 +61,11 @@ public final class TokensFile {
             b.add(e.sha256(), e.grant(), e.name()); // duplicates within the file were refused as it was read
         }
         return b.build();
+    }
+
+    /** The file {@code --auth-tokens} names, or null when it is not set. */
+    static Path file(ServerConfig config) {
+        return config.get(AUTH_TOKENS) == null ? null : Path.of(config.given(AUTH_TOKENS).text());
     }
 
     /**

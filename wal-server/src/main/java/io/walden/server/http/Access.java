@@ -11,12 +11,32 @@ import io.walden.server.auth.Tokens;
  * the request names, or it is limited to some logs and calls an {@code /admin} endpoint). Shared by every connection's
  * {@link RequestGate}.
  *
- * @param tokens the tokens, or null when none is configured (every endpoint is open)
+ * <p>The tokens may be replaced while the server runs ({@link #replace}: the {@code --auth-tokens} file re-read after it
+ * changed); every request after the replacement is checked against the new ones, on every connection.
  *
- * <p>Thread-safety: immutable; the counters are thread-safe.
+ * <p>Thread-safety: the tokens are published through a volatile field (each {@link Tokens} is immutable); the counters
+ * are thread-safe.
  */
-public record Access(Tokens tokens, Counter missing, Counter unknown, Counter role, Counter log) {
-    /** Registers the refusal counters (at zero, so a dashboard sees them before the first refusal). */
+public final class Access {
+    private volatile Tokens tokens;
+    private final Counter missing;
+    private final Counter unknown;
+    private final Counter role;
+    private final Counter log;
+
+    private Access(Tokens tokens, Counter missing, Counter unknown, Counter role, Counter log) {
+        this.tokens = tokens;
+        this.missing = missing;
+        this.unknown = unknown;
+        this.role = role;
+        this.log = log;
+    }
+
+    /**
+     * Registers the refusal counters (at zero, so a dashboard sees them before the first refusal).
+     *
+     * @param tokens the tokens, or null when none is configured (every endpoint is open, for the server's life)
+     */
     public static Access of(Tokens tokens, MeterRegistry registry) {
         return new Access(tokens, refusals(registry, "missing"), refusals(registry, "unknown"),
                 refusals(registry, "role"), refusals(registry, "log"));
@@ -26,5 +46,39 @@ public record Access(Tokens tokens, Counter missing, Counter unknown, Counter ro
         return Counter.builder("walden.http.auth.refusals").tag("reason", reason)
                 .description("Requests refused by the token check: 401 (missing, unknown), 403 (role, log)")
                 .register(registry);
+    }
+
+    /** The tokens in force, or null when none is configured. */
+    public Tokens tokens() {
+        return tokens;
+    }
+
+    /**
+     * Puts {@code next} in force for every later request.
+     *
+     * @throws IllegalStateException when the server started with no tokens: its connections check none, and a token
+     *                               requirement cannot appear under them
+     */
+    public void replace(Tokens next) {
+        if (tokens == null || next == null) {
+            throw new IllegalStateException("tokens are replaced only by tokens, on a server that started with some");
+        }
+        tokens = next;
+    }
+
+    Counter missing() {
+        return missing;
+    }
+
+    Counter unknown() {
+        return unknown;
+    }
+
+    Counter role() {
+        return role;
+    }
+
+    Counter log() {
+        return log;
     }
 }

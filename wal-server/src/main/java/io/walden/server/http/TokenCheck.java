@@ -37,14 +37,17 @@ final class TokenCheck {
 
     private final Routes routes;
     private final Access access;
-    private final Tokens.Lookup lookup;
+    /** The tokens {@link #lookup} finds in: the access's, looked at again at each request (they may be replaced). */
+    private Tokens current;
+    private Tokens.Lookup lookup;
     private Grant grant = Grant.NONE;
 
     /** @param access its tokens must be configured (not null) */
     TokenCheck(Routes routes, Access access) {
         this.routes = routes;
         this.access = access;
-        this.lookup = access.tokens().lookup();
+        this.current = access.tokens();
+        this.lookup = current.lookup();
     }
 
     /** The grant of the request last checked without a denial. */
@@ -65,6 +68,11 @@ final class TokenCheck {
             access.missing().increment();
             return new Denial(HttpResponseStatus.UNAUTHORIZED, "unauthorized", "send Authorization: Bearer <token>",
                     NO_TOKEN);
+        }
+        Tokens inForce = access.tokens();
+        if (inForce != current) { // the tokens file was re-read: a lookup of the new tokens, once per connection
+            current = inForce;
+            lookup = inForce.lookup();
         }
         Grant found = lookup.find(header, token);
         if (found == null) {
