@@ -443,10 +443,11 @@ public final class WalStore implements AutoCloseable {
         if (replacing && after.equals(before)) {
             return wal;
         }
+        long floor = wal.replicationFloor(); // what its replicas' slots hold: kept by the reopened log from the start
         closeForReopen(name, wal);
         try {
             StoreLogSettings.write(dir, after);
-            Wal opened = openAgain(name, dir, reopened);
+            Wal opened = openAgain(name, dir, floor, reopened);
             LOG.info("Log {} of the store {} reopened with its settings changed: {}", name, config.directory(), after);
             return opened;
         } catch (IOException | RuntimeException e) {
@@ -454,7 +455,7 @@ public final class WalStore implements AutoCloseable {
                     e.toString());
             try {
                 StoreLogSettings.write(dir, before);
-                openAgain(name, dir, reopened);
+                openAgain(name, dir, floor, reopened);
             } catch (IOException | RuntimeException again) {
                 e.addSuppressed(again);
             }
@@ -464,8 +465,8 @@ public final class WalStore implements AutoCloseable {
     }
 
     /** Opens a log closed by {@link #closeForReopen}, readies it with {@code reopened}, and only then offers it. */
-    private Wal openAgain(String name, Path dir, Consumer<Wal> reopened) {
-        Wal wal = Wal.open(journaledConfigOf(name, dir, b -> { }), threads, files, budget, false);
+    private Wal openAgain(String name, Path dir, long replicationFloor, Consumer<Wal> reopened) {
+        Wal wal = Wal.open(journaledConfigOf(name, dir, b -> { }), threads, files, budget, false, replicationFloor);
         try {
             reopened.accept(wal);
         } catch (RuntimeException e) {

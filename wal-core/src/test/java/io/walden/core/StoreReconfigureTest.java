@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.core.TestLogs.SMALL_SEGMENT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -113,6 +114,29 @@ class StoreReconfigureTest {
             try (WalReader r = replaced.reader(lsn)) {
                 assertThat(TestLogs.string(r.next().payload())).isEqualTo("kept");
             }
+        }
+    }
+
+    @Test
+    void aReopenedLogsRetentionKeepsWhatItsReplicasNeededFromItsFirstLook() throws Exception {
+        try (WalStore store = WalStore.open(small())) {
+            Wal before = store.create("orders");
+            long needed = -1; // a record in the log's second segment: a replica's slot holds it
+            while (before.insertLsn() < 5 * SMALL_SEGMENT) {
+                long lsn = before.append(new byte[1000], Durability.LOCAL);
+                if (needed < 0 && lsn >= SMALL_SEGMENT) {
+                    needed = lsn;
+                }
+            }
+            long slot = needed;
+            before.replication().retentionFloor(() -> slot);
+
+            Wal after = store.reconfigure("orders", b -> b.retentionBytes(1)); // every sealed segment may go
+
+            waitUntil(() -> !after.status().retention().heldBy().isEmpty());
+            assertThat(after.status().retention().heldBy()).singleElement()
+                    .satisfies(h -> assertThat(h.holder()).isEqualTo("replication_slot"));
+            assertThat(after.oldestLsn()).as("what the slot needs is kept").isLessThanOrEqualTo(slot);
         }
     }
 }
