@@ -177,11 +177,14 @@ final class StoreCatalog {
         });
     }
 
-    /** The primary changed a log's settings (an entry again, of the same log id): the copy takes them, and is kept. */
+    /**
+     * The primary changed a named log's settings (an entry again, of the same log id): the copy takes them, and is kept.
+     * The root log keeps this replica's own settings.
+     */
     void changed(Frame.CatalogEntry entry) {
         onWorker(channel, () -> {
             LogFollower f = followers.get(entry.name());
-            if (f != null) {
+            if (f != null && !entry.name().equals(FrameDescriptor.DEFAULT_LOG)) {
                 settle(f, entry);
             }
         });
