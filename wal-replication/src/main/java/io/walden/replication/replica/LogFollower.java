@@ -91,9 +91,9 @@ final class LogFollower {
      * from exactly where the log ended, and nothing it holds is asked for again: {@code change} applies them and returns
      * the log open now (the same one when they changed nothing here). A successor takes the log's place here, and
      * {@code adopted} readies it (it refuses appends as every log of this replica does) before the next frame reaches it.
-     * A change that failed leaves the log as {@code current} finds it (reopened with its old settings, if it could be).
+     * A change that failed leaves the log as {@code openNow} finds it (reopened with its old settings, if it could be).
      */
-    void settle(Supplier<Wal> change, Supplier<Wal> current, Consumer<Wal> adopted) {
+    void settle(Supplier<Wal> change, Supplier<Wal> openNow, Consumer<Wal> adopted) {
         execute(() -> {
             ReplicaSession before = session;
             if (before.dropping) {
@@ -108,7 +108,7 @@ final class LogFollower {
             } catch (RuntimeException e) {
                 lastError = "could not give log " + name + " its primary's settings: " + e;
                 LOG.error("Could not give log {} its primary's settings: {}", name, e.toString());
-                now = current.get();
+                now = openNow.get();
             }
             if (now == null || now == wal) {
                 return;
