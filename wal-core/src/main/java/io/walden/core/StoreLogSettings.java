@@ -73,6 +73,21 @@ final class StoreLogSettings {
         return out;
     }
 
+    /**
+     * What a log's file holds once {@code changes} apply: over what it held ({@code before}), or instead of it
+     * ({@code replacing}); the segment size stays what it was (its control file's), whatever the changes say.
+     */
+    static Map<String, String> changed(Map<String, String> before, Supplier<WalConfig.Builder> defaults,
+                                       Consumer<WalConfig.Builder> changes, boolean replacing) {
+        Map<String, String> after = new TreeMap<>(replacing ? Map.of() : before);
+        after.putAll(chosen(defaults, changes));
+        after.remove("segmentSize");
+        if (before.containsKey("segmentSize")) {
+            after.put("segmentSize", before.get("segmentSize"));
+        }
+        return after;
+    }
+
     /** {@code settings} with every value changed (a number by one, a flag flipped, a duration by a nanosecond...). */
     private static Record shift(Record settings) {
         RecordComponent[] components = settings.getClass().getRecordComponents();

@@ -113,9 +113,23 @@ public final class Wal implements AutoCloseable {
      */
     static Wal open(WalConfig config, BackgroundThreads threads, OpenSegments files, WalBuffersBudget budget,
                     boolean ownsThreads) {
+        return open(config, threads, files, budget, ownsThreads, Long.MAX_VALUE);
+    }
+
+    /**
+     * {@link #open(WalConfig, BackgroundThreads, OpenSegments, WalBuffersBudget, boolean)} of a store's log closed a
+     * moment ago to take new settings ({@link WalStore#reconfigure}): its retention keeps what replication needed kept
+     * then ({@code replicationFloor}, see {@link #replicationFloor}) from its first look, which comes as it starts,
+     * until replication gives the reopened log its own floor (its slots, read back from the log's directory).
+     */
+    static Wal open(WalConfig config, BackgroundThreads threads, OpenSegments files, WalBuffersBudget budget,
+                    boolean ownsThreads, long replicationFloor) {
         JvmAccess.check();
         try {
             Wal wal = new Wal(config, LogOpener.open(config), threads, files, budget, ownsThreads);
+            if (replicationFloor != Long.MAX_VALUE) {
+                wal.replication.retentionFloor(() -> replicationFloor); // before retention starts
+            }
             wal.parts.start();
             return wal;
         } catch (RuntimeException | Error e) {
@@ -370,6 +384,11 @@ public final class Wal implements AutoCloseable {
      */
     public ReplicatedLog replication() {
         return replication;
+    }
+
+    /** What replication needs this log to keep now ({@link ReplicatedLog#retentionFloor}; MAX_VALUE: nothing). */
+    long replicationFloor() {
+        return replication.retentionFloor();
     }
 
     /** Forces every written record now (as a durable append would). */

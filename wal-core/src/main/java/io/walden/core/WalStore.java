@@ -29,7 +29,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -141,10 +140,10 @@ public final class WalStore implements AutoCloseable {
             }
             return store;
         } catch (java.nio.channels.OverlappingFileLockException e) {
-            closeQuietly(channel);
+            StoreDirectories.closeQuietly(channel);
             throw new WalLockedException("the store in " + dir + " is open in this process already");
         } catch (IOException e) {
-            closeQuietly(channel);
+            StoreDirectories.closeQuietly(channel);
             throw new WalException("cannot open the store in " + dir + ": " + e.getMessage(), e);
         }
     }
@@ -410,6 +409,27 @@ public final class WalStore implements AutoCloseable {
      *                                  then opened with its old settings, when it can be)
      */
     public synchronized Wal reconfigure(String name, Consumer<WalConfig.Builder> changes) {
+        return reopen(name, changes, false, wal -> { });
+    }
+
+    /**
+     * Gives log {@code name} exactly the settings {@code settings} sets, as if it had been created with them (a
+     * replica's copy taking its primary's settings): what they leave alone follows the store's defaults again, as
+     * {@link #create(String, Consumer)}'s would. When that is what the log has already, nothing is done and the open log
+     * is returned; otherwise the log is closed and opened again as {@link #reconfigure} does, and {@code reopened} runs
+     * on the reopened log before {@link #log} finds it (a replica's log refuses appends before any can reach it).
+     *
+     * @throws IllegalArgumentException when the name is not one a log may have
+     * @throws IllegalSettingException  when the new settings are refused: the log was not touched
+     * @throws IllegalStateException    when the store has no such log, or is closed
+     * @throws WalException             as {@link #reconfigure} throws it
+     */
+    public synchronized Wal replaceSettings(String name, Consumer<WalConfig.Builder> settings, Consumer<Wal> reopened) {
+        return reopen(name, settings, true, reopened);
+    }
+
+    /** {@link #reconfigure} ({@code replacing} false: over what the log has) or {@link #replaceSettings}. */
+    private Wal reopen(String name, Consumer<WalConfig.Builder> changes, boolean replacing, Consumer<Wal> reopened) {
         checkName(name);
         ensureOpen();
         Wal wal = open.get(name);
@@ -419,29 +439,42 @@ public final class WalStore implements AutoCloseable {
         Path dir = logs.resolve(name);
         settings.withinBudget(settings.configOf(name, dir, changes).build()); // a refused setting refuses here, the log untouched
         Map<String, String> before = StoreLogSettings.read(dir);
-        Map<String, String> after = new TreeMap<>(before);
-        Map<String, String> changed = StoreLogSettings.chosen(settings::defaultSettings, changes);
-        changed.remove("segmentSize"); // its control file's, whatever the changes said
-        after.putAll(changed);
+        Map<String, String> after = StoreLogSettings.changed(before, settings::defaultSettings, changes, replacing);
+        if (replacing && after.equals(before)) {
+            return wal;
+        }
+        long floor = wal.replicationFloor(); // what its replicas' slots hold: kept by the reopened log from the start
         closeForReopen(name, wal);
         try {
             StoreLogSettings.write(dir, after);
-            Wal reopened = Wal.open(journaledConfigOf(name, dir, b -> { }), threads, files, budget, false);
-            open.put(name, reopened);
+            Wal opened = openAgain(name, dir, floor, reopened);
             LOG.info("Log {} of the store {} reopened with its settings changed: {}", name, config.directory(), after);
-            return reopened;
+            return opened;
         } catch (IOException | RuntimeException e) {
             LOG.warn("Log {} could not be reopened with its new settings ({}); reopening it with its old ones", name,
                     e.toString());
             try {
                 StoreLogSettings.write(dir, before);
-                open.put(name, Wal.open(journaledConfigOf(name, dir, b -> { }), threads, files, budget, false));
+                openAgain(name, dir, floor, reopened);
             } catch (IOException | RuntimeException again) {
                 e.addSuppressed(again);
             }
             throw e instanceof RuntimeException r ? r
                     : new WalException("cannot change the settings of log '" + name + "': " + e.getMessage(), e);
         }
+    }
+
+    /** Opens a log closed by {@link #closeForReopen}, readies it with {@code reopened}, and only then offers it. */
+    private Wal openAgain(String name, Path dir, long replicationFloor, Consumer<Wal> reopened) {
+        Wal wal = Wal.open(journaledConfigOf(name, dir, b -> { }), threads, files, budget, false, replicationFloor);
+        try {
+            reopened.accept(wal);
+        } catch (RuntimeException e) {
+            wal.close();
+            throw e;
+        }
+        open.put(name, wal);
+        return wal;
     }
 
     /**
@@ -527,16 +560,6 @@ public final class WalStore implements AutoCloseable {
         if (name == null || !NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("'" + name + "' is not a log name: 1 to 128 of a-z 0-9 . _ -, "
                     + "beginning with a letter or a digit");
-        }
-    }
-
-    private static void closeQuietly(FileChannel channel) {
-        if (channel != null) {
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // the open failed already; that failure is the one reported
-            }
         }
     }
 }

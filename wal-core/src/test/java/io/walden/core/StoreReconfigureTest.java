@@ -5,7 +5,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
+import static io.walden.core.Eventually.waitUntil;
 import static io.walden.core.TestLogs.SMALL_SEGMENT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -85,6 +88,55 @@ class StoreReconfigureTest {
         try (WalStore store = WalStore.open(small())) {
             assertThatThrownBy(() -> store.reconfigure("nope", b -> b.retentionBytes(1)))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("nope");
+        }
+    }
+
+    @Test
+    void replacedSettingsAreExactlyTheOnesGivenAndTheSameOnesLeaveTheLogOpenAsItIs() {
+        WalStoreConfig config = WalStoreConfig.builder(dir)
+                .defaults(b -> b.segmentSize(SMALL_SEGMENT).retentionTime(Duration.ofDays(1))).build();
+        try (WalStore store = WalStore.open(config)) {
+            Wal created = store.create("orders", b -> b.retentionTime(Duration.ofDays(7)).compression(Compression.LZ4));
+            long lsn = created.append(TestLogs.bytes("kept"), Durability.LOCAL);
+            List<Wal> readied = new ArrayList<>();
+
+            assertThat(store.replaceSettings("orders", b -> b.retentionTime(Duration.ofDays(7)).compression(Compression.LZ4),
+                    readied::add)).as("the settings it has: not reopened").isSameAs(created);
+            assertThat(readied).isEmpty();
+
+            Wal replaced = store.replaceSettings("orders", b -> b.compression(Compression.LZ4), readied::add);
+            assertThat(created.isClosed()).isTrue();
+            assertThat(readied).containsExactly(replaced);
+            assertThat(store.log("orders")).containsSame(replaced);
+            assertThat(replaced.config().retentionTime()).as("not given: the store's default").isEqualTo(Duration.ofDays(1));
+            assertThat(replaced.config().compression()).isEqualTo(Compression.LZ4);
+            assertThat(replaced.status().logId()).isEqualTo(created.status().logId());
+            try (WalReader r = replaced.reader(lsn)) {
+                assertThat(TestLogs.string(r.next().payload())).isEqualTo("kept");
+            }
+        }
+    }
+
+    @Test
+    void aReopenedLogsRetentionKeepsWhatItsReplicasNeededFromItsFirstLook() throws Exception {
+        try (WalStore store = WalStore.open(small())) {
+            Wal before = store.create("orders");
+            long needed = -1; // a record in the log's second segment: a replica's slot holds it
+            while (before.insertLsn() < 5 * SMALL_SEGMENT) {
+                long lsn = before.append(new byte[1000], Durability.LOCAL);
+                if (needed < 0 && lsn >= SMALL_SEGMENT) {
+                    needed = lsn;
+                }
+            }
+            long slot = needed;
+            before.replication().retentionFloor(() -> slot);
+
+            Wal after = store.reconfigure("orders", b -> b.retentionBytes(1)); // every sealed segment may go
+
+            waitUntil(() -> !after.status().retention().heldBy().isEmpty());
+            assertThat(after.status().retention().heldBy()).singleElement()
+                    .satisfies(h -> assertThat(h.holder()).isEqualTo("replication_slot"));
+            assertThat(after.oldestLsn()).as("what the slot needs is kept").isLessThanOrEqualTo(slot);
         }
     }
 }

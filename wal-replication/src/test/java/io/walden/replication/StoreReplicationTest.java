@@ -24,7 +24,9 @@ import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +35,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
@@ -82,6 +85,15 @@ class StoreReplicationTest {
             return ReplicaLogs.of(root, store, null);
         }
 
+        /** Its logs, each taking the primary's retention time ({@link #toldRetention}) when it is told it. */
+        ReplicaLogs takingRetention() {
+            return ReplicaLogs.of(root, store, (told, b) -> {
+                if (told.containsKey("retention-time")) {
+                    b.retentionTime(Duration.parse(told.get("retention-time")));
+                }
+            });
+        }
+
         @Override
         public void close() {
             store.close();
@@ -96,6 +108,27 @@ class StoreReplicationTest {
 
     private static StoreReplicaClient follow(Side replica, ReplicationServer server) {
         return StoreReplicaClient.builder(replica.logs(), server.address(), "r1").statusIntervalMillis(200).start();
+    }
+
+    /** A primary that tells its replicas each log's retention time, as a server tells the settings a PATCH changes. */
+    private static ReplicationServer serveTellingRetention(Side primary) throws InterruptedException {
+        Function<String, Map<String, String>> told = name -> {
+            Duration retention = primary.log(name).config().retentionTime();
+            return retention == null ? Map.of() : Map.of("retention-time", retention.toString());
+        };
+        return ReplicationServer.builder(primary.root()).store(primary.store(), told).listen(ANY_LOOPBACK_PORT)
+                .keepaliveMillis(1000).start();
+    }
+
+    /** A replica taking the primary's retention times, through {@code link}. */
+    private static StoreReplicaClient followTakingRetention(Side replica, InetSocketAddress link) {
+        return StoreReplicaClient.builder(replica.takingRetention(), link, "r1").statusIntervalMillis(200).start();
+    }
+
+    /** Log {@code name}'s settings change on the primary, as a PATCH does: the log reopens with them, and is served anew. */
+    private static void changeRetention(Side primary, ReplicationServer server, String name, Duration retention) {
+        primary.store().reconfigure(name, b -> b.retentionTime(retention));
+        server.refreshLogs();
     }
 
     /** A replica store's settings: log {@code log} forces through {@code gate}, so that a test can hold its disk. */
@@ -395,6 +428,60 @@ class StoreReplicationTest {
                         waitUntilSame(primary, downstream);
                         assertThat(downstream.names()).containsExactly("default", "events");
                     }
+                }
+            }
+        }
+    }
+
+    @Test
+    void aReplicaKeepsItsCopyOfALogWhoseSettingsChangeOnThePrimaryAndTakesTheNewSettings() throws Exception {
+        try (Side primary = Side.primary(work.resolve("p"))) {
+            primary.store().create("orders", b -> b.retentionTime(Duration.ofDays(7)));
+            append(primary.log("orders"), "order", 800); // several segments
+            try (ReplicationServer server = serveTellingRetention(primary);
+                 TcpProxy link = TcpProxy.start(server.address(), 0);
+                 Side replica = Side.replica(work.resolve("r"), server, (n, b) -> { });
+                 StoreReplicaClient client = followTakingRetention(replica, link.address())) {
+                waitUntilSame(primary, replica);
+                assertThat(replica.log("orders").config().retentionTime()).isEqualTo(Duration.ofDays(7));
+                long copy = link.bytesDown();
+
+                changeRetention(primary, server, "orders", Duration.ofDays(14));
+                waitUntil("the copy takes the new retention time",
+                        () -> Duration.ofDays(14).equals(replica.log("orders").config().retentionTime()));
+                append(primary.log("orders"), "after the change", 10);
+                waitUntilSame(primary, replica);
+
+                assertThat(link.bytesDown() - copy).as("sent after the change, of a copy of %d bytes", copy)
+                        .isLessThan(copy / 10);
+                assertThat(replica.log("orders").status().logId()).isEqualTo(primary.log("orders").status().logId());
+                assertThat(client.rewinds()).isZero();
+                waitUntilStreaming(server, client, "orders");
+            }
+        }
+    }
+
+    @Test
+    void aReplicaThatWasDownWhileALogsSettingsChangedTakesThemWhenItComesBackAndKeepsItsCopy() throws Exception {
+        try (Side primary = Side.primary(work.resolve("p"))) {
+            primary.store().create("orders", b -> b.retentionTime(Duration.ofDays(7)));
+            append(primary.log("orders"), "order", 800);
+            try (ReplicationServer server = serveTellingRetention(primary);
+                 TcpProxy link = TcpProxy.start(server.address(), 0);
+                 Side replica = Side.replica(work.resolve("r"), server, (n, b) -> { })) {
+                try (StoreReplicaClient client = followTakingRetention(replica, link.address())) {
+                    waitUntilSame(primary, replica);
+                }
+                long copy = link.bytesDown();
+                changeRetention(primary, server, "orders", Duration.ofDays(14));
+                append(primary.log("orders"), "while the replica was down", 10);
+
+                try (StoreReplicaClient client = followTakingRetention(replica, link.address())) {
+                    waitUntil("the copy takes the new retention time",
+                            () -> Duration.ofDays(14).equals(replica.log("orders").config().retentionTime()));
+                    waitUntilSame(primary, replica);
+                    assertThat(link.bytesDown() - copy).as("sent after the change, of a copy of %d bytes", copy)
+                            .isLessThan(copy / 10);
                 }
             }
         }

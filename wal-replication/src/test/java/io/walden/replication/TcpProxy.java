@@ -13,6 +13,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -30,6 +31,8 @@ public final class TcpProxy implements AutoCloseable {
     private final InetSocketAddress target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile long delayNanos;
+    /** The bytes forwarded from the target to its clients (a primary's to its replicas), every connection's. */
+    private final AtomicLong bytesDown = new AtomicLong();
     /** Written under {@link #healing} (whose waiters it wakes); read without it on the pipes' fast path. */
     private volatile boolean blackholed;
     private volatile boolean closed;
@@ -52,6 +55,11 @@ public final class TcpProxy implements AutoCloseable {
 
     public InetSocketAddress address() {
         return new InetSocketAddress(listener.getInetAddress(), listener.getLocalPort());
+    }
+
+    /** The bytes forwarded so far from the target to its clients (what a primary sent its replicas). */
+    public long bytesDown() {
+        return bytesDown.get();
     }
 
     /** Sets the one-way delay of bytes read from now on. */
@@ -141,6 +149,9 @@ public final class TcpProxy implements AutoCloseable {
                     awaitHealed();
                     out.write(c.bytes(), 0, c.length());
                     out.flush();
+                    if (direction.equals("down")) {
+                        bytesDown.addAndGet(c.length());
+                    }
                 }
             } catch (IOException | InterruptedException e) {
                 // the link ended

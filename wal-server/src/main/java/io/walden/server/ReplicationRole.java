@@ -90,8 +90,8 @@ public final class ReplicationRole implements AutoCloseable {
                 refreshServedLogs();
             }
 
-            // A log reopened with new settings is another Wal: the endpoint serves it anew, and its replicas copy it
-            // again from its oldest record (docs/operations.md, "Named logs").
+            // A log reopened with new settings is another Wal of the same log: the endpoint serves it anew, and its
+            // replicas are told the settings and resume from their own ends (docs/operations.md, "Named logs").
             @Override
             public void replaced(String name, Wal old, Wal reopened) {
                 refreshServedLogs();

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,10 +69,15 @@ class NamedLogReplicationIT {
                 assertThat(json(replica.get("/v1/logs/before"), 200).at("/settings/retention-time").asText())
                         .as("the copy takes its primary's settings").isEqualTo("7d");
                 assertThat(json(primary.get("/v1/logs/orders"), 200).get("replicated").asBoolean()).isTrue();
+                // A PATCH: r1 keeps its copy (a file put in its directory stays), takes the new settings, and goes on.
+                Path copy = work.resolve("replica").resolve("logs").resolve("before");
+                Files.writeString(copy.resolve("kept-by-r1"), "a copy deleted and made again would lose this file");
                 json(primary.send("PATCH", "/v1/logs/before", "{\"settings\": {\"retention-time\": \"14d\"}}"), 200);
-                json(append(primary, "before", "on", "after its settings changed"), 200); // r1 copied it again
+                json(append(primary, "before", "on", "after its settings changed"), 200);
                 waitUntil(() -> replica.records("/v1/logs/before/records").values().contains("after its settings changed"));
                 assertThat(replica.records("/v1/logs/before/records")).isEqualTo(primary.records("/v1/logs/before/records"));
+                waitUntil(() -> json(replica.get("/v1/logs/before"), 200).at("/settings/retention-time").asText().equals("14d"));
+                assertThat(copy.resolve("kept-by-r1")).as("r1 kept its copy of the log").exists();
                 JsonNode refused = json(replica.send("POST", "/v1/logs", "{\"name\": \"own\"}"), 409);
                 assertThat(refused.get("error").asText()).isEqualTo("not_a_primary");
                 assertThat(append(replica, "orders", "local", "not here").statusCode()).isEqualTo(409);

@@ -4,6 +4,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
@@ -39,6 +40,17 @@ public final class StoreDirectories {
             deleteTree(dir);
         } catch (IOException e) {
             LOG.warn("Could not remove {} (removed at the store's next open): {}", dir, e.toString());
+        }
+    }
+
+    /** Closes {@code channel} (null: none), quietly: an open that failed already reports its own failure. */
+    public static void closeQuietly(FileChannel channel) {
+        if (channel != null) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // the open failed already; that failure is the one reported
+            }
         }
     }
 }

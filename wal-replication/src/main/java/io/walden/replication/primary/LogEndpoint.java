@@ -16,6 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class LogEndpoint {
     final String name;
     final Wal wal;
+    /** The log's id, read while it was open: a log reopened under its name with the same id is the same log. */
+    final long logId;
     final Map<String, ReplicaState> replicas = new ConcurrentHashMap<>();
     final SlotStore slots;
     final SyncReleaser releaser;
@@ -24,6 +26,7 @@ final class LogEndpoint {
     LogEndpoint(String name, Wal wal, long maxSlotRetainedBytes, SyncPolicy policy) {
         this.name = name;
         this.wal = wal;
+        this.logId = wal.status().logId();
         this.slots = new SlotStore(wal, maxSlotRetainedBytes);
         this.releaser = new SyncReleaser(wal.replication().remoteWaits());
         wal.replication().retentionFloor(slots::retentionFloor);
@@ -48,6 +51,16 @@ final class LogEndpoint {
             wal.replication().retentionFloor(null);
         }
         releaser.close();
+    }
+
+    /**
+     * The log was closed and opened again as {@code reopened} (its settings changed): this endpoint stops, saving its
+     * slots' last positions, and its successor takes them back from the log's directory, so that truncation of the
+     * reopened log keeps what they need.
+     */
+    LogEndpoint reopenedAs(Wal reopened, long maxSlotRetainedBytes, SyncPolicy policy) {
+        close();
+        return new LogEndpoint(name, reopened, maxSlotRetainedBytes, policy);
     }
 
     /** The log was deleted: its slots went with its directory, and nothing is saved. */

@@ -116,6 +116,14 @@ final class LogStream {
         }
     }
 
+    /**
+     * Ends the stream with a Restart (unless it ended already): the log was reopened, and the replica starts it again,
+     * from its own end, on the log's successor.
+     */
+    void restart() {
+        link.end(null);
+    }
+
     /** The stream or its connection ended: the sender stops, and the replica leaves the log's replicas. */
     void close() {
         if (closed) {

@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -36,6 +37,12 @@ final class PrimaryLogs {
         void removed(LogEndpoint log);
 
         void changed(LogEndpoint log);
+
+        /**
+         * The log of {@code old} was closed and opened again (its settings changed): {@code reopened} serves it from now
+         * on, the same log (its id, its records), so the replica keeps its copy and resumes from its own end.
+         */
+        void reopened(LogEndpoint old, LogEndpoint reopened);
     }
 
     /** The store, or null while it is not open (or there is none). */
@@ -107,7 +114,9 @@ final class PrimaryLogs {
 
     /**
      * Takes the store's logs as they are now: a log created since is served (its slots read, its policy set) and
-     * announced; one deleted is dropped (its streams end); one deleted and created again under its name is both.
+     * announced; one deleted is dropped (its streams end); one deleted and created again under its name is both; one
+     * reopened (its settings changed: the same log id) is served anew with its slots, and its replicas are told its
+     * settings and resume where they are.
      */
     synchronized void refresh() {
         WalStore store = this.store.get();
@@ -118,6 +127,7 @@ final class PrimaryLogs {
         next.put(FrameDescriptor.DEFAULT_LOG, root);
         List<LogEndpoint> added = new ArrayList<>();
         List<LogEndpoint> removed = new ArrayList<>();
+        Map<LogEndpoint, LogEndpoint> reopened = new LinkedHashMap<>();
         for (String name : store.names()) {
             Wal wal = store.log(name).orElse(null);
             if (wal == null || wal.isClosed()) {
@@ -126,6 +136,12 @@ final class PrimaryLogs {
             LogEndpoint known = logs.get(name);
             if (known != null && known.wal == wal) {
                 next.put(name, known);
+                continue;
+            }
+            if (known != null && known.logId == wal.status().logId()) {
+                LogEndpoint log = known.reopenedAs(wal, maxSlotRetainedBytes, policy);
+                next.put(name, log);
+                reopened.put(known, log);
                 continue;
             }
             if (known != null) {
@@ -153,6 +169,10 @@ final class PrimaryLogs {
         for (LogEndpoint log : added) {
             listeners.forEach(l -> l.added(log));
         }
+        reopened.forEach((old, log) -> {
+            LOG.info("Log {} was reopened with new settings: its replicas are told them and resume where they are", log.name);
+            listeners.forEach(l -> l.reopened(old, log));
+        });
     }
 
     /** Log {@code name}'s settings changed: every connection tells its replica. */

@@ -22,11 +22,16 @@ import java.util.Map;
 final class StoreStreams implements PrimaryLogs.Listener {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationServer.class);
 
-    /** One log as this connection numbers it, and its stream while the replica has one started. */
+    /**
+     * One log as this connection numbers it (its endpoint replaced when the log is reopened: the same log, the same
+     * number), and its stream while the replica has one started.
+     */
     private static final class Numbered {
         final int number;
-        final LogEndpoint log;
+        LogEndpoint log;
         LogStream stream;
+        /** A Start that came while the log was closed (reopening, or deleted): answered once it is reopened. */
+        Frame.Start held;
 
         Numbered(int number, LogEndpoint log) {
             this.number = number;
@@ -109,6 +114,29 @@ final class StoreStreams implements PrimaryLogs.Listener {
         });
     }
 
+    /**
+     * The log was reopened with new settings: the same number serves it, its entry is sent again (the same log id: its
+     * settings changed), and the stream on the closed log ends with a Restart, so that the replica starts it again from
+     * its own end (docs/replication-protocol.md, "Log numbers and the catalog").
+     */
+    @Override
+    public void reopened(LogEndpoint old, LogEndpoint reopened) {
+        onLoop(() -> {
+            Numbered n = byLog.remove(old);
+            if (n == null) {
+                return;
+            }
+            n.log = reopened;
+            byLog.put(reopened, n);
+            entry(n);
+            if (n.stream != null) {
+                n.stream.restart();
+            } else if (n.held != null) {
+                start(n, n.held); // the replica started it again while it was closed
+            }
+        });
+    }
+
     private void onLoop(Runnable task) {
         channel.eventLoop().execute(() -> {
             if (!closed && channel.isActive()) {
@@ -133,21 +161,13 @@ final class StoreStreams implements PrimaryLogs.Listener {
         if (frame.frame() instanceof Frame.Start start) {
             if (n.stream != null) {
                 n.stream.close(); // it ended (its Restart crossed this Start) or the replica starts it again
+                n.stream = null;
             }
-            Numbered numbered = n;
-            LogStream[] self = new LogStream[1];
-            LogStream stream = new LogStream(n.log, settings, new LogLink(channel, n.number, n.log.name,
-                    () -> onLoop(() -> ended(numbered, self[0]))));
-            self[0] = stream;
-            n.stream = stream;
-            try {
-                stream.open(new Frame.Hello(FrameDescriptor.STORE_PROTOCOL_VERSION, start.logId(), start.epoch(),
-                        start.epochStartLsn(), start.startLsn(), name, secret), FrameDescriptor.STREAM_WINDOW);
-            } catch (WalClosedException e) { // deleted while it was answered: its drop follows; the connection goes on
-                stream.close();
-                new LogLink(channel, n.number, n.log.name, () -> { }).end(new Frame.Error(Frame.Error.NOT_A_PRIMARY,
-                        "log '" + n.log.name + "' is closed here; retry later"));
+            if (n.log.wal.isClosed()) {
+                n.held = start; // reopened (its settings changed) or deleted: answered when the catalog says which
+                return null;
             }
+            start(n, start);
             return null;
         }
         if (frame.frame() instanceof Frame.Status status) {
@@ -157,6 +177,24 @@ final class StoreStreams implements PrimaryLogs.Listener {
             return null; // a status can cross the stream's end
         }
         return "unexpected " + frame.frame().getClass().getSimpleName() + " frame about a log";
+    }
+
+    /** Answers the replica's Start of log {@code n}, as a version 5 hello of that log is answered. */
+    private void start(Numbered n, Frame.Start start) {
+        n.held = null;
+        LogStream[] self = new LogStream[1];
+        LogStream stream = new LogStream(n.log, settings, new LogLink(channel, n.number, n.log.name,
+                () -> onLoop(() -> ended(n, self[0]))));
+        self[0] = stream;
+        n.stream = stream;
+        try {
+            stream.open(new Frame.Hello(FrameDescriptor.STORE_PROTOCOL_VERSION, start.logId(), start.epoch(),
+                    start.epochStartLsn(), start.startLsn(), name, secret), FrameDescriptor.STREAM_WINDOW);
+        } catch (WalClosedException e) { // deleted while it was answered: its drop follows; the connection goes on
+            stream.close();
+            new LogLink(channel, n.number, n.log.name, () -> { }).end(new Frame.Error(Frame.Error.NOT_A_PRIMARY,
+                    "log '" + n.log.name + "' is closed here; retry later"));
+        }
     }
 
     private void ended(Numbered n, LogStream stream) {

@@ -14,6 +14,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * One log of a version 6 replica (docs/replication-protocol.md, "Version 6"): its {@link ReplicaSession} (the write
@@ -22,8 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * log's stream are those of version 5, each handled as {@link ReceiverHandler} handles them, but ending the stream
  * (a Restart, an Error that is not final, a failed write) starts the log again on the same connection.
  *
- * <p>Thread-safety: {@link #onFrame} and {@link #attach} from the connection's event loop or the client's catalog
- * thread; everything that touches the log runs on its receiver thread.
+ * <p>Thread-safety: {@link #onFrame}, {@link #attach} and {@link #settle} from the connection's event loop or the
+ * client's catalog thread; everything that touches the log runs on its receiver thread.
  */
 final class LogFollower {
     private static final Logger LOG = LoggerFactory.getLogger(LogFollower.class);
@@ -50,8 +52,18 @@ final class LogFollower {
     }
 
     final String name;
-    final Wal wal;
-    final ReplicaSession session;
+    /** The log's id and segment size, which no reopen changes: checked against the primary's on any thread. */
+    final long logId;
+    final long segmentSize;
+    /**
+     * The log as it is open now, and its session: replaced together on the receiver thread when the log reopens with new
+     * settings ({@link #settle}), read on any thread (the receiver's tasks read them when they run, so each frame goes
+     * to the log open then).
+     */
+    volatile Wal wal;
+    volatile ReplicaSession session;
+    private final InetSocketAddress primary;
+    private final String replicaName;
     private final ExecutorService receiver;
     private volatile Stream current;
     /** Why the primary refused this log for good, or null. */
@@ -60,10 +72,58 @@ final class LogFollower {
 
     LogFollower(String name, Wal wal, InetSocketAddress primary, String replicaName) {
         this.name = name;
+        this.logId = wal.status().logId();
+        this.segmentSize = wal.config().segmentSize();
         this.wal = wal;
+        this.primary = primary;
+        this.replicaName = replicaName;
         this.receiver = Executors.newSingleThreadExecutor(r -> WaldenThreads.daemon(r, "walden-receiver-" + name));
-        this.session = new ReplicaSession(wal, primary, replicaName, new byte[0], new ApplierDriver(wal, null, 0), null,
-                receiver, () -> { }, () -> { });
+        this.session = sessionOf(wal);
+    }
+
+    private ReplicaSession sessionOf(Wal log) {
+        return new ReplicaSession(log, primary, replicaName, new byte[0], new ApplierDriver(log, null, 0), null, receiver,
+                () -> { }, () -> { });
+    }
+
+    /**
+     * Gives the log its primary's settings on the receiver thread, between two of its frames, so that the stream goes on
+     * from exactly where the log ended, and nothing it holds is asked for again: {@code change} applies them and returns
+     * the log open now (the same one when they changed nothing here). A successor takes the log's place here, and
+     * {@code adopted} readies it (it refuses appends as every log of this replica does) before the next frame reaches it.
+     * A change that failed leaves the log as {@code openNow} finds it (reopened with its old settings, if it could be).
+     */
+    void settle(Supplier<Wal> change, Supplier<Wal> openNow, Consumer<Wal> adopted) {
+        execute(() -> {
+            ReplicaSession before = session;
+            if (before.dropping) {
+                return; // stopping: the log is someone else's to change
+            }
+            long archived = 0; // what the primary said of its archive (0: nothing yet), which a reopened log forgets
+            Wal now;
+            try {
+                archived = wal.replication().archivedFloor();
+                before.writes.flushWritten(); // what was written is forced before the log closes
+                now = change.get();
+            } catch (RuntimeException e) {
+                lastError = "could not give log " + name + " its primary's settings: " + e;
+                LOG.error("Could not give log {} its primary's settings: {}", name, e.toString());
+                now = openNow.get();
+            }
+            if (now == null || now == wal) {
+                return;
+            }
+            ReplicaSession next = sessionOf(now);
+            next.streamingChannel = before.streamingChannel;
+            next.rewinds = before.rewinds;
+            wal = now;
+            session = next;
+            adopted.accept(now);
+            if (archived != 0) {
+                now.replication().primaryArchived(archived);
+            }
+            LOG.info("Log {} reopened with its primary's settings; it goes on from {}", name, Lsn.format(now.insertLsn()));
+        });
     }
 
     /** Whether this log's stream is taken on the current connection. */
@@ -156,9 +216,9 @@ final class LogFollower {
     }
 
     private void onWelcome(Stream s, Frame.Welcome welcome) {
-        if (welcome.logId() != wal.status().logId() || welcome.segmentSize() != wal.config().segmentSize()) {
+        if (welcome.logId() != logId || welcome.segmentSize() != segmentSize) {
             fatal = "the primary's log " + name + " is " + Long.toHexString(welcome.logId()) + " (segments of "
-                    + welcome.segmentSize() + " bytes), not this replica's " + Long.toHexString(wal.status().logId());
+                    + welcome.segmentSize() + " bytes), not this replica's " + Long.toHexString(logId);
             LOG.error("Refusing to follow log {}: {}", name, fatal);
             return;
         }

@@ -15,7 +15,8 @@ import java.util.function.BiConsumer;
  * "Version 6"): the root log, named {@code default}, which is never created or deleted here, and the named logs, created
  * as copies of the primary's and deleted when the primary says so.
  *
- * <p>Thread-safety: called by one thread of the client at a time (its catalog thread).
+ * <p>Thread-safety: creations and deletions are called by one thread of the client at a time (its catalog thread);
+ * {@link #changed} by the receiver thread of the log it changes, meanwhile.
  */
 public interface ReplicaLogs {
 
@@ -37,14 +38,24 @@ public interface ReplicaLogs {
     /** Deletes named log {@code name} and its files (the primary deleted it). */
     void delete(String name);
 
-    /** The primary changed the settings of log {@code name} (or told them again): by default nothing is done. */
-    default void changed(String name, Map<String, String> settings) {
+    /**
+     * Gives named log {@code name} the primary's {@code settings} for it (changed there, or told again when this replica
+     * connects), called on the log's own receiver thread between two of its frames: returns the log open now, the same
+     * one when they change nothing here, else its successor, reopened with them from exactly where the log ended and
+     * refusing local appends before anything finds it. By default nothing changes.
+     *
+     * @throws RuntimeException when they cannot be applied: the log is then open as it was, where it can be ({@link #log})
+     */
+    default Wal changed(String name, Map<String, String> settings) {
+        return log(name).orElse(null);
     }
 
     /**
      * The root log and the named logs of {@code store}.
      *
-     * @param settings applies the primary's settings of a log to its configuration when it is created (null: ignored)
+     * @param settings applies the primary's settings of a log to its configuration when it is created, and when they
+     *                 change ({@link WalStore#replaceSettings}: what they leave alone follows the store's defaults);
+     *                 null: ignored
      */
     static ReplicaLogs of(Wal root, WalStore store, BiConsumer<Map<String, String>, WalConfig.Builder> settings) {
         return new ReplicaLogs() {
@@ -88,6 +99,15 @@ public interface ReplicaLogs {
             @Override
             public void delete(String name) {
                 store.delete(name);
+            }
+
+            @Override
+            public Wal changed(String name, Map<String, String> primarySettings) {
+                return store.replaceSettings(name, b -> {
+                    if (settings != null) {
+                        settings.accept(primarySettings, b);
+                    }
+                }, wal -> wal.replication().refuseAppends("this log is a replica's, reopened with its primary's settings"));
             }
         };
     }

@@ -24,12 +24,14 @@ import java.util.concurrent.TimeUnit;
  * A version 6 replica's set of logs made the primary's (docs/replication-protocol.md, "Version 6", "A replica catches
  * up to exactly the primary's set"): a {@link LogFollower} per log, each refusing local appends; logs the catalog lists
  * and this replica lacks created as copies of the primary's (after asking for their identity); logs it holds under a
- * listed name but of another log id replaced; and named logs deleted only when the primary says so: a drop, or a
- * complete catalog that did not list them. Nothing of a connection whose {@code default} is not this replica's root
- * log is touched.
+ * listed name but of another log id replaced; logs it holds of the listed log id kept, with the settings the entry
+ * tells (again at every connection, and whenever they change there); and named logs deleted only when the primary says
+ * so: a drop, or a complete catalog that did not list them. Nothing of a connection whose {@code default} is not this
+ * replica's root log is touched.
  *
  * <p>Threads: creations, deletions and starts run on one catalog thread ({@code walden-catalog}), in the order the
- * catalog's frames came; a stale connection's work is skipped. Thread-safety: every method from any thread.
+ * catalog's frames came; a stale connection's work is skipped. A log's settings are applied on its own receiver thread,
+ * between two of its frames ({@link LogFollower#settle}). Thread-safety: every method from any thread.
  */
 final class StoreCatalog {
     private static final Logger LOG = LoggerFactory.getLogger(StoreCatalog.class);
@@ -48,7 +50,10 @@ final class StoreCatalog {
     volatile String lastError;
     /** Run when a connection's {@code default} is found to be this replica's root log: it reached the right primary. */
     volatile Runnable onVerified = () -> { };
-    /** Run on the catalog thread after a log was created or deleted here (a cascading endpoint refreshes its logs). */
+    /**
+     * Run after a log was created or deleted here (on the catalog thread) or reopened with new settings (on its receiver
+     * thread): a cascading endpoint refreshes its logs.
+     */
     volatile Runnable onLogsChanged = () -> { };
     /** Run when a connection ends: connect again later. */
     volatile Runnable onDisconnected = () -> { };
@@ -130,9 +135,9 @@ final class StoreCatalog {
             if (f == null && logs.log(entry.name()).isPresent()) {
                 f = follow(entry.name(), logs.log(entry.name()).get());
             }
-            if (f != null && (f.wal.status().logId() != entry.logId() || f.wal.config().segmentSize() != entry.segmentSize())) {
+            if (f != null && (f.logId != entry.logId() || f.segmentSize != entry.segmentSize())) {
                 LOG.warn("Log {} here is {}, the primary's is {}: it was deleted and created again there; replacing it",
-                        entry.name(), Long.toHexString(f.wal.status().logId()), Long.toHexString(entry.logId()));
+                        entry.name(), Long.toHexString(f.logId), Long.toHexString(entry.logId()));
                 remove(entry.name());
                 f = null;
             }
@@ -140,7 +145,7 @@ final class StoreCatalog {
                 askIdentity(ch, n);
                 return;
             }
-            logs.changed(entry.name(), entry.settings());
+            settle(f, entry); // before its start: the start names where the log, reopened or not, ends
             attach(ch, n, f, pending);
         });
     }
@@ -172,9 +177,28 @@ final class StoreCatalog {
         });
     }
 
-    /** The primary changed a log's settings. */
+    /**
+     * The primary changed a named log's settings (an entry again, of the same log id): the copy takes them, and is kept.
+     * The root log keeps this replica's own settings.
+     */
     void changed(Frame.CatalogEntry entry) {
-        onWorker(channel, () -> logs.changed(entry.name(), entry.settings()));
+        onWorker(channel, () -> {
+            LogFollower f = followers.get(entry.name());
+            if (f != null && !entry.name().equals(FrameDescriptor.DEFAULT_LOG)) {
+                settle(f, entry);
+            }
+        });
+    }
+
+    /**
+     * Gives a log the primary's settings of {@code entry}, between two of its frames; a log reopened for them refuses
+     * appends as every log here does, and a cascading endpoint serves it anew.
+     */
+    private void settle(LogFollower f, Frame.CatalogEntry entry) {
+        f.settle(() -> logs.changed(f.name, entry.settings()), () -> logs.log(f.name).orElse(null), wal -> {
+            wal.replication().refuseAppends(refusal);
+            logsChanged();
+        });
     }
 
     /** The primary deleted log {@code log}. */

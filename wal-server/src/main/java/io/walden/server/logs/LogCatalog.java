@@ -243,13 +243,20 @@ public final class LogCatalog implements AutoCloseable {
         try {
             return inServerTerms(() -> store.reconfigure(name, PerLogSettings.applier(settings)));
         } finally {
-            // Reopened, with the new settings or (when they failed) the old: its meters and APIs follow the open log.
-            Wal now = find(name);
-            if (now != old && now != null) {
-                unbindMeters(name);
-                now.meterBinder().bindTo(registry);
-                listeners.forEach(l -> l.replaced(name, old, now));
-            }
+            reopened(name, old);
+        }
+    }
+
+    /**
+     * Log {@code name}, which was {@code old}, may have been reopened (with new settings or, when they failed, the old;
+     * here or as a replica's copy taking its primary's): its meters and listeners follow the log open now.
+     */
+    synchronized void reopened(String name, Wal old) {
+        Wal now = find(name);
+        if (now != old && now != null && old != null) {
+            unbindMeters(name);
+            now.meterBinder().bindTo(registry);
+            listeners.forEach(l -> l.replaced(name, old, now));
         }
     }
 

@@ -13,14 +13,16 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * A replica's logs as its {@link LogCatalog} holds them: the log {@code default}, and the copies of its primary's named
- * logs, created and deleted when the primary's catalog says so (docs/replication-protocol.md, "Version 6"). Each copy
+ * logs, created, changed and deleted when the primary's catalog says so (docs/replication-protocol.md, "Version 6"). Each copy
  * goes through the catalog, so that its meters and the HTTP API's handlers follow it as they follow a log created here.
  * The store opens at the first copy: a replica of a primary without named logs runs as before.
  *
- * <p>Thread-safety: called by the replica client's catalog thread; creations and deletions serialise on the catalog.
+ * <p>Thread-safety: called by the replica client's catalog thread (creations, deletions) and a log's receiver thread
+ * (its changes); each serialises on the catalog and the store.
  */
 public final class ReplicaCopies implements ReplicaLogs {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaCopies.class);
@@ -52,9 +54,26 @@ public final class ReplicaCopies implements ReplicaLogs {
 
     @Override
     public Wal create(String name, PrimaryIdentity identity, Map<String, String> settings) {
-        Wal wal = ReplicaLogs.of(root, catalog.store(), ReplicaCopies::apply).create(name, identity, settings);
+        Wal wal = ReplicaLogs.of(root, catalog.store(), (told, b) -> applier(told).accept(b))
+                .create(name, identity, settings);
         catalog.adopted(name, wal);
         return wal;
+    }
+
+    /**
+     * The primary's settings of a log, changed there or told again at a connection: the copy takes them as it would at
+     * its creation (what the primary leaves without a value takes this server's default), reopened only when that
+     * changes something, from exactly where it ended; its meters and handlers follow the reopened log.
+     */
+    @Override
+    public Wal changed(String name, Map<String, String> settings) {
+        Wal old = log(name).orElse(null);
+        Consumer<WalConfig.Builder> applier = applier(settings); // read once: an unknown setting is logged once
+        try {
+            return ReplicaLogs.of(root, catalog.store(), (told, b) -> applier.accept(b)).changed(name, settings);
+        } finally {
+            catalog.reopened(name, old);
+        }
     }
 
     @Override
@@ -67,7 +86,7 @@ public final class ReplicaCopies implements ReplicaLogs {
      * settings this one lacks: they are left at this server's defaults, logged); the segment size is the primary's
      * log's own whatever they say (the copy's identity sets it).
      */
-    static void apply(Map<String, String> primary, WalConfig.Builder b) {
+    static Consumer<WalConfig.Builder> applier(Map<String, String> primary) {
         Map<PerLogSettings.Entry, Object> values = new LinkedHashMap<>();
         primary.forEach((key, text) -> {
             if (text == null) {
@@ -79,7 +98,7 @@ public final class ReplicaCopies implements ReplicaLogs {
                 LOG.warn("A setting of the primary's log is left at this server's default: {}", e.getMessage());
             }
         });
-        PerLogSettings.applier(values).accept(b);
+        return PerLogSettings.applier(values);
     }
 
     /**
