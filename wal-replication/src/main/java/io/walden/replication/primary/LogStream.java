@@ -103,7 +103,7 @@ final class LogStream {
         if (state.report(status.writtenLsn(), status.flushedLsn(), status.appliedLsn(), System.nanoTime())) {
             LOG.info("Replica '{}' caught up on log {} at {}", state.name, log.name, Lsn.format(state.flushed));
         }
-        settings.meters().reported(log.name, state);
+        settings.meters().reported(state);
         log.slots.confirmed(state.name, state.flushed);
         log.release(); // blocked commits are unparked from here; asynchronous ones complete on the releaser
         writable(); // the report may open the sender's window
@@ -135,7 +135,7 @@ final class LogStream {
         }
         if (state != null) {
             log.replicas.remove(state.name, state);
-            settings.meters().disconnected(log.name, state.name); // per-connection meters: they do not pile up with names
+            settings.meters().disconnected(log.name, state); // per-connection meters: they do not pile up with names
             LOG.info("Replica '{}' left log {}", state.name, log.name);
         }
     }
