@@ -9,6 +9,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -97,6 +99,7 @@ final class TailCopy {
         }
         long position = start;
         int epoch = log.status().history().at(position).number();
+        String failed = null;
         try {
             while (position < tail.toLsn() && System.nanoTime() - deadline < 0) {
                 HttpResponse<byte[]> answer = fetch(donor, tail, position, epoch);
@@ -104,17 +107,20 @@ final class TailCopy {
                     break; // the donor holds nothing more below the end asked for
                 }
                 if (answer.statusCode() != 200) {
-                    return donor.name() + " answered " + answer.statusCode() + " "
+                    failed = donor.name() + " answered " + answer.statusCode() + " "
                             + new String(answer.body(), StandardCharsets.UTF_8).strip() + refusalHint(answer.statusCode());
+                    break;
                 }
                 long at = Lsn.parse(answer.headers().firstValue(HeldRecordsApi.START_HEADER).orElseThrow(() ->
                         new IllegalStateException("no " + HeldRecordsApi.START_HEADER + " header in the answer")));
                 position = log.replication().writeReceived(at, ByteBuffer.wrap(answer.body()));
             }
         } catch (IOException | RuntimeException e) {
-            return e.toString();
-        } finally {
-            log.flush(); // what was applied is whole records, each checked: durable before it is published
+            failed = e.toString();
+        }
+        String notFlushed = flushed(log); // whatever happened: what was applied is durable before it is published
+        if (failed != null || !notFlushed.isEmpty()) {
+            return (failed == null ? "the copy" : failed) + notFlushed;
         }
         if (position < tail.toLsn()) {
             return System.nanoTime() - deadline >= 0 ? "copied up to " + Lsn.format(position) + " in this round"
@@ -124,6 +130,19 @@ final class TailCopy {
         LOG.info("Copied log {} [{}, {}) from {} ({} bytes), in epoch {}", tail.log(), Lsn.format(start),
                 Lsn.format(position), donor.name(), position - start, epoch);
         return null;
+    }
+
+    /**
+     * Flushes what the copy applied (whole records, each checked: durable before the controller publishes it); "" once
+     * done, else why not (the controller publishes only flushed positions, so nothing unflushed is published then).
+     */
+    private static String flushed(Wal log) {
+        try {
+            log.flush();
+            return "";
+        } catch (RuntimeException e) {
+            return "; and what it applied could not be flushed: " + e;
+        }
     }
 
     private HttpResponse<byte[]> fetch(Member donor, ElectionRule.Tail tail, long from, int epoch)
@@ -140,7 +159,22 @@ final class TailCopy {
         if (http == null) {
             http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(TIMEOUT).build();
         }
-        return http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+        return http.send(request.build(), info -> HttpResponse.BodySubscribers.mapping(
+                HttpResponse.BodySubscribers.ofInputStream(), TailCopy::atMostOneAnswer));
+    }
+
+    /** An answer's bytes, refused past what one answer may hold ({@link HeldRecordsApi#MAX_BYTES}) plus an error's. */
+    private static byte[] atMostOneAnswer(InputStream body) {
+        try (body) {
+            byte[] bytes = body.readNBytes(HeldRecordsApi.MAX_BYTES + 1);
+            if (bytes.length > HeldRecordsApi.MAX_BYTES) {
+                throw new UncheckedIOException(new IOException("an answer of over " + HeldRecordsApi.MAX_BYTES
+                        + " bytes: not a member's held records"));
+            }
+            return bytes;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** What a refusal of the token asks of the operator. */

@@ -32,7 +32,8 @@ public final class HeldRecordsApi {
     public static final String NEXT_HEADER = "Walden-Next-Lsn";
     /** The route's path. */
     public static final String PATH = "/admin/held-records";
-    static final int MAX_BYTES = 1 << 20;
+    /** The most bytes one answer holds (a copying member refuses a longer one). */
+    public static final int MAX_BYTES = 1 << 20;
 
     /** A group member's logs as it may serve them now. */
     @FunctionalInterface
@@ -77,6 +78,12 @@ public final class HeldRecordsApi {
                 return;
             }
             ReplicationChunk chunk = wal.replication().readHeld(from, to, MAX_BYTES);
+            try {
+                source.heldLog(log); // still following no primary now that the bytes are read: else its end may move
+            } catch (IllegalStateException e) {
+                ex.error(HttpResponseStatus.CONFLICT, "not_looking", e.getMessage());
+                return;
+            }
             if (chunk == null) {
                 ex.text(HttpResponseStatus.NO_CONTENT, "", "text/plain");
                 return;
