@@ -126,6 +126,8 @@ public final class WaldenServer implements AutoCloseable {
     private HttpRouter router;
     /** The tokens and the count of their refusals, set with the router, before accepting (every connection's gate). */
     private Access access;
+    /** Re-reads the tokens file on a change (null without one); stopped by {@link #close}. */
+    private TokensFileWatch tokensFile;
     private Transports transport;
     private volatile boolean accepting;
     /** The HTTP listener's URL, for /admin/status: written at start, read by the event loops. */
@@ -231,10 +233,7 @@ public final class WaldenServer implements AutoCloseable {
         CursorApi cursors = new CursorApi(wal, readers);
         served = new ServedLogs(logs, data, cursors, readers, admin);
         access = Access.of(TokensFile.of(config), registry);
-        TokensFileWatch tokensFile = TokensFileWatch.of(config, access::replace, registry);
-        if (tokensFile != null) {
-            tokensFile.scheduleOn(workers.next(), admin);
-        }
+        tokensFile = TokensFileWatch.start(config, access::replace, registry);
         router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
                 registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
                 config.tokenRequired()), logs, rates), new HeldRecordsApi(group == null ? null : group::heldLog, admin)),
@@ -342,6 +341,7 @@ public final class WaldenServer implements AutoCloseable {
             return;
         }
         started = false;
+        router.stopAppends(); // later appends on open connections are refused unwritten (before /ready says 503)
         accepting = false;
         serverChannel.close().awaitUninterruptibly();
         served.stop(); // streams end within half a second, every log's
@@ -356,6 +356,9 @@ public final class WaldenServer implements AutoCloseable {
         }
         readers.shutdown();
         admin.shutdown();
+        if (tokensFile != null) {
+            tokensFile.close();
+        }
         segmentWaits.shutdown();
         if (group != null) {
             group.close(); // fences first if primary, then leaves: another member is elected
@@ -417,6 +420,9 @@ public final class WaldenServer implements AutoCloseable {
             }
             shutDownEventLoops();
             closeArchive();
+            if (tokensFile != null) {
+                tokensFile.close();
+            }
         }
     }
 

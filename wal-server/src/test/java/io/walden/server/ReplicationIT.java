@@ -10,6 +10,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
+import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
@@ -48,17 +49,18 @@ class ReplicationIT {
              ServerProcess replica = ServerProcess.start(work, work.resolve("replica"), ServerProcess.freePort(),
                      "--replicate-from", "127.0.0.1:" + replicationPort, "--name", "r1",
                      "--replication-listen", "127.0.0.1:" + replicaReplicationPort)) {
-            waitUntil(() -> JSON.readTree(primary.get("/admin/status").body()).get("replicas").size() == 1);
+            // sync once it caught up with what it lacked at its connection (PostgreSQL's streaming), potential before
+            waitUntil(() -> JSON.readTree(primary.get("/admin/status").body()).at("/replicas/0/sync_state").asText()
+                    .equals("sync"));
             JsonNode status = JSON.readTree(primary.get("/admin/status").body());
             assertThat(status.at("/replicas/0/name").asText()).isEqualTo("r1");
-            assertThat(status.at("/replicas/0/sync_state").asText()).isEqualTo("sync");
             assertThat(status.get("sync_replicas").asText()).isEqualTo("FIRST 1 (r1)");
             primary.post("/v1/records?durability=on", "warm".getBytes());
             JsonNode afterOne = JSON.readTree(primary.get("/admin/status").body());
             assertThat(afterOne.at("/replicas/0/flush_lag_ms").isNumber()).as(afterOne.toString()).isTrue();
             String metrics = primary.get("/metrics").body();
             assertThat(metrics).contains("walden_replica_lsn{log=\"default\",position=\"flush\",replica=\"r1\"}")
-                    .contains("walden_replica_lag_seconds_count{log=\"default\",position=\"flush\",replica=\"r1\"}");
+                    .contains("walden_replica_lag_seconds_count{position=\"flush\",replica=\"r1\"}");
             acknowledged.add(JSON.readTree(primary.get("/v1/records?from=0/0").body()).at("/records/0/lsn").asText());
 
             for (int i = 1; i < 100; i++) {
@@ -217,16 +219,39 @@ class ReplicationIT {
             // Stopped only once the commit is in the log and waiting: a request still on its way has no answer to get.
             waitUntil(() -> JSON.readTree(primary.get("/admin/status").body()).get("remote_wait_oldest_ms").asLong() > 0);
             assertThat(waiting).as("the commit waits for r1").isNotDone();
-            primary.terminate(); // SIGTERM, as an operator stopping the primary to fail over
-            HttpResponse<String> answer = waiting.get(60, TimeUnit.SECONDS);
-            assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
-            JsonNode body = JSON.readTree(answer.body());
-            assertThat(body.get("error").asText()).isEqualTo("remote_commit_unconfirmed");
-            assertThat(body.get("detail").asText()).contains("durable locally");
-            assertThat(body.has("lsn")).isTrue();
+            try (Socket open = new Socket("127.0.0.1", port)) { // a client's connection, opened before the stop
+                long stopping = System.nanoTime();
+                primary.signalTerm(); // SIGTERM, as an operator stopping the primary to fail over
+                waitUntil(() -> !ready(primary)); // the stop began: later appends are refused
+                open.getOutputStream().write(("POST /v1/records?durability=local HTTP/1.1\r\nHost: x\r\n"
+                        + "Content-Length: 10\r\n\r\ntoo late 1").getBytes(StandardCharsets.US_ASCII));
+                open.setSoTimeout(10_000);
+                assertThat(new String(open.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
+                        .as("an append on an open connection once the stop began").startsWith("HTTP/1.1 503")
+                        .contains("\"error\":\"shutting_down\"");
+                HttpResponse<String> answer = waiting.get(60, TimeUnit.SECONDS);
+                assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
+                JsonNode body = JSON.readTree(answer.body());
+                assertThat(body.get("error").asText()).isEqualTo("remote_commit_unconfirmed");
+                assertThat(body.get("detail").asText()).contains("durable locally");
+                assertThat(body.has("lsn")).isTrue();
+                primary.terminate();
+                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stopping))
+                        .as("the stop ends the wait for the absent replica, not the whole 10 s drain").isLessThan(8_000);
+            }
         }
         try (ServerProcess restarted = ServerProcess.start(work, data, port)) {
-            assertThat(restarted.records()).as("the record was durable locally").containsValue("nobody has me");
+            assertThat(restarted.records()).as("the record was durable locally").containsValue("nobody has me")
+                    .as("the append refused during the stop was not written").doesNotContainValue("too late 1");
+        }
+    }
+
+    /** Whether {@code /ready} answers 200 (false once the server stops: 503, or no new connection taken). */
+    private static boolean ready(ServerProcess server) {
+        try {
+            return server.get("/ready").statusCode() == 200;
+        } catch (Exception stopped) {
+            return false;
         }
     }
 

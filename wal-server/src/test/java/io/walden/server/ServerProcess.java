@@ -177,6 +177,11 @@ final class ServerProcess implements AutoCloseable {
         process.waitFor(30, TimeUnit.SECONDS);
     }
 
+    /** SIGTERM, without waiting for the process to end ({@link #terminate} waits). */
+    void signalTerm() {
+        process.destroy();
+    }
+
     /** SIGTERM, then waits for the exit code. */
     int terminate() throws InterruptedException {
         process.destroy();

@@ -216,11 +216,12 @@ class TokenRolesIT {
         assertRefused(send(rotated, "GET", "/v1/logs", ""), 401, "unauthorized");
         try {
             Files.writeString(file, original + "  - sha256: " + hex(rotated) + "\n    role: read\n");
-            waitUntil(() -> send(rotated, "GET", "/v1/logs", "").statusCode() == 200); // re-read within 2 s
+            waitUntil(() -> send(rotated, "GET", "/v1/logs", "").statusCode() == 200); // re-read within 3 s
 
             double refused = reloads("refused");
             Files.writeString(file, "tokens:\n  - sha256: not-hex\n    role: read\n");
             waitUntil(() -> reloads("refused") >= refused + 1);
+            assertThat(server.get("/metrics").body()).contains("walden_http_auth_tokens_file_valid 0.0");
             assertThat(send(rotated, "GET", "/v1/logs", "").statusCode()).as("the tokens in force stay").isEqualTo(200);
             assertThat(send(ADMIN, "GET", "/admin/status", "").statusCode()).as("--auth-token stays").isEqualTo(200);
         } finally {
@@ -228,6 +229,7 @@ class TokenRolesIT {
         }
         waitUntil(() -> send(rotated, "GET", "/v1/logs", "").statusCode() == 401);
         assertThat(send(READER, "GET", "/v1/logs", "").statusCode()).isEqualTo(200);
+        assertThat(server.get("/metrics").body()).contains("walden_http_auth_tokens_file_valid 1.0");
     }
 
     /** {@code walden_http_auth_reloads_total{result}} from {@code /metrics}. */

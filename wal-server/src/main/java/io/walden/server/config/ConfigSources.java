@@ -137,21 +137,32 @@ final class ConfigSources {
      * (where, for a syntax error); {@code flag} is put before the file's name when it cannot be read ({@code --config }).
      */
     static JsonNode parse(Path yaml, String flag) {
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(yaml);
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException(flag + yaml + ": no such file");
+        } catch (IOException e) {
+            throw new IllegalArgumentException(flag + yaml + ": cannot read it: " + reason(e));
+        }
+        return parse(yaml, bytes);
+    }
+
+    /** The tree of {@code bytes}, the contents of {@code yaml} (null for nothing but comments), as {@link #parse(Path, String)}. */
+    static JsonNode parse(Path yaml, byte[] bytes) {
         // YAML 1.1 would read `durability: on` as the boolean true and `auth-token:` as null: take words as words.
         YAMLFactory factory = YAMLFactory.builder()
                 .enable(YAMLParser.Feature.PARSE_BOOLEAN_LIKE_WORDS_AS_STRINGS)
                 .build();
         try {
-            return new ObjectMapper(factory).readTree(Files.readAllBytes(yaml));
-        } catch (NoSuchFileException e) {
-            throw new IllegalArgumentException(flag + yaml + ": no such file");
+            return new ObjectMapper(factory).readTree(bytes);
         } catch (JsonProcessingException e) {
             JsonLocation at = e.getLocation();
             String problem = e.getOriginalMessage().lines().findFirst().orElse("").trim();
             throw new IllegalArgumentException(yaml + (at == null ? "" : ": line " + at.getLineNr() + ", column "
                     + at.getColumnNr()) + ": not valid YAML: " + problem);
         } catch (IOException e) {
-            throw new IllegalArgumentException(flag + yaml + ": cannot read it: " + reason(e));
+            throw new IllegalArgumentException(yaml + ": cannot read it: " + reason(e));
         }
     }
 

@@ -83,7 +83,7 @@ public final class ServerSettings {
                     + "needs a token; a token is required when --http is not a loopback address.").secretValue();
     public static final Setting<List<TokensFile.Entry>> AUTH_TOKENS = of("auth-tokens", "FILE", TokensFile::read, null,
             "YAML file of the tokens' SHA-256 hashes, each with a role (read, append or admin) and optionally the log "
-                    + "patterns it may use (see walden hash-token); beside --auth-token; re-read within 2 s of a change.");
+                    + "patterns it may use (see walden hash-token); beside --auth-token; re-read within 3 s of a change.");
     public static final Setting<Path> TLS_CERT = of("tls-cert", "PEM", Path::of, null,
             "PEM certificate chain: serve HTTPS (with --tls-key).");
     public static final Setting<Path> TLS_KEY = of("tls-key", "PEM", Path::of, null, "PEM private key (PKCS#8) for --tls-cert.");

@@ -83,7 +83,15 @@ public final class TokensFile {
      */
     static List<Entry> read(String text) {
         Path file = Path.of(text);
-        JsonNode root = ConfigSources.parse(file, "");
+        return entries(file, ConfigSources.parse(file, ""));
+    }
+
+    /** Reads {@code bytes}, the contents of {@code file}, as {@link #read(String)} reads the file. */
+    static List<Entry> read(Path file, byte[] bytes) {
+        return entries(file, ConfigSources.parse(file, bytes));
+    }
+
+    private static List<Entry> entries(Path file, JsonNode root) {
         if (root == null || root.isMissingNode() || !root.isObject() || !root.has("tokens")) {
             throw new IllegalArgumentException(file + ": expected 'tokens:' and a list of entries (sha256, role, logs)");
         }

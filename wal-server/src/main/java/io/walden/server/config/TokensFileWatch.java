@@ -1,7 +1,9 @@
 package io.walden.server.config;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.server.auth.Tokens;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -9,42 +11,49 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.FileTime;
-import java.util.Objects;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.Arrays;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
  * Re-reads the {@code --auth-tokens} file when it changes, so that a token is added, revoked or given another role
- * without a restart (docs/operations.md, "Tokens and roles"). Every {@link #PERIOD_MILLIS} it compares the file's
- * modification time and size with what it saw last (a file replaced by a rename, as a Kubernetes secret is, or a
- * symbolic link moved, counts as changed); on a change it reads the file as the start did and puts the new tokens in
- * force, with {@code --auth-token}'s admin beside them.
+ * without a restart (docs/operations.md, "Tokens and roles").
  *
- * <p>A file that cannot be read or is not valid (half written, a typo, deleted) changes nothing: the tokens in force
- * stay, and the error is logged once per change of the file, naming the file and the entry, as at start. Counted in
- * {@code walden.http.auth.reloads} by {@code result} ({@code applied}, {@code refused}).
+ * <p>Every {@link #PERIOD_MILLIS} it reads the file's bytes (the file is small) and compares their SHA-256 with the
+ * contents in force: a change of any byte is seen, whatever the file system's timestamps say. A change is put in force
+ * only once two reads in a row, a period apart, found the same bytes, and they are a valid file: a file being written
+ * in place is never taken half written (a half-written file can be valid, and wider: an entry cut before its
+ * {@code logs:} line reaches every log). So a change is in force within two to three periods. The first reads after
+ * the start put in force what the file holds then, quietly (it may have changed while the server started).
  *
- * <p>Thread-safety: {@link #look} runs on one thread at a time (the worker given to {@link #scheduleOn}, a single
- * thread); its fields are that thread's.
+ * <p>A file that cannot be read or is not valid changes nothing: the tokens in force stay, the error is logged once
+ * per content (naming the file and the entry, as at start), and {@code walden.http.auth.tokens.file.valid} is 0 until
+ * the file is valid again; {@code walden.http.auth.reloads} counts the changes {@code applied} and {@code refused}.
+ *
+ * <p>Threads: its own daemon thread ({@code walden-tokens}), so that a slow file system or a busy admin thread never
+ * holds a revocation back; {@link #close} stops it. Every field but the meters' is that thread's.
  */
-public final class TokensFileWatch {
+public final class TokensFileWatch implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TokensFileWatch.class);
-    /** How often the file is looked at. */
-    public static final long PERIOD_MILLIS = 2000;
+    /** How often the file is read. */
+    public static final long PERIOD_MILLIS = 1000;
 
     private final ServerConfig config;
     private final Path file;
     private final Consumer<Tokens> inForce;
     private final Counter applied;
     private final Counter refused;
-    private FileTime seenModified;
-    private long seenSize;
-    private String lastProblem;
+    private final ScheduledExecutorService thread =
+            Executors.newSingleThreadScheduledExecutor(WaldenThreads.named("walden-tokens"));
+    /** The SHA-256 of the contents in force; null until the first stable read after the start. */
+    private byte[] appliedHash;
+    /** The SHA-256 of the contents the last read found (a change waits for a second read to find them too). */
+    private byte[] lastHash;
+    /** The SHA-256 of the last contents refused (logged once per content), or null. */
+    private byte[] refusedHash;
+    private volatile boolean valid = true;
 
     private TokensFileWatch(ServerConfig config, Path file, Consumer<Tokens> inForce, MeterRegistry registry) {
         this.config = config;
@@ -52,22 +61,24 @@ public final class TokensFileWatch {
         this.inForce = inForce;
         this.applied = reloads(registry, "applied");
         this.refused = reloads(registry, "refused");
-        try {
-            BasicFileAttributes now = Files.readAttributes(file, BasicFileAttributes.class);
-            seenModified = now.lastModifiedTime(); // as the start read it (a change since is seen at the first look)
-            seenSize = now.size();
-        } catch (IOException e) {
-            seenModified = null; // gone since the start read it: the first look says so
-        }
+        Gauge.builder("walden.http.auth.tokens.file.valid", this, w -> w.valid ? 1 : 0)
+                .description("1 while the --auth-tokens file's contents are valid, 0 while a change of it cannot be "
+                        + "used (the tokens before it stay in force)")
+                .register(registry);
     }
 
     /**
-     * A watch of the server's tokens file that hands each new set of tokens to {@code inForce}, or null when the server
+     * Starts watching the server's tokens file, handing each new set of tokens to {@code inForce}; null when the server
      * has no tokens file.
      */
-    public static TokensFileWatch of(ServerConfig config, Consumer<Tokens> inForce, MeterRegistry registry) {
+    public static TokensFileWatch start(ServerConfig config, Consumer<Tokens> inForce, MeterRegistry registry) {
         Path file = TokensFile.file(config);
-        return file == null ? null : new TokensFileWatch(config, file, inForce, registry);
+        if (file == null) {
+            return null;
+        }
+        TokensFileWatch watch = new TokensFileWatch(config, file, inForce, registry);
+        watch.thread.scheduleWithFixedDelay(watch::look, PERIOD_MILLIS, PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+        return watch;
     }
 
     private static Counter reloads(MeterRegistry registry, String result) {
@@ -76,53 +87,58 @@ public final class TokensFileWatch {
                 .register(registry);
     }
 
-    /** Looks every {@link #PERIOD_MILLIS} on {@code timer}, reading the file on {@code worker} (never the timer's thread). */
-    public void scheduleOn(ScheduledExecutorService timer, Executor worker) {
-        timer.scheduleWithFixedDelay(() -> {
-            try {
-                worker.execute(this::look);
-            } catch (RejectedExecutionException stopping) {
-                // the server stops: nothing to put in force any more
-            }
-        }, PERIOD_MILLIS, PERIOD_MILLIS, TimeUnit.MILLISECONDS);
-    }
-
-    /** Reads the file if it changed since the last look, and puts its tokens in force when they are valid. */
+    /** Reads the file; puts its tokens in force when its contents changed, held still for a period, and are valid. */
     void look() {
-        FileTime modified;
-        long size;
+        byte[] bytes;
         try {
-            BasicFileAttributes now = Files.readAttributes(file, BasicFileAttributes.class);
-            modified = now.lastModifiedTime();
-            size = now.size();
+            bytes = Files.readAllBytes(file);
         } catch (IOException e) {
-            refuse("auth-tokens: " + file + ": cannot read it (" + e.getClass().getSimpleName() + ")");
-            seenModified = null;
+            lastHash = null;
+            refuse(new byte[0], "auth-tokens: " + file + ": cannot read it (" + e.getClass().getSimpleName() + ")");
             return;
         }
-        if (modified.equals(seenModified) && size == seenSize) {
+        byte[] hash = Tokens.newDigest().digest(bytes);
+        boolean held = Arrays.equals(hash, lastHash);
+        lastHash = hash;
+        if (Arrays.equals(hash, appliedHash)) {
+            valid = true;
+            refusedHash = null;
             return;
         }
-        seenModified = modified;
-        seenSize = size;
+        if (!held) {
+            return; // changed since the last read: maybe still being written; the next read decides
+        }
         Tokens next;
         try {
-            next = TokensFile.of(config, TokensFile.read(file.toString()));
+            next = TokensFile.of(config, TokensFile.read(file, bytes));
         } catch (RuntimeException e) {
-            refuse("auth-tokens: " + e.getMessage());
+            refuse(hash, "auth-tokens: " + e.getMessage());
             return;
         }
+        boolean first = appliedHash == null;
         inForce.accept(next);
-        lastProblem = null;
-        applied.increment();
-        LOG.info("Re-read the tokens of {} (auth-tokens): {} token(s) in force now", file, next.size());
+        appliedHash = hash;
+        refusedHash = null;
+        valid = true;
+        if (first) {
+            LOG.debug("The tokens of {} (auth-tokens) as they are after the start: {} token(s)", file, next.size());
+        } else {
+            applied.increment();
+            LOG.info("Re-read the tokens of {} (auth-tokens): {} token(s) in force now", file, next.size());
+        }
     }
 
-    private void refuse(String problem) {
-        if (!Objects.equals(problem, lastProblem)) { // once per problem, not every period while the file stays bad
-            lastProblem = problem;
+    private void refuse(byte[] hash, String problem) {
+        valid = false;
+        if (!Arrays.equals(hash, refusedHash)) { // once per content, not every period while the file stays bad
+            refusedHash = hash;
             refused.increment();
             LOG.error("{}; the tokens in force stay until the file is valid again", problem);
         }
+    }
+
+    @Override
+    public void close() {
+        thread.shutdownNow();
     }
 }

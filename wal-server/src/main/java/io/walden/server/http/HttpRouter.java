@@ -28,6 +28,8 @@ public final class HttpRouter {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final UnaryOperator<String> redact;
     private final Access access;
+    /** Set once the server stops ({@link #stopAppends}); read by every connection's event loop. */
+    private volatile boolean stopping;
 
     /**
      * @param dataDir the log directory: its absolute path is cut from error details (clients see file names only)
@@ -52,6 +54,16 @@ public final class HttpRouter {
     /** The handler of one new connection (placed last in its pipeline). */
     public ChannelHandler newConnection() {
         return new HttpConnection(this);
+    }
+
+    /**
+     * The server stops: an append that arrives from now on, on a connection opened before, is refused before anything
+     * is written (503 {@code shutting_down}, the connection closed after the answer), so that a client retrying on it
+     * goes to another server rather than writing the record again into a log whose answers can no longer confirm it.
+     * The requests already in flight finish as before; reads and admin calls are still answered.
+     */
+    public void stopAppends() {
+        stopping = true;
     }
 
     /** Requests received and not yet finished (streams included until they end). */
@@ -97,6 +109,12 @@ public final class HttpRouter {
                 ex.error(HttpResponseStatus.BAD_REQUEST, "bad_parameter", "unknown parameter '" + unknown + "' for "
                         + route.method() + " " + route.path() + (route.params().isEmpty() ? ": it takes none"
                         : " (known: " + String.join(", ", new TreeSet<>(route.params())) + ")") + "; nothing was done");
+                return;
+            }
+            if (stopping && route.kind() == Route.Kind.APPEND) {
+                ex.closeAfterAnswer();
+                ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping: nothing was "
+                        + "written; append on another server, or on this one once it is back");
                 return;
             }
             route.handler().accept(ex);
