@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.http.HttpRequest;
@@ -199,6 +200,7 @@ class NamedLogsIT {
     }
 
     @Test
+    @Timeout(30) // a stream that never ended would hold the read below forever
     void aStreamOfALogThatIsDeletedEndsWithLogClosedAsItsLastLine() throws Exception {
         json(create("streamed", null), 201);
         String first = append("streamed", "first");

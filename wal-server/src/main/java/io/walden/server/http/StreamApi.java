@@ -113,9 +113,9 @@ final class StreamApi {
 
     /**
      * The stream cannot go on from {@code position} (retention removed the segment it reads next: {@code lsn_removed};
-     * a damaged record; a failed log; a named log reopened or deleted: {@code log_closed}): it ends with the error a plain read would answer, as its last line ({@code Error}
-     * object) or frame ({@link RecordFrames#writeError}), so that the client can tell it from a clean end, and the log
-     * says so at WARN.
+     * a damaged record; a failed log; a named log reopened or deleted: {@code log_closed}): it ends with the error a
+     * plain read would answer, as its last line ({@code Error} object) or frame ({@link RecordFrames#writeError}), so
+     * that the client can tell it from a clean end, and the log says so at WARN.
      */
     private static void endWithError(Exchange ex, Channel channel, boolean frames, long position, Exception e) {
         ApiErrors.Described error = ApiErrors.describe(ex, e);
