@@ -219,7 +219,8 @@ class ReplicationIT {
             // Stopped only once the commit is in the log and waiting: a request still on its way has no answer to get.
             waitUntil(() -> JSON.readTree(primary.get("/admin/status").body()).get("remote_wait_oldest_ms").asLong() > 0);
             assertThat(waiting).as("the commit waits for r1").isNotDone();
-            try (Socket open = new Socket("127.0.0.1", port)) { // a client's connection, opened before the stop
+            try (Socket open = new Socket("127.0.0.1", port); // clients' connections, opened before the stop
+                 Socket admin = new Socket("127.0.0.1", port)) {
                 long stopping = System.nanoTime();
                 primary.signalTerm(); // SIGTERM, as an operator stopping the primary to fail over
                 waitUntil(() -> !ready(primary)); // the stop began: later appends are refused
@@ -228,6 +229,12 @@ class ReplicationIT {
                 open.setSoTimeout(10_000);
                 assertThat(new String(open.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
                         .as("an append on an open connection once the stop began").startsWith("HTTP/1.1 503")
+                        .contains("\"error\":\"shutting_down\"");
+                admin.getOutputStream().write(("PUT /admin/sync-replicas HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                        + "Content-Length: 12\r\n\r\nFIRST 1 (r1)").getBytes(StandardCharsets.US_ASCII));
+                admin.setSoTimeout(10_000);
+                assertThat(new String(admin.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
+                        .as("a policy set during the stop would revive the waits it ended").startsWith("HTTP/1.1 503")
                         .contains("\"error\":\"shutting_down\"");
                 HttpResponse<String> answer = waiting.get(60, TimeUnit.SECONDS);
                 assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);

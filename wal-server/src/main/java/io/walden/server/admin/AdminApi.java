@@ -88,6 +88,11 @@ public final class AdminApi {
 
     /** PUT /admin/sync-replicas with the policy as body ('FIRST n (a, b)' / 'ANY n (a, b)'; empty clears it). */
     public void syncReplicas(Exchange ex) {
+        if (!accepting.getAsBoolean()) { // a stop ended the commits waiting for replicas: a policy now would revive them
+            ex.error(HttpResponseStatus.SERVICE_UNAVAILABLE, "shutting_down", "the server is stopping: its synchronous "
+                    + "policy no longer changes");
+            return;
+        }
         if (group != null) {
             ex.error(HttpResponseStatus.CONFLICT, "coordinated", "in a replica group the synchronous policy is the "
                     + "sync-replicas setting of every member (elections depend on it): change it there and restart them one by one");
