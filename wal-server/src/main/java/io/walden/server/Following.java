@@ -2,7 +2,6 @@ package io.walden.server;
 
 import io.walden.core.Epoch;
 import io.walden.replication.protocol.FrameDescriptor;
-import io.walden.replication.replica.ReplicaClient;
 import io.walden.replication.replica.ReplicaLogs;
 import io.walden.replication.replica.StoreReplicaClient;
 
@@ -11,9 +10,8 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * A server following its primary, as its status, its promotion and its group see it: the receiver of the log
- * {@code default} alone ({@link ReplicaClient}: a replica that catches up from an archive, a group member), or of every
- * log over one connection ({@link StoreReplicaClient}). Positions and states are the log {@code default}'s.
+ * A server following its primary, as its status, its promotion and its group see it: the receiver of every log over one
+ * connection ({@link StoreReplicaClient}). Positions and states are the log {@code default}'s.
  *
  * <p>Thread-safety: as the receiver's (every accessor from any thread; promote and close from any thread but its own).
  */
@@ -46,7 +44,7 @@ public interface Following extends AutoCloseable {
 
     long rewinds();
 
-    /** Bytes fetched from the archive (restore-from) since the start. */
+    /** Bytes fetched from the archive (restore-from) since the start, over every log. */
     long archiveBytes();
 
     /**
@@ -60,64 +58,6 @@ public interface Following extends AutoCloseable {
     /** Disconnects; the logs stay open and keep refusing appends. */
     @Override
     void close();
-
-    /** The receiver of the log {@code default} alone. */
-    static Following of(ReplicaClient c) {
-        return new Following() {
-            @Override
-            public InetSocketAddress primary() {
-                return c.primary();
-            }
-
-            @Override
-            public boolean isStreaming() {
-                return c.isStreaming();
-            }
-
-            @Override
-            public String fatalError() {
-                return c.fatalError();
-            }
-
-            @Override
-            public String lastError() {
-                return c.lastError();
-            }
-
-            @Override
-            public String applyError() {
-                return c.applyError();
-            }
-
-            @Override
-            public long appliedLsn() {
-                return c.appliedLsn();
-            }
-
-            @Override
-            public long rewinds() {
-                return c.rewinds();
-            }
-
-            @Override
-            public long archiveBytes() {
-                return c.archiveBytes();
-            }
-
-            @Override
-            public Epoch promote(int atLeastNumber) {
-                if (atLeastNumber > 0) { // a group's: the epoch its coordinator recorded
-                    throw new IllegalStateException("a receiver of one log promotes to the next epoch only");
-                }
-                return c.promote();
-            }
-
-            @Override
-            public void close() {
-                c.close();
-            }
-        };
-    }
 
     /** The receiver of every log of the primary, into {@code logs}. */
     static Following of(StoreReplicaClient c, ReplicaLogs logs) {
@@ -175,7 +115,7 @@ public interface Following extends AutoCloseable {
 
             @Override
             public long archiveBytes() {
-                return 0;
+                return c.archiveBytes();
             }
 
             @Override

@@ -9,10 +9,10 @@ import io.walden.core.archive.ArchiveTargets;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.PrimaryIdentity;
-import io.walden.replication.replica.ReplicaClient;
 import io.walden.replication.tls.ReplicationTls;
 import io.walden.replication.transport.EventLoops;
 import io.walden.replication.replica.StoreReplicaClient;
+import io.walden.server.config.LogArchives;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.logs.LogCatalog;
 import io.walden.server.logs.ReplicaCopies;
@@ -46,8 +46,7 @@ import static io.walden.server.config.ServerSettings.SYNC_REPLICAS;
  * promotion from one to the other. Every log of the {@link LogCatalog} is replicated, over one connection per primary
  * (a {@link StoreReplicaClient}), a replica group's member's included: the endpoint takes the catalog's logs after each
  * creation, change and deletion, and a member becomes primary, is fenced and hands over with every log together. A
- * replica that catches up from an archive ({@code restore-from}) follows the log {@code default} alone (a
- * {@link ReplicaClient}; the catalog refuses named logs there). Applies the safety rule: replicas are accepted on a
+ * replica that catches up from an archive ({@code restore-from}) fetches each log from where its primary archives it. Applies the safety rule: replicas are accepted on a
  * non-loopback address only with TLS and authentication, or an explicit, logged opt-out.
  *
  * <p>Threads: the endpoint and the receiver run on the event loops given (the server's, shared: closing this never
@@ -160,22 +159,18 @@ public final class ReplicationRole implements AutoCloseable {
         ReplicationRole role = new ReplicationRole(wal, catalog, config, registry, loops);
         try {
             InetSocketAddress primary = config.get(REPLICATE_FROM);
-            if (primary != null && config.get(RESTORE_FROM) != null) { // the log default alone (LogCatalog refuses named ones)
-                role.replica = Following.of(ReplicaClient.builder(wal, primary, config.name())
-                        .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops)
-                        .restoreFrom(ArchiveTargets.openExisting(config.get(RESTORE_FROM), config.get(ARCHIVE_ENDPOINT)))
-                        .start());
-                if (config.replicationListen() != null) {
-                    role.startServer(config.replicationListen()); // cascading: serve replicas of this replica
-                }
-            } else if (primary != null) {
+            if (primary != null) {
                 catalog.following("this server is a replica of " + primary.getHostString() + ":" + primary.getPort()
                         + " (replicate-from): its logs are its primary's, created, changed and deleted there");
                 ReplicaCopies copies = new ReplicaCopies(catalog, wal);
-                role.replica = Following.of(StoreReplicaClient.builder(copies, primary, config.name())
+                StoreReplicaClient.Builder client = StoreReplicaClient.builder(copies, primary, config.name())
                         .secret(config.get(REPLICATION_SECRET)).tls(clientTls(config)).eventLoops(loops)
-                        .onLogsChanged(role::refreshServedLogs) // cascading: this replica's replicas follow its set
-                        .start(), copies);
+                        .onLogsChanged(role::refreshServedLogs); // cascading: this replica's replicas follow its set
+                if (config.get(RESTORE_FROM) != null) { // each log from where its primary archives it (LogArchives)
+                    client.restoreFrom(ArchiveTargets.openExisting(config.get(RESTORE_FROM), config.get(ARCHIVE_ENDPOINT)),
+                            LogArchives::prefix);
+                }
+                role.replica = Following.of(client.start(), copies);
                 catalog.replicatedWith(role::slotsOf);
                 if (config.replicationListen() != null) {
                     role.startServer(config.replicationListen()); // cascading: serve replicas of this replica

@@ -217,42 +217,83 @@ class ArchiveIT {
         }
     }
 
+    /**
+     * Every log of a replica far behind its primary catches up from the archive, each from where the primary archives
+     * it: {@code default} (removed by a checkpoint) at the archive's location, the named log {@code orders} (removed by
+     * its retention) under {@code logs/orders/}; then both stream.
+     */
     @Test
-    void aReplicaFarBehindATruncatedPrimaryCatchesUpFromTheArchiveAndThenStreams() throws Exception {
+    void aReplicaFarBehindATruncatedPrimaryCatchesUpEveryLogFromTheArchiveAndThenStreams() throws Exception {
         String uri = s3.uri("replica");
         int replication = ServerProcess.freePort();
         int replicaPort = ServerProcess.freePort();
         String[] replicaArgs = {"--replicate-from", "127.0.0.1:" + replication, "--name", "r1", "--restore-from", uri,
                 "--archive-endpoint", s3.endpoint()};
         Map<Long, String> acked = new TreeMap<>();
+        TreeMap<Long, String> orders = new TreeMap<>();
         try (ServerProcess primary = server(work.resolve("primary"), ServerProcess.freePort(), "--segment-size", SEGMENT,
                 "--archive-to", uri, "--archive-endpoint", s3.endpoint(), "--archive-timeout", "0", "--durability", "local",
                 "--replication-listen", "127.0.0.1:" + replication, "--max-slot-retained-bytes", "200000")) {
+            HttpResponse<String> created = primary.post("/v1/logs",
+                    "{\"name\":\"orders\",\"settings\":{\"retention-bytes\":\"200000\"}}".getBytes(StandardCharsets.UTF_8));
+            assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
             try (ServerProcess replica = server(work.resolve("replica"), replicaPort, replicaArgs)) {
-                append(primary, acked, "a", 50);
-                waitUntil(60, () -> status(replica).get("flushed_lsn").asText().equals(status(primary).get("flushed_lsn").asText()));
+                append(primary, acked, "/v1/records", "a", 50);
+                append(primary, orders, ORDERS, "a", 50);
+                waitUntil(60, () -> status(replica).get("flushed_lsn").asText().equals(status(primary).get("flushed_lsn").asText())
+                        && flushedLsn(replica, "orders").equals(flushedLsn(primary, "orders")));
                 replica.terminate();
             }
-            append(primary, acked, "b", 700); // about ten segments the stopped replica misses
+            append(primary, acked, "/v1/records", "b", 700); // about ten segments the stopped replica misses, in each log
+            append(primary, orders, ORDERS, "b", 700);
             long flushed = Lsn.parse(status(primary).get("flushed_lsn").asText());
-            waitUntil(60, () -> archiveStatus(primary).get("pending_segments").asInt() == 0);
+            waitUntil(60, () -> archiveStatus(primary).get("pending_segments").asInt() == 0
+                    && logArchive(primary, "orders").get("pending_segments").asInt() == 0);
             HttpResponse<String> truncated = primary.post("/admin/checkpoint?lsn=" + Lsn.format(flushed), new byte[0]);
             assertThat(truncated.statusCode()).as(truncated.body()).isEqualTo(200);
             long oldest = Lsn.parse(status(primary).get("oldest_lsn").asText());
             assertThat(oldest).as("the primary removed what the replica needs").isGreaterThan(acked.keySet().iterator().next() + 8 * (64 << 10));
+            waitUntil(30, () -> Lsn.parse(describe(primary, "orders").get("oldest_lsn").asText())
+                    > orders.keySet().iterator().next() + 6 * (64 << 10)); // orders' retention removed what it needs
 
             try (ServerProcess replica = server(work.resolve("replica"), replicaPort, replicaArgs)) {
-                append(primary, acked, "c", 20); // streamed once the archive brought the replica up to the primary
-                waitUntil(90, () -> status(replica).get("flushed_lsn").asText().equals(status(primary).get("flushed_lsn").asText()));
+                append(primary, acked, "/v1/records", "c", 20); // streamed once the archive brought the replica up to the primary
+                append(primary, orders, ORDERS, "c", 20);
+                waitUntil(90, () -> status(replica).get("flushed_lsn").asText().equals(status(primary).get("flushed_lsn").asText())
+                        && flushedLsn(replica, "orders").equals(flushedLsn(primary, "orders")));
                 JsonNode s = status(replica);
-                assertThat(s.get("archive_bytes_fetched").asLong()).isGreaterThan(6 * (64 << 10));
+                assertThat(s.get("archive_bytes_fetched").asLong()).as("both logs' archived segments")
+                        .isGreaterThan(2 * 6 * (64 << 10));
                 assertThat(s.get("replication_error").isNull()).as(s.toString()).isTrue();
-                Map<Long, String> onReplica = replica.records();
-                for (Map.Entry<Long, String> e : acked.entrySet()) {
-                    assertThat(onReplica.get(e.getKey())).as("record at " + Lsn.format(e.getKey())).isEqualTo(e.getValue());
-                }
+                assertHolds(replica.records(), acked);
+                // The replica runs orders' retention too (its primary's settings): it keeps at least what the primary keeps.
+                long primaryOldest = Lsn.parse(describe(primary, "orders").get("oldest_lsn").asText());
+                Map<Long, String> onReplica = replica.records(ORDERS);
+                assertHolds(onReplica, orders.tailMap(primaryOldest, true));
+                assertThat(orders).as("nothing but acknowledged records").containsAllEntriesOf(onReplica);
             }
         }
+    }
+
+    private static final String ORDERS = "/v1/logs/orders/records";
+
+    private static void assertHolds(Map<Long, String> onReplica, Map<Long, String> acked) {
+        for (Map.Entry<Long, String> e : acked.entrySet()) {
+            assertThat(onReplica.get(e.getKey())).as("record at " + Lsn.format(e.getKey())).isEqualTo(e.getValue());
+        }
+    }
+
+    private static JsonNode describe(ServerProcess server, String log) throws Exception {
+        return JSON.readTree(server.get("/v1/logs/" + log).body());
+    }
+
+    private static String flushedLsn(ServerProcess server, String log) throws Exception {
+        JsonNode d = describe(server, log);
+        return d.has("flushed_lsn") ? d.get("flushed_lsn").asText() : "none";
+    }
+
+    private static JsonNode logArchive(ServerProcess server, String log) throws Exception {
+        return describe(server, log).get("archive");
     }
 
     /**
@@ -312,9 +353,14 @@ class ArchiveIT {
     }
 
     private static void append(ServerProcess server, Map<Long, String> acked, String prefix, int n) throws Exception {
+        append(server, acked, "/v1/records", prefix, n);
+    }
+
+    private static void append(ServerProcess server, Map<Long, String> acked, String path, String prefix, int n)
+            throws Exception {
         for (int i = 0; i < n; i++) {
             String payload = prefix + "-" + i + "-" + "z".repeat(900);
-            HttpResponse<String> r = server.post("/v1/records", payload.getBytes(StandardCharsets.UTF_8));
+            HttpResponse<String> r = server.post(path, payload.getBytes(StandardCharsets.UTF_8));
             assertThat(r.statusCode()).as(r.body()).isBetween(200, 201);
             acked.put(Lsn.parse(JSON.readTree(r.body()).get("lsn").asText()), payload);
         }

@@ -3,6 +3,7 @@ package io.walden.replication.replica;
 import io.netty.channel.Channel;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.core.archive.ArchiveTarget;
 import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.protocol.Frame;
 import org.slf4j.Logger;
@@ -65,13 +66,19 @@ final class LogFollower {
     private final InetSocketAddress primary;
     private final String replicaName;
     private final ExecutorService receiver;
+    private final ArchiveTarget archive;
     private volatile Stream current;
     /** Why the primary refused this log for good, or null. */
     volatile String fatal;
     volatile String lastError;
 
-    LogFollower(String name, Wal wal, InetSocketAddress primary, String replicaName) {
+    /**
+     * @param archive where the log fetches what its primary no longer keeps ({@code restore-from}; each log its own
+     *                prefix), or null: the log then stays refused until rebuilt
+     */
+    LogFollower(String name, Wal wal, InetSocketAddress primary, String replicaName, ArchiveTarget archive) {
         this.name = name;
+        this.archive = archive;
         this.logId = wal.status().logId();
         this.segmentSize = wal.config().segmentSize();
         this.wal = wal;
@@ -82,8 +89,13 @@ final class LogFollower {
     }
 
     private ReplicaSession sessionOf(Wal log) {
-        return new ReplicaSession(log, primary, replicaName, new byte[0], new ApplierDriver(log, null, 0), null, receiver,
+        return new ReplicaSession(log, primary, replicaName, new byte[0], new ApplierDriver(log, null, 0), archive, receiver,
                 () -> { }, () -> { });
+    }
+
+    /** Bytes of this log fetched from the archive since this replica started following it. */
+    long archiveBytes() {
+        return session.archiveBytes;
     }
 
     /**
@@ -116,6 +128,7 @@ final class LogFollower {
             ReplicaSession next = sessionOf(now);
             next.streamingChannel = before.streamingChannel;
             next.rewinds = before.rewinds;
+            next.archiveBytes = before.archiveBytes;
             wal = now;
             session = next;
             adopted.accept(now);
@@ -204,7 +217,22 @@ final class LogFollower {
             start(s); // after the rewind its Welcome asked for, if any
         } else if (frame instanceof Frame.Error error) {
             execute(() -> s.accepted = false);
-            if (error.isFinal()) {
+            if (error.code() == Frame.Error.LSN_REMOVED && session.catchUp != null) {
+                lastError = error.message();
+                LOG.warn("The primary at {} no longer keeps the end of log {}: {}; fetching it from the archive {}",
+                        session.primary, name, error.message(), archive.uri());
+                execute(() -> { // on the receiver, before the start that follows it (queued after it)
+                    ReplicaSession now = session;
+                    now.lastError = null;
+                    now.fetchFromArchive(error.message());
+                    if (now.fatal != null) {
+                        fatal = now.fatal;
+                    } else if (now.lastError != null) {
+                        lastError = now.lastError;
+                    }
+                });
+                retry(s);
+            } else if (error.isFinal()) {
                 fatal = error.message();
                 LOG.error("The primary at {} refused log {} for good: {}", session.primary, name, error.message());
             } else {

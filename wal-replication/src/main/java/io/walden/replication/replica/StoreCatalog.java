@@ -3,6 +3,7 @@ package io.walden.replication.replica;
 import io.netty.channel.Channel;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.core.archive.ArchiveTarget;
 import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDescriptor;
@@ -19,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * A version 6 replica's set of logs made the primary's (docs/replication-protocol.md, "Version 6", "A replica catches
@@ -41,6 +43,8 @@ final class StoreCatalog {
     private final String name;
     private final byte[] secret;
     private final String refusal;
+    /** Each log's archive, to fetch what the primary no longer keeps ({@code restore-from}); null for none. */
+    private final Function<String, ArchiveTarget> archives;
     private final Map<String, LogFollower> followers = new ConcurrentHashMap<>();
     private final ExecutorService worker = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-catalog"));
     /** The current connection, and the one whose {@code default} was found to be this replica's root log. */
@@ -59,8 +63,10 @@ final class StoreCatalog {
     volatile Runnable onDisconnected = () -> { };
 
     /** Follows every log {@code logs} holds now: each refuses local appends from here on, with {@code refusal}. */
-    StoreCatalog(ReplicaLogs logs, InetSocketAddress primary, String name, byte[] secret, String refusal) {
+    StoreCatalog(ReplicaLogs logs, InetSocketAddress primary, String name, byte[] secret, String refusal,
+                 Function<String, ArchiveTarget> archives) {
         this.logs = logs;
+        this.archives = archives;
         this.primary = primary;
         this.name = name;
         this.secret = secret;
@@ -73,7 +79,7 @@ final class StoreCatalog {
 
     private LogFollower follow(String log, Wal wal) {
         wal.replication().refuseAppends(refusal);
-        LogFollower f = new LogFollower(log, wal, primary, name);
+        LogFollower f = new LogFollower(log, wal, primary, name, archives.apply(log));
         followers.put(log, f);
         return f;
     }

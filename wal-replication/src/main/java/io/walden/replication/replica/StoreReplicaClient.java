@@ -4,6 +4,7 @@ import io.netty.channel.ChannelHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Epoch;
+import io.walden.core.archive.ArchiveTarget;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.protocol.FrameEncoder;
@@ -20,6 +21,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * A replica of every log of its primary over one connection (protocol version 6, docs/replication-protocol.md,
@@ -29,7 +31,7 @@ import java.util.concurrent.TimeUnit;
  * backoff. While it runs, local appends to every log are refused.
  *
  * <p>Threads: a Netty event loop for the connection ({@link Builder#eventLoops}), a catalog thread, and a receiver
- * thread per log. Thread-safety: {@link #close()} from any thread but those.
+ * thread per log (which also fetches the log's archived segments, {@link Builder#restoreFrom}). Thread-safety: {@link #close()} from any thread but those.
  */
 public final class StoreReplicaClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StoreReplicaClient.class);
@@ -41,6 +43,8 @@ public final class StoreReplicaClient implements AutoCloseable {
     private final Reconnecting connections;
     private final ScheduledFuture<?> statusTask;
     private volatile boolean running = true;
+    /** The archive the logs fetch from ({@code restore-from}), closed with this client; null for none. */
+    private final ArchiveTarget archive;
 
     private StoreReplicaClient(Builder b) {
         this.primary = b.primary;
@@ -48,8 +52,10 @@ public final class StoreReplicaClient implements AutoCloseable {
         String refusal = "this log is a replica of the primary at " + (b.primaryHttp != null ? b.primaryHttp
                 + " (its HTTP address): write there" : primary.getHostString() + ":" + primary.getPort()
                 + " (its replication address): write to the primary");
+        this.archive = b.archive;
         this.catalog = new StoreCatalog(b.logs, primary, b.name, b.secret == null ? new byte[0]
-                : b.secret.getBytes(StandardCharsets.UTF_8), refusal);
+                : b.secret.getBytes(StandardCharsets.UTF_8), refusal, log -> b.archive == null ? null
+                : FrameDescriptor.DEFAULT_LOG.equals(log) ? b.archive : b.archive.under(b.archivePrefix.apply(log)));
         this.connections = new Reconnecting(loops, primary, b.tls, () -> {
             FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised per log listed
             return new ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
@@ -79,6 +85,8 @@ public final class StoreReplicaClient implements AutoCloseable {
         private EventLoops loops;
         private String primaryHttp;
         private Runnable onLogsChanged = () -> { };
+        private ArchiveTarget archive;
+        private Function<String, String> archivePrefix;
 
         private Builder(ReplicaLogs logs, InetSocketAddress primary, String name) {
             this.logs = logs;
@@ -128,6 +136,18 @@ public final class StoreReplicaClient implements AutoCloseable {
             return this;
         }
 
+        /**
+         * PostgreSQL's {@code restore_command} for every log: when the primary says that it no longer keeps a log's end,
+         * the log fetches the archived segments from there on (each record checked as if streamed), then streams again.
+         * The log {@code default} archives at {@code archive} itself, a named log under {@code prefixOf.apply(name)} of it
+         * (a sub-prefix such as {@code logs/orders/}: where the primary archives that log). Closed with this client.
+         */
+        public Builder restoreFrom(ArchiveTarget archive, Function<String, String> prefixOf) {
+            this.archive = archive;
+            this.archivePrefix = prefixOf;
+            return this;
+        }
+
         /** Refuses local appends on every log and starts connecting (in the background, with backoff). */
         public StoreReplicaClient start() {
             return new StoreReplicaClient(this);
@@ -170,6 +190,11 @@ public final class StoreReplicaClient implements AutoCloseable {
     public long appliedLsn(String log) {
         LogFollower f = catalog.followers().get(log);
         return f == null ? -1 : f.session.applier.applied();
+    }
+
+    /** Bytes fetched from the archive since this replica started, over every log ({@link Builder#restoreFrom}). */
+    public long archiveBytes() {
+        return catalog.followers().values().stream().mapToLong(LogFollower::archiveBytes).sum();
     }
 
     /** How many times this replica rewound one of its logs since it started following (docs/replication.md). */
@@ -221,6 +246,9 @@ public final class StoreReplicaClient implements AutoCloseable {
         connections.stop(null);
         boolean stopped = catalog.close(dropQueued);
         loops.shutdownIfOwned(2).awaitUninterruptibly();
+        if (archive != null) {
+            archive.close();
+        }
         return stopped;
     }
 }

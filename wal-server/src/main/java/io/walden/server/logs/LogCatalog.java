@@ -32,7 +32,6 @@ import static io.walden.server.config.ServerConfig.DEFAULT_LOG;
 import static io.walden.server.config.ServerSettings.AUTO_CREATE_LOGS;
 import static io.walden.server.config.ServerSettings.MAX_LOGS;
 import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
-import static io.walden.server.config.ServerSettings.RESTORE_FROM;
 import static io.walden.server.config.ServerSettings.WAL_BUFFERS_BUDGET;
 
 /**
@@ -69,8 +68,6 @@ public final class LogCatalog implements AutoCloseable {
     private final ServerConfig config;
     private final Wal defaultLog;
     private final MeterRegistry registry;
-    /** Why this server may hold no named log, or null. */
-    private final String refusal;
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
     /** The largest record of a log created with the server's settings. */
     private final int newLogMaxRecordSize;
@@ -96,7 +93,6 @@ public final class LogCatalog implements AutoCloseable {
         this.config = config;
         this.defaultLog = defaultLog;
         this.registry = registry;
-        this.refusal = namedLogsRefusal(config);
         WalConfig.Builder defaults = WalConfig.builder(config.dataDir().resolve("logs"));
         config.namedLogDefaults(defaults);
         this.newLogMaxRecordSize = defaults.build().maxPayloadSize();
@@ -105,20 +101,12 @@ public final class LogCatalog implements AutoCloseable {
     /**
      * The catalog of a server whose log {@code default} is open: opens the store when the data directory holds named
      * logs or walden.yaml declares some, and creates the declared logs that do not exist yet.
-     *
-     * @throws IllegalStateException when the directory holds named logs this server may not serve (a replica's)
      */
     public static LogCatalog open(ServerConfig config, Wal defaultLog, MeterRegistry registry) {
         LogCatalog c = new LogCatalog(config, defaultLog, registry);
         defaultLog.meterBinder().bindTo(registry);
-        boolean onDisk = holdsNamedLogs(config.dataDir());
-        if (!onDisk && config.declaredLogs().isEmpty()) {
+        if (!holdsNamedLogs(config.dataDir()) && config.declaredLogs().isEmpty()) {
             return c;
-        }
-        if (c.refusal != null) {
-            throw new IllegalStateException((onDisk ? "the data directory holds named logs (" + config.dataDir()
-                    .resolve(WalStore.LOGS) + ")" : "walden.yaml declares named logs (logs:)") + ", which this server cannot "
-                    + "serve: " + c.refusal);
         }
         try {
             c.openStore();
@@ -177,7 +165,7 @@ public final class LogCatalog implements AutoCloseable {
     /**
      * Creates log {@code name} with the server's settings, {@code settings} overriding them.
      *
-     * @throws LogRefusedException      when it exists, there are {@code max-logs} logs, or this server holds no named logs
+     * @throws LogRefusedException      when it exists or there are {@code max-logs} logs
      * @throws IllegalArgumentException when the name is not one a log may have, or a setting is refused
      */
     public synchronized Wal create(String name, Map<PerLogSettings.Entry, Object> settings) {
@@ -185,9 +173,6 @@ public final class LogCatalog implements AutoCloseable {
             throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + name + "' exists");
         }
         checkName(name);
-        if (refusal != null) {
-            throw new LogRefusedException(LogRefusedException.Reason.NOT_REPLICATED, refusal);
-        }
         int max = config.get(MAX_LOGS);
         if (names().size() >= max) {
             throw new LogRefusedException(LogRefusedException.Reason.TOO_MANY, "this server holds " + names().size()
@@ -463,14 +448,5 @@ public final class LogCatalog implements AutoCloseable {
         }
         Collections.sort(names);
         return names;
-    }
-
-    /** Why a server with these settings may hold no named log (they are not replicated there yet), or null. */
-    static String namedLogsRefusal(ServerConfig c) {
-        if (c.get(REPLICATE_FROM) != null && c.get(RESTORE_FROM) != null) {
-            return "it is a replica that catches up from an archive (restore-from), and named logs are not restored from "
-                    + "archives by replicas yet: such a replica holds only the log 'default'";
-        }
-        return null;
     }
 }

@@ -15,8 +15,6 @@ public final class LogRefusedException extends RuntimeException {
         SETTINGS_FIXED(409, "log_settings_fixed"),
         /** The log {@code default} is the server's own: never deleted. */
         DEFAULT_LOG(409, "default_log"),
-        /** A group member, or a replica catching up from an archive: named logs are not replicated there yet. */
-        NOT_REPLICATED(409, "named_logs_not_replicated"),
         /** A replica: its logs are its primary's, created, changed and deleted there. */
         FOLLOWING(409, "not_a_primary"),
         /** The server is stopping: no log is created any more. */
