@@ -25,7 +25,10 @@ class NonWaitingAppendTest {
     void shouldAppendNothingAndReturnAtOnceWhileTheNextSegmentIsNotPreparedThenAppendOnceItIs() throws Exception {
         try (Wal wal = Wal.open(TestLogs.small(dir).walBuffers(1 << 20).build())) { // a ring that never fills here
             long segment = TestLogs.SMALL_SEGMENT;
-            waitUntil(() -> registry(wal.parts()).get(segment) != null); // prepared one ahead at open
+            while (wal.insertLsn() < segment / 2) {
+                assertThat(wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF)).isNotNull();
+            }
+            waitUntil(() -> registry(wal.parts()).get(segment) != null); // prepared once the first segment is half written
             CompletableFuture<Long> last;
             synchronized (preparer(wal.parts())) { // the preparer cannot get past its next step: nothing more is prepared
                 while ((last = wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[1000]), Durability.OFF)) != null) {

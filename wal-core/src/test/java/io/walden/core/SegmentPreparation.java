@@ -21,7 +21,16 @@ public final class SegmentPreparation {
      * prepared, then lets preparation go on.
      */
     public static <T> T holdAtFullSegment(Wal wal, int filler, Callable<T> whileHeld) throws Exception {
-        // Prepared one ahead: wait until it is, so that the hold below stops the one after.
+        // The next segment is prepared once the current one is half written: get there and wait until it is, so that
+        // the hold below stops the one after.
+        long half = wal.config().segmentSize() / 2;
+        Eventually.waitUntil("the current segment half written", () -> {
+            while (wal.insertLsn() - registry(wal.parts()).segmentStart(wal.insertLsn()) < half
+                    && wal.nonWaiting().tryAppendAsync(0, ByteBuffer.wrap(new byte[filler]), Durability.OFF) != null) {
+                // filled on
+            }
+            return wal.insertLsn() - registry(wal.parts()).segmentStart(wal.insertLsn()) >= half;
+        });
         Eventually.waitUntil("the next segment prepared", () -> registry(wal.parts()).get(
                 registry(wal.parts()).segmentStart(wal.insertLsn()) + wal.config().segmentSize()) != null);
         synchronized (preparer(wal.parts())) {

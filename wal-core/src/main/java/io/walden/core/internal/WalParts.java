@@ -358,7 +358,7 @@ public final class WalParts {
         }
         preparer.start();
         remote.start();
-        preparer.request(registry.segmentStart(insert.get()) + config.segmentSize());
+        preparer.prepareAheadOf(insert::get); // the next segment once the insert position is half way through this one
         writer.start();
         if (archiver != null) {
             archiver.start();

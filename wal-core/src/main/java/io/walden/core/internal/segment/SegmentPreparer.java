@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -58,6 +59,11 @@ public final class SegmentPreparer implements AutoCloseable {
     /** Told when this thread hits an Error and stops: the log must fail rather than wait for segments forever. */
     private final Consumer<Throwable> onFatal;
     private volatile IOException lastFailure;
+    /**
+     * The log's insert position, once {@link #prepareAheadOf} gave it: the next segment is then prepared when the insert
+     * position passes the middle of the newest one, not before. Null: only what {@link #request} asks for.
+     */
+    private volatile LongSupplier insertPosition;
 
     /** A truncated segment on its way out: its file already renamed, its mapping released after the grace period. */
     private static final class Disposal {
@@ -102,6 +108,19 @@ public final class SegmentPreparer implements AutoCloseable {
             wanted.accumulateAndGet(startLsn, Math::max);
             runner.wake();
         }
+    }
+
+    /**
+     * Prepares the segment after the newest once {@code insert} (the log's insert position) passes the middle of the
+     * newest, looked at on every turn of this job (at most 100 ms apart): a log holds its next segment
+     * only once it is on its way to needing it, so that a new or idle log holds one segment on disk, not two, and is
+     * created in half the time (zeroing 64 MiB is most of a creation). Half a segment ahead leaves the preparation
+     * (tens of milliseconds) far behind any append rate this disk sustains; a roll that comes first still waits for the
+     * segment as it always could (Reservations), and every roll asks for the one after it at once ({@link #request}).
+     */
+    public void prepareAheadOf(LongSupplier insert) {
+        this.insertPosition = insert;
+        runner.wake();
     }
 
     /**
@@ -172,6 +191,7 @@ public final class SegmentPreparer implements AutoCloseable {
         @Override
         public long doWork() throws IOException {
             disposeDue();
+            askForTheNextPastHalfway();
             prepareWanted();
             backoff = 0;
             return disposals.isEmpty() ? IDLE_PARK_NANOS : IDLE_PARK_NANOS / 10;
@@ -221,6 +241,15 @@ public final class SegmentPreparer implements AutoCloseable {
                 dispose(gone != null ? gone : s, removedFile);
             }
             wanted.set(keep);
+        }
+    }
+
+    /** {@link #prepareAheadOf}: asks for the segment after the newest once the insert position is past its middle. */
+    private void askForTheNextPastHalfway() {
+        LongSupplier insert = insertPosition;
+        Segment newest = insert == null ? null : registry.newest();
+        if (newest != null && insert.getAsLong() >= newest.startLsn() + segmentSize / 2) {
+            request(newest.endLsn());
         }
     }
 
