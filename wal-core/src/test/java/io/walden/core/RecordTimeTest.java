@@ -17,15 +17,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Every record carries its append time (docs/format.md, "Records"), and the log finds records by time. */
-class RecordTimeTest {
+public class RecordTimeTest {
     @TempDir
     Path dir;
 
-    /** A wall clock the test sets, stepping it forward or back. */
-    static final class SteppedClock extends Clock {
-        final AtomicReference<Instant> now;
+    /** A wall clock the test sets, stepping it forward or back (here and in the record clock's own tests). */
+    public static final class SteppedClock extends Clock {
+        public final AtomicReference<Instant> now;
 
-        SteppedClock(Instant start) {
+        public SteppedClock(Instant start) {
             this.now = new AtomicReference<>(start);
         }
 

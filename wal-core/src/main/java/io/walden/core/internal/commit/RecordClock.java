@@ -11,9 +11,10 @@ import java.lang.invoke.VarHandle;
  *
  * <p><b>Why cached.</b> Reading the wall clock costs 25-40 ns here, as much as half an {@code off} append, so the time
  * comes from a {@link CachedWallClock}, which a background loop refreshes every millisecond while the log (or any log
- * of its store) appends, and which reads the clock itself after a pause: three plain loads on x86 ({@code idle},
- * {@code used}, the time) and this clock's own {@link #latest}. A busy log's times are within a tick or so of the append;
- * an idle log's are exact.
+ * of its store) appends, and which reads the clock itself after a pause: two plain loads on x86 (the cached time and
+ * this clock's own {@link #latest}), and, once a tick, when the time has moved past {@link #latest}, the CAS that raises
+ * it and the wall clock's {@link CachedWallClock#markUsed} that keeps its loop ticking. A busy log's times are within a
+ * tick or so of the append; an idle log's are exact.
  *
  * <p><b>Why never decreasing.</b> {@link #latest} only rises (the larger of itself and the clock), so a clock stepped
  * back keeps the last time until it catches up, as Kafka's log-append time does. Appenders read it between loading
@@ -48,7 +49,13 @@ public final class RecordClock {
     public long now() {
         long t = wall.micros();
         long l = latest;
-        return t > l ? raiseTo(t) : l;
+        return t > l ? advance(t) : l;
+    }
+
+    /** The time moved past {@link #latest} (once a tick while the log appends): keeps the wall clock ticking, raises. */
+    private long advance(long t) {
+        wall.markUsed();
+        return raiseTo(t);
     }
 
     /** Raises the clock to {@code micros} (a time already in the log): later records never carry less. */

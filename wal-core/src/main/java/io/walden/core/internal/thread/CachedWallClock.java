@@ -2,6 +2,8 @@ package io.walden.core.internal.thread;
 
 import io.walden.core.RecordTime;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Clock;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -14,14 +16,21 @@ import java.util.function.LongSupplier;
  *
  * <p><b>Why cached.</b> Reading the wall clock costs 25-40 ns here, as much as half an {@code off} append. So, as
  * Cassandra's ApproximateTime and Aeron's CachedEpochClock do, the loop reads it and readers read that value: on x86,
- * plain loads. A busy reader's time is within a tick or so of the read (more only when the loop is starved of CPU);
- * after {@link #IDLE_TICKS} ticks in which nobody read it, the loop stops ticking, and the first read after the pause
- * reads the clock itself and wakes the loop, so an idle log's times are exact.
+ * one plain load. A busy reader's time is within a tick or so of the read (more only when the loop is starved of
+ * CPU); after {@link #IDLE_TICKS} ticks in which no reader said it {@link #markUsed used} the time, the loop stops
+ * ticking, and the first read after the pause reads the clock itself and wakes the loop, so an idle log's times are
+ * exact.
+ *
+ * <p><b>One load.</b> Whether the loop ticks is in the time itself ({@link #IDLE} while it is stopped), and readers
+ * say they use it only once a tick ({@link #markUsed}, from RecordClock when the time has moved past a log's last
+ * one), not on every read: an append pays for one volatile load here, where a flag for the pause and one for the use
+ * cost it three and a store.
  *
  * <p>The value may step back when the wall clock does: RecordClock keeps each log's times from decreasing.
  *
- * <p>Thread-safety: {@link #micros()} from any thread; the loop's fields are its own. {@link #used} is written by
- * readers only when it is false (once a tick at most), so that a busy reader does not write a shared line each time.
+ * <p>Thread-safety: {@link #micros()} and {@link #markUsed()} from any thread. {@link #micros} is written by the loop
+ * (a time, or {@link #IDLE} when it stops) and, from {@link #IDLE} only, by CAS, by the reader that wakes it;
+ * {@link #used} is set by readers and cleared by the loop.
  */
 public final class CachedWallClock {
     /** How often the cached time is refreshed while it is read. */
@@ -30,11 +39,22 @@ public final class CachedWallClock {
     static final int IDLE_TICKS = 10;
     /** The idle of a stopped loop: a read wakes it long before (the runner's longest idle is a day). */
     private static final long STOPPED = TimeUnit.HOURS.toNanos(1);
+    /** {@link #micros} while the loop is stopped: never a time (RecordTime's range ends well before it). */
+    private static final long IDLE = Long.MIN_VALUE;
+    private static final VarHandle MICROS;
+
+    static {
+        try {
+            MICROS = MethodHandles.lookup().findVarHandle(CachedWallClock.class, "micros", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final Clock clock;
     private final LongSupplier wall;
-    private volatile long micros;
-    private volatile boolean idle = true;
+    /** The time the loop read last, or {@link #IDLE} while the loop is stopped. */
+    private volatile long micros = IDLE;
     private volatile boolean used;
     private LoopRunner runner;
 
@@ -49,22 +69,25 @@ public final class CachedWallClock {
         return clock;
     }
 
-    /** The time now, within a tick or so. */
+    /** The time now, within a tick or so (a reader that uses it says so with {@link #markUsed}, once a tick). */
     public long micros() {
-        if (idle) {
-            return wake();
-        }
+        long m = micros;
+        return m != IDLE ? m : wake();
+    }
+
+    /**
+     * Keeps the loop ticking: a reader used the time of this tick. Once a tick is enough (the loop stops after
+     * {@link #IDLE_TICKS} ticks without it); a call while the flag is set stores nothing.
+     */
+    public void markUsed() {
         if (!used) {
             used = true;
         }
-        return micros;
     }
 
     private long wake() {
         long t = wall.getAsLong();
-        micros = t;
-        if (idle) {
-            idle = false;
+        if (MICROS.compareAndSet(this, IDLE, t)) { // one reader wakes the loop; the others read the clock meanwhile
             used = true;
             LoopRunner r = runner;
             if (r != null) {
@@ -87,18 +110,18 @@ public final class CachedWallClock {
 
             @Override
             public long doWork() {
-                if (idle) {
+                if (micros == IDLE) {
                     quiet = 0;
                     return STOPPED; // until a read wakes it
                 }
-                micros = wall.getAsLong();
                 if (used) {
                     used = false;
                     quiet = 0;
                 } else if (++quiet >= IDLE_TICKS) {
-                    idle = true; // a read that still took the old value took one at most a tick or so stale
+                    micros = IDLE; // a read that still took the old value took one at most a tick or so stale
                     return STOPPED;
                 }
+                micros = wall.getAsLong(); // only the loop stores a time over a time: no reader's is lost
                 return TICK_NANOS;
             }
         };
