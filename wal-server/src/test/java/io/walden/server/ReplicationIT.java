@@ -224,14 +224,16 @@ class ReplicationIT {
                 long stopping = System.nanoTime();
                 primary.signalTerm(); // SIGTERM, as an operator stopping the primary to fail over
                 waitUntil(() -> !ready(primary)); // the stop began: later appends are refused
+                // Both sent before either answer is read: the stop closes every connection soon after its waits end,
+                // and a request still unsent then would meet a reset instead of its answer.
                 open.getOutputStream().write(("POST /v1/records?durability=local HTTP/1.1\r\nHost: x\r\n"
                         + "Content-Length: 10\r\n\r\ntoo late 1").getBytes(StandardCharsets.US_ASCII));
+                admin.getOutputStream().write(("PUT /admin/sync-replicas HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                        + "Content-Length: 12\r\n\r\nFIRST 1 (r1)").getBytes(StandardCharsets.US_ASCII));
                 open.setSoTimeout(10_000);
                 assertThat(new String(open.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
                         .as("an append on an open connection once the stop began").startsWith("HTTP/1.1 503")
                         .contains("\"error\":\"shutting_down\"");
-                admin.getOutputStream().write(("PUT /admin/sync-replicas HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                        + "Content-Length: 12\r\n\r\nFIRST 1 (r1)").getBytes(StandardCharsets.US_ASCII));
                 admin.setSoTimeout(10_000);
                 assertThat(new String(admin.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
                         .as("a policy set during the stop would revive the waits it ended").startsWith("HTTP/1.1 503")
