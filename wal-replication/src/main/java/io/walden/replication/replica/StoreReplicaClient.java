@@ -31,7 +31,8 @@ import java.util.function.Function;
  * backoff. While it runs, local appends to every log are refused.
  *
  * <p>Threads: a Netty event loop for the connection ({@link Builder#eventLoops}), a catalog thread, and a receiver
- * thread per log (which also fetches the log's archived segments, {@link Builder#restoreFrom}). Thread-safety: {@link #close()} from any thread but those.
+ * thread per log (which also fetches the log's archived segments, {@link Builder#restoreFrom}). Thread-safety:
+ * {@link #close()} from any thread but those.
  */
 public final class StoreReplicaClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StoreReplicaClient.class);
