@@ -1,5 +1,6 @@
 package io.walden.core.internal;
 
+import io.walden.core.internal.commit.Completion;
 import io.walden.core.internal.commit.Position;
 import io.walden.core.replication.WriteStage;
 
@@ -48,10 +49,37 @@ final class ReplicaWriteStage implements WriteStage {
 
     @Override
     public boolean flushIfDue(boolean moreQueued) {
-        if (moreQueued && unflushedBytes < MAX_UNFLUSHED_BYTES && System.nanoTime() - lastFlushNanos < MAX_FLUSH_DELAY_NANOS) {
+        return due(moreQueued) && flushWritten();
+    }
+
+    @Override
+    public boolean flushIfDue(boolean moreQueued, Runnable whenFlushed) {
+        if (!due(moreQueued)) {
             return false;
         }
-        return flushWritten();
+        if (written.get() <= flushed.get()) {
+            unflushedBytes = 0;
+            return false;
+        }
+        writes.flushAsync(new Completion() { // one per force, on a replica's receiving side: not the append path
+            @Override
+            protected void complete(long lsn) {
+                whenFlushed.run();
+            }
+
+            @Override
+            protected void fail(Throwable cause) {
+                whenFlushed.run(); // the log failed: the receiver's next write says so, and reports stay truthful
+            }
+        });
+        unflushedBytes = 0;
+        lastFlushNanos = System.nanoTime();
+        return true;
+    }
+
+    /** The policy: a force once nothing more is queued, but not put off past the bounds. */
+    private boolean due(boolean moreQueued) {
+        return !moreQueued || unflushedBytes >= MAX_UNFLUSHED_BYTES || System.nanoTime() - lastFlushNanos >= MAX_FLUSH_DELAY_NANOS;
     }
 
     @Override

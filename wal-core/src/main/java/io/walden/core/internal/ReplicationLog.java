@@ -1,5 +1,7 @@
 package io.walden.core.internal;
 
+import io.walden.core.internal.commit.Completion;
+
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 
@@ -39,6 +41,11 @@ final class ReplicationLog implements WalReplication.Log {
     @Override
     public void flush() {
         writes.get().flush();
+    }
+
+    @Override
+    public void flushAsync(Completion completion) {
+        writes.get().flushAsync(completion);
     }
 
     @Override

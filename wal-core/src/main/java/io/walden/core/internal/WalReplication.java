@@ -3,6 +3,7 @@ package io.walden.core.internal;
 import io.walden.core.Epoch;
 import io.walden.core.EpochHistory;
 import io.walden.core.ReplicationChunk;
+import io.walden.core.internal.commit.Completion;
 import io.walden.core.internal.commit.RemoteWaits;
 import io.walden.core.replication.ReplicatedLog;
 import io.walden.core.replication.WriteStage;
@@ -50,6 +51,9 @@ public final class WalReplication implements ReplicatedLog {
 
         /** Flushes everything written so far (a replica's write stage, for the bytes it received). */
         void flush();
+
+        /** {@link #flush} without waiting: {@code completion} is told once it is done ({@link WritePath#flushAsync}). */
+        void flushAsync(Completion completion);
 
         /**
          * After a replica's rewind to {@code lsn}: what the rest of the log derived from the records from there on

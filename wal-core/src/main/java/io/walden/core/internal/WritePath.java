@@ -261,6 +261,24 @@ public final class WritePath {
         commit.awaitFlushedAsync(completion, lsn);
     }
 
+    /**
+     * Flushes every written record without waiting for it (a replica's receiver, which many logs share, and must not
+     * block in one log's force): {@code completion} is told once they are flushed, or failed, on the thread that made
+     * them so. A store's log leads a round the journal's writer forces ({@link GroupCommit#flushDeferred}); a log of its
+     * own, or one whose flush is already in progress, has the background writer flush.
+     */
+    public void flushAsync(Completion completion) {
+        Activity.Cell cell = activity.cell();
+        Activity.enterToFlush(cell); // the round reads the segments by address: close() and truncation wait for it
+        try {
+            if (!commit.flushDeferred(completion)) {
+                writer.wakeUp();
+            }
+        } finally {
+            Activity.exit(cell);
+        }
+    }
+
     public void requestFlush() {
         writer.wakeUp();
     }

@@ -40,6 +40,20 @@ public interface WriteStage {
     boolean flushIfDue(boolean moreQueued);
 
     /**
+     * {@link #flushIfDue}, without waiting for the force, for a receiver that must not block in one log's force (a
+     * replica of many logs, whose logs share a few receiver threads): when due, starts the force of what is written
+     * and returns. A store's logs started so share one force of the store's journal, on the journal's own thread (docs/
+     * group-commit.md, "Flushes across logs"). Call it again only after {@code whenFlushed} ran: the bytes written
+     * meanwhile wait for the next.
+     *
+     * @param whenFlushed runs exactly once when a force started: once it ended (the flushed position moved to where the
+     *                    written one was, or the log failed), on the thread that forced; it should only hand the report
+     *                    to the receiver
+     * @return whether a force started
+     */
+    boolean flushIfDue(boolean moreQueued, Runnable whenFlushed);
+
+    /**
      * Forces whatever is written and not yet flushed: a batch cut short by a broken connection, before a report (a
      * resumed stream starts after those bytes, so nothing else would force them, and {@code on} commits would wait
      * for them forever), or bytes fetched from an archive.

@@ -33,7 +33,8 @@ public interface DeferredSync {
     /**
      * Makes sure what was submitted is forced: on {@code loop}, after the tasks it has queued now (so that the other logs
      * its current batch appended to submit theirs first and share the force), once per batch of the loop however many
-     * logs ask; or, when {@code loop} takes no more tasks, by a thread of the sync's own.
+     * logs ask; or, when {@code loop} takes no more tasks or is null (a caller with no loop, such as a replica's
+     * receiver), by a thread of the sync's own, which forces whatever every log submitted by then.
      */
     void forceSoon(ScheduledExecutorService loop);
 }

@@ -139,7 +139,8 @@ public final class FlushLeader {
      * flushed position, steps down and tells the waiters, as {@link #lead} does after its force. Meanwhile the log has
      * one flush in flight, as during a force: other committers wait for it or ask again later.
      *
-     * @param loop where the force is to run, after the tasks the loop has queued ({@link DeferredSync#forceSoon})
+     * @param loop where the force is to run, after the tasks the loop has queued ({@link DeferredSync#forceSoon}); null:
+     *             on the sync's own thread (a caller with no loop of its own, {@link GroupCommit#flushDeferred})
      * @return true when the round is in flight (it ends on another call); false when it already ended: nothing to
      *         flush, the bytes were durable already, or the log failed
      */

@@ -252,6 +252,32 @@ public final class GroupCommit {
         return async.outstanding() > 0 ? Math.max(1, batching.gatherRemainingNanos()) : 0;
     }
 
+    /**
+     * Flushes everything published now without waiting for the force, for a thread that must neither block in it nor
+     * run it later (a replica's receiver, which many logs share): {@code completion} is told once it is flushed, or
+     * failed, on the thread that made it so. Where the log's bytes go through a {@link DeferredSync} (a store's log),
+     * this thread leads a deferred round unless a flush is in progress, and the sync's own thread forces it
+     * ({@link DeferredSync#forceSoon forceSoon(null)}), with whatever other logs submitted meanwhile: one
+     * {@code fdatasync} for the rounds of every log. Not counted as a commit.
+     *
+     * @return true when the completion is sure to be told (told already, or a round in flight covers it); false when
+     *         someone must still flush for it (a log of its own, or a flush that began before these records was in
+     *         progress): the caller wakes the background writer, whose flush tells it
+     */
+    public boolean flushDeferred(Completion completion) {
+        long target = appender.advancePublished();
+        async.add(completion, target - 1);
+        async.drain();
+        if (failure.failed() || target <= flushed.get()) {
+            return true;
+        }
+        if (deferred == null || !leader.tryElect()) {
+            return false;
+        }
+        leader.leadDeferred(deferred, null); // its end (here, or on the forcing thread) tells the completion
+        return true;
+    }
+
     /** Completes pending futures that are flushed (or fails them all if the log failed). */
     public void completeAsync() {
         async.drain();

@@ -176,9 +176,17 @@ public final class StoreJournal implements AutoCloseable {
         journal.whenFlushed(completion, ticket);
     }
 
-    /** Forces the journal on the event loop {@code loop}, after the tasks queued on it now ({@link LoopForces}). */
+    /**
+     * Forces the journal on the event loop {@code loop}, after the tasks queued on it now ({@link LoopForces}); or, for
+     * a caller with no loop (null), on the journal's background writer, at once: its flush covers what every log
+     * submitted before it began, and those that submit while it forces share the next.
+     */
     void forceSoon(ScheduledExecutorService loop) {
-        loopForces.queue(loop);
+        if (loop == null) {
+            journal.requestFlush();
+        } else {
+            loopForces.queue(loop);
+        }
     }
 
     /** A durable entry saying that log {@code key}'s earlier entries hold nothing from {@code lsn} on. */
