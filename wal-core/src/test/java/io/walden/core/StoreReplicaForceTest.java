@@ -99,8 +99,8 @@ class StoreReplicaForceTest {
                 assertThat(log.flushedLsn()).as("log-" + i + " flushed").isEqualTo(log.writtenLsn());
             }
             assertThat(journal.forces).as("forces of the journal for 16 logs").isBetween(1, 2);
-            assertThat(threads).as("told on the thread that forced, not the caller's")
-                    .doesNotContain(Thread.currentThread().getName());
+            // Not a writer thread: a log's writer may be waiting there for the very round this force ends.
+            assertThat(threads).as("told on the journal's force thread, which waits for no log").containsOnly("walden-journal-force");
         }
     }
 

@@ -84,6 +84,8 @@ public final class StoreJournal implements AutoCloseable {
     private final ThreadLocal<ClaimSlot> claims = ThreadLocal.withInitial(ClaimSlot::new);
     /** Each event loop's force of the journal ({@link #forceSoon}). */
     private final LoopForces loopForces;
+    /** The journal's force for callers with no loop ({@link #forceSoon forceSoon(null)}). */
+    private final RequestedForces requestedForces;
     private final LoopRunner checkpoints;
     /** The journal's flushed position at the last checkpoint. Checkpoint thread only. */
     private long checkpointed;
@@ -104,6 +106,7 @@ public final class StoreJournal implements AutoCloseable {
                         WalConfig config, BackgroundThreads threads) {
         this.journal = journal;
         this.loopForces = new LoopForces(journal);
+        this.requestedForces = new RequestedForces(journal, threads);
         this.positions = positions;
         this.flushCount = flushCount;
         this.truncateBefore = truncateBefore;
@@ -178,12 +181,12 @@ public final class StoreJournal implements AutoCloseable {
 
     /**
      * Forces the journal on the event loop {@code loop}, after the tasks queued on it now ({@link LoopForces}); or, for
-     * a caller with no loop (null), on the journal's background writer, at once: its flush covers what every log
-     * submitted before it began, and those that submit while it forces share the next.
+     * a caller with no loop (null), on the journal's force thread ({@link RequestedForces}): its force covers what every
+     * log submitted before it began, and those that submit while it forces share the next.
      */
     void forceSoon(ScheduledExecutorService loop) {
         if (loop == null) {
-            journal.requestFlush();
+            requestedForces.request();
         } else {
             loopForces.queue(loop);
         }
@@ -268,6 +271,7 @@ public final class StoreJournal implements AutoCloseable {
      */
     @Override
     public void close() {
+        requestedForces.stop();
         checkpoints.stop(Duration.ofSeconds(30));
         try {
             checkpoint();

@@ -32,6 +32,11 @@ public final class BackgroundThreads implements AutoCloseable {
         UPKEEP("walden-upkeep"),
         /** The store journal's checkpoint: forces the logs' files, never behind retention's removals. */
         CHECKPOINT("walden-journal-checkpoint"),
+        /**
+         * The store journal's force for callers with no event loop to run it on (a replica's receivers): never behind
+         * a writer that waits for a log's flush, which may be waiting for this very force.
+         */
+        JOURNAL_FORCE("walden-journal-force"),
         /** The remote waits' timers: short turns, never behind a removal's forces. */
         TIMERS("walden-remote-timeouts"),
         /** Trains zstd dictionaries and looks for one in the log: seconds of CPU, rarely. */
@@ -64,8 +69,8 @@ public final class BackgroundThreads implements AutoCloseable {
 
     /**
      * Groups shared by many logs: {@code writers} threads for flushes (the cores, so that as many logs force at once),
-     * two for segment preparation and two for uploads, one each for upkeep, the journal's checkpoint, the timers,
-     * training and the clock.
+     * two for segment preparation and two for uploads, one each for upkeep, the journal's checkpoint and its forces
+     * for callers with no loop, the timers, training and the clock.
      */
     public static BackgroundThreads shared(int writers) {
         Map<Job, LoopGroup> groups = new EnumMap<>(Job.class);
@@ -73,7 +78,7 @@ public final class BackgroundThreads implements AutoCloseable {
             int size = switch (job) {
                 case WRITER -> Math.max(1, writers);
                 case PREPARER, ARCHIVER -> 2;
-                case UPKEEP, CHECKPOINT, TIMERS, TRAINER, CLOCK -> 1;
+                case UPKEEP, CHECKPOINT, JOURNAL_FORCE, TIMERS, TRAINER, CLOCK -> 1;
             };
             groups.put(job, new LoopGroup(job.threadName + (size == 1 ? "" : "s"), size));
         }
