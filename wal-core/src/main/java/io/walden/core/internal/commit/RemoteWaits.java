@@ -112,7 +112,7 @@ public final class RemoteWaits implements SyncConfirmations {
                     lastLook = now;
                     stuck.look();
                 }
-                return Math.max(1, Math.min(lastExpire + Math.min(period, watchPeriod) - now, lastLook + watchPeriod - now));
+                return untilNextTurn(now, lastExpire, period, lastLook, watchPeriod);
             }
 
             @Override
@@ -121,6 +121,19 @@ public final class RemoteWaits implements SyncConfirmations {
             }
         });
         sweeper.start();
+    }
+
+    /**
+     * How long the timers idle after a turn at {@code now}: until the next expiry of waits ({@code period} after the last;
+     * none without a timeout, {@code period} {@link Long#MAX_VALUE}) or the stuck-commit watch's next look, whichever
+     * comes first; at least 1 ns. Without a timeout the last expiry never moves, so it must not count: a deadline taken
+     * from it passed a second after the start, and the timers then turned without idling (a core per log of its own,
+     * or the store's timer thread, for as long as a synchronous policy was set).
+     */
+    static long untilNextTurn(long now, long lastExpire, long period, long lastLook, long watchPeriod) {
+        long untilLook = lastLook + watchPeriod - now;
+        long until = period == Long.MAX_VALUE ? untilLook : Math.min(lastExpire + period - now, untilLook);
+        return Math.max(1, until);
     }
 
     /**
