@@ -264,8 +264,9 @@ public final class WritePath {
     /**
      * Flushes every written record without waiting for it (a replica's receiver, which many logs share, and must not
      * block in one log's force): {@code completion} is told once they are flushed, or failed, on the thread that made
-     * them so. A store's log leads a round the journal's writer forces ({@link GroupCommit#flushDeferred}); a log of its
-     * own, or one whose flush is already in progress, has the background writer flush.
+     * them so. A store's log leads a round the journal's force thread forces ({@link GroupCommit#flushDeferred}), or,
+     * when a flush of its own is already in progress, has its background writer flush after it; a log of its own is
+     * flushed on this thread, as {@link #flush} would.
      */
     public void flushAsync(Completion completion) {
         Activity.Cell cell = activity.cell();

@@ -258,11 +258,13 @@ public final class GroupCommit {
      * failed, on the thread that made it so. Where the log's bytes go through a {@link DeferredSync} (a store's log),
      * this thread leads a deferred round unless a flush is in progress, and the sync's own thread forces it
      * ({@link DeferredSync#forceSoon forceSoon(null)}), with whatever other logs submitted meanwhile: one
-     * {@code fdatasync} for the rounds of every log. Not counted as a commit.
+     * {@code fdatasync} for the rounds of every log. A log of its own has no one to share a force with: this thread
+     * flushes it as a blocking flush would, and the completion is told before this returns (its end then costs the
+     * caller no hand-over between threads). Not counted as a commit.
      *
      * @return true when the completion is sure to be told (told already, or a round in flight covers it); false when
-     *         someone must still flush for it (a log of its own, or a flush that began before these records was in
-     *         progress): the caller wakes the background writer, whose flush tells it
+     *         someone must still flush for it (a flush that began before these records was in progress): the caller
+     *         wakes the background writer, whose flush tells it
      */
     public boolean flushDeferred(Completion completion) {
         long target = appender.advancePublished();
@@ -271,7 +273,15 @@ public final class GroupCommit {
         if (failure.failed() || target <= flushed.get()) {
             return true;
         }
-        if (deferred == null || !leader.tryElect()) {
+        if (deferred == null) {
+            try {
+                flushAll();
+            } catch (WalFailedException e) {
+                // the log failed: the completion was told so
+            }
+            return true;
+        }
+        if (!leader.tryElect()) {
             return false;
         }
         leader.leadDeferred(deferred, null); // its end (here, or on the forcing thread) tells the completion
