@@ -134,6 +134,9 @@ class StoreReplicaForceTest {
             assertThat(told.await(10, TimeUnit.SECONDS)).as("told that the force ended").isTrue();
             assertThat(log.status().isFailed()).as("the log failed").isTrue();
             assertThat(log.flushedLsn()).as("never reported flushed").isEqualTo(flushedBefore);
+            assertThat(stage.flushIfDue(false, () -> {
+                throw new AssertionError("a failed log starts no force, so nothing is told");
+            })).as("a failed log starts no further force (a receiver would start one after each end, for ever)").isFalse();
         }
     }
 

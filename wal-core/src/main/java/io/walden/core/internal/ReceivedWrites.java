@@ -62,6 +62,11 @@ final class ReceivedWrites {
         }
     }
 
+    /** Whether the log failed: its flushed position never moves again, so no force is worth starting. */
+    boolean failed() {
+        return commit.failure() != null;
+    }
+
     /** See ReplicatedLog.writeStage. */
     WriteStage stage() {
         return new ReplicaWriteStage(this, log, written, flushed, segmentSize, logId);

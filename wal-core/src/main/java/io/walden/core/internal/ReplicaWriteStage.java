@@ -54,7 +54,7 @@ final class ReplicaWriteStage implements WriteStage {
 
     @Override
     public boolean flushIfDue(boolean moreQueued, Runnable whenFlushed) {
-        if (!due(moreQueued)) {
+        if (!due(moreQueued) || received.failed()) { // failed: the receiver's next write says so
             return false;
         }
         if (written.get() <= flushed.get()) {

@@ -49,7 +49,8 @@ public interface WriteStage {
      * @param whenFlushed runs exactly once when a force started: once it ended (the flushed position moved to where the
      *                    written one was, or the log failed), on the thread that forced; it should only hand the report
      *                    to the receiver
-     * @return whether a force started
+     * @return whether a force started (never on a failed log: one that ends in a failure is the last, and the
+     *         receiver's next {@link #write} reports the failure)
      */
     boolean flushIfDue(boolean moreQueued, Runnable whenFlushed);
 

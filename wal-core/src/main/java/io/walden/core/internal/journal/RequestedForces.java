@@ -6,6 +6,9 @@ import io.walden.core.internal.thread.BackgroundThreads;
 import io.walden.core.internal.thread.Loop;
 import io.walden.core.internal.thread.LoopRunner;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.time.Duration;
 
 /**
@@ -24,6 +27,8 @@ import java.time.Duration;
 final class RequestedForces implements Loop {
     /** The idle with nothing asked: a request wakes it long before. */
     private static final long IDLE_NANOS = Duration.ofHours(1).toNanos();
+    private static final long RETRY_NANOS = Duration.ofMillis(10).toNanos();
+    private static final Logger LOG = LoggerFactory.getLogger(RequestedForces.class);
 
     private final WritePath journal;
     private final LoopRunner runner;
@@ -69,6 +74,17 @@ final class RequestedForces implements Loop {
             // closed or failed: the journal's failure has failed every round that waited for it
         }
         return 0;
+    }
+
+    /**
+     * Anything else that escaped a turn: the rounds that asked may still wait for this force, so the request stands
+     * and the loop goes on (never {@link #STOP}: nothing else would force them), after a pause.
+     */
+    @Override
+    public long onError(Throwable failure) {
+        LOG.error("The store journal's force for a replica's receivers failed; trying again: {}", failure.toString(), failure);
+        wanted = true;
+        return RETRY_NANOS;
     }
 
     void stop() {
