@@ -18,6 +18,9 @@ import io.walden.core.WalStatus;
 import io.walden.core.internal.metrics.LatencyBuckets;
 import io.walden.core.internal.recovery.LogInspector;
 import io.walden.core.internal.segment.SegmentFiles;
+import io.walden.core.internal.thread.Loop;
+import io.walden.core.internal.thread.LoopGroup;
+import io.walden.core.internal.thread.LoopRunner;
 import io.walden.core.internal.thread.WaldenThreads;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.BeforeAll;
@@ -86,6 +89,9 @@ class ArchitectureTest {
      * <ul>
      *   <li>{@code WaldenThreads}: one naming and daemon policy for every thread Walden starts (the glossary's thread
      *       list), replication's and the server's included;</li>
+     *   <li>{@code Loop}, {@code LoopGroup}, {@code LoopRunner}: one way to run many background jobs on a few threads,
+     *       each idling until woken or due: a store's logs' jobs, and replication's senders and receivers, so that a
+     *       thousand logs do not cost a thousand threads;</li>
      *   <li>{@code SegmentFiles}: the log directory's file conventions, which files beside the log follow: the durable
      *       replace-a-file recipe (the slots file), the temporary suffix a log's open clears (a fetch in progress), a
      *       segment's name (in what {@code walden restore} reports);</li>
@@ -97,7 +103,7 @@ class ArchitectureTest {
      */
     @Test
     void otherModulesUseTheLogThroughItsApiAndOnlyTheListedInternals() {
-        DescribedPredicate<JavaClass> allowed = belongToAnyOf(WaldenThreads.class, SegmentFiles.class,
+        DescribedPredicate<JavaClass> allowed = belongToAnyOf(WaldenThreads.class, Loop.class, LoopGroup.class, LoopRunner.class, SegmentFiles.class,
                 LogInspector.class, LogInspector.Visitor.class, LogInspector.RecordInfo.class, LogInspector.Result.class,
                 LatencyBuckets.class);
         noClasses().that().resideOutsideOfPackage("io.walden.core..")

@@ -13,14 +13,14 @@ import io.walden.core.internal.segment.SegmentRegistry;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 /**
  * What replication senders read (ReplicatedLog.readFlushed and readWritten): a chunk of whole records from a proven
  * record boundary, below the shippable end (the flushed or written position, and a replica's read limit), copied out
  * of the segment so that truncation may remove it while the chunk is on its way (docs/replication-protocol.md, Data
  * frames). A chunk never spans segments and holds at least one record when one is shippable. Senders wait here for
- * the shippable end to move ({@link #awaitShippablePast}).
+ * the shippable end to move ({@link #awaitShippablePast}), or have their loops woken when it moves
+ * ({@link #wakeOnPositions}).
  *
  * <p>Thread-safety: any number of senders at once; each read holds its segment against truncation while it copies.
  */
@@ -58,9 +58,14 @@ public final class ShippingReads {
         return notifier.await(() -> shippableLsn(unflushed), lsn, timeout, unit, log::isClosed);
     }
 
-    /** See ReplicatedLog.awaitPositions: true once {@code condition} holds; ends when the log closes. */
-    boolean awaitPositions(BooleanSupplier condition, long timeout, TimeUnit unit) throws InterruptedException {
-        return notifier.await(() -> condition.getAsBoolean() ? 1 : 0, 0, timeout, unit, log::isClosed);
+    /** See ReplicatedLog.wakeOnPositions. */
+    void wakeOnPositions(Runnable wakeUp) {
+        notifier.wakeOnSignal(wakeUp);
+    }
+
+    /** See ReplicatedLog.stopWakingOnPositions. */
+    void stopWakingOnPositions(Runnable wakeUp) {
+        notifier.stopWaking(wakeUp);
     }
 
     public ReplicationChunk read(long fromLsn, int maxBytes, boolean unflushed) {

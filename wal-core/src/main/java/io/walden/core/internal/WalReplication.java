@@ -10,7 +10,6 @@ import io.walden.core.replication.WriteStage;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -203,8 +202,13 @@ public final class WalReplication implements ReplicatedLog {
     }
 
     @Override
-    public boolean awaitPositions(BooleanSupplier condition, long timeout, TimeUnit unit) throws InterruptedException {
-        return shipping.awaitPositions(condition, timeout, unit);
+    public void wakeOnPositions(Runnable wakeUp) {
+        shipping.wakeOnPositions(wakeUp);
+    }
+
+    @Override
+    public void stopWakingOnPositions(Runnable wakeUp) {
+        shipping.stopWakingOnPositions(wakeUp);
     }
 
     @Override

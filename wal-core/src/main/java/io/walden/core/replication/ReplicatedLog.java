@@ -6,7 +6,6 @@ import io.walden.core.ReplicationChunk;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -83,12 +82,16 @@ public interface ReplicatedLog {
     boolean mayShipUnflushed();
 
     /**
-     * Waits until {@code condition} holds, re-checking it whenever a position of this log moves, the timeout passes,
-     * or the log closes (a sender waiting for bytes to ship or for its primary's flush to report).
-     *
-     * @return whether the condition holds
+     * Runs {@code wakeUp} whenever a position a sender waits on moves (written, flushed, the read limit), the log fails,
+     * or it closes, until {@link #stopWakingOnPositions}: for a sender's loop (its runner's wake), which waits for bytes to
+     * ship or for this log's flush to report by idling, and looks at the positions again on its next turn. Register it
+     * before the loop's first turn. {@code wakeUp} runs on the thread that moved the position (an appender's, the
+     * writer's): it must not block, lock or allocate. While none is registered, a move costs one volatile read.
      */
-    boolean awaitPositions(BooleanSupplier condition, long timeout, TimeUnit unit) throws InterruptedException;
+    void wakeOnPositions(Runnable wakeUp);
+
+    /** Stops running {@code wakeUp} (the reference registered; see {@link #wakeOnPositions}); nothing when it is not registered. */
+    void stopWakingOnPositions(Runnable wakeUp);
 
     /**
      * Turns a replica's copy into a primary's log: flushes what was received, begins a new epoch at this log's

@@ -3,6 +3,7 @@ package io.walden.replication.primary;
 import io.walden.core.EpochHistory;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
+import io.walden.core.internal.thread.LoopGroup;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDescriptor;
 import org.slf4j.Logger;
@@ -15,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * {@link Sender} streams the log's data through the {@link Link}.
  *
  * <p>Thread-safety: {@link #open}, {@link #status} and {@link #close} on the connection's event loop; the sender runs on
- * its own thread.
+ * the endpoint's sender threads.
  */
 final class LogStream {
     /** The endpoint's logger, as before the split: log filters and alerts name it. */
@@ -24,11 +25,12 @@ final class LogStream {
     /**
      * What every connection of one endpoint shares.
      *
-     * @param secret the shared secret a hello must carry, or null when none is required
-     * @param meters the root log's replica meters (per-log meters are not there yet)
+     * @param secret  the shared secret a hello must carry, or null when none is required
+     * @param meters  the root log's replica meters (per-log meters are not there yet)
+     * @param senders the threads every stream's {@link Sender} loop runs on
      */
     record Settings(ReplicaMeters meters, long keepaliveNanos, boolean shipFlushedOnly, byte[] secret, int maxReplicas,
-                    long handshakeTimeoutMillis) {
+                    long handshakeTimeoutMillis, LoopGroup senders) {
     }
 
     private final LogEndpoint log;
@@ -84,7 +86,7 @@ final class LogStream {
             log.slots.connected(hello.name(), hello.startLsn()); // hold its start until it confirms more
             settings.meters().connected(log.name, state);
             link.send(welcome(history));
-            sender = new Sender(wal, link, hello.startLsn(), settings.keepaliveNanos(), history,
+            sender = new Sender(settings.senders(), wal, link, hello.startLsn(), settings.keepaliveNanos(), history,
                     !settings.shipFlushedOnly(), state, window);
             sender.start();
             LOG.info("Replica '{}' connected from {} at {} (epoch {})", hello.name(), link.peer(),

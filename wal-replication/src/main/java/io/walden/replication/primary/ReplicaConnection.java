@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * version 5 hello, the root log ({@code default}) alone, as one {@link LogStream} whose stream is the connection; or a
  * version 6 hello, every log of the primary, numbered by a catalog ({@link StoreStreams}).
  *
- * <p>Thread-safety: Netty calls it on the connection's event loop only; the senders run on their own threads.
+ * <p>Thread-safety: Netty calls it on the connection's event loop only; the senders run on the endpoint's sender threads.
  */
 final class ReplicaConnection extends SimpleChannelInboundHandler<Frame> {
     /** The endpoint's logger, as before the split: log filters and alerts name it. */

@@ -5,6 +5,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Wal;
 import io.walden.core.WalStore;
+import io.walden.core.internal.thread.LoopGroup;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
@@ -38,12 +39,21 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the root log alone (protocol version 5) or every log (version 6); each log's stream a {@link LogStream}, whose
  * {@link Sender} streams its bytes.
  *
- * <p>Threads: its event loops ({@link Builder#eventLoops}: by default a NIO group of one thread of its own) and a
- * sender per replica. Thread-safety: {@link #policy(SyncPolicy)} and {@link #close()} from any thread but one of
+ * <p>Threads: its event loops ({@link Builder#eventLoops}: by default a NIO group of one thread of its own) and
+ * {@value #SENDER_THREADS} sender threads ({@code walden-senders-1} ...) that run every stream's {@link Sender}, however
+ * many logs and replicas there are, started with the first stream and ended by {@link #close()}. Thread-safety: {@link #policy(SyncPolicy)} and {@link #close()} from any thread but one of
  * those event loops.
  */
 public final class ReplicationServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicationServer.class);
+    /**
+     * The threads every stream's sender runs on. More than one: a stream's turn may fault a cold page in from disk (a
+     * replica catching up from old segments), and the streams of the tail, whose pages are in memory and whose turns
+     * take microseconds, must not wait behind it; a few, not one per stream: a thousand logs times two replicas are two
+     * thousand streams, mostly idle. A turn copies at most one chunk ({@code MAX_CHUNK}) and yields, so the busy
+     * streams share the threads fairly; the frames are encoded and written on the event loops, not here.
+     */
+    static final int SENDER_THREADS = 4;
 
     private final Wal wal;
     private final ReplicaChannels channels;
@@ -53,6 +63,7 @@ public final class ReplicationServer implements AutoCloseable {
     private final FrameEncoder encoder = new FrameEncoder();
     private final ProtocolErrorHandler errors = new ProtocolErrorHandler();
     private final ReplicaMeters meters = new ReplicaMeters();
+    private final LoopGroup senders = new LoopGroup("walden-senders", SENDER_THREADS);
     private ScheduledFuture<?> slotSaver;
 
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -226,7 +237,7 @@ public final class ReplicationServer implements AutoCloseable {
         Set<String> connected = ConcurrentHashMap.newKeySet();
         ReplicaConnection.Endpoint endpoint = new ReplicaConnection.Endpoint(logs, new LogStream.Settings(meters,
                 TimeUnit.MILLISECONDS.toNanos(b.keepaliveMillis), b.shipFlushedOnly, b.secret, b.maxReplicas,
-                b.handshakeTimeoutMillis), connected);
+                b.handshakeTimeoutMillis, senders), connected);
         try {
             channels.bind(b.listen, ch -> {
                 if (tls != null) {
@@ -359,6 +370,7 @@ public final class ReplicationServer implements AutoCloseable {
         }
         slotSaver.cancel(false);
         channels.close(); // the listener, then every connection, seen closed by its handler; an own group shut down
+        senders.close(2, TimeUnit.SECONDS); // every stream's sender was stopped as its connection closed
         // Every log's last slot positions, after every status was taken; the policy stands: waiting commits fail as
         // unconfirmed, never released as LOCAL.
         logs.close();

@@ -8,13 +8,15 @@ import io.walden.core.ReplicationChunk;
 import io.walden.core.Wal;
 import io.walden.core.WalClosedException;
 import io.walden.core.WalException;
-import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.core.internal.thread.Loop;
+import io.walden.core.internal.thread.LoopGroup;
+import io.walden.core.internal.thread.LoopRunner;
 import io.walden.replication.protocol.Frame;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Streams one replica's data: log bytes from its position, in frames of whole records within a segment, waiting
@@ -22,10 +24,19 @@ import java.util.concurrent.locks.LockSupport;
  * are in this log's files, before they are flushed, so that the replica writes and forces them while this log forces
  * (docs/replication.md, "Shipping before the flush"); every frame carries this log's flushed LSN, and when the flush
  * passes what the replica was last told, a keepalive tells it, since the replica applies nothing beyond it. With
- * {@code shipFlushedOnly}, PostgreSQL's rule: only flushed bytes leave. A thread of its own ({@code walden-sender-*}):
- * reading the log may block, and the event loop must not.
+ * {@code shipFlushedOnly}, PostgreSQL's rule: only flushed bytes leave.
+ *
+ * <p>Where it runs: a {@link Loop} on the endpoint's sender threads ({@code walden-senders-N}, shared by every stream
+ * of every log and replica), not on the connection's event loop: reading the log may block (a cold page faulted in
+ * from disk), and the event loop must not. Each turn ships what is shippable now and returns how long the stream may
+ * idle; the log wakes it when its written or flushed position moves ({@link io.walden.core.replication.ReplicatedLog#wakeOnPositions}),
+ * {@link #writable()} when the channel drains or the replica's report opens the window, and the idle ends at the
+ * keepalive's deadline.
+ *
+ * <p>Thread-safety: {@link #start}, {@link #writable} and {@link #stop} from any thread; the fields without
+ * {@code final} are the loop's, touched on its turns only (each turn happens-after the one before).
  */
-final class Sender implements Runnable {
+final class Sender implements Loop {
     private static final Logger LOG = LoggerFactory.getLogger(Sender.class);
     private static final int MAX_CHUNK = 256 << 10;
     private static final long WRITABLE_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
@@ -35,7 +46,9 @@ final class Sender implements Runnable {
     private final Wal wal;
     private final Link channel;
     private final long keepaliveNanos;
-    private final Thread thread;
+    private final LoopRunner runner;
+    /** The runner's wake-up, registered with the log while the stream runs (one reference: unregistered by it). */
+    private final Runnable wakeUp;
     private final ReplicaState state;
     /** How far this stream may run ahead of what the replica reported written (version 6 flow control). */
     private final long window;
@@ -43,8 +56,11 @@ final class Sender implements Runnable {
     private final long start;
     /** The history told to the replica in the Welcome: if the log's changes, the replica must learn the new one. */
     private final EpochHistory history;
-    private volatile boolean running = true;
     private long position;
+    /** When the last frame left (nanoTime): a keepalive asking for a reply follows half the interval after it. */
+    private long lastSent;
+    /** The last frame filled the channel or the window: nothing more is read until {@link #writable()} says it drained. */
+    private boolean heldBack;
     /** Ship bytes once written (false: only once flushed, PostgreSQL's rule). */
     private final boolean unflushed;
     /** The flushed LSN the replica was last told. */
@@ -60,8 +76,8 @@ final class Sender implements Runnable {
      * @param window    the most bytes sent beyond what the replica reported written ({@code Long.MAX_VALUE}: no window,
      *                  version 5, whose connection carries one log)
      */
-    Sender(Wal wal, Link channel, long start, long keepaliveNanos, EpochHistory history, boolean unflushed,
-           ReplicaState state, long window) {
+    Sender(LoopGroup group, Wal wal, Link channel, long start, long keepaliveNanos, EpochHistory history,
+           boolean unflushed, ReplicaState state, long window) {
         this.unflushed = unflushed;
         this.state = state;
         this.window = window;
@@ -71,7 +87,8 @@ final class Sender implements Runnable {
         this.channel = channel;
         this.position = start;
         this.keepaliveNanos = keepaliveNanos;
-        this.thread = WaldenThreads.daemon(this, "walden-sender-" + channel.peer());
+        this.runner = group.runner("walden-sender to " + channel.peer(), this);
+        this.wakeUp = runner::wake;
     }
 
     /** A promotion or an adopted history (cascading): the replica must reconnect and check the new one. */
@@ -108,8 +125,11 @@ final class Sender implements Runnable {
         return window != Long.MAX_VALUE && position - Math.max(start, state.written) >= window;
     }
 
+    /** Registers the loop's wake-up with the log's positions, then gives it its first turn. */
     void start() {
-        thread.start();
+        lastSent = System.nanoTime();
+        wal.replication().wakeOnPositions(wakeUp); // before the first turn reads them: no move after that read is missed
+        runner.start();
     }
 
     /**
@@ -117,90 +137,120 @@ final class Sender implements Runnable {
      * open the window): a send held back goes on.
      */
     void writable() {
-        LockSupport.unpark(thread);
+        runner.wake();
     }
 
+    /** Ends the stream's loop after its current turn, without waiting for it (called on the connection's event loop). */
     void stop() {
-        running = false;
-        thread.interrupt();
+        runner.stop(Duration.ZERO);
+        wal.replication().stopWakingOnPositions(wakeUp);
     }
 
+    /** One turn: ships what is shippable now, or says how long it may idle; ends the loop when the stream ends. */
     @Override
-    public void run() {
-        long lastSent = System.nanoTime();
+    public long doWork() {
         try {
-            while (running && channel.isOpen()) {
-                if (historyChanged()) {
-                    return;
-                }
-                tellArchived();
-                ReplicationChunk chunk = unflushed ? wal.replication().readWritten(position, MAX_CHUNK) : wal.replication().readFlushed(position, MAX_CHUNK);
-                // Checked again after the read: the history is replaced before any byte of a new epoch is written,
-                // so bytes read while the told history is still current belong to it.
-                if (historyChanged()) {
-                    return;
-                }
-                if (chunk != null) {
-                    long now = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
-                    position = chunk.nextLsn(); // past the next segment's header after a closing record
-                    // Before the write: the replica's status about these bytes may arrive before writeAndFlush returns,
-                    // and reports beyond what was sent are clamped.
-                    state.sent(position, System.nanoTime());
-                    long flushed = wal.flushedLsn();
-                    channel.send(new Frame.Data(chunk.startLsn(), flushed, now, Unpooled.wrappedBuffer(chunk.bytes())));
-                    toldFlushed = flushed;
-                    lastSent = System.nanoTime();
-                    while ((!channel.isWritable() || windowFull()) && channel.isOpen() && running) {
-                        // The replica reads slowly (or, version 6, has this log's window of bytes unwritten): do not
-                        // buffer without bound, and let the connection's other logs have their turn. writable() wakes
-                        // this at once; the cap only bounds a wait whose wake-up raced with a close.
-                        LockSupport.parkNanos(this, WRITABLE_CHECK_NANOS);
-                    }
-                    continue;
-                }
-                long flushed = wal.flushedLsn();
-                if (unflushed && flushed > toldFlushed) {
-                    // The replica holds bytes it may not apply until it learns they are flushed here.
-                    channel.send(new Frame.Keepalive(flushed, TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), false));
-                    toldFlushed = flushed;
-                    lastSent = System.nanoTime();
-                    continue;
-                }
-                long told = toldFlushed;
-                if (!wal.replication().awaitPositions(() -> wal.replication().shippableLsn(unflushed) > position
-                                || unflushed && wal.flushedLsn() > told, keepaliveNanos / 2, TimeUnit.NANOSECONDS)
-                        && System.nanoTime() - lastSent >= keepaliveNanos / 2) {
-                    channel.send(new Frame.Keepalive(wal.flushedLsn(),
-                            TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), true));
-                    lastSent = System.nanoTime();
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            return ship();
         } catch (WalClosedException e) {
             channel.end(null);
         } catch (WalException e) {
-            long shippable = wal.replication().shippableLsn(unflushed);
-            if (!(e instanceof LsnRemovedException) && position > shippable) {
-                // What was shipped before its flush is no longer shippable: this log stopped being a primary (fenced or
-                // stepped down, it refuses appends and ships only what it flushed). The replica did not diverge, and
-                // telling it so would take it out of the elections that must now choose a successor. Retry later:
-                // its next handshake, here or with the next primary, decides whether it rewinds.
-                LOG.info("Ending the stream to {}: this log ships only up to {} now, behind the {} already sent",
-                        channel.peer(), Lsn.format(shippable), Lsn.format(position));
-                channel.end(new Frame.Error(Frame.Error.NOT_A_PRIMARY, "this log serves only up to "
-                        + Lsn.format(shippable) + " now, behind the replica's " + Lsn.format(position)
-                        + " (it stopped being a primary); retry later"));
-                return;
-            }
-            LOG.warn("Stopping the stream to {}: {}", channel.peer(), e.getMessage());
-            channel.end(new Frame.Error(e instanceof LsnRemovedException ? Frame.Error.LSN_REMOVED
-                    : Frame.Error.EPOCH_DIVERGED, e.getMessage()));
+            failOn(e);
         } catch (Throwable e) {
             // Never a silent stall: a stream whose sender died would look connected and send nothing. The replica
             // reconnects and resumes from its end.
             LOG.error("The stream to {} failed; closing it", channel.peer(), e);
             channel.end(null);
         }
+        return ended();
+    }
+
+    /**
+     * Sends one frame if there is one to send (a chunk of records, or the news that this log's flush moved), else a
+     * keepalive once the stream was idle half the keepalive interval.
+     *
+     * @return 0 to turn again at once (more may be shippable: after the other streams due now), the idle until the
+     *         channel drains or the window opens, or the idle until the next keepalive; {@link #STOP} once it ended
+     */
+    private long ship() {
+        if (!channel.isOpen()) {
+            return ended();
+        }
+        if (heldBack) {
+            if (!channel.isWritable() || windowFull()) {
+                // The replica reads slowly (or, version 6, has this log's window of bytes unwritten): do not buffer
+                // without bound, and let the connection's other logs have their turn. writable() wakes this at once; the
+                // idle only bounds a wait whose wake-up raced with a close.
+                return WRITABLE_CHECK_NANOS;
+            }
+            heldBack = false;
+        }
+        if (historyChanged()) {
+            return ended();
+        }
+        tellArchived();
+        ReplicationChunk chunk = unflushed ? wal.replication().readWritten(position, MAX_CHUNK) : wal.replication().readFlushed(position, MAX_CHUNK);
+        // Checked again after the read: the history is replaced before any byte of a new epoch is written,
+        // so bytes read while the told history is still current belong to it.
+        if (historyChanged()) {
+            return ended();
+        }
+        if (chunk != null) {
+            long now = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
+            position = chunk.nextLsn(); // past the next segment's header after a closing record
+            // Before the write: the replica's status about these bytes may arrive before writeAndFlush returns,
+            // and reports beyond what was sent are clamped.
+            state.sent(position, System.nanoTime());
+            long flushed = wal.flushedLsn();
+            channel.send(new Frame.Data(chunk.startLsn(), flushed, now, Unpooled.wrappedBuffer(chunk.bytes())));
+            toldFlushed = flushed;
+            lastSent = System.nanoTime();
+            heldBack = !channel.isWritable() || windowFull();
+            return heldBack ? WRITABLE_CHECK_NANOS : 0;
+        }
+        long flushed = wal.flushedLsn();
+        if (unflushed && flushed > toldFlushed) {
+            // The replica holds bytes it may not apply until it learns they are flushed here.
+            channel.send(new Frame.Keepalive(flushed, TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), false));
+            toldFlushed = flushed;
+            lastSent = System.nanoTime();
+            return 0;
+        }
+        // Caught up: idle until a position moves (the log wakes this), or until the keepalive is due.
+        long quiet = System.nanoTime() - lastSent;
+        if (quiet < keepaliveNanos / 2) {
+            return keepaliveNanos / 2 - quiet;
+        }
+        channel.send(new Frame.Keepalive(wal.flushedLsn(), TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis()), true));
+        lastSent = System.nanoTime();
+        return keepaliveNanos / 2;
+    }
+
+    /**
+     * The log refused the read: what the replica needs was removed, its history diverged, or (shipping before the flush)
+     * this log stopped being a primary.
+     */
+    private void failOn(WalException e) {
+        long shippable = wal.replication().shippableLsn(unflushed);
+        if (!(e instanceof LsnRemovedException) && position > shippable) {
+            // What was shipped before its flush is no longer shippable: this log stopped being a primary (fenced or
+            // stepped down, it refuses appends and ships only what it flushed). The replica did not diverge, and
+            // telling it so would take it out of the elections that must now choose a successor. Retry later:
+            // its next handshake, here or with the next primary, decides whether it rewinds.
+            LOG.info("Ending the stream to {}: this log ships only up to {} now, behind the {} already sent",
+                    channel.peer(), Lsn.format(shippable), Lsn.format(position));
+            channel.end(new Frame.Error(Frame.Error.NOT_A_PRIMARY, "this log serves only up to "
+                    + Lsn.format(shippable) + " now, behind the replica's " + Lsn.format(position)
+                    + " (it stopped being a primary); retry later"));
+            return;
+        }
+        LOG.warn("Stopping the stream to {}: {}", channel.peer(), e.getMessage());
+        channel.end(new Frame.Error(e instanceof LsnRemovedException ? Frame.Error.LSN_REMOVED
+                : Frame.Error.EPOCH_DIVERGED, e.getMessage()));
+    }
+
+    /** The stream ended: the log stops waking this loop, which ends. */
+    private long ended() {
+        wal.replication().stopWakingOnPositions(wakeUp);
+        return STOP;
     }
 }
