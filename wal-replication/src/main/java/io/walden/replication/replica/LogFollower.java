@@ -4,14 +4,12 @@ import io.netty.channel.Channel;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.archive.ArchiveTarget;
-import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.core.internal.thread.LoopGroup;
 import io.walden.replication.protocol.Frame;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,13 +18,14 @@ import java.util.function.Supplier;
 
 /**
  * One log of a version 6 replica (docs/replication-protocol.md, "Version 6"): its {@link ReplicaSession} (the write
- * stage, the applied position, the rewind) and a receiver thread of its own that writes, flushes and reports, in order;
+ * stage, the applied position, the rewind) and its {@link LogReceiver}, which writes, flushes and reports, in order, on
+ * the replica's receiver threads (shared by every log);
  * and, per connection, its {@link Stream}: the log's number there and whether its Welcome was taken. The frames of the
  * log's stream are those of version 5, each handled as {@link ReceiverHandler} handles them, but ending the stream
  * (a Restart, an Error that is not final, a failed write) starts the log again on the same connection.
  *
  * <p>Thread-safety: {@link #onFrame}, {@link #attach} and {@link #settle} from the connection's event loop or the
- * client's catalog thread; everything that touches the log runs on its receiver thread.
+ * client's catalog thread; everything that touches the log runs on its receiver, one task at a time.
  */
 final class LogFollower {
     private static final Logger LOG = LoggerFactory.getLogger(LogFollower.class);
@@ -41,7 +40,7 @@ final class LogFollower {
         final PendingBytes connectionPending;
         /** This log's bytes received and not yet written: while some wait, its write stage puts its force off. */
         final AtomicLong pending = new AtomicLong();
-        /** Its Welcome was taken (receiver thread only): data is applied only then. */
+        /** Its Welcome was taken (receiver only): data is applied only then. */
         boolean accepted;
 
         Stream(Channel channel, int number, PendingBytes connectionPending) {
@@ -57,7 +56,7 @@ final class LogFollower {
     final long logId;
     final long segmentSize;
     /**
-     * The log as it is open now, and its session: replaced together on the receiver thread when the log reopens with new
+     * The log as it is open now, and its session: replaced together by the receiver when the log reopens with new
      * settings ({@link #settle}), read on any thread (the receiver's tasks read them when they run, so each frame goes
      * to the log open then).
      */
@@ -65,7 +64,7 @@ final class LogFollower {
     volatile ReplicaSession session;
     private final InetSocketAddress primary;
     private final String replicaName;
-    private final ExecutorService receiver;
+    private final LogReceiver receiver;
     private final ArchiveTarget archive;
     private volatile Stream current;
     /** Why the primary refused this log for good, or null. */
@@ -73,10 +72,12 @@ final class LogFollower {
     volatile String lastError;
 
     /**
-     * @param archive where the log fetches what its primary no longer keeps ({@code restore-from}; each log its own
-     *                prefix), or null: the log then stays refused until rebuilt
+     * @param archive   where the log fetches what its primary no longer keeps ({@code restore-from}; each log its own
+     *                  prefix), or null: the log then stays refused until rebuilt
+     * @param receivers the replica's receiver threads, which this log's {@link LogReceiver} runs on
      */
-    LogFollower(String name, Wal wal, InetSocketAddress primary, String replicaName, ArchiveTarget archive) {
+    LogFollower(String name, Wal wal, InetSocketAddress primary, String replicaName, ArchiveTarget archive,
+                LoopGroup receivers) {
         this.name = name;
         this.archive = archive;
         this.logId = wal.status().logId();
@@ -84,7 +85,7 @@ final class LogFollower {
         this.wal = wal;
         this.primary = primary;
         this.replicaName = replicaName;
-        this.receiver = Executors.newSingleThreadExecutor(r -> WaldenThreads.daemon(r, "walden-receiver-" + name));
+        this.receiver = new LogReceiver(receivers, name);
         this.session = sessionOf(wal);
     }
 
@@ -99,7 +100,7 @@ final class LogFollower {
     }
 
     /**
-     * Gives the log its primary's settings on the receiver thread, between two of its frames, so that the stream goes on
+     * Gives the log its primary's settings on its receiver, between two of its frames, so that the stream goes on
      * from exactly where the log ended, and nothing it holds is asked for again: {@code change} applies them and returns
      * the log open now (the same one when they changed nothing here). A successor takes the log's place here, and
      * {@code adopted} readies it (it refuses appends as every log of this replica does) before the next frame reaches it.
@@ -173,7 +174,7 @@ final class LogFollower {
             int length = data.bytes().readableBytes();
             s.connectionPending.add(length);
             s.pending.addAndGet(length);
-            data.retain(); // the envelope is released on return; the receiver thread releases this one
+            data.retain(); // the envelope is released on return; the receiver releases this one
             try {
                 receiver.execute(() -> {
                     try {
@@ -297,8 +298,8 @@ final class LogFollower {
     }
 
     /**
-     * Stops following: the receiver thread ends, after dropping what is queued (a later start resumes from the log's end)
-     * or, for a promotion, applying it.
+     * Stops following: the receiver ends, after dropping what is queued (a later start resumes from the log's end) or,
+     * for a promotion, applying it.
      *
      * @return whether it ended within the wait
      */

@@ -16,7 +16,7 @@ import java.util.function.BiConsumer;
  * as copies of the primary's and deleted when the primary says so.
  *
  * <p>Thread-safety: creations and deletions are called by one thread of the client at a time (its catalog thread);
- * {@link #changed} by the receiver thread of the log it changes, meanwhile.
+ * {@link #changed} by the receiver of the log it changes, meanwhile.
  */
 public interface ReplicaLogs {
 
@@ -40,7 +40,7 @@ public interface ReplicaLogs {
 
     /**
      * Gives named log {@code name} the primary's {@code settings} for it (changed there, or told again when this replica
-     * connects), called on the log's own receiver thread between two of its frames: returns the log open now, the same
+     * connects), called by the log's own receiver between two of its frames: returns the log open now, the same
      * one when they change nothing here, else its successor, reopened with them from exactly where the log ended and
      * refusing local appends before anything finds it. By default nothing changes.
      *

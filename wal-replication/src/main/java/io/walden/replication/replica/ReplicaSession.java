@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -41,7 +41,8 @@ final class ReplicaSession {
     /** Fetches what the primary removed; null without an archive. */
     final ArchiveCatchUp catchUp;
     final ArchiveTarget archive;
-    final ExecutorService receiver;
+    /** Runs this log's receiving work, one task at a time, in order. */
+    final Executor receiver;
     /** The connection welcomed: the reconnect backoff starts again from its shortest. */
     final Runnable welcomed;
     /** The connection closed: connect again later. */
@@ -60,7 +61,7 @@ final class ReplicaSession {
     volatile long archiveBytes;
 
     ReplicaSession(Wal wal, InetSocketAddress primary, String name, byte[] secret, ApplierDriver applier,
-                   ArchiveTarget archive, ExecutorService receiver, Runnable welcomed, Runnable disconnected) {
+                   ArchiveTarget archive, Executor receiver, Runnable welcomed, Runnable disconnected) {
         this.wal = wal;
         this.writes = wal.replication().writeStage();
         this.primary = primary;

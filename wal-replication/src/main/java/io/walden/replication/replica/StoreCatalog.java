@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.walden.core.Lsn;
 import io.walden.core.Wal;
 import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.internal.thread.LoopGroup;
 import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.protocol.Frame;
 import io.walden.replication.protocol.FrameDescriptor;
@@ -32,7 +33,7 @@ import java.util.function.Function;
  * replica's root log is touched.
  *
  * <p>Threads: creations, deletions and starts run on one catalog thread ({@code walden-catalog}), in the order the
- * catalog's frames came; a stale connection's work is skipped. A log's settings are applied on its own receiver thread,
+ * catalog's frames came; a stale connection's work is skipped. A log's settings are applied by its own receiver,
  * between two of its frames ({@link LogFollower#settle}). Thread-safety: every method from any thread.
  */
 final class StoreCatalog {
@@ -45,6 +46,7 @@ final class StoreCatalog {
     private final String refusal;
     /** Each log's archive, to fetch what the primary no longer keeps ({@code restore-from}); null for none. */
     private final Function<String, ArchiveTarget> archives;
+    private final LoopGroup receivers;
     private final Map<String, LogFollower> followers = new ConcurrentHashMap<>();
     private final ExecutorService worker = Executors.newSingleThreadExecutor(WaldenThreads.named("walden-catalog"));
     /** The current connection, and the one whose {@code default} was found to be this replica's root log. */
@@ -62,15 +64,19 @@ final class StoreCatalog {
     /** Run when a connection ends: connect again later. */
     volatile Runnable onDisconnected = () -> { };
 
-    /** Follows every log {@code logs} holds now: each refuses local appends from here on, with {@code refusal}. */
+    /**
+     * Follows every log {@code logs} holds now: each refuses local appends from here on, with {@code refusal}; each log's
+     * receiver runs on {@code receivers}.
+     */
     StoreCatalog(ReplicaLogs logs, InetSocketAddress primary, String name, byte[] secret, String refusal,
-                 Function<String, ArchiveTarget> archives) {
+                 Function<String, ArchiveTarget> archives, LoopGroup receivers) {
         this.logs = logs;
         this.archives = archives;
         this.primary = primary;
         this.name = name;
         this.secret = secret;
         this.refusal = refusal;
+        this.receivers = receivers;
         follow(FrameDescriptor.DEFAULT_LOG, logs.root());
         for (String log : logs.names()) {
             logs.log(log).ifPresent(wal -> follow(log, wal));
@@ -79,7 +85,7 @@ final class StoreCatalog {
 
     private LogFollower follow(String log, Wal wal) {
         wal.replication().refuseAppends(refusal);
-        LogFollower f = new LogFollower(log, wal, primary, name, archives.apply(log));
+        LogFollower f = new LogFollower(log, wal, primary, name, archives.apply(log), receivers);
         followers.put(log, f);
         return f;
     }

@@ -5,6 +5,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Epoch;
 import io.walden.core.archive.ArchiveTarget;
+import io.walden.core.internal.thread.LoopGroup;
 import io.walden.replication.protocol.FrameDecoder;
 import io.walden.replication.protocol.FrameDescriptor;
 import io.walden.replication.protocol.FrameEncoder;
@@ -30,16 +31,25 @@ import java.util.function.Function;
  * flushed and reported per log, so that the primary releases each log's commits by that log's reports. Reconnects with
  * backoff. While it runs, local appends to every log are refused.
  *
- * <p>Threads: a Netty event loop for the connection ({@link Builder#eventLoops}), a catalog thread, and a receiver
- * thread per log (which also fetches the log's archived segments, {@link Builder#restoreFrom}). Thread-safety:
- * {@link #close()} from any thread but those.
+ * <p>Threads: a Netty event loop for the connection ({@link Builder#eventLoops}), a catalog thread, and
+ * {@link #RECEIVER_THREADS} receiver threads ({@code walden-receivers-1} ...) that every log's {@link LogReceiver} runs
+ * on, however many logs there are (a log's fetch of its archived segments, {@link Builder#restoreFrom}, runs there too,
+ * between its frames). Thread-safety: {@link #close()} from any thread but those.
  */
 public final class StoreReplicaClient implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StoreReplicaClient.class);
+    /**
+     * The threads every log's receiver runs on: as many as the cores (what a store's writers have), so that logs
+     * receiving at once write and force in parallel; at least four, so that a log whose force or settings change is slow
+     * leaves threads to the others; at most eight: forces wait on the disk, which more threads do not make faster.
+     * Never one per log: a replica of a thousand logs, mostly idle, needs a few.
+     */
+    static final int RECEIVER_THREADS = Math.min(8, Math.max(4, Runtime.getRuntime().availableProcessors()));
 
     private final InetSocketAddress primary;
     private final EventLoops loops;
     private final StoreCatalog catalog;
+    private final LoopGroup receivers = new LoopGroup("walden-receivers", RECEIVER_THREADS);
     private final FrameEncoder encoder = new FrameEncoder();
     private final Reconnecting connections;
     private final ScheduledFuture<?> statusTask;
@@ -56,7 +66,8 @@ public final class StoreReplicaClient implements AutoCloseable {
         this.archive = b.archive;
         this.catalog = new StoreCatalog(b.logs, primary, b.name, b.secret == null ? new byte[0]
                 : b.secret.getBytes(StandardCharsets.UTF_8), refusal, log -> b.archive == null ? null
-                : FrameDescriptor.DEFAULT_LOG.equals(log) ? b.archive : b.archive.under(b.archivePrefix.apply(log)));
+                : FrameDescriptor.DEFAULT_LOG.equals(log) ? b.archive : b.archive.under(b.archivePrefix.apply(log)),
+                receivers);
         this.connections = new Reconnecting(loops, primary, b.tls, () -> {
             FrameDecoder decoder = new FrameDecoder(FrameDescriptor.HANDSHAKE_MAX_FRAME_LENGTH); // raised per log listed
             return new ChannelHandler[] {new IdleStateHandler(ReceiverHandler.IDLE_SECONDS, 0, 0),
@@ -246,6 +257,7 @@ public final class StoreReplicaClient implements AutoCloseable {
         statusTask.cancel(false);
         connections.stop(null);
         boolean stopped = catalog.close(dropQueued);
+        receivers.close(2, TimeUnit.SECONDS); // every log's receiver ended (or is stuck, and was reported)
         loops.shutdownIfOwned(2).awaitUninterruptibly();
         if (archive != null) {
             archive.close();
