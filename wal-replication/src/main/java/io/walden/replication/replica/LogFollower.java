@@ -179,7 +179,7 @@ final class LogFollower {
                 receiver.execute(() -> {
                     try {
                         if (s.accepted && !session.dropping) {
-                            session.apply(s.out, data.startLsn(), data.bytes(), s.pending.get() > length);
+                            session.applyWithoutWaiting(s.out, data.startLsn(), data.bytes(), s.pending.get() > length);
                             session.primaryFlushed(s.out, data.flushedLsn());
                         }
                     } catch (RuntimeException | Error e) {
@@ -309,6 +309,9 @@ final class LogFollower {
         receiver.shutdown();
         try {
             if (receiver.awaitTermination(60, TimeUnit.SECONDS)) {
+                if (!dropQueued) { // a promotion: what was received is forced before the log takes appends
+                    session.forceWritten();
+                }
                 session.applier.close();
                 return true;
             }

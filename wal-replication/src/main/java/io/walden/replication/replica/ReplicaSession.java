@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -59,6 +60,8 @@ final class ReplicaSession {
     /** Rewinds of this replica's log since it started following (written by the receiver thread only). */
     volatile long rewinds;
     volatile long archiveBytes;
+    /** Receiver only: a force {@link #applyWithoutWaiting} started is in flight; what is written meanwhile waits for it. */
+    private boolean forcing;
 
     ReplicaSession(Wal wal, InetSocketAddress primary, String name, byte[] secret, ApplierDriver applier,
                    ArchiveTarget archive, Executor receiver, Runnable welcomed, Runnable disconnected) {
@@ -80,13 +83,37 @@ final class ReplicaSession {
         void send(Frame frame);
     }
 
+    /** A frame's bytes as one buffer: its own memory, or, for a frame split over buffers, a copy. */
+    private static ByteBuffer view(ByteBuf bytes) {
+        return bytes.nioBufferCount() == 1 ? bytes.nioBuffer() : ByteBuffer.wrap(ByteBufUtil.getBytes(bytes));
+    }
+
     /** Reports where this replica stands. */
     void status(Out c) {
-        try {
-            writes.flushWritten(); // a batch cut short by a broken connection is forced before it is reported
-        } catch (RuntimeException e) { // failed or closed log: report what is flushed, and nothing more
-            LOG.warn("Cannot flush the replica's log before reporting: {}", e.getMessage());
+        if (!forcing) { // a force in flight covers what was written before it, and its end starts the next
+            try {
+                writes.flushWritten(); // a batch cut short by a broken connection is forced before it is reported
+            } catch (RuntimeException e) { // failed or closed log: report what is flushed, and nothing more
+                LOG.warn("Cannot flush the replica's log before reporting: {}", e.getMessage());
+            }
         }
+        report(c);
+    }
+
+    /**
+     * Forces what is written, once the receiver has stopped (the write stage is then the caller's): the last force
+     * started without waiting may have ended with bytes written after it, and no receiver left to start the next.
+     */
+    void forceWritten() {
+        try {
+            writes.flushWritten();
+        } catch (RuntimeException e) {
+            LOG.warn("Cannot force what the replica's log {} received: {}", wal.directory(), e.getMessage());
+        }
+    }
+
+    /** Reports the written, flushed and applied positions as they are. */
+    private void report(Out c) {
         long flushed = wal.flushedLsn();
         applier.advance(flushed);
         c.send(new Frame.Status(wal.writtenLsn(), flushed, applier.applied(), now(), false));
@@ -159,13 +186,43 @@ final class ReplicaSession {
      * @param moreQueued whether further received bytes wait for this log
      */
     void apply(Out out, long start, ByteBuf bytes, boolean moreQueued) {
-        ByteBuffer view = bytes.nioBufferCount() == 1
-                ? bytes.nioBuffer()
-                : ByteBuffer.wrap(ByteBufUtil.getBytes(bytes)); // a frame split over buffers: copied once
-        long end = writes.write(start, view);
+        long end = writes.write(start, view(bytes));
         out.send(new Frame.Status(end, wal.flushedLsn(), applier.applied(), now(), false));
         if (writes.flushIfDue(moreQueued)) {
             status(out);
+        }
+    }
+
+    /**
+     * {@link #apply}, for a receiver that many logs share (version 6): the force is started and not waited for
+     * ({@link WriteStage#flushIfDue(boolean, Runnable)}), so the receiver goes on with other logs' frames, and a store's
+     * logs share the journal's force. Its end, run on this log's receiver, reports the flushed position and starts the
+     * next force if bytes were written meanwhile; until then the bytes written wait for it.
+     */
+    void applyWithoutWaiting(Out out, long start, ByteBuf bytes, boolean moreQueued) {
+        long end = writes.write(start, view(bytes));
+        out.send(new Frame.Status(end, wal.flushedLsn(), applier.applied(), now(), false));
+        forceIfDue(out, moreQueued);
+    }
+
+    private void forceIfDue(Out out, boolean moreQueued) {
+        if (!forcing && writes.flushIfDue(moreQueued, () -> forced(out))) {
+            forcing = true;
+        }
+    }
+
+    /** A force started by {@link #forceIfDue} ended (on the thread that forced): the receiver takes it from there. */
+    private void forced(Out out) {
+        try {
+            receiver.execute(() -> {
+                forcing = false;
+                if (!dropping && !wal.isClosed()) { // a log reopened or deleted meanwhile: its successor reports
+                    report(out);
+                    forceIfDue(out, false); // what was written while it was in flight
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // the receiver stopped: nothing more is reported for this log (a stop forces what is written)
         }
     }
 
