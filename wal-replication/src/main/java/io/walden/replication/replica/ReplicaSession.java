@@ -62,6 +62,8 @@ final class ReplicaSession {
     volatile long archiveBytes;
     /** Receiver only: a force {@link #applyWithoutWaiting} started is in flight; what is written meanwhile waits for it. */
     private boolean forcing;
+    /** Receiver only: where this log's reports went last; a force's end reports there. */
+    private Out lastOut = frame -> { };
 
     ReplicaSession(Wal wal, InetSocketAddress primary, String name, byte[] secret, ApplierDriver applier,
                    ArchiveTarget archive, Executor receiver, Runnable welcomed, Runnable disconnected) {
@@ -90,6 +92,7 @@ final class ReplicaSession {
 
     /** Reports where this replica stands. */
     void status(Out c) {
+        lastOut = c;
         if (!forcing) { // a force in flight covers what was written before it, and its end starts the next
             try {
                 writes.flushWritten(); // a batch cut short by a broken connection is forced before it is reported
@@ -201,24 +204,28 @@ final class ReplicaSession {
      */
     void applyWithoutWaiting(Out out, long start, ByteBuf bytes, boolean moreQueued) {
         long end = writes.write(start, view(bytes));
+        lastOut = out;
         out.send(new Frame.Status(end, wal.flushedLsn(), applier.applied(), now(), false));
-        forceIfDue(out, moreQueued);
+        forceIfDue(moreQueued);
     }
 
-    private void forceIfDue(Out out, boolean moreQueued) {
-        if (!forcing && writes.flushIfDue(moreQueued, () -> forced(out))) {
+    private void forceIfDue(boolean moreQueued) {
+        if (!forcing && writes.flushIfDue(moreQueued, this::forced)) {
             forcing = true;
         }
     }
 
-    /** A force started by {@link #forceIfDue} ended (on the thread that forced): the receiver takes it from there. */
-    private void forced(Out out) {
+    /**
+     * A force started by {@link #forceIfDue} ended (on the thread that forced): the receiver takes it from there, and
+     * reports on the stream it wrote to last (a new connection's, if the old one ended meanwhile).
+     */
+    private void forced() {
         try {
             receiver.execute(() -> {
                 forcing = false;
                 if (!dropping && !wal.isClosed()) { // a log reopened or deleted meanwhile: its successor reports
-                    report(out);
-                    forceIfDue(out, false); // what was written while it was in flight
+                    report(lastOut);
+                    forceIfDue(false); // what was written while it was in flight
                 }
             });
         } catch (RejectedExecutionException e) {
