@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.LockSupport;
@@ -36,6 +37,11 @@ public final class LoopGroup implements AutoCloseable {
     /** Runners waiting for their turn, the first due first (by due time, then by when they were made). */
     private final TreeSet<LoopRunner> waiting = new TreeSet<>(LoopRunner.BY_DUE_TIME);
     private final List<Thread> threads = new ArrayList<>();
+    /**
+     * Per thread, 1 while it parks or is about to (set before its last look at {@link #woken}): a wake-up unparks one
+     * of those, not every thread of the group, which then contend for the lock to find one runner.
+     */
+    private final AtomicIntegerArray parked;
     private boolean closed;
 
     /** Whether the threads were started (at the first runner's start: a group nobody uses holds no thread). */
@@ -47,8 +53,10 @@ public final class LoopGroup implements AutoCloseable {
             throw new IllegalArgumentException("a loop group has at least one thread, got " + size);
         }
         this.name = name;
+        this.parked = new AtomicIntegerArray(size);
         for (int i = 1; i <= size; i++) {
-            threads.add(WaldenThreads.daemon(this::work, size == 1 ? name : name + "-" + i));
+            int index = i - 1;
+            threads.add(WaldenThreads.daemon(() -> work(index), size == 1 ? name : name + "-" + i));
         }
     }
 
@@ -80,8 +88,14 @@ public final class LoopGroup implements AutoCloseable {
 
     /**
      * {@code r} was woken (any thread, lock-free): pushed on the stack of woken runners, unless it is there already, and
-     * the group's threads look again. A thread of the group then takes it as due now, or, if it is running, runs it again
-     * at once after its turn ({@link #takeWoken}).
+     * one parked thread of the group is unparked to look again. A thread of the group then takes it as due now, or, if
+     * it is running, runs it again at once after its turn ({@link #takeWoken}).
+     *
+     * <p>No wake-up is lost (Dekker, on volatile accesses): this pushes, then reads the threads' parked flags; a thread
+     * sets its flag, then reads the stack before it parks. So either this sees the flag and unparks that thread (a
+     * permit given before the park is kept), or the thread sees the push and looks again instead of parking. When no
+     * thread is parked, every thread is in a turn or about to look, and each looks at the stack before its next park.
+     * A thread that takes several runners due at once unparks the others ({@link #work}).
      */
     void woken(LoopRunner r) {
         if (!r.markWoken()) {
@@ -92,7 +106,17 @@ public final class LoopGroup implements AutoCloseable {
             head = woken.get();
             r.readyNext = head;
         } while (!woken.compareAndSet(head, r));
-        unparkAll();
+        unparkOne();
+    }
+
+    /** Unparks one thread that parks (or is about to); none when all are working (they look before they park). */
+    private void unparkOne() {
+        for (int i = 0; i < threads.size(); i++) {
+            if (parked.get(i) == 1) {
+                LockSupport.unpark(threads.get(i));
+                return;
+            }
+        }
     }
 
     /** {@link LoopRunner#wakeBy}: queued earlier if it waits, or due by then after its turn if it runs. */
@@ -147,7 +171,7 @@ public final class LoopGroup implements AutoCloseable {
      * until the first is due, or until a wake-up or a new first runner unparks it (a permit given before the park is
      * kept, so nothing queued or woken meanwhile is missed).
      */
-    private void work() {
+    private void work(int index) {
         LoopRunner r = null;
         long idle = 0;
         while (true) {
@@ -178,11 +202,17 @@ public final class LoopGroup implements AutoCloseable {
             }
             if (r != null) {
                 idle = r.turn();
-            } else if (wait == Long.MAX_VALUE) {
-                LockSupport.park(this);
-            } else {
-                LockSupport.parkNanos(this, wait);
+                continue;
             }
+            parked.set(index, 1);
+            if (woken.get() == null) { // after the flag: a wake-up pushed from now on unparks this thread or another
+                if (wait == Long.MAX_VALUE) {
+                    LockSupport.park(this);
+                } else {
+                    LockSupport.parkNanos(this, wait);
+                }
+            }
+            parked.set(index, 0);
         }
     }
 

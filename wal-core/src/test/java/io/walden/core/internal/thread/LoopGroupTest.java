@@ -6,11 +6,14 @@ import org.junit.jupiter.api.Timeout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.walden.core.Eventually.holdsThroughout;
 import static io.walden.core.Eventually.waitUntil;
@@ -35,6 +38,60 @@ class LoopGroupTest {
             }
             waitUntil(() -> turns.stream().allMatch(n -> n.get() >= 3));
             assertThat(turns).allMatch(n -> n.get() == 3);
+            for (LoopRunner r : runners) {
+                assertThat(r.stop(Duration.ofSeconds(5))).isTrue();
+            }
+        }
+    }
+
+    /**
+     * A wake-up unparks one parked thread, not the whole group (LoopGroup#woken): four threads waking 64 idle loops
+     * 20,000 times while the group's threads park and unpark must never leave a loop asleep after its last wake-up.
+     */
+    @Test
+    void wakeUpsFromManyThreadsAreNeverLostWhileTheGroupsThreadsParkAndUnpark() throws Exception {
+        int loops = 64;
+        AtomicLongArray wakes = new AtomicLongArray(loops);
+        AtomicLongArray seen = new AtomicLongArray(loops);
+        try (LoopGroup group = new LoopGroup("walden-test-group", 4)) {
+            List<LoopRunner> runners = new ArrayList<>();
+            for (int i = 0; i < loops; i++) {
+                int loop = i;
+                LoopRunner r = group.runner("loop-" + i, () -> {
+                    seen.set(loop, wakes.get(loop)); // every wake-up counted before this turn began is served by it
+                    return AN_HOUR;
+                });
+                runners.add(r);
+                r.start();
+            }
+            List<Thread> wakers = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                int seed = t;
+                Thread w = new Thread(() -> {
+                    Random random = new Random(seed);
+                    for (int k = 0; k < 5_000; k++) {
+                        int loop = random.nextInt(loops);
+                        wakes.incrementAndGet(loop);
+                        runners.get(loop).wake();
+                        if (k % 64 == 0) {
+                            LockSupport.parkNanos(20_000); // let the group's threads go idle and park now and then
+                        }
+                    }
+                });
+                wakers.add(w);
+                w.start();
+            }
+            for (Thread w : wakers) {
+                w.join();
+            }
+            waitUntil(() -> {
+                for (int i = 0; i < loops; i++) {
+                    if (seen.get(i) != wakes.get(i)) {
+                        return false;
+                    }
+                }
+                return true;
+            });
             for (LoopRunner r : runners) {
                 assertThat(r.stop(Duration.ofSeconds(5))).isTrue();
             }
