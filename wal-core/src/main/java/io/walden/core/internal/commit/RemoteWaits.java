@@ -32,7 +32,14 @@ import java.util.concurrent.locks.LockSupport;
 public final class RemoteWaits implements SyncConfirmations {
     /** Waiting levels, in the order of {@link #index(Durability)}. */
     private static final Durability[] LEVELS = {Durability.REMOTE_WRITE, Durability.ON, Durability.REMOTE_APPLY};
-    private static final long PARK_CAP_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /**
+     * The longest a blocked commit parks before it looks again, though {@link #advance}, {@link #detach} and
+     * {@link #deactivate} unpark it (its timeout parks it no longer than what is left): only a safety net, and the age at
+     * which a wait is published to the stuck-commit watch. Not 10 ms: 512 commits waiting seconds for an overloaded
+     * replica then woke 51,200 times a second and took 1.6 of this machine's 2 cores (benchmarks.md, "Replicating many
+     * logs"); at 100 ms they reached 2.2 times the commits.
+     */
+    private static final long PARK_CAP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** A wait's start: when it begins waiting here, not when its append began (see {@link #clockFor}). */
     public static final long NOW = Long.MIN_VALUE;
 
