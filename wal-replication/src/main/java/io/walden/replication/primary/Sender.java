@@ -146,11 +146,17 @@ final class Sender implements Loop {
         wal.replication().stopWakingOnPositions(wakeUp);
     }
 
-    /** One turn: ships what is shippable now, or says how long it may idle; ends the loop when the stream ends. */
+    /**
+     * One turn: ships what is shippable now, or says how long it may idle; ends the loop when the stream ends. A turn
+     * that sent a frame looks once more before it ends: the look after a frame usually finds nothing and idles, and as a
+     * turn of its own it cost the group's lock and queue twice per frame (the senders took twice a thread per stream's
+     * CPU). A second frame ends the turn, so a stream with a backlog still yields to the others after two chunks.
+     */
     @Override
     public long doWork() {
         try {
-            return ship();
+            long idle = ship();
+            return idle == 0 ? ship() : idle;
         } catch (WalClosedException e) {
             channel.end(null);
         } catch (WalException e) {
