@@ -94,18 +94,15 @@ final class ReplicaSession {
     void status(Out c) {
         lastOut = c;
         if (!forcing) { // a force in flight covers what was written before it, and its end starts the next
-            try {
-                writes.flushWritten(); // a batch cut short by a broken connection is forced before it is reported
-            } catch (RuntimeException e) { // failed or closed log: report what is flushed, and nothing more
-                LOG.warn("Cannot flush the replica's log before reporting: {}", e.getMessage());
-            }
+            forceWritten(); // a batch cut short by a broken connection is forced before it is reported
         }
         report(c);
     }
 
     /**
-     * Forces what is written, once the receiver has stopped (the write stage is then the caller's): the last force
-     * started without waiting may have ended with bytes written after it, and no receiver left to start the next.
+     * Forces what is written and not yet flushed: before a report, and once the receiver has stopped (the write stage
+     * is then the caller's: the last force started without waiting may have ended with bytes written after it, and no
+     * receiver is left to start the next). A failed or closed log is reported as it is, and forces nothing more.
      */
     void forceWritten() {
         try {
