@@ -19,7 +19,6 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -156,7 +155,7 @@ class PipelinedCrashIT {
                 InputStream in = new BufferedInputStream(socket.getInputStream());
                 long lastLsn = -1;
                 while (true) {
-                    String answer = readAnswer(in);
+                    String answer = RawHttp.readAnswer(in);
                     if (answer == null) {
                         return; // the server is gone
                     }
@@ -190,26 +189,6 @@ class PipelinedCrashIT {
                 gone.set(true);
                 window.release(IN_FLIGHT);
             }
-        }
-
-        /** One answer (head and Content-Length body) as text, or null at the end of the stream. */
-        private static String readAnswer(InputStream in) throws IOException {
-            StringBuilder head = new StringBuilder();
-            while (!head.toString().endsWith("\r\n\r\n")) {
-                int b = in.read();
-                if (b < 0) {
-                    return null;
-                }
-                head.append((char) b);
-            }
-            String h = head.toString();
-            int at = h.toLowerCase(Locale.ROOT).indexOf("content-length:");
-            int length = Integer.parseInt(h.substring(at + 15, h.indexOf('\r', at)).trim());
-            byte[] body = in.readNBytes(length);
-            if (body.length < length) {
-                return null;
-            }
-            return h + new String(body, StandardCharsets.UTF_8);
         }
     }
 }

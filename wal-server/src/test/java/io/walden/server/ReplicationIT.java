@@ -221,6 +221,10 @@ class ReplicationIT {
             assertThat(waiting).as("the commit waits for r1").isNotDone();
             try (Socket open = new Socket("127.0.0.1", port); // clients' connections, opened before the stop
                  Socket admin = new Socket("127.0.0.1", port)) {
+                open.setSoTimeout(10_000);
+                admin.setSoTimeout(10_000);
+                RawHttp.proveAccepted(open); // else the stop may close the listener with them still in its queue
+                RawHttp.proveAccepted(admin);
                 long stopping = System.nanoTime();
                 primary.signalTerm(); // SIGTERM, as an operator stopping the primary to fail over
                 waitUntil(() -> !ready(primary)); // the stop began: later appends are refused
@@ -230,11 +234,9 @@ class ReplicationIT {
                         + "Content-Length: 10\r\n\r\ntoo late 1").getBytes(StandardCharsets.US_ASCII));
                 admin.getOutputStream().write(("PUT /admin/sync-replicas HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                         + "Content-Length: 12\r\n\r\nFIRST 1 (r1)").getBytes(StandardCharsets.US_ASCII));
-                open.setSoTimeout(10_000);
                 assertThat(new String(open.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
                         .as("an append on an open connection once the stop began").startsWith("HTTP/1.1 503")
                         .contains("\"error\":\"shutting_down\"");
-                admin.setSoTimeout(10_000);
                 assertThat(new String(admin.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
                         .as("a policy set during the stop would revive the waits it ended").startsWith("HTTP/1.1 503")
                         .contains("\"error\":\"shutting_down\"");
