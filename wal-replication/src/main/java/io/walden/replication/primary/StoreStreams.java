@@ -170,6 +170,14 @@ final class StoreStreams implements PrimaryLogs.Listener {
             start(n, start);
             return null;
         }
+        if (frame.frame() instanceof Frame.End) {
+            n.held = null; // the replica let the log go: its stream ends here, as if that log alone disconnected
+            if (n.stream != null) {
+                n.stream.close();
+                n.stream = null;
+            }
+            return null;
+        }
         if (frame.frame() instanceof Frame.Status status) {
             if (n.stream != null && n.stream.accepted()) {
                 n.stream.status(status);

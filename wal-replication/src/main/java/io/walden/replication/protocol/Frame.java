@@ -14,7 +14,7 @@ import java.util.Map;
  */
 public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, Frame.Data, Frame.Keepalive, Frame.Status,
         Frame.Archived, Frame.StoreHello, Frame.CatalogEntry, Frame.CatalogDrop, Frame.CatalogComplete, Frame.OnLog,
-        Frame.Start, Frame.Restart {
+        Frame.Start, Frame.Restart, Frame.End {
 
     /**
      * Replica → primary, first frame: who I am, which epoch (number and start) wrote my last record, and where my
@@ -200,5 +200,13 @@ public sealed interface Frame permits Frame.Hello, Frame.Welcome, Frame.Error, F
      * rewind, a changed history, a log closed here); the replica sends a new {@link Start} when it is ready.
      */
     record Restart() implements Frame {
+    }
+
+    /**
+     * Replica → primary, inside {@link OnLog}: this replica no longer follows this log on this connection (a replica of
+     * chosen logs let it go): the primary ends the log's stream there, as if that log alone had disconnected. Its slot
+     * stays. Sent only by a replica of chosen logs (docs/replication-protocol.md, "A replica of chosen logs").
+     */
+    record End() implements Frame {
     }
 }

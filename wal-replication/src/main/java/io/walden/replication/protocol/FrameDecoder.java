@@ -140,7 +140,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         return frame;
     }
 
-    /** A frame about one log: version 5's (Welcome, Error, Data, Keepalive, Status, Archived) or version 6's (Start, Restart). */
+    /** A frame about one log: version 5's (Welcome, Error, Data, Keepalive, Status, Archived) or version 6's (Start, Restart, End). */
     private static Frame perLog(ByteBuf f) {
         byte type = f.readByte();
         Frame frame;
@@ -185,6 +185,9 @@ public final class FrameDecoder extends ByteToMessageDecoder {
                 break;
             case FrameDescriptor.RESTART:
                 frame = new Frame.Restart();
+                break;
+            case FrameDescriptor.END:
+                frame = new Frame.End();
                 break;
             default:
                 throw new CorruptedFrameException(String.format("unknown frame type 0x%02x", type & 0xFF));

@@ -44,6 +44,7 @@ public final class FrameDescriptor {
     public static final byte ON_LOG = 'L';
     public static final byte START = 'S';
     public static final byte RESTART = 'Z';
+    public static final byte END = 'X';
 
     /** The root log's name and number in a version 6 catalog: always listed, first. */
     public static final String DEFAULT_LOG = "default";

@@ -97,6 +97,8 @@ public final class FrameEncoder extends MessageToByteEncoder<Frame> {
                     .writeLong(st.startLsn());
         } else if (frame instanceof Frame.Restart) {
             out.writeByte(FrameDescriptor.RESTART);
+        } else if (frame instanceof Frame.End) {
+            out.writeByte(FrameDescriptor.END);
         }
     }
 

@@ -297,6 +297,14 @@ final class LogFollower {
         }
     }
 
+    /** Tells the primary that this replica no longer follows this log on the current connection, if any. */
+    void end() {
+        Stream s = current;
+        if (s != null && s.channel.isActive()) {
+            s.out.send(new Frame.End());
+        }
+    }
+
     /**
      * Stops following: the receiver ends, after dropping what is queued (a later start resumes from the log's end) or,
      * for a promotion, applying it.

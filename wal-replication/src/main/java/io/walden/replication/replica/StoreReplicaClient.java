@@ -4,6 +4,7 @@ import io.netty.channel.ChannelHandler;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.Epoch;
+import io.walden.core.Wal;
 import io.walden.core.archive.ArchiveTarget;
 import io.walden.core.internal.thread.LoopGroup;
 import io.walden.replication.protocol.FrameDecoder;
@@ -16,6 +17,7 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.Set;
@@ -64,7 +66,7 @@ public final class StoreReplicaClient implements AutoCloseable {
                 + " (its HTTP address): write there" : primary.getHostString() + ":" + primary.getPort()
                 + " (its replication address): write to the primary");
         this.archive = b.archive;
-        this.catalog = new StoreCatalog(b.logs, primary, b.name, b.secret == null ? new byte[0]
+        this.catalog = new StoreCatalog(b.logs, b.chosen, primary, b.name, b.secret == null ? new byte[0]
                 : b.secret.getBytes(StandardCharsets.UTF_8), refusal, log -> b.archive == null ? null
                 : FrameDescriptor.DEFAULT_LOG.equals(log) ? b.archive : b.archive.under(b.archivePrefix.apply(log)),
                 receivers);
@@ -99,6 +101,7 @@ public final class StoreReplicaClient implements AutoCloseable {
         private Runnable onLogsChanged = () -> { };
         private ArchiveTarget archive;
         private Function<String, String> archivePrefix;
+        private Set<String> chosen;
 
         private Builder(ReplicaLogs logs, InetSocketAddress primary, String name) {
             this.logs = logs;
@@ -160,7 +163,18 @@ public final class StoreReplicaClient implements AutoCloseable {
             return this;
         }
 
-        /** Refuses local appends on every log and starts connecting (in the background, with backoff). */
+        /**
+         * A replica of the named logs {@code logs} only, not of every log of the primary (docs/replication-protocol.md,
+         * "A replica of chosen logs"), changed while it runs by {@link #follow} and {@link #unfollow}: a server of a
+         * cluster follows from each other server the logs whose primary that one is. Neither the primary's
+         * {@code default} nor any log not chosen is touched, and nothing is ever deleted or replaced here.
+         */
+        public Builder only(Collection<String> logs) {
+            this.chosen = new TreeSet<>(logs);
+            return this;
+        }
+
+        /** Refuses local appends on every log followed and starts connecting (in the background, with backoff). */
         public StoreReplicaClient start() {
             return new StoreReplicaClient(this);
         }
@@ -217,6 +231,48 @@ public final class StoreReplicaClient implements AutoCloseable {
         /** The primary this replica follows. */
     public InetSocketAddress primary() {
         return primary;
+    }
+
+    /**
+     * Follows named log {@code log} too (a replica of chosen logs, {@link Builder#only}): started at once if the primary
+     * listed it (created here as a copy of the primary's if it is not held), else when the primary lists it; it refuses
+     * local appends from now on.
+     *
+     * @throws IllegalStateException when this replica follows every log, or is closed
+     */
+    public void follow(String log) {
+        catalog.choose(log);
+    }
+
+    /**
+     * Stops following named log {@code log} (a replica of chosen logs): the primary ends its stream (its slot stays), and
+     * what was received is written and forced first. The log stays open here and keeps refusing appends, for the caller
+     * to promote ({@link #promote(String, int)}), delete, or follow again.
+     *
+     * @return whether its receiver stopped within a minute (false: a flush is stuck, see the log)
+     * @throws IllegalStateException when this replica follows every log, or is closed
+     */
+    public boolean unfollow(String log) {
+        return catalog.release(log);
+    }
+
+    /**
+     * Makes named log {@code log} a primary's (a replica of chosen logs): stops following it ({@link #unfollow}), then
+     * begins its next epoch, numbered at least {@code atLeastNumber} (0: the next one), and it accepts appends. The other
+     * logs go on streaming.
+     *
+     * @throws IllegalArgumentException when the log is not held here
+     * @throws IllegalStateException    when this replica follows every log, or its receiver could not be stopped (the
+     *                                  log keeps refusing appends; retry)
+     */
+    public Epoch promote(String log, int atLeastNumber) {
+        if (!unfollow(log)) {
+            throw new IllegalStateException("cannot promote log " + log + ": its receiver is still applying (see the log)");
+        }
+        Wal wal = catalog.heldLog(log).orElseThrow(() -> new IllegalArgumentException("no log " + log + " here"));
+        Epoch epoch = wal.replication().promote(atLeastNumber);
+        LOG.info("Promoted log {}: no longer a replica of {}, a primary in epoch {}", log, primary, epoch);
+        return epoch;
     }
 
     /**

@@ -35,6 +35,7 @@ class StoreFrameCodecTest {
         assertThat(roundTrip(new Frame.OnLog(2, new Frame.Start(0x55, 3, 0x40, 0x1000))))
                 .isEqualTo(new Frame.OnLog(2, new Frame.Start(0x55, 3, 0x40, 0x1000)));
         assertThat(roundTrip(new Frame.OnLog(2, new Frame.Restart()))).isEqualTo(new Frame.OnLog(2, new Frame.Restart()));
+        assertThat(roundTrip(new Frame.OnLog(2, new Frame.End()))).isEqualTo(new Frame.OnLog(2, new Frame.End()));
         assertThat(roundTrip(new Frame.OnLog(0, new Frame.Status(3, 2, 1, 9, true))))
                 .isEqualTo(new Frame.OnLog(0, new Frame.Status(3, 2, 1, 9, true)));
         assertThat(roundTrip(new Frame.OnLog(5, new Frame.Error(Frame.Error.EPOCH_DIVERGED, "diverged"))))
