@@ -1,0 +1,145 @@
+package io.walden.server.cluster;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Who may lead each log of a cluster, kept in ZooKeeper beside the placement (docs/cluster.md, "Who may lead a log"):
+ * one {@link LeadershipRecord} per log at {@code BASE/logs/LOG/leadership}. Helix decides where a log's primary and
+ * replicas are; this decides whether a server Helix names may take the log's writes. Every change is a versioned write
+ * (compare-and-set), so two servers that read the same record cannot both act on it:
+ *
+ * <ul>
+ *   <li>{@link #claim}: a server becomes primary in the next epoch, only if the record says it is in sync (or no server
+ *       led the log yet). It must have stopped following the old primary before, so that every acknowledgement it sent
+ *       there covered records it holds.</li>
+ *   <li>{@link #shrink}: the primary drops a replica that stopped acknowledging, before it acknowledges a commit without
+ *       it; only the primary of the record's epoch may, so a deposed primary, whose replicas stopped answering it,
+ *       cannot acknowledge any more.</li>
+ *   <li>{@link #expand}: the primary adds a replica that holds every record it acknowledged, after it began waiting for
+ *       that replica's acknowledgements.</li>
+ * </ul>
+ *
+ * <p>Thread-safety: any thread; every method is one round trip (or two) to ZooKeeper, never called on a hot path.
+ */
+public final class LogLeadership {
+    private static final Logger LOG = LoggerFactory.getLogger(LogLeadership.class);
+
+    private final CuratorFramework client;
+    private final String base;
+
+    /** @param base the cluster's Walden node, e.g. {@code /walden/CLUSTER} */
+    public LogLeadership(CuratorFramework client, String base) {
+        this.client = client;
+        this.base = base;
+    }
+
+    private String path(String log) {
+        return base + "/logs/" + log + "/leadership";
+    }
+
+    /** Log {@code log}'s record, or {@link LeadershipRecord#NONE} when no server led it yet. */
+    public LeadershipRecord read(String log) throws Exception {
+        Stat stat = new Stat();
+        try {
+            byte[] bytes = client.getData().storingStatIn(stat).forPath(path(log));
+            return LeadershipRecord.fromJson(bytes, stat.getVersion());
+        } catch (KeeperException.NoNodeException e) {
+            return LeadershipRecord.NONE;
+        }
+    }
+
+    /**
+     * Server {@code self} becomes log {@code log}'s primary in the epoch after {@code seen}'s (the record it read), with
+     * the same in-sync set (itself among them; the first primary of a log is its only member).
+     *
+     * @return the record written
+     * @throws LeadershipRefusedException when {@code self} is not in sync, or the record changed since {@code seen}
+     */
+    public LeadershipRecord claim(String log, String self, LeadershipRecord seen) throws Exception {
+        if (!seen.isNone() && !seen.isInSync(self)) {
+            throw new LeadershipRefusedException("log " + log + ": " + self + " is not in sync (in sync: " + seen.inSync()
+                    + ", epoch " + seen.epoch() + "), so it may lack acknowledged records");
+        }
+        Set<String> inSync = seen.isNone() ? Set.of(self) : seen.inSync();
+        LeadershipRecord next = write(log, new LeadershipRecord(seen.epoch() + 1, self, inSync, seen.version()));
+        LOG.info("Log {}: {} leads in epoch {} (in sync: {})", log, self, next.epoch(), next.inSync());
+        return next;
+    }
+
+    /**
+     * The primary {@code self}, in epoch {@code epoch}, drops {@code replica} from the in-sync set.
+     *
+     * @throws LeadershipRefusedException when {@code self} no longer leads in that epoch (a deposed primary), or for the
+     *                                    primary itself
+     */
+    public LeadershipRecord shrink(String log, String self, int epoch, String replica) throws Exception {
+        if (replica.equals(self)) {
+            throw new IllegalArgumentException("the primary cannot drop itself from the in-sync set");
+        }
+        LeadershipRecord now = leading(log, self, epoch);
+        Set<String> inSync = new TreeSet<>(now.inSync());
+        if (!inSync.remove(replica)) {
+            return now;
+        }
+        LeadershipRecord next = write(log, new LeadershipRecord(epoch, self, inSync, now.version()));
+        LOG.warn("Log {}: {} is no longer in sync (in sync: {})", log, replica, next.inSync());
+        return next;
+    }
+
+    /**
+     * The primary {@code self}, in epoch {@code epoch}, adds {@code replica}, which holds every record it acknowledged
+     * and whose acknowledgements it already waits for.
+     *
+     * @throws LeadershipRefusedException when {@code self} no longer leads in that epoch
+     */
+    public LeadershipRecord expand(String log, String self, int epoch, String replica) throws Exception {
+        LeadershipRecord now = leading(log, self, epoch);
+        Set<String> inSync = new TreeSet<>(now.inSync());
+        if (!inSync.add(replica)) {
+            return now;
+        }
+        LeadershipRecord next = write(log, new LeadershipRecord(epoch, self, inSync, now.version()));
+        LOG.info("Log {}: {} is in sync (in sync: {})", log, replica, next.inSync());
+        return next;
+    }
+
+    /** Removes log {@code log}'s records (the log was deleted from the cluster). */
+    public void delete(String log) throws Exception {
+        try {
+            client.delete().deletingChildrenIfNeeded().forPath(base + "/logs/" + log);
+        } catch (KeeperException.NoNodeException e) {
+            // already gone
+        }
+    }
+
+    private LeadershipRecord leading(String log, String self, int epoch) throws Exception {
+        LeadershipRecord now = read(log);
+        if (!self.equals(now.primary()) || now.epoch() != epoch) {
+            throw new LeadershipRefusedException("log " + log + ": " + self + " no longer leads epoch " + epoch + " ("
+                    + (now.isNone() ? "no primary" : now.primary() + " leads epoch " + now.epoch()) + ")");
+        }
+        return now;
+    }
+
+    /** Writes {@code next} if the node is still at {@code next.version()} (absent for -1). */
+    private LeadershipRecord write(String log, LeadershipRecord next) throws Exception {
+        try {
+            if (next.version() < 0) {
+                client.create().creatingParentContainersIfNeeded().forPath(path(log), next.toJson());
+            } else {
+                client.setData().withVersion(next.version()).forPath(path(log), next.toJson());
+            }
+        } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException
+                 | KeeperException.NoNodeException e) {
+            throw new LeadershipRefusedException("log " + log + ": the leadership record changed meanwhile; read it again");
+        }
+        return new LeadershipRecord(next.epoch(), next.primary(), next.inSync(), next.version() + 1);
+    }
+}

@@ -1,0 +1,121 @@
+package io.walden.server.cluster;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Who may lead a log (docs/cluster.md, "Who may lead a log"), against a real ZooKeeper: only an in-sync server may
+ * claim a log, one claim wins per record read, and a deposed primary can change nothing.
+ */
+@Timeout(60)
+class LogLeadershipTest {
+    private static TestingServer zk;
+    private static CuratorFramework client;
+    private static LogLeadership leadership;
+
+    @BeforeAll
+    static void start() throws Exception {
+        zk = new TestingServer(true);
+        client = CuratorFrameworkFactory.newClient(zk.getConnectString(), new RetryOneTime(100));
+        client.start();
+        leadership = new LogLeadership(client, "/walden/test");
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        client.close();
+        zk.close();
+    }
+
+    @Test
+    void theFirstPrimaryOfALogLeadsEpochOneAloneInSync() throws Exception {
+        LeadershipRecord first = leadership.claim("first", "a", leadership.read("first"));
+
+        assertThat(first.epoch()).isEqualTo(1);
+        assertThat(first.primary()).isEqualTo("a");
+        assertThat(first.inSync()).containsExactly("a");
+        assertThat(leadership.read("first")).isEqualTo(first);
+    }
+
+    @Test
+    void aServerInSyncTakesOverInTheNextEpochKeepingTheInSyncSet() throws Exception {
+        LeadershipRecord led = leadership.claim("takeover", "a", leadership.read("takeover"));
+        led = leadership.expand("takeover", "a", led.epoch(), "b");
+
+        LeadershipRecord next = leadership.claim("takeover", "b", leadership.read("takeover"));
+
+        assertThat(next.epoch()).isEqualTo(2);
+        assertThat(next.primary()).isEqualTo("b");
+        assertThat(next.inSync()).containsExactly("a", "b");
+    }
+
+    @Test
+    void aServerNotInSyncIsRefusedTheLog() throws Exception {
+        leadership.claim("refused", "a", leadership.read("refused"));
+
+        assertThatThrownBy(() -> leadership.claim("refused", "c", leadership.read("refused")))
+                .isInstanceOf(LeadershipRefusedException.class).hasMessageContaining("not in sync");
+        assertThat(leadership.read("refused").primary()).isEqualTo("a");
+    }
+
+    @Test
+    void twoServersClaimingFromTheSameRecordCannotBothWin() throws Exception {
+        LeadershipRecord led = leadership.claim("race", "a", leadership.read("race"));
+        led = leadership.expand("race", "a", led.epoch(), "b");
+        leadership.expand("race", "a", led.epoch(), "c");
+        LeadershipRecord seen = leadership.read("race");
+
+        leadership.claim("race", "b", seen);
+
+        assertThatThrownBy(() -> leadership.claim("race", "c", seen)).isInstanceOf(LeadershipRefusedException.class)
+                .hasMessageContaining("changed meanwhile");
+        assertThat(leadership.read("race").primary()).isEqualTo("b");
+        assertThat(leadership.read("race").epoch()).isEqualTo(2);
+    }
+
+    @Test
+    void aDeposedPrimaryCanNeitherDropNorAddAReplica() throws Exception {
+        LeadershipRecord led = leadership.claim("deposed", "a", leadership.read("deposed"));
+        led = leadership.expand("deposed", "a", led.epoch(), "b");
+        leadership.claim("deposed", "b", leadership.read("deposed"));
+        int oldEpoch = led.epoch();
+
+        assertThatThrownBy(() -> leadership.shrink("deposed", "a", oldEpoch, "b"))
+                .isInstanceOf(LeadershipRefusedException.class).hasMessageContaining("b leads epoch 2");
+        assertThatThrownBy(() -> leadership.expand("deposed", "a", oldEpoch, "c"))
+                .isInstanceOf(LeadershipRefusedException.class);
+        assertThat(leadership.read("deposed").inSync()).containsExactly("a", "b");
+    }
+
+    @Test
+    void aReplicaDroppedFromTheInSyncSetMayNoLongerLead() throws Exception {
+        LeadershipRecord led = leadership.claim("dropped", "a", leadership.read("dropped"));
+        led = leadership.expand("dropped", "a", led.epoch(), "b");
+
+        LeadershipRecord shrunk = leadership.shrink("dropped", "a", led.epoch(), "b");
+
+        assertThat(shrunk.inSync()).containsExactly("a");
+        assertThatThrownBy(() -> leadership.claim("dropped", "b", leadership.read("dropped")))
+                .isInstanceOf(LeadershipRefusedException.class);
+        assertThatThrownBy(() -> leadership.shrink("dropped", "a", shrunk.epoch(), "a"))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aDeletedLogsRecordIsGoneAndItsNextPrimaryStartsAtEpochOne() throws Exception {
+        leadership.claim("gone", "a", leadership.read("gone"));
+        leadership.delete("gone");
+
+        assertThat(leadership.read("gone").isNone()).isTrue();
+        assertThat(leadership.claim("gone", "c", leadership.read("gone")).epoch()).isEqualTo(1);
+    }
+}
