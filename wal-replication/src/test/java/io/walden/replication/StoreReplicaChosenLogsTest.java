@@ -67,7 +67,11 @@ class StoreReplicaChosenLogsTest {
     }
 
     private static StoreReplicaClient follow(Side replica, ReplicationServer server, String... logs) {
-        return StoreReplicaClient.builder(ReplicaLogs.of(replica.root(), replica.store(), null), server.address(), "r1")
+        return followAs("r1", replica, server, logs);
+    }
+
+    private static StoreReplicaClient followAs(String name, Side replica, ReplicationServer server, String... logs) {
+        return StoreReplicaClient.builder(ReplicaLogs.of(replica.root(), replica.store(), null), server.address(), name)
                 .only(List.of(logs)).statusIntervalMillis(200).start();
     }
 
@@ -211,6 +215,48 @@ class StoreReplicaChosenLogsTest {
                 assertThat(client.fatalError("orders")).contains("another log of that name");
                 assertThat(records(replica.log("orders"))).as("kept as it was").hasSize(7).allMatch(r -> r.startsWith("ours"));
                 assertThat(Set.copyOf(replica.store().names())).containsExactly("orders");
+            }
+        }
+    }
+
+    @Test
+    void aLogWithAPolicyOfItsOwnWaitsForItsOwnReplicasWhileTheOtherLogsTakeTheServers() throws Exception {
+        try (Side primary = Side.open(work.resolve("p"));
+             Side one = Side.open(work.resolve("r1"));
+             Side two = Side.open(work.resolve("r2"))) {
+            primary.store().create("orders");
+            primary.store().create("audit");
+            try (ReplicationServer server = serve(primary);
+                 StoreReplicaClient r1 = followAs("r1", one, server, "orders", "audit");
+                 StoreReplicaClient r2 = followAs("r2", two, server, "orders", "audit")) {
+                for (String log : List.of("orders", "audit")) {
+                    waitUntilStreaming(server, r1, log);
+                    waitUntilStreaming(server, r2, log);
+                }
+                server.policy(SyncPolicy.parse("ANY 1 (r1, r2)"));
+                server.logPolicy("orders", SyncPolicy.parse("FIRST 2 (r1, r2)")); // every in-sync replica of orders
+                assertThat(server.logPolicy("orders")).hasToString("FIRST 2 (r1, r2)");
+                assertThat(server.logPolicy("audit")).hasToString("ANY 1 (r1, r2)");
+
+                assertThat(r2.unfollow("orders")).isTrue();
+                assertThat(r2.unfollow("audit")).isTrue();
+                waitUntil(() -> server.replicaStatus("orders").size() == 1 && server.replicaStatus("audit").size() == 1);
+                CompletableFuture<Long> order = primary.log("orders").appendAsync("order".getBytes(), Durability.ON);
+                long audit = primary.log("audit").append("audit".getBytes(), Durability.ON);
+                assertThat(one.log("audit").flushedLsn()).as("audit: r1 is enough").isGreaterThan(audit);
+                assertThat(order).as("orders waits for r2 too").isNotDone();
+
+                server.policy(SyncPolicy.parse("FIRST 1 (r1)")); // the server's policy changes: orders keeps its own
+                assertThat(server.logPolicy("orders")).hasToString("FIRST 2 (r1, r2)");
+                r2.follow("orders");
+                assertThat(order.get(10, TimeUnit.SECONDS)).as("released once r2 holds it").isPositive();
+                assertThat(two.log("orders").flushedLsn()).isGreaterThan(order.get());
+
+                server.inheritPolicy("orders");
+                assertThat(server.logPolicy("orders")).hasToString("FIRST 1 (r1)");
+                server.logPolicy("orders", null); // an in-sync set of the primary alone: nothing to wait for
+                assertThat(r1.unfollow("orders")).isTrue();
+                assertThat(primary.log("orders").append("alone".getBytes(), Durability.ON)).isPositive();
             }
         }
     }

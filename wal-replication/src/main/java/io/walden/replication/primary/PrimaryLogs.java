@@ -9,9 +9,11 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArraySet;
@@ -54,6 +56,11 @@ final class PrimaryLogs {
     private volatile Map<String, LogEndpoint> logs;
     private final Set<Listener> listeners = new CopyOnWriteArraySet<>();
     private SyncPolicy policy;
+    /**
+     * Logs with a policy of their own instead of the server's, by name (empty: none, the log's commits act as LOCAL):
+     * a cluster's primary waits for each log's in-sync replicas (docs/cluster.md). Kept until {@link #inheritPolicy}.
+     */
+    private final Map<String, Optional<SyncPolicy>> own = new HashMap<>();
 
     /**
      * @param store    the named logs, or null (for now, or for a primary of one log)
@@ -139,7 +146,7 @@ final class PrimaryLogs {
                 continue;
             }
             if (known != null && known.logId == wal.status().logId()) {
-                LogEndpoint log = known.reopenedAs(wal, maxSlotRetainedBytes, policy);
+                LogEndpoint log = known.reopenedAs(wal, maxSlotRetainedBytes, policyOf(name));
                 next.put(name, log);
                 reopened.put(known, log);
                 continue;
@@ -147,7 +154,7 @@ final class PrimaryLogs {
             if (known != null) {
                 removed.add(known);
             }
-            LogEndpoint log = new LogEndpoint(name, wal, maxSlotRetainedBytes, policy);
+            LogEndpoint log = new LogEndpoint(name, wal, maxSlotRetainedBytes, policyOf(name));
             next.put(name, log);
             added.add(log);
         }
@@ -187,10 +194,38 @@ final class PrimaryLogs {
         return policy;
     }
 
-    /** The server-wide policy, on every log now and on every log created later. */
+    /** The server-wide policy, on every log now and on every log created later, but those with a policy of their own. */
     synchronized void policy(SyncPolicy newPolicy) {
         policy = newPolicy;
-        logs.values().forEach(log -> log.policy(newPolicy));
+        logs.values().forEach(log -> {
+            if (!own.containsKey(log.name)) {
+                log.policy(newPolicy);
+            }
+        });
+    }
+
+    /** The policy log {@code name} is served with: its own, or the server's. */
+    synchronized SyncPolicy policyOf(String name) {
+        Optional<SyncPolicy> p = own.get(name);
+        return p != null ? p.orElse(null) : policy;
+    }
+
+    /** Log {@code name}'s own policy (null: none), instead of the server's, now and whenever it is served again. */
+    synchronized void policy(String name, SyncPolicy newPolicy) {
+        own.put(name, Optional.ofNullable(newPolicy));
+        LogEndpoint log = logs.get(name);
+        if (log != null) {
+            log.policy(newPolicy);
+        }
+    }
+
+    /** Log {@code name} takes the server's policy again. */
+    synchronized void inheritPolicy(String name) {
+        own.remove(name);
+        LogEndpoint log = logs.get(name);
+        if (log != null) {
+            log.policy(policy);
+        }
     }
 
     /** The endpoint stops: every log's slots saved and waiting commits failed as unconfirmed. */

@@ -270,6 +270,26 @@ public final class ReplicationServer implements AutoCloseable {
     }
 
     /**
+     * Gives log {@code log} a synchronous policy of its own instead of the server's, live, and whenever the log is served
+     * again (reopened, or deleted and created again under its name) until {@link #inheritPolicy}: a cluster's primary
+     * waits for each log's own in-sync replicas (docs/cluster.md, "Who may lead a log"). Null: none, the log's commits
+     * act as LOCAL (those waiting are released).
+     */
+    public void logPolicy(String log, SyncPolicy policy) {
+        logs.policy(log, policy);
+    }
+
+    /** Log {@code log} takes the server's policy again ({@link #policy(SyncPolicy)}). */
+    public void inheritPolicy(String log) {
+        logs.inheritPolicy(log);
+    }
+
+    /** The synchronous policy log {@code log} is served with, its own or the server's, or null. */
+    public SyncPolicy logPolicy(String log) {
+        return logs.policyOf(log);
+    }
+
+    /**
      * Takes the store's logs as they are now (see {@link Builder#store}): call it after creating or deleting a log. A log
      * created is served and announced to every version 6 replica connected; a deleted one is dropped from their catalogs
      * (they delete their copies) and its streams end. Idempotent.
