@@ -352,7 +352,7 @@ public final class ReplicationServer implements AutoCloseable {
     /** As {@link #replicaStatus()}, for log {@code log}; empty for a log not served. */
     public List<ReplicaStatus> replicaStatus(String log) {
         LogEndpoint l = logs.get(log);
-        return l == null ? List.of() : ReplicaStatus.of(l.replicas, logs.policy());
+        return l == null ? List.of() : ReplicaStatus.of(l.replicas, logs.policyOf(log));
     }
 
     /**

@@ -63,12 +63,21 @@ public final class LogLeadership {
      * @throws LeadershipRefusedException when {@code self} is not in sync, or the record changed since {@code seen}
      */
     public LeadershipRecord claim(String log, String self, LeadershipRecord seen) throws Exception {
+        return claim(log, self, seen, 0);
+    }
+
+    /**
+     * As {@link #claim(String, String, LeadershipRecord)}, in an epoch numbered at least {@code atLeastEpoch} (past the
+     * epochs the server's copy of the log already holds, so that the record and the log's history number it alike).
+     */
+    public LeadershipRecord claim(String log, String self, LeadershipRecord seen, int atLeastEpoch) throws Exception {
         if (!seen.isNone() && !seen.isInSync(self)) {
             throw new LeadershipRefusedException("log " + log + ": " + self + " is not in sync (in sync: " + seen.inSync()
                     + ", epoch " + seen.epoch() + "), so it may lack acknowledged records");
         }
         Set<String> inSync = seen.isNone() ? Set.of(self) : seen.inSync();
-        LeadershipRecord next = write(log, new LeadershipRecord(seen.epoch() + 1, self, inSync, seen.version()));
+        LeadershipRecord next = write(log, new LeadershipRecord(Math.max(seen.epoch() + 1, atLeastEpoch), self, inSync,
+                seen.version()));
         LOG.info("Log {}: {} leads in epoch {} (in sync: {})", log, self, next.epoch(), next.inSync());
         return next;
     }

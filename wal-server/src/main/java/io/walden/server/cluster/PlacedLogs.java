@@ -1,0 +1,215 @@
+package io.walden.server.cluster;
+
+import io.walden.core.Epoch;
+import io.walden.core.Wal;
+import io.walden.core.WalStore;
+import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.replication.policy.SyncPolicy;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.StoreReplicaClient;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * The data work of a cluster server's roles (docs/cluster.md, "What a transition does"): for each log Helix places
+ * here, this server either leads it ({@link #lead}), follows it from its primary's server ({@link #follow}), or holds
+ * it idle ({@link #release}) or not at all ({@link #drop}). A log is led only after its leadership record was claimed
+ * ({@link LogLeadership}); a log is followed over the one connection this server keeps to each primary server (a
+ * {@link StoreReplicaClient} of chosen logs). The in-sync sets of the logs led here are kept by {@link InSyncSets}.
+ *
+ * <p>Thread-safety: every method is synchronized: transitions are rare, and each must see the last one's effects.
+ */
+public final class PlacedLogs implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PlacedLogs.class);
+
+    /** Starts a replica client of chosen logs (none yet) of the primary server at the address given. */
+    @FunctionalInterface
+    public interface Clients {
+        StoreReplicaClient start(InetSocketAddress primary, Set<String> logs);
+    }
+
+    private final String self;
+    private final WalStore store;
+    private final ReplicationServer endpoint;
+    private final LogLeadership leadership;
+    private final Function<String, InetSocketAddress> replicationAddress;
+    private final Clients clients;
+    private final Map<String, StoreReplicaClient> byPrimary = new HashMap<>();
+    private final Map<String, String> followedFrom = new HashMap<>();
+    private final Map<String, LeadershipRecord> led = new HashMap<>();
+    /** Keeps the in-sync sets of the logs led here, every {@link #CHECK_MILLIS}. */
+    private final ScheduledExecutorService keeper = Executors.newSingleThreadScheduledExecutor(
+            WaldenThreads.named("walden-in-sync"));
+    static final long CHECK_MILLIS = 200;
+
+    /**
+     * @param self               this server's name ({@code --name}), as replicas and records name it
+     * @param endpoint           this server's replication endpoint, serving {@code store}'s logs
+     * @param replicationAddress another server's replication address, by its name
+     * @param lagMillis          how long an in-sync replica may not acknowledge before the primary drops it from the
+     *                           in-sync set (commits at {@code on} wait for it that long at most)
+     */
+    public PlacedLogs(String self, WalStore store, ReplicationServer endpoint, LogLeadership leadership,
+                      Function<String, InetSocketAddress> replicationAddress, Clients clients, long lagMillis) {
+        this.self = self;
+        this.store = store;
+        this.endpoint = endpoint;
+        this.leadership = leadership;
+        this.replicationAddress = replicationAddress;
+        this.clients = clients;
+        InSyncSets sets = new InSyncSets(this, lagMillis);
+        keeper.scheduleWithFixedDelay(sets::check, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Leads log {@code log} (Helix's SLAVE→MASTER, or OFFLINE→MASTER for a new log): stops following it (what it
+     * received is forced), claims its leadership record, and only then takes appends, in the record's epoch. A log no
+     * server led yet is created here.
+     *
+     * @return the epoch it leads in
+     * @throws LeadershipRefusedException when the record refuses (not in sync; the record changed meanwhile; led before
+     *                                    but not held here): the log takes no appends here
+     */
+    public synchronized Epoch lead(String log) throws Exception {
+        stopFollowing(log);
+        LeadershipRecord seen = leadership.read(log);
+        Optional<Wal> held = store.log(log);
+        if (held.isEmpty() && !seen.isNone()) {
+            throw new LeadershipRefusedException("log " + log + " was led before (epoch " + seen.epoch() + " by "
+                    + seen.primary() + ") and " + self + " holds no copy of it");
+        }
+        Wal wal = held.orElseGet(() -> store.create(log));
+        LeadershipRecord claimed = leadership.claim(log, self, seen, wal.status().epoch() + 1);
+        Epoch epoch = wal.replication().promote(claimed.epoch());
+        led.put(log, claimed);
+        endpoint.logPolicy(log, InSyncSets.policyOf(claimed.inSync(), self));
+        endpoint.refreshLogs();
+        LOG.info("Leading log {} in epoch {} (in sync: {})", log, epoch.number(), claimed.inSync());
+        return epoch;
+    }
+
+    /**
+     * Follows log {@code log} from the server named {@code primary} (Helix's OFFLINE→SLAVE, or MASTER→SLAVE): stops
+     * taking appends here first if it led it, then follows it over the connection to that server (a copy is created if
+     * it is not held; a copy that ran ahead of the primary is rewound by the stream's history check).
+     */
+    public synchronized void follow(String log, String primary) {
+        if (primary.equals(self)) {
+            throw new IllegalArgumentException("a server does not follow its own log " + log);
+        }
+        if (primary.equals(followedFrom.get(log))) {
+            return;
+        }
+        stopLeading(log);
+        stopFollowing(log);
+        StoreReplicaClient client = byPrimary.computeIfAbsent(primary,
+                name -> clients.start(replicationAddress.apply(name), Set.of()));
+        client.follow(log);
+        followedFrom.put(log, primary);
+        LOG.info("Following log {} from {}", log, primary);
+    }
+
+    /** Holds log {@code log} without leading or following it (Helix's →OFFLINE): it takes no appends here. */
+    public synchronized void release(String log) {
+        stopLeading(log);
+        stopFollowing(log);
+    }
+
+    /** Deletes this server's copy of log {@code log} (Helix's OFFLINE→DROPPED: placed elsewhere, or deleted). */
+    public synchronized void drop(String log) {
+        release(log);
+        endpoint.inheritPolicy(log);
+        if (store.log(log).isPresent()) {
+            store.delete(log);
+            endpoint.refreshLogs();
+            LOG.info("Dropped this server's copy of log {}", log);
+        }
+    }
+
+    /** The logs led here, with their records as last written by this server. */
+    synchronized Map<String, LeadershipRecord> led() {
+        return new HashMap<>(led);
+    }
+
+    /** Log {@code log}'s record changed by this server (an in-sync set kept): waits follow it. */
+    synchronized void recorded(String log, LeadershipRecord now) {
+        if (led.containsKey(log)) {
+            led.put(log, now);
+        }
+    }
+
+    /** This server no longer leads log {@code log} (deposed): it takes no more appends. */
+    synchronized void deposed(String log, String why) {
+        if (led.containsKey(log)) {
+            LOG.error("No longer leading log {}: {}; it takes no appends here", log, why);
+            stopLeading(log);
+        }
+    }
+
+    /** The logs this server follows, by primary server. */
+    public synchronized Map<String, Set<String>> followed() {
+        Map<String, Set<String>> out = new HashMap<>();
+        followedFrom.forEach((log, primary) -> out.computeIfAbsent(primary, p -> new TreeSet<>()).add(log));
+        return out;
+    }
+
+    String self() {
+        return self;
+    }
+
+    ReplicationServer endpoint() {
+        return endpoint;
+    }
+
+    LogLeadership leadership() {
+        return leadership;
+    }
+
+    Optional<Wal> log(String log) {
+        return store.log(log);
+    }
+
+    /**
+     * Takes no more appends on log {@code log}, and fails the commits still waiting for replicas as unconfirmed (their
+     * records are durable here only): its policy stays, so that nothing is released as if it were {@code local}.
+     */
+    private void stopLeading(String log) {
+        if (led.remove(log) != null) {
+            store.log(log).ifPresent(wal -> {
+                String why = "this server no longer leads log " + log + ": write to its primary";
+                wal.replication().refuseAppends(why);
+                wal.replication().remoteWaits().detach(why);
+            });
+        }
+    }
+
+    private void stopFollowing(String log) {
+        String from = followedFrom.remove(log);
+        if (from != null && !byPrimary.get(from).unfollow(log)) {
+            throw new IllegalStateException("log " + log + "'s receiver is stuck (a flush never ended): see the log");
+        }
+    }
+
+    /** Stops every connection to a primary server; the logs stay open, each as it is. */
+    @Override
+    public synchronized void close() {
+        keeper.shutdownNow();
+        for (StoreReplicaClient c : List.copyOf(byPrimary.values())) {
+            c.close();
+        }
+        byPrimary.clear();
+        followedFrom.clear();
+    }
+}
