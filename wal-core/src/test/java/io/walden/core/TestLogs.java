@@ -4,7 +4,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.SplittableRandom;
 
@@ -54,6 +56,17 @@ public final class TestLogs {
 
     public static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Every record's payload as text, from the log's oldest record to what its readers may see. */
+    public static List<String> payloads(Wal wal) {
+        List<String> out = new ArrayList<>();
+        try (WalReader r = wal.reader(wal.oldestLsn())) {
+            for (WalRecord rec; (rec = r.next()) != null; ) {
+                out.add(string(rec.payload()));
+            }
+        }
+        return out;
     }
 
     public static String string(byte[] b) {

@@ -4,8 +4,6 @@ import io.walden.core.AppendsRefusedException;
 import io.walden.core.Durability;
 import io.walden.core.Epoch;
 import io.walden.core.Wal;
-import io.walden.core.WalReader;
-import io.walden.core.WalRecord;
 import io.walden.core.WalStore;
 import io.walden.core.WalStoreConfig;
 import io.walden.replication.policy.SyncPolicy;
@@ -19,7 +17,6 @@ import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -29,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.config;
+import static io.walden.core.TestLogs.payloads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -81,22 +79,13 @@ class StoreReplicaChosenLogsTest {
         }
     }
 
-    private static List<String> records(Wal wal) {
-        List<String> out = new ArrayList<>();
-        try (WalReader r = wal.reader(wal.oldestLsn())) {
-            for (WalRecord rec; (rec = r.next()) != null; ) {
-                out.add(new String(rec.payload()));
-            }
-        }
-        return out;
-    }
 
     /** The replica holds log {@code name} with every record the primary flushed, readable. */
     private static void waitUntilCopied(Side primary, Side replica, String name) throws Exception {
         Wal p = primary.log(name);
         waitUntil(() -> replica.store().log(name).map(r -> r.readLimit() >= p.flushedLsn() && r.flushedLsn() >= p.flushedLsn())
                 .orElse(false));
-        assertThat(records(replica.log(name))).as("log %s", name).isEqualTo(records(p));
+        assertThat(payloads(replica.log(name))).as("log %s", name).isEqualTo(payloads(p));
     }
 
     private static void waitUntilStreaming(ReplicationServer server, StoreReplicaClient client, String log) throws Exception {
@@ -119,7 +108,7 @@ class StoreReplicaChosenLogsTest {
                 assertThat(server.replicaStatus("default")).as("default is not followed").isEmpty();
                 replica.log("mine").append("still mine".getBytes(), Durability.LOCAL);
                 replica.root().append("root is mine too".getBytes(), Durability.LOCAL);
-                assertThat(records(replica.log("mine"))).hasSize(11);
+                assertThat(payloads(replica.log("mine"))).hasSize(11);
                 assertThatThrownBy(() -> replica.log("orders").append("x".getBytes(), Durability.LOCAL))
                         .isInstanceOf(AppendsRefusedException.class);
             }
@@ -176,7 +165,7 @@ class StoreReplicaChosenLogsTest {
 
                 assertThat(epoch.number()).isGreaterThan(primaryEpoch);
                 replica.log("orders").append("written on the new primary".getBytes(), Durability.LOCAL);
-                assertThat(records(replica.log("orders"))).hasSize(41).endsWith("written on the new primary");
+                assertThat(payloads(replica.log("orders"))).hasSize(41).endsWith("written on the new primary");
                 assertThat(client.logs()).containsExactly("audit");
                 server.policy(SyncPolicy.parse("FIRST 1 (r1)"));
                 long audit = primary.log("audit").append("audit on".getBytes(), Durability.ON);
@@ -197,7 +186,7 @@ class StoreReplicaChosenLogsTest {
                 server.refreshLogs();
                 waitUntil(() -> !client.isStreaming("audit"));
                 assertThat(replica.store().names()).as("what is deleted is the caller's decision").containsExactly("audit");
-                assertThat(records(replica.log("audit"))).hasSize(30);
+                assertThat(payloads(replica.log("audit"))).hasSize(30);
                 assertThat(client.logs()).containsExactly("audit");
             }
         }
@@ -213,7 +202,7 @@ class StoreReplicaChosenLogsTest {
                  StoreReplicaClient client = follow(replica, server, "orders")) {
                 waitUntil(() -> client.fatalError("orders") != null);
                 assertThat(client.fatalError("orders")).contains("another log of that name");
-                assertThat(records(replica.log("orders"))).as("kept as it was").hasSize(7).allMatch(r -> r.startsWith("ours"));
+                assertThat(payloads(replica.log("orders"))).as("kept as it was").hasSize(7).allMatch(r -> r.startsWith("ours"));
                 assertThat(Set.copyOf(replica.store().names())).containsExactly("orders");
             }
         }

@@ -6,8 +6,6 @@ import io.walden.core.Durability;
 import io.walden.core.Epoch;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
-import io.walden.core.WalReader;
-import io.walden.core.WalRecord;
 import io.walden.core.WalStore;
 import io.walden.core.WalStoreConfig;
 import io.walden.core.internal.sync.SyncOverride;
@@ -27,7 +25,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -40,6 +37,7 @@ import java.util.function.Function;
 import static io.walden.core.Eventually.waitUntil;
 import static io.walden.replication.Replicas.ANY_LOOPBACK_PORT;
 import static io.walden.replication.Replicas.config;
+import static io.walden.core.TestLogs.payloads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -148,15 +146,6 @@ class StoreReplicationTest {
         }
     }
 
-    private static List<String> records(Wal wal) {
-        List<String> out = new ArrayList<>();
-        try (WalReader r = wal.reader(wal.oldestLsn())) {
-            for (WalRecord rec; (rec = r.next()) != null; ) {
-                out.add(new String(rec.payload()));
-            }
-        }
-        return out;
-    }
 
     private static void append(Wal wal, String prefix, int count) {
         for (int i = 0; i < count; i++) {
@@ -175,7 +164,7 @@ class StoreReplicationTest {
                 return r != null && r.flushedLsn() >= p.flushedLsn() && r.readLimit() >= p.flushedLsn()
                         && r.readLimit() != Long.MAX_VALUE;
             });
-            assertThat(records(replica.log(name))).as("log %s", name).isEqualTo(records(p));
+            assertThat(payloads(replica.log(name))).as("log %s", name).isEqualTo(payloads(p));
         }
     }
 
@@ -336,7 +325,7 @@ class StoreReplicationTest {
                      ReplicaClient client = Replicas.follow(old, server, "old")) {
                     waitUntil(() -> old.readLimit() >= primary.root().flushedLsn() && old.readLimit() != Long.MAX_VALUE
                             && old.flushedLsn() >= primary.root().flushedLsn());
-                    assertThat(records(old)).isEqualTo(records(primary.root()));
+                    assertThat(payloads(old)).isEqualTo(payloads(primary.root()));
                     assertThat(server.replicaStatus()).singleElement().satisfies(r -> assertThat(r.name()).isEqualTo("old"));
                     assertThat(server.replicaStatus("orders")).as("a version 5 replica gets the log default only").isEmpty();
                 }
@@ -362,7 +351,7 @@ class StoreReplicationTest {
                     assertThat(epochs.get(name).number()).isGreaterThan(primary.log(name).status().epoch());
                     long lsn = replica.log(name).append(("after " + name).getBytes(), Durability.LOCAL);
                     assertThat(lsn).isGreaterThanOrEqualTo(primary.log(name).insertLsn());
-                    assertThat(records(replica.log(name))).startsWith(records(primary.log(name)).toArray(String[]::new));
+                    assertThat(payloads(replica.log(name))).startsWith(payloads(primary.log(name)).toArray(String[]::new));
                 }
             }
         }

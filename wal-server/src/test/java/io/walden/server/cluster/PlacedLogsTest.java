@@ -5,8 +5,6 @@ import io.walden.core.Durability;
 import io.walden.core.RemoteCommitUnconfirmedException;
 import io.walden.core.Wal;
 import io.walden.core.WalConfig;
-import io.walden.core.WalReader;
-import io.walden.core.WalRecord;
 import io.walden.core.WalStore;
 import io.walden.core.WalStoreConfig;
 import io.walden.replication.primary.ReplicationServer;
@@ -33,6 +31,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static io.walden.core.Eventually.waitUntil;
+import static io.walden.core.TestLogs.payloads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -107,15 +106,6 @@ class PlacedLogsTest {
         return new LogLeadership(client, "/walden/test").read(log);
     }
 
-    private static List<String> records(Wal wal) {
-        List<String> out = new ArrayList<>();
-        try (WalReader r = wal.reader(wal.oldestLsn())) {
-            for (WalRecord rec; (rec = r.next()) != null; ) {
-                out.add(new String(rec.payload()));
-            }
-        }
-        return out;
-    }
 
     @Test
     void aNewLogIsLedWhereItIsClaimedAndItsReplicasJoinTheInSyncSetOnceCaughtUp() throws Exception {
@@ -160,11 +150,11 @@ class PlacedLogsTest {
 
         assertThat(record("orders").primary()).isEqualTo("b");
         assertThat(record("orders").epoch()).isGreaterThan(first).isEqualTo(b.log("orders").status().epoch());
-        assertThat(records(b.log("orders"))).containsAll(acknowledged);
+        assertThat(payloads(b.log("orders"))).containsAll(acknowledged);
         long lsn = b.log("orders").append("after the failover".getBytes(), Durability.ON); // once a is dropped
         assertThat(c.log("orders").flushedLsn()).isGreaterThan(lsn);
         waitUntil(() -> record("orders").inSync().equals(java.util.Set.of("b", "c")));
-        assertThat(records(c.log("orders"))).containsAll(acknowledged);
+        assertThat(payloads(c.log("orders"))).containsAll(acknowledged);
     }
 
     @Test
@@ -182,7 +172,7 @@ class PlacedLogsTest {
                 .hasCauseInstanceOf(RemoteCommitUnconfirmedException.class);
         assertThatThrownBy(() -> a.log("orders").append("again".getBytes(), Durability.LOCAL))
                 .isInstanceOf(AppendsRefusedException.class);
-        assertThat(records(b.log("orders"))).doesNotContain("to the old primary");
+        assertThat(payloads(b.log("orders"))).doesNotContain("to the old primary");
         assertThat(record("orders").primary()).isEqualTo("b");
     }
 
@@ -210,8 +200,8 @@ class PlacedLogsTest {
         b.log("orders").append("from b".getBytes(), Durability.LOCAL);
         a.placed.follow("orders", "b");
 
-        waitUntil(() -> records(a.log("orders")).contains("from b"));
-        assertThat(records(a.log("orders"))).isEqualTo(records(b.log("orders")));
+        waitUntil(() -> payloads(a.log("orders")).contains("from b"));
+        assertThat(payloads(a.log("orders"))).isEqualTo(payloads(b.log("orders")));
         assertThatThrownBy(() -> a.log("orders").append("x".getBytes(), Durability.LOCAL))
                 .isInstanceOf(AppendsRefusedException.class);
     }
