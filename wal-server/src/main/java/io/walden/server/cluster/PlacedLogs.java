@@ -2,7 +2,6 @@ package io.walden.server.cluster;
 
 import io.walden.core.Epoch;
 import io.walden.core.Wal;
-import io.walden.core.WalStore;
 import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.policy.SyncPolicy;
 import io.walden.replication.primary.ReplicationServer;
@@ -41,7 +40,7 @@ public final class PlacedLogs implements AutoCloseable {
     }
 
     private final String self;
-    private final WalStore store;
+    private final HeldLogs store;
     private final ReplicationServer endpoint;
     private final LogLeadership leadership;
     private final Function<String, InetSocketAddress> replicationAddress;
@@ -61,7 +60,7 @@ public final class PlacedLogs implements AutoCloseable {
      * @param lagMillis          how long an in-sync replica may not acknowledge before the primary drops it from the
      *                           in-sync set (commits at {@code on} wait for it that long at most)
      */
-    public PlacedLogs(String self, WalStore store, ReplicationServer endpoint, LogLeadership leadership,
+    public PlacedLogs(String self, HeldLogs store, ReplicationServer endpoint, LogLeadership leadership,
                       Function<String, InetSocketAddress> replicationAddress, Clients clients, long lagMillis) {
         this.self = self;
         this.store = store;
@@ -69,6 +68,10 @@ public final class PlacedLogs implements AutoCloseable {
         this.leadership = leadership;
         this.replicationAddress = replicationAddress;
         this.clients = clients;
+        for (String log : store.names()) { // none is led here until claimed: a server that restarts leads nothing
+            store.log(log).ifPresent(wal -> wal.replication().refuseAppends("this server does not lead log " + log
+                    + " (yet): write to its primary"));
+        }
         InSyncSets sets = new InSyncSets(this, lagMillis);
         keeper.scheduleWithFixedDelay(sets::check, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
     }

@@ -25,6 +25,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -65,7 +67,7 @@ class PlacedLogsTest {
             endpoint = ReplicationServer.builder(root).store(store, log -> Map.of())
                     .listen(new InetSocketAddress("127.0.0.1", 0)).keepaliveMillis(500).start();
             addresses.put(name, endpoint.address());
-            placed = new PlacedLogs(name, store, endpoint, new LogLeadership(client, "/walden/test"), addresses::get,
+            placed = new PlacedLogs(name, held(store), endpoint, new LogLeadership(client, "/walden/test"), addresses::get,
                     (primary, logs) -> StoreReplicaClient.builder(ReplicaLogs.of(root, store, null), primary, name)
                             .only(logs).statusIntervalMillis(100).start(), LAG_MILLIS);
             servers.add(this);
@@ -84,6 +86,31 @@ class PlacedLogsTest {
                 root.close();
             }
         }
+    }
+
+    /** A bare store's logs, as a cluster server's catalog holds them. */
+    static HeldLogs held(WalStore store) {
+        return new HeldLogs() {
+            @Override
+            public Set<String> names() {
+                return store.names();
+            }
+
+            @Override
+            public Optional<Wal> log(String name) {
+                return store.log(name);
+            }
+
+            @Override
+            public Wal create(String name) {
+                return store.create(name);
+            }
+
+            @Override
+            public void delete(String name) {
+                store.delete(name);
+            }
+        };
     }
 
     @BeforeEach
@@ -126,7 +153,7 @@ class PlacedLogsTest {
         assertThat(b.log("orders").flushedLsn()).as("every in-sync replica is waited for").isGreaterThan(lsn);
         assertThat(c.log("orders").flushedLsn()).isGreaterThan(lsn);
         assertThat(record("orders").primary()).isEqualTo("a");
-        assertThat(b.placed.followed()).isEqualTo(Map.of("a", java.util.Set.of("orders")));
+        assertThat(b.placed.followed()).isEqualTo(Map.of("a", Set.of("orders")));
     }
 
     @Test
@@ -153,7 +180,7 @@ class PlacedLogsTest {
         assertThat(payloads(b.log("orders"))).containsAll(acknowledged);
         long lsn = b.log("orders").append("after the failover".getBytes(), Durability.ON); // once a is dropped
         assertThat(c.log("orders").flushedLsn()).isGreaterThan(lsn);
-        waitUntil(() -> record("orders").inSync().equals(java.util.Set.of("b", "c")));
+        waitUntil(() -> record("orders").inSync().equals(Set.of("b", "c")));
         assertThat(payloads(c.log("orders"))).containsAll(acknowledged);
     }
 
@@ -204,5 +231,21 @@ class PlacedLogsTest {
         assertThat(payloads(a.log("orders"))).isEqualTo(payloads(b.log("orders")));
         assertThatThrownBy(() -> a.log("orders").append("x".getBytes(), Durability.LOCAL))
                 .isInstanceOf(AppendsRefusedException.class);
+    }
+
+    @Test
+    void aServerThatRestartsTakesNoAppendsOnItsLogsUntilItClaimsThemAgain() throws Exception {
+        Server a = new Server("a");
+        a.placed.lead("orders");
+        a.log("orders").append("before the restart".getBytes(), Durability.LOCAL);
+        a.close();
+
+        Server again = new Server("a");
+        assertThatThrownBy(() -> again.log("orders").append("x".getBytes(), Durability.LOCAL))
+                .isInstanceOf(AppendsRefusedException.class);
+        again.placed.lead("orders");
+        again.log("orders").append("after the claim".getBytes(), Durability.ON);
+
+        assertThat(payloads(again.log("orders"))).containsExactly("before the restart", "after the claim");
     }
 }
