@@ -9,8 +9,8 @@ import java.time.Duration;
  *
  * @param sessionTimeout the ZooKeeper session a server asks for. A server that stops answering (crash, freeze,
  *                       partition) is declared gone, and its logs' primaries moved, this long after its last heartbeat;
- *                       ZooKeeper grants it within its own bounds (2 to 20 ticks, 4 s to 40 s by default). Helix's own
- *                       default, 30 s, made failover take 16-22 s; 6 s is the default here
+ *                       ZooKeeper grants it within its own bounds (2 to 20 ticks: 6 s to 60 s at its built-in 3 s
+ *                       tick). Helix's own default, 30 s, made failover take 16-22 s; 6 s is the default here
  * @param movesPerServer how many of a server's logs may be moving at once for balance (Helix's LOAD_BALANCE throttle,
  *                       per instance): a server that joins receives its share this many at a time, each a copy of a
  *                       log. Recovery (a primary or a replica lost with its server) is not throttled

@@ -7,11 +7,12 @@ package io.walden.server.cluster;
  * Helix sends the next one (for this log, on this server) only then.
  *
  * <p>Refusing: a method that throws fails the transition. Helix puts the log in the ERROR state on this server (the
- * external view shows it, {@link Placement} reports {@link Role#ERROR}), calls nothing more for it here, and places
- * no other role on this server until an operator resets it (Helix's {@code resetPartition}, which calls
- * {@link #becomeOffline}) or the log is dropped (then {@link #drop}). While any log is in ERROR, Helix stops moving
- * logs for balance across the whole cluster (recovery still happens). A refused {@link #becomePrimary} leaves the log
- * without a primary until Helix picks another server: see docs/cluster.md, "The listener contract".
+ * external view shows it, {@link Placement} reports {@link Role#ERROR}), calls nothing more for it here and places no
+ * replacement copy (the ERROR copy keeps its slot) until an operator resets it (Helix's {@code resetPartition}, which
+ * calls {@link #becomeOffline}) or the log is removed (then {@link #drop}). A refused {@link #becomePrimary} makes Helix
+ * promote another REPLICA of the log if there is one (seen within about 200 ms); if there is none, the log has no
+ * primary until the reset. While any log is in ERROR, Helix stops moving logs for balance across the whole cluster.
+ * See docs/cluster.md, "The listener contract".
  *
  * <p>Threads: Helix calls from its message-handling pool; calls for different logs run at once, calls for one log
  * never overlap. A slow method holds that log's next transition (and counts against the move throttle), not others'.

@@ -36,8 +36,11 @@ class ClusterPlacementTest {
     private static final int LOGS = 6;
     private static final int COPIES = 2;
     private static final AtomicInteger CLUSTERS = new AtomicInteger();
-    /** s3's session, shorter than the default 6 s to keep the cut-off test short (ZooKeeper here grants it). */
-    private static final Duration S3_SESSION = Duration.ofSeconds(3);
+    /**
+     * s3's session: shorter than the default 6 s to keep the cut-off test short (the ZooKeeper here grants it);
+     * {@code -Dwalden.cluster.sessionMs=6000} measures the default.
+     */
+    private static final Duration S3_SESSION = Duration.ofMillis(Long.getLong("walden.cluster.sessionMs", 3000));
     private static TestingServer zk;
 
     private final List<Call> history = RecordingRoles.newHistory();
