@@ -222,11 +222,7 @@ class ClusterPlacementTest {
     }
 
     private Map<String, Placement> placements() {
-        Map<String, Placement> placements = new TreeMap<>();
-        for (String log : logs().names()) {
-            logs().placement(log).ifPresent(p -> placements.put(log, p));
-        }
-        return placements;
+        return logs().placements();
     }
 
     private String busiestPrimary() {
