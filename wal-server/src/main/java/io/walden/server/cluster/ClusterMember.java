@@ -1,8 +1,6 @@
 package io.walden.server.cluster;
 
 import org.apache.helix.HelixManager;
-import org.apache.helix.HelixManagerFactory;
-import org.apache.helix.InstanceType;
 import org.apache.helix.SystemPropertyKeys;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +43,7 @@ public final class ClusterMember implements AutoCloseable {
     public static ClusterMember join(ClusterAddress address, ServerInfo self, LogRoles roles, ClusterSettings settings)
             throws Exception {
         ClusterSetup.prepare(address, self, settings, JOIN_TIMEOUT);
-        HelixManager manager = newManager(address, self.name(), settings.sessionTimeout());
+        HelixManager manager = newManager(address, self.name(), settings.sessionTimeout(), roles);
         manager.getStateMachineEngine().registerStateModelFactory(ClusterSetup.STATE_MODEL, new LogStateModelFactory(roles));
         try {
             manager.connect();
@@ -61,14 +59,13 @@ public final class ClusterMember implements AutoCloseable {
      * Helix reads its session timeout from a system property when a manager is made, and from nowhere else in single-
      * ZooKeeper mode: it is set for the constructor's duration only, under a lock, and restored after.
      */
-    private static HelixManager newManager(ClusterAddress address, String name, Duration sessionTimeout) {
+    private static HelixManager newManager(ClusterAddress address, String name, Duration sessionTimeout, LogRoles roles) {
         synchronized (ClusterMember.class) {
             String key = SystemPropertyKeys.ZK_SESSION_TIMEOUT;
             String before = System.getProperty(key);
             System.setProperty(key, Long.toString(sessionTimeout.toMillis()));
             try {
-                return HelixManagerFactory.getZKHelixManager(address.clusterName(), name,
-                        InstanceType.CONTROLLER_PARTICIPANT, address.helixZkAddress());
+                return new WatchedHelixManager(address.clusterName(), name, address.helixZkAddress(), roles);
             } finally {
                 if (before == null) {
                     System.clearProperty(key);

@@ -3,8 +3,9 @@ package io.walden.server.cluster;
 /**
  * What a server does when Helix changes its role for one log: Helix decides <em>where</em> a log lives and which of
  * its copies it wants as primary; Walden decides whether a copy <em>may</em> lead (epochs, fencing, the most caught-up
- * copy wins). Each method is one Helix MasterSlave transition; the transition completes when the method returns, and
- * Helix sends the next one (for this log, on this server) only then.
+ * copy wins). The methods with a log are Helix MasterSlave transitions (and the end of them all, {@link #sessionEnded});
+ * a transition completes when the method returns, and Helix sends the next one (for this log, on this server) only
+ * then. {@link #connectionLost} and {@link #connectionRestored} concern the whole server.
  *
  * <p>Refusing: a method that throws fails the transition. Helix puts the log in the ERROR state on this server (the
  * external view shows it, {@link Placement} reports {@link Role#ERROR}), calls nothing more for it here and places no
@@ -48,8 +49,24 @@ public interface LogRoles {
     /**
      * Helix forgot this server's role for the log without a transition: the member closed, or its ZooKeeper session
      * expired and a new one began (every role is then OFFLINE, and Helix assigns afresh). Stop acting as primary or
-     * replica at once; keep the files. A server cut off from ZooKeeper hears this only when it reconnects: it must not
-     * rely on it to stop acknowledging (docs/cluster.md, "The listener contract"). Must not throw.
+     * replica at once; keep the files. A server cut off from ZooKeeper hears this only when it reconnects: what it
+     * hears at once is {@link #connectionLost}. Must not throw.
      */
     void sessionEnded(String log);
+
+    /**
+     * The server's ZooKeeper connection broke: its session is in doubt, and if it does not come back within the session
+     * timeout the controller promotes other copies of its logs. Comes two thirds of the session timeout after the last
+     * word from ZooKeeper at the latest, so before the session can expire (docs/cluster.md, "The listener contract").
+     * A primary stops acknowledging appends now, until {@link #connectionRestored}. Called on ZooKeeper's event thread:
+     * return at once; must not throw.
+     */
+    void connectionLost();
+
+    /**
+     * The connection is back. On the same session, every role is as it was; if the session expired meanwhile, every
+     * log's {@link #sessionEnded} came first and Helix assigns roles afresh. Once after each {@link #connectionLost}
+     * (unless the member closes first). Called on ZooKeeper's event thread: return at once; must not throw.
+     */
+    void connectionRestored();
 }

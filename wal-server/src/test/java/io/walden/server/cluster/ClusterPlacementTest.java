@@ -127,11 +127,37 @@ class ClusterPlacementTest {
     }
 
     @Test
-    void aServerCutOffFromZooKeeperLosesItsPrimariesToTheirReplicasOnceItsSessionExpires() throws Exception {
+    void aServerCutOffFromZooKeeperIsWarnedThenLosesItsPrimariesToTheirReplicasOnceItsSessionExpires() throws Exception {
         assertThat(placements().values().stream().filter(p -> p.primary().orElseThrow().equals("s3")))
                 .as("s3 leads some logs").isNotEmpty();
+        List<String> s3Logs = placements().values().stream().filter(p -> p.current().containsKey("s3"))
+                .map(Placement::log).toList();
+        long start = System.nanoTime();
         failOver("s3", "session loss (" + S3_SESSION.toMillis() + " ms timeout)",
                 () -> s3Link.blackhole(true));
+
+        Call lost = RecordingRoles.since(history, start, Kind.CONNECTION_LOST).stream()
+                .filter(c -> c.server().equals("s3")).findFirst().orElseThrow();
+        Call firstPromotion = RecordingRoles.since(history, start, Kind.BECOME_PRIMARY).get(0);
+        System.out.printf("[cluster]   s3 heard connectionLost after %d ms, %d ms before the first promotion elsewhere%n",
+                TimeUnit.NANOSECONDS.toMillis(lost.nanos() - start),
+                TimeUnit.NANOSECONDS.toMillis(firstPromotion.nanos() - lost.nanos()));
+        assertThat(lost.nanos()).as("s3 warned before any of its logs is promoted elsewhere")
+                .isLessThan(firstPromotion.nanos());
+
+        s3Link.blackhole(false); // s3 reconnects, finds its session expired, and is told every role ended, then restored
+        long healed = System.nanoTime();
+        long deadline = healed + TimeUnit.SECONDS.toNanos(20);
+        while (RecordingRoles.since(history, start, Kind.CONNECTION_RESTORED).stream().noneMatch(c -> c.server().equals("s3"))) {
+            assertThat(System.nanoTime()).as("s3 restored").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        long restored = RecordingRoles.since(history, start, Kind.CONNECTION_RESTORED).get(0).nanos();
+        System.out.printf("[cluster]   healed: s3 restored on a new session %d ms later%n",
+                TimeUnit.NANOSECONDS.toMillis(restored - healed));
+        assertThat(RecordingRoles.since(history, start, Kind.SESSION_ENDED).stream()
+                .filter(c -> c.server().equals("s3") && c.nanos() < restored).map(Call::log))
+                .as("every log s3 held ended before the restoration").containsAll(s3Logs);
     }
 
     @Test

@@ -11,7 +11,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * in a set shared the same way, as Walden refuses a copy that may not lead. Any thread.
  */
 final class RecordingRoles implements LogRoles {
-    enum Kind { BECOME_REPLICA, BECOME_PRIMARY, REFUSED_PRIMARY, STEP_DOWN, BECOME_OFFLINE, DROP, SESSION_ENDED }
+    enum Kind {
+        BECOME_REPLICA, BECOME_PRIMARY, REFUSED_PRIMARY, STEP_DOWN, BECOME_OFFLINE, DROP, SESSION_ENDED,
+        CONNECTION_LOST, CONNECTION_RESTORED
+    }
 
     record Call(long nanos, String server, String log, Kind kind) {
     }
@@ -82,5 +85,16 @@ final class RecordingRoles implements LogRoles {
     @Override
     public void sessionEnded(String log) {
         record(log, Kind.SESSION_ENDED);
+    }
+
+    /** Recorded with the log "*": it concerns every log of the server. */
+    @Override
+    public void connectionLost() {
+        record("*", Kind.CONNECTION_LOST);
+    }
+
+    @Override
+    public void connectionRestored() {
+        record("*", Kind.CONNECTION_RESTORED);
     }
 }
