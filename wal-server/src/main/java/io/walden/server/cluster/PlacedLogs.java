@@ -86,8 +86,13 @@ public final class PlacedLogs implements AutoCloseable {
      *                                    but not held here): the log takes no appends here
      */
     public synchronized Epoch lead(String log) throws Exception {
+        LeadershipRecord before = leadership.read(log);
+        if (!before.isNone() && !before.isInSync(self)) { // refused while it still follows: it may yet catch up
+            throw new LeadershipRefusedException("log " + log + ": " + self + " is not in sync (in sync: "
+                    + before.inSync() + ", epoch " + before.epoch() + ")");
+        }
         stopFollowing(log);
-        LeadershipRecord seen = leadership.read(log);
+        LeadershipRecord seen = leadership.read(log); // after: every acknowledgement it sent covered what it holds
         Optional<Wal> held = store.log(log);
         if (held.isEmpty() && !seen.isNone()) {
             throw new LeadershipRefusedException("log " + log + " was led before (epoch " + seen.epoch() + " by "
@@ -122,6 +127,60 @@ public final class PlacedLogs implements AutoCloseable {
         client.follow(log);
         followedFrom.put(log, primary);
         LOG.info("Following log {} from {}", log, primary);
+    }
+
+    /**
+     * Hands log {@code log} over (Helix's MASTER→SLAVE, a planned move): takes no more appends, then waits up to
+     * {@code waitMillis} for the streaming replicas to flush the log's end and adds each that did to the in-sync set, so
+     * that whichever Helix promotes next may lead; then stops leading (commits still waiting fail as unconfirmed). Safe
+     * without the wait: a replica that did not catch up is simply not in sync, and is refused the log.
+     */
+    public synchronized void stepDown(String log, long waitMillis) throws Exception {
+        LeadershipRecord record = led.get(log);
+        Wal wal = store.log(log).orElse(null);
+        if (record == null || wal == null) {
+            stopLeading(log);
+            return;
+        }
+        wal.replication().refuseAppends("log " + log + " is being handed to another server: write to its primary");
+        long end = wal.replication().drainAppends(waitMillis, TimeUnit.MILLISECONDS);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+        if (end >= 0) {
+            wal.flush();
+            Set<String> caughtUp = new TreeSet<>();
+            do {
+                for (var r : endpoint.replicaStatus(log)) {
+                    if (r.isStreaming() && r.flushLsn() >= end) {
+                        caughtUp.add(r.name());
+                    }
+                }
+                if (caughtUp.containsAll(streamingReplicas(log))) {
+                    break;
+                }
+                Thread.sleep(20);
+            } while (System.nanoTime() < deadline);
+            for (String replica : caughtUp) {
+                try {
+                    record = leadership.expand(log, self, record.epoch(), replica);
+                } catch (LeadershipRefusedException e) {
+                    LOG.warn("Could not add {} to log {}'s in-sync set as it is handed over: {}", replica, log,
+                            e.getMessage());
+                    break;
+                }
+            }
+        }
+        stopLeading(log);
+        LOG.info("Stepped down from log {} at {} (in sync: {})", log, end, leadership.read(log).inSync());
+    }
+
+    private Set<String> streamingReplicas(String log) {
+        Set<String> names = new TreeSet<>();
+        endpoint.replicaStatus(log).forEach(r -> {
+            if (r.isStreaming()) {
+                names.add(r.name());
+            }
+        });
+        return names;
     }
 
     /** Holds log {@code log} without leading or following it (Helix's →OFFLINE): it takes no appends here. */

@@ -1,0 +1,160 @@
+package io.walden.server.cluster;
+
+import io.walden.core.Durability;
+import io.walden.core.Wal;
+import io.walden.core.WalConfig;
+import io.walden.core.WalStore;
+import io.walden.core.WalStoreConfig;
+import io.walden.replication.primary.ReplicationServer;
+import io.walden.replication.replica.ReplicaLogs;
+import io.walden.replication.replica.StoreReplicaClient;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import static io.walden.core.Eventually.waitUntil;
+import static io.walden.core.TestLogs.payloads;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Helix's placement and Walden's data work together (docs/cluster.md): three servers in one JVM, each with its own store,
+ * replication endpoint on real TCP, {@link PlacedLogs}, {@link ClusterRoles} and Helix member, on a real ZooKeeper.
+ * Helix places a log; its primary, chosen by Helix and claimed in the log's record, takes appends acknowledged by its
+ * in-sync replica; when that server goes, Helix promotes the replica, which leads with every acknowledged record.
+ */
+@Timeout(120)
+class ClusterFailoverTest {
+    @TempDir
+    Path work;
+    private TestingServer zk;
+    private ClusterAddress address;
+    private final Map<String, Node> nodes = new TreeMap<>();
+
+    /** One server of the cluster. */
+    private final class Node implements AutoCloseable {
+        final String name;
+        final Wal root;
+        final WalStore store;
+        final ReplicationServer endpoint;
+        final CuratorFramework zkClient;
+        final PlacedLogs placed;
+        final ClusterRoles roles;
+        final ClusterMember member;
+
+        Node(String name) throws Exception {
+            this.name = name;
+            Path dir = work.resolve(name);
+            root = Wal.open(WalConfig.builder(dir).segmentSize(1 << 20).build());
+            store = WalStore.open(WalStoreConfig.builder(dir).writerThreads(2).defaults(b -> b.segmentSize(1 << 20)).build());
+            endpoint = ReplicationServer.builder(root).store(store, log -> Map.of())
+                    .listen(new InetSocketAddress("127.0.0.1", 0)).keepaliveMillis(500).start();
+            zkClient = CuratorFrameworkFactory.newClient(zk.getConnectString(), new RetryOneTime(100));
+            zkClient.start();
+            placed = new PlacedLogs(name, PlacedLogsTest.held(store), endpoint,
+                    new LogLeadership(zkClient, address.clusterPath() + "/PROPERTYSTORE/walden"), this::replicationAddressOf,
+                    (primary, logs) -> StoreReplicaClient.builder(ReplicaLogs.of(root, store, null), primary, name)
+                            .only(logs).statusIntervalMillis(100).start(), 500);
+            roles = new ClusterRoles(placed);
+            member = ClusterMember.join(address, new ServerInfo(name, "127.0.0.1:1", "127.0.0.1:"
+                    + endpoint.address().getPort()), roles, ClusterSettings.DEFAULTS);
+            nodes.put(name, this);
+        }
+
+        private InetSocketAddress replicationAddressOf(String server) {
+            return member.logs().summary().servers().stream().filter(s -> s.name().equals(server)).findFirst()
+                    .map(s -> {
+                        String[] hostPort = s.replicationAddress().split(":");
+                        return new InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1]));
+                    }).orElseThrow(() -> new IllegalStateException("no server " + server + " in the cluster"));
+        }
+
+        Wal log(String log) {
+            return store.log(log).orElseThrow();
+        }
+
+        @Override
+        public void close() {
+            if (nodes.remove(name) == null) {
+                return;
+            }
+            member.close(); // first: Helix sees it gone at once, as when its process dies
+            roles.close();
+            placed.close();
+            endpoint.close();
+            store.close();
+            root.close();
+            zkClient.close();
+        }
+    }
+
+    @BeforeEach
+    void startZooKeeper() throws Exception {
+        zk = new TestingServer(true);
+        address = ClusterAddress.parse("zk://" + zk.getConnectString() + "/walden/failover");
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (Node n : new ArrayList<>(nodes.values())) {
+            n.close();
+        }
+        zk.close();
+    }
+
+    private LeadershipRecord record(String log) throws Exception {
+        return nodes.values().iterator().next().placed.leadership().read(log);
+    }
+
+    /** The server leading {@code log}: the one its record names, once that server takes appends. */
+    private Node leaderOf(String log) throws Exception {
+        waitUntil(() -> {
+            LeadershipRecord r = record(log);
+            return !r.isNone() && nodes.containsKey(r.primary()) && nodes.get(r.primary()).placed.led().containsKey(log);
+        });
+        return nodes.get(record(log).primary());
+    }
+
+    @Test
+    void aLogPlacedByHelixFailsOverToItsInSyncReplicaWithEveryAcknowledgedRecord() throws Exception {
+        new Node("s1");
+        new Node("s2");
+        new Node("s3");
+        nodes.get("s1").member.logs().add("orders", 2);
+        Node first = leaderOf("orders");
+        waitUntil(() -> record("orders").inSync().size() == 2);
+        List<String> acknowledged = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            first.log("orders").append(("order " + i).getBytes(), Durability.ON);
+            acknowledged.add("order " + i);
+        }
+        String replica = record("orders").inSync().stream().filter(n -> !n.equals(first.name)).findFirst().orElseThrow();
+
+        first.close(); // the primary's server is lost
+
+        waitUntil(() -> !first.name.equals(record("orders").primary()));
+        // WAGED then hands the log to the copy it placed anew (docs/cluster.md, "The rebalancer"): wait until it settled.
+        Node any = nodes.values().iterator().next();
+        waitUntil(() -> any.member.logs().placement("orders").map(Placement::settled).orElse(false)
+                && any.member.logs().placement("orders").get().primary().get().equals(record("orders").primary()));
+        Node next = leaderOf("orders");
+        assertThat(record("orders").epoch()).isGreaterThan(1);
+        List<String> held = payloads(next.log("orders"));
+        assertThat(held).as("every acknowledged record, on %s (the in-sync replica was %s)", next.name, replica)
+                .containsAll(acknowledged);
+        next.log("orders").append("after the failover".getBytes(), Durability.ON); // once a new replica is in sync
+        waitUntil(() -> record("orders").inSync().size() == 2 && !record("orders").inSync().contains(first.name));
+    }
+}
