@@ -387,7 +387,7 @@ public final class ReplicationRole implements AutoCloseable {
     }
 
     /** TLS to the primary when a CA or a certificate of its own is configured (never a secret in the clear then). */
-    private static SslContext clientTls(ServerConfig config) {
+    static SslContext clientTls(ServerConfig config) {
         return config.get(REPLICATION_TLS_CA) == null && config.get(REPLICATION_TLS_CERT) == null ? null
                 : ReplicationTls.client(config.get(REPLICATION_TLS_CA), config.get(REPLICATION_TLS_CERT), config.get(REPLICATION_TLS_KEY));
     }

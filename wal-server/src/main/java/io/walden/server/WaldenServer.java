@@ -62,6 +62,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 
+import static io.walden.server.config.ServerSettings.CLUSTER;
 import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.DURABILITY;
 import static io.walden.server.config.ServerSettings.EVENT_LOOPS;
@@ -112,6 +113,8 @@ public final class WaldenServer implements AutoCloseable {
     private ReplicationRole replication;
     /** This server's part in a replica group (coordinator), or null for a server on its own. */
     private FailoverController group;
+    /** This server's part in a cluster ({@code --cluster}), or null. */
+    private ClusterNode cluster;
     /** The HTTP listener: bound first, reading (accepting) only once the server is started. */
     private Channel serverChannel;
     /**
@@ -234,7 +237,20 @@ public final class WaldenServer implements AutoCloseable {
         served = new ServedLogs(logs, data, cursors, readers, admin);
         access = Access.of(TokensFile.of(config), registry);
         tokensFile = TokensFileWatch.start(config, access::replace, registry);
-        router = new HttpRouter(Routes.of(data, cursors, new LogsApi(logs, rates, admin), served, new AdminApi(wal,
+        LogsApi logsApi = new LogsApi(logs, rates, admin);
+        if (config.get(CLUSTER) != null) { // before accepting: a request must find where its log is
+            try {
+                cluster = ClusterNode.join(config, wal, logs, replication, tls == null ? "http" : "https",
+                        format(boundAddress()), replicationLoops);
+            } catch (RuntimeException | InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot join the cluster " + config.get(CLUSTER) + ": " + e.getMessage(), e);
+            }
+            served.locateWith(cluster);
+            logsApi.inCluster(cluster);
+        }
+        router = new HttpRouter(Routes.of(data, cursors, logsApi, served, new AdminApi(wal,
                 registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
                 config.tokenRequired()), logs, rates), new HeldRecordsApi(group == null ? null : group::heldLog, admin)),
                 wal.directory(), access);
@@ -360,6 +376,9 @@ public final class WaldenServer implements AutoCloseable {
             tokensFile.close();
         }
         segmentWaits.shutdown();
+        if (cluster != null) {
+            cluster.close(); // leaves first: the others take over the logs it led
+        }
         if (group != null) {
             group.close(); // fences first if primary, then leaves: another member is elected
         }
@@ -399,6 +418,9 @@ public final class WaldenServer implements AutoCloseable {
             if (serverChannel != null) {
                 serverChannel.close().awaitUninterruptibly(); // it never accepted
                 serverChannel = null;
+            }
+            if (cluster != null) {
+                cluster.close();
             }
             if (group != null) {
                 group.close();

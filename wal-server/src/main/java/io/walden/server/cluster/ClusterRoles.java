@@ -41,26 +41,38 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
         watch.scheduleWithFixedDelay(this::repoint, WATCH_MILLIS, WATCH_MILLIS, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Follows the log's primary and returns once its stream is taken (caught up once), or after
+     * {@link #HANDOVER_MILLIS}: Helix may promote a replica next, and a planned hand-over to one still catching up
+     * would wait for it (docs/cluster.md, "The listener contract").
+     */
     @Override
-    public void becomeReplica(String log) {
+    public void becomeReplica(String log) throws InterruptedException {
         replicas.add(log);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
         repoint(log);
+        while (!placed.isStreaming(log) && System.nanoTime() < deadline && replicas.contains(log)) {
+            Thread.sleep(50);
+            repoint(log);
+        }
     }
 
     @Override
     public void becomePrimary(String log) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
+        replicas.remove(log); // the watch no longer points it at the old primary
         while (true) {
             try {
                 placed.lead(log);
-                replicas.remove(log);
                 return;
             } catch (LeadershipRefusedException e) {
+                replicas.add(log); // go on following meanwhile: it may catch up
                 if (System.nanoTime() >= deadline) {
                     LOG.error("Refusing to lead log {}: {}", log, e.getMessage());
                     throw e;
                 }
                 Thread.sleep(WATCH_MILLIS); // still following: it may catch up, or the old primary add it as it steps down
+                replicas.remove(log);
             }
         }
     }
@@ -122,7 +134,7 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
             LeadershipRecord record = placed.leadership().read(log);
             String primary = record.primary();
             if (primary != null && !primary.equals(placed.self()) && replicas.contains(log)) {
-                placed.follow(log, primary); // nothing when it already follows that server
+                placed.followUnlessLed(log, primary); // nothing when it already follows that server
             }
         } catch (Exception e) {
             LOG.warn("Could not point log {} at its primary: {}; trying again", log, e.toString());
@@ -132,5 +144,10 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
     @Override
     public void close() {
         watch.shutdownNow();
+        try {
+            watch.awaitTermination(10, TimeUnit.SECONDS); // a repoint in progress must not start a client after this
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

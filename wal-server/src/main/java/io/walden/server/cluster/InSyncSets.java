@@ -94,7 +94,11 @@ final class InSyncSets {
             if (now - since >= lagNanos) {
                 current = logs.leadership().shrink(log, logs.self(), current.epoch(), replica);
                 absent.remove(replica);
-                apply(log, current);
+                logs.recorded(log, current);
+                // Released at once (the joining replicas still waited for): what waited for the dropped one goes on.
+                Set<String> waited = new TreeSet<>(current.inSync());
+                waited.addAll(joining.getOrDefault(log, Map.of()).keySet());
+                logs.endpoint().logPolicy(log, policyOf(waited, logs.self()));
             }
         }
         Map<String, Long> targets = joining.computeIfAbsent(log, l -> new HashMap<>());
@@ -107,12 +111,16 @@ final class InSyncSets {
                 continue;
             }
             Long target = targets.get(s.name());
+            if (target != null && s.flushLagMillis() * 1_000_000L >= lagNanos) { // joining too slowly: not waited for
+                targets.remove(s.name());
+                continue;
+            }
             if (target == null && wal.flushedLsn() - s.flushLsn() <= CLOSE_ENOUGH) {
                 targets.put(s.name(), -1L); // waited for from the policy below on
             } else if (target != null && target > 0 && s.flushLsn() >= target) {
                 current = logs.leadership().expand(log, logs.self(), current.epoch(), s.name());
                 targets.remove(s.name());
-                apply(log, current);
+                logs.recorded(log, current);
             }
         }
         Set<String> waitedFor = new TreeSet<>(current.inSync());
@@ -125,8 +133,4 @@ final class InSyncSets {
         targets.replaceAll((r, t) -> t < 0 ? end : t);
     }
 
-    private void apply(String log, LeadershipRecord now) {
-        logs.recorded(log, now);
-        logs.endpoint().logPolicy(log, policyOf(now.inSync(), logs.self()));
-    }
 }

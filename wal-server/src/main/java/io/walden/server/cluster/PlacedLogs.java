@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -46,8 +47,10 @@ public final class PlacedLogs implements AutoCloseable {
     private final Function<String, InetSocketAddress> replicationAddress;
     private final Clients clients;
     private final Map<String, StoreReplicaClient> byPrimary = new HashMap<>();
-    private final Map<String, String> followedFrom = new HashMap<>();
-    private final Map<String, LeadershipRecord> led = new HashMap<>();
+    /** Written under the lock, read without it ({@link #followedFrom(String)}: requests for a log ask). */
+    private final Map<String, String> followedFrom = new ConcurrentHashMap<>();
+    /** Written under the lock, read without it ({@link #isLed}: every request for a log asks). */
+    private final Map<String, LeadershipRecord> led = new ConcurrentHashMap<>();
     /** Keeps the in-sync sets of the logs led here, every {@link #CHECK_MILLIS}. */
     private final ScheduledExecutorService keeper = Executors.newSingleThreadScheduledExecutor(
             WaldenThreads.named("walden-in-sync"));
@@ -100,10 +103,11 @@ public final class PlacedLogs implements AutoCloseable {
         }
         Wal wal = held.orElseGet(() -> store.create(log));
         LeadershipRecord claimed = leadership.claim(log, self, seen, wal.status().epoch() + 1);
-        Epoch epoch = wal.replication().promote(claimed.epoch());
-        led.put(log, claimed);
+        // The waits for the in-sync replicas before the first append: none may be acknowledged without them.
         endpoint.logPolicy(log, InSyncSets.policyOf(claimed.inSync(), self));
         endpoint.refreshLogs();
+        led.put(log, claimed);
+        Epoch epoch = wal.replication().promote(claimed.epoch());
         LOG.info("Leading log {} in epoch {} (in sync: {})", log, epoch.number(), claimed.inSync());
         return epoch;
     }
@@ -117,13 +121,19 @@ public final class PlacedLogs implements AutoCloseable {
         if (primary.equals(self)) {
             throw new IllegalArgumentException("a server does not follow its own log " + log);
         }
-        if (primary.equals(followedFrom.get(log))) {
+        InetSocketAddress at = replicationAddress.apply(primary);
+        StoreReplicaClient current = byPrimary.get(primary);
+        if (primary.equals(followedFrom.get(log)) && current != null && current.primary().equals(at)) {
             return;
         }
         stopLeading(log);
         stopFollowing(log);
-        StoreReplicaClient client = byPrimary.computeIfAbsent(primary,
-                name -> clients.start(replicationAddress.apply(name), Set.of()));
+        if (current != null && !current.primary().equals(at)) { // that server came back at another address
+            current.close();
+            byPrimary.remove(primary);
+            followedFrom.values().removeIf(primary::equals);
+        }
+        StoreReplicaClient client = byPrimary.computeIfAbsent(primary, name -> clients.start(at, Set.of()));
         client.follow(log);
         followedFrom.put(log, primary);
         LOG.info("Following log {} from {}", log, primary);
@@ -131,8 +141,9 @@ public final class PlacedLogs implements AutoCloseable {
 
     /**
      * Hands log {@code log} over (Helix's MASTER→SLAVE, a planned move): takes no more appends, then waits up to
-     * {@code waitMillis} for the streaming replicas to flush the log's end and adds each that did to the in-sync set, so
-     * that whichever Helix promotes next may lead; then stops leading (commits still waiting fail as unconfirmed). Safe
+     * {@code waitMillis} until at least one replica flushed the log's end and every streaming replica did (a copy Helix
+     * just placed may still be connecting), and adds each that did to the in-sync set, so that whichever Helix promotes
+     * next may lead; then stops leading (commits still waiting fail as unconfirmed). Safe
      * without the wait: a replica that did not catch up is simply not in sync, and is refused the log.
      */
     public synchronized void stepDown(String log, long waitMillis) throws Exception {
@@ -142,35 +153,49 @@ public final class PlacedLogs implements AutoCloseable {
             stopLeading(log);
             return;
         }
-        wal.replication().refuseAppends("log " + log + " is being handed to another server: write to its primary");
-        long end = wal.replication().drainAppends(waitMillis, TimeUnit.MILLISECONDS);
+        // Paused, not refused: its replicas go on receiving everything it holds, to catch up with its end.
+        wal.replication().pauseAppends("log " + log + " is being handed to another server: write to its primary");
+        try {
+            record = handOver(log, wal, record, waitMillis);
+        } finally {
+            stopLeading(log);
+        }
+        LOG.info("Stepped down from log {} (in sync: {})", log, record.inSync());
+    }
+
+    /**
+     * Waits up to {@code waitMillis} for the paused log's replicas to flush its end, and adds those that did to the
+     * in-sync set; returns the record as last written.
+     */
+    private LeadershipRecord handOver(String log, Wal wal, LeadershipRecord record, long waitMillis) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
-        if (end >= 0) {
-            wal.flush();
-            Set<String> caughtUp = new TreeSet<>();
-            do {
-                for (var r : endpoint.replicaStatus(log)) {
-                    if (r.isStreaming() && r.flushLsn() >= end) {
-                        caughtUp.add(r.name());
-                    }
-                }
-                if (caughtUp.containsAll(streamingReplicas(log))) {
-                    break;
-                }
-                Thread.sleep(20);
-            } while (System.nanoTime() < deadline);
-            for (String replica : caughtUp) {
-                try {
-                    record = leadership.expand(log, self, record.epoch(), replica);
-                } catch (LeadershipRefusedException e) {
-                    LOG.warn("Could not add {} to log {}'s in-sync set as it is handed over: {}", replica, log,
-                            e.getMessage());
-                    break;
+        long end = wal.replication().drainAppends(waitMillis, TimeUnit.MILLISECONDS);
+        if (end < 0) {
+            return record; // appends in flight did not leave: no end to hand over; no replica is added
+        }
+        wal.flush();
+        Set<String> caughtUp = new TreeSet<>();
+        do {
+            for (var r : endpoint.replicaStatus(log)) {
+                if (r.isStreaming() && r.flushLsn() >= end) {
+                    caughtUp.add(r.name());
                 }
             }
+            if (!caughtUp.isEmpty() && caughtUp.containsAll(streamingReplicas(log))) {
+                break; // a replica to hand over to, and none still catching up that could be the one Helix picks
+            }
+            Thread.sleep(20);
+        } while (System.nanoTime() < deadline);
+        LeadershipRecord now = record;
+        for (String replica : caughtUp) {
+            try {
+                now = leadership.expand(log, self, now.epoch(), replica);
+            } catch (LeadershipRefusedException e) {
+                LOG.warn("Could not add {} to log {}'s in-sync set as it is handed over: {}", replica, log, e.getMessage());
+                break;
+            }
         }
-        stopLeading(log);
-        LOG.info("Stepped down from log {} at {} (in sync: {})", log, end, leadership.read(log).inSync());
+        return now;
     }
 
     private Set<String> streamingReplicas(String log) {
@@ -181,6 +206,28 @@ public final class PlacedLogs implements AutoCloseable {
             }
         });
         return names;
+    }
+
+    /**
+     * {@link #follow}, unless this server leads log {@code log} by now (a promotion that ran while the caller looked the
+     * primary up): decided under the lock that promotions take.
+     */
+    public synchronized void followUnlessLed(String log, String primary) {
+        if (!led.containsKey(log)) {
+            follow(log, primary);
+        }
+    }
+
+    /** The server this server's copy of log {@code log} follows now (its leader, as its record named it), or null. */
+    public String followedFrom(String log) {
+        return followedFrom.get(log);
+    }
+
+    /** Whether log {@code log}'s stream from its primary is taken (it follows, and caught up once). */
+    public boolean isStreaming(String log) {
+        String from = followedFrom.get(log);
+        StoreReplicaClient client = from == null ? null : byPrimary.get(from);
+        return client != null && client.isStreaming(log);
     }
 
     /** Holds log {@code log} without leading or following it (Helix's →OFFLINE): it takes no appends here. */
@@ -200,16 +247,22 @@ public final class PlacedLogs implements AutoCloseable {
         }
     }
 
-    /** The logs led here, with their records as last written by this server. */
-    synchronized Map<String, LeadershipRecord> led() {
+    /** Whether this server leads log {@code log} now; without the lock, for every request that names a log. */
+    public boolean isLed(String log) {
+        return led.containsKey(log);
+    }
+
+    /**
+     * The logs led here, with their records as last written by this server; without the lock, so that the in-sync
+     * keeper goes on while a transition waits (a hand-over waits for a replica to catch up).
+     */
+    Map<String, LeadershipRecord> led() {
         return new HashMap<>(led);
     }
 
     /** Log {@code log}'s record changed by this server (an in-sync set kept): waits follow it. */
-    synchronized void recorded(String log, LeadershipRecord now) {
-        if (led.containsKey(log)) {
-            led.put(log, now);
-        }
+    void recorded(String log, LeadershipRecord now) {
+        led.computeIfPresent(log, (l, before) -> now);
     }
 
     /** This server no longer leads log {@code log} (deposed): it takes no more appends. */
@@ -259,8 +312,15 @@ public final class PlacedLogs implements AutoCloseable {
 
     private void stopFollowing(String log) {
         String from = followedFrom.remove(log);
-        if (from != null && !byPrimary.get(from).unfollow(log)) {
+        if (from == null) {
+            return;
+        }
+        StoreReplicaClient client = byPrimary.get(from);
+        if (!client.unfollow(log)) {
             throw new IllegalStateException("log " + log + "'s receiver is stuck (a flush never ended): see the log");
+        }
+        if (!followedFrom.containsValue(from)) { // nothing more follows that server: its connection and threads go
+            byPrimary.remove(from).close();
         }
     }
 

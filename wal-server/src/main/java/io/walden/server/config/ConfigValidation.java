@@ -2,8 +2,10 @@ package io.walden.server.config;
 
 import io.walden.core.IllegalSettingException;
 import io.walden.replication.policy.SyncPolicy;
+import io.walden.server.cluster.ClusterAddress;
 import io.walden.server.group.CoordinatorUri;
 
+import static io.walden.server.config.ServerSettings.CLUSTER;
 import static io.walden.server.config.ServerSettings.COORDINATOR;
 import static io.walden.server.config.ServerSettings.COORDINATOR_SESSION_TIMEOUT;
 import static io.walden.server.config.ServerSettings.NAME;
@@ -53,7 +55,27 @@ final class ConfigValidation {
         if (c.get(COORDINATOR) != null) {
             validateGroupMember(c);
         }
+        if (c.get(CLUSTER) != null) {
+            validateClusterServer(c);
+        }
         TokensFile.of(c); // auth-token given again as an entry of auth-tokens
+    }
+
+    /** A server of a cluster: it leads some logs and follows others, each from its own primary. */
+    private static void validateClusterServer(ServerConfig c) {
+        ClusterAddress.parse(c.get(CLUSTER));
+        if (c.get(COORDINATOR) != null || c.get(REPLICATE_FROM) != null) {
+            throw new IllegalArgumentException("cluster excludes coordinator and replicate-from: in a cluster, each log "
+                    + "has its own primary, placed by the cluster");
+        }
+        if (c.get(NAME) == null || !SyncPolicy.isValidName(c.get(NAME))) {
+            throw new IllegalArgumentException("a server of a cluster needs a --name of its own, kept across restarts "
+                    + "([A-Za-z0-9_.-], 1-64 characters)");
+        }
+        if (c.get(REPLICATION_LISTEN) == null || c.get(REPLICATION_LISTEN).address() == null) {
+            throw new IllegalArgumentException("a server of a cluster needs --replication-listen: the other servers "
+                    + "follow the logs it leads from there");
+        }
     }
 
     /** A member of a replica group (coordinator): every member may be elected the primary. */

@@ -172,6 +172,13 @@ public final class ServerSettings {
                     + "about this long. ZooKeeper may grant another (2 to 20 ticks): a warning at start says so, and "
                     + "/admin/status shows the one in force.");
 
+    // ------------------------------------------------------------------ a cluster
+    public static final Setting<String> CLUSTER = of("cluster", "URI", Values::text, null,
+            "Join the cluster kept in ZooKeeper at zk://HOST:PORT[,HOST:PORT...]/PATH (the last element of PATH names it; "
+                    + "created on first use): Apache Helix places each named log's primary and replicas over the servers, "
+                    + "and a request for a log led elsewhere is redirected there (needs --name and --replication-listen; "
+                    + "see docs/cluster.md). The session timeout is coordinator-session-timeout's.");
+
     // ------------------------------------------------------------------ logging
     public static final Setting<String> LOG_LEVEL = of("log-level", "LEVEL", ServerLogging::parseLevel, "info",
             "Level of Walden's log lines (trace, debug, info, warn, error), on standard error; libraries log at warn "
@@ -189,7 +196,7 @@ public final class ServerSettings {
             MAX_SLOT_RETAINED_BYTES, REPLICATION_SECRET, REPLICATION_TLS_CERT, REPLICATION_TLS_KEY, REPLICATION_TLS_CA,
             REPLICATION_INSECURE,
             ARCHIVE_TO, ARCHIVE_ENDPOINT, ARCHIVE_TIMEOUT, ARCHIVE_MAX_PENDING_BYTES, ARCHIVE_WHEN_FULL, RESTORE_FROM,
-            COORDINATOR, COORDINATOR_SESSION_TIMEOUT, LOG_LEVEL, LOG_FORMAT);
+            COORDINATOR, COORDINATOR_SESSION_TIMEOUT, CLUSTER, LOG_LEVEL, LOG_FORMAT);
 
     private ServerSettings() {
     }

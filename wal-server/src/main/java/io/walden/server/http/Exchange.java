@@ -277,6 +277,21 @@ public final class Exchange extends AppendCompletion implements Runnable {
     }
 
     /**
+     * Answers 307 Temporary Redirect to {@code location} (the same request at another server: a client re-sends it there,
+     * method and body unchanged), with {@code {"error": ..., "detail": ..., "location": ...}} for clients that do not
+     * follow redirects.
+     */
+    public void redirect(String location, String error, String detail) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", error);
+        body.put("detail", detail);
+        body.put("location", location);
+        FullHttpResponse response = jsonResponse(HttpResponseStatus.TEMPORARY_REDIRECT, body);
+        response.headers().set(HttpHeaderNames.LOCATION, location);
+        deliver(response);
+    }
+
+    /**
      * Refuses the request 403 {@code forbidden}: its token's log patterns do not allow a log the handler found past
      * the gate (the name in {@code POST /v1/logs}'s body), counted as the gate counts its own ({@code reason=log}).
      */

@@ -1,6 +1,7 @@
 package io.walden.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.walden.core.Wal;
 import io.walden.server.admin.AppendRates;
@@ -34,11 +35,21 @@ public final class LogsApi {
     private final LogCatalog catalog;
     private final AppendRates rates;
     private final ExecutorService admin;
+    /** The cluster this server is part of ({@code --cluster}), or null. */
+    private volatile ClusterCatalog cluster;
 
     public LogsApi(LogCatalog catalog, AppendRates rates, ExecutorService admin) {
         this.catalog = catalog;
         this.rates = rates;
         this.admin = admin;
+    }
+
+    /**
+     * From now on logs are created and deleted in the whole cluster, described with where their primary and replicas
+     * are, and changed at their primary (docs/cluster.md).
+     */
+    public void inCluster(ClusterCatalog cluster) {
+        this.cluster = cluster;
     }
 
     /** GET /v1/logs: every log the request's token may use ({@link Exchange#grant()}), {@code default} first. */
@@ -69,6 +80,29 @@ public final class LogsApi {
                     + ex.grant().describeLogs() + ")");
             return;
         }
+        ClusterCatalog c = cluster;
+        if (c != null) {
+            int replicas = replicas(settings(body));
+            offLoop(ex, () -> {
+                try {
+                    c.create(name, replicas);
+                    Wal held = catalog.find(name);
+                    if (c.primaryElsewhere(name) == null && held != null) { // led here
+                        Map<String, Object> described = new LinkedHashMap<>(LogDescriptions.describe(name, held, rates, true));
+                        described.putAll(c.where(name));
+                        ex.json(HttpResponseStatus.CREATED, described);
+                    } else {
+                        ex.json(HttpResponseStatus.CREATED, c.describeAtPrimary(name, ex.request().headers()
+                                .get(HttpHeaderNames.AUTHORIZATION)));
+                    }
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("could not add log " + name + " to the cluster: " + e.getMessage(), e);
+                }
+            });
+            return;
+        }
         Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", true);
         offLoop(ex, () -> {
             Wal wal = catalog.create(name, settings);
@@ -79,13 +113,39 @@ public final class LogsApi {
     /** GET /v1/logs/{log}: every setting in force, positions, retention and its holders, cursors. */
     void describe(Exchange ex) {
         String name = Route.name(ex);
-        offLoop(ex, () -> ex.json(HttpResponseStatus.OK,
-                LogDescriptions.describe(name, existing(name), rates, catalog.replicated(name))));
+        ClusterCatalog c = cluster;
+        offLoop(ex, () -> {
+            if (c == null || !c.isClusterLog(name)) {
+                ex.json(HttpResponseStatus.OK, LogDescriptions.describe(name, existing(name), rates, catalog.replicated(name)));
+                return;
+            }
+            Wal held = catalog.find(name);
+            String primary = c.primaryElsewhere(name);
+            if (held == null && primary != null) { // described where it is led
+                ex.redirect(primary + ex.uri(), "log_elsewhere", "log '" + name + "' is led by the server at " + primary
+                        + " and not held here: the same request goes there");
+                return;
+            }
+            if (held == null) {
+                throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no server leads log '" + name
+                        + "' now, and this server holds no copy of it: see GET /admin/cluster");
+            }
+            Map<String, Object> described = new LinkedHashMap<>(LogDescriptions.describe(name, held, rates, true));
+            described.putAll(c.where(name));
+            ex.json(HttpResponseStatus.OK, described);
+        });
     }
 
     /** PATCH /v1/logs/{log} with {@code {"settings": {...}}}: the log reopens with them; 200 with its description. */
     void change(Exchange ex) {
         String name = Route.name(ex);
+        ClusterCatalog c = cluster;
+        String primary = c == null ? null : c.primaryElsewhere(name);
+        if (primary != null) { // a log's settings change at its primary, which tells its replicas
+            ex.redirect(primary + ex.uri(), "log_elsewhere", "log '" + name + "' is led by the server at " + primary
+                    + ": the same request goes there");
+            return;
+        }
         JsonNode body = body(ex, false);
         Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", false);
         offLoop(ex, () -> {
@@ -101,10 +161,31 @@ public final class LogsApi {
         if (force != null && !force.equals("true") && !force.equals("false")) {
             throw new IllegalArgumentException("force must be true or false, not '" + force + "'");
         }
+        ClusterCatalog c = cluster;
         offLoop(ex, () -> {
-            catalog.delete(name, "true".equals(force));
+            if (c != null && c.isClusterLog(name)) {
+                try {
+                    c.delete(name); // every server drops its copy, cursors and slots with it
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("could not remove log " + name + " from the cluster: " + e.getMessage(), e);
+                }
+            } else {
+                catalog.delete(name, "true".equals(force));
+            }
             ex.text(HttpResponseStatus.NO_CONTENT, "", "text/plain");
         });
+    }
+
+    /** GET /admin/cluster: the servers, and each log's placement and moves in flight; 404 outside a cluster. */
+    void cluster(Exchange ex) {
+        ClusterCatalog c = cluster;
+        if (c == null) {
+            ex.error(HttpResponseStatus.NOT_FOUND, "not_in_a_cluster", "this server is not part of a cluster (--cluster)");
+            return;
+        }
+        offLoop(ex, () -> ex.json(HttpResponseStatus.OK, c.status())); // reads each log's record in ZooKeeper
     }
 
     private Wal existing(String name) {
@@ -135,6 +216,30 @@ public final class LogsApi {
             }
         }
         return body;
+    }
+
+    /**
+     * A cluster log's copies ({@code replicas}, the primary included; default 3, fewer when fewer servers are live):
+     * the only setting a creation in a cluster takes. The others are changed afterwards at the log's primary
+     * ({@code PATCH}), which tells its replicas.
+     */
+    private static int replicas(Map<String, String> settings) {
+        int replicas = 3;
+        for (Map.Entry<String, String> e : settings.entrySet()) {
+            if (!e.getKey().equals("replicas")) {
+                throw new IllegalArgumentException("in a cluster, a log is created with its replicas only: set "
+                        + e.getKey() + " afterwards with PATCH /v1/logs/{log}");
+            }
+            try {
+                replicas = Integer.parseInt(e.getValue());
+            } catch (NumberFormatException | NullPointerException n) {
+                replicas = 0;
+            }
+            if (replicas < 1 || replicas > 16) {
+                throw new IllegalArgumentException("settings.replicas must be a whole number from 1 to 16, not " + e.getValue());
+            }
+        }
+        return replicas;
     }
 
     /** The body's {@code settings} as texts ({@code null} kept: no limit), in the order given. */

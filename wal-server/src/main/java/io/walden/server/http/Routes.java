@@ -69,6 +69,7 @@ public final class Routes {
                 probe(GET, "/metrics", Route.Kind.FREE, admin::metrics),
                 readOnly(GET, "/admin/status", Route.Kind.OTHER, admin::status),
                 readOnly(GET, "/admin/segments", Route.Kind.OTHER, admin::segments),
+                route(ADMIN, GET, "/admin/cluster", Route.Kind.OTHER, Set.of(), logs::cluster),
                 readOnly(GET, "/v1/openapi.json", Route.Kind.OTHER, ApiDocument::serve),
                 records(POST, LogPaths.DEFAULT.records(), appendParams, data::append),
                 route(READ, GET, LogPaths.DEFAULT.records(), Route.Kind.OTHER, readParams, data::read),

@@ -36,6 +36,18 @@ public final class ServedLogs implements LogCatalog.Listener {
     /** Creations by an append ({@code --auto-create-logs}), on the admin thread as {@code POST /v1/logs}'s. */
     private final SegmentWaits creations;
     private final Map<String, ServedLog> served = new ConcurrentHashMap<>();
+    /** Where a log led by another server of a cluster is (docs/cluster.md); by default, nowhere else. */
+    private volatile PrimaryLocator locator = log -> null;
+
+    /** Where a log's primary is when it is not this server (a cluster's), so that its requests go there. */
+    @FunctionalInterface
+    public interface PrimaryLocator {
+        /**
+         * The base URL ({@code http://HOST:PORT}) of the server that leads named log {@code log}, when that is another
+         * server; null when this server leads it, or holds it alone, or no server leads it now.
+         */
+        String primaryElsewhere(String log);
+    }
 
     /**
      * @param admin where an append creates its log: the admin thread, where creations, changes and deletions of logs
@@ -49,6 +61,28 @@ public final class ServedLogs implements LogCatalog.Listener {
         this.cursorWorkers = cursorWorkers;
         this.creations = new SegmentWaits(admin);
         catalog.addListener(this);
+    }
+
+    /** From now on, requests for a log whose primary is another server are redirected there (307). */
+    public void locateWith(PrimaryLocator locator) {
+        this.locator = locator;
+    }
+
+    /**
+     * Whether the request names a log led elsewhere, then answered with a redirect to the same request there. The log
+     * {@code default} is each server's own, never redirected.
+     */
+    private boolean redirected(String name, Exchange ex) {
+        if (LogPaths.DEFAULT_LOG.equals(name)) {
+            return false;
+        }
+        String primary = locator.primaryElsewhere(name);
+        if (primary == null) {
+            return false;
+        }
+        ex.redirect(primary + ex.uri(), "log_elsewhere", "log '" + name + "' is led by the server at " + primary
+                + ": the same request goes there");
+        return true;
     }
 
     /** Log {@code name}'s APIs, or null when there is no such log. */
@@ -80,6 +114,9 @@ public final class ServedLogs implements LogCatalog.Listener {
     Consumer<Exchange> handler(BiConsumer<ServedLog, Exchange> action) {
         return ex -> {
             String name = Route.log(ex);
+            if (redirected(name, ex)) {
+                return;
+            }
             ServedLog log = get(name);
             if (log == null) {
                 throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name + "'");
@@ -98,6 +135,9 @@ public final class ServedLogs implements LogCatalog.Listener {
     Consumer<Exchange> appendHandler(boolean batch, BiConsumer<ServedLog, Exchange> append) {
         return ex -> {
             String name = Route.log(ex);
+            if (redirected(name, ex)) {
+                return;
+            }
             ServedLog log = get(name);
             if (log != null) {
                 append.accept(log, ex);

@@ -66,7 +66,7 @@ class ClusterFailoverTest {
             placed = new PlacedLogs(name, PlacedLogsTest.held(store), endpoint,
                     new LogLeadership(zkClient, address.clusterPath() + "/PROPERTYSTORE/walden"), this::replicationAddressOf,
                     (primary, logs) -> StoreReplicaClient.builder(ReplicaLogs.of(root, store, null), primary, name)
-                            .only(logs).statusIntervalMillis(100).start(), 500);
+                            .only(logs).statusIntervalMillis(100).start(), 2000);
             roles = new ClusterRoles(placed);
             member = ClusterMember.join(address, new ServerInfo(name, "127.0.0.1:1", "127.0.0.1:"
                     + endpoint.address().getPort()), roles, ClusterSettings.DEFAULTS);
@@ -127,14 +127,28 @@ class ClusterFailoverTest {
         return nodes.get(record(log).primary());
     }
 
+    /**
+     * The leader once Helix settled: WAGED hands a log over once more after it placed a new copy (docs/cluster.md, "The
+     * rebalancer").
+     */
+    private Node settledLeaderOf(String log) throws Exception {
+        Node any = nodes.values().iterator().next();
+        waitUntil(() -> {
+            Placement placement = any.member.logs().placement(log).orElse(null);
+            return placement != null && placement.settled()
+                    && placement.primary().orElse("").equals(record(log).primary());
+        });
+        return leaderOf(log);
+    }
+
     @Test
     void aLogPlacedByHelixFailsOverToItsInSyncReplicaWithEveryAcknowledgedRecord() throws Exception {
         new Node("s1");
         new Node("s2");
         new Node("s3");
         nodes.get("s1").member.logs().add("orders", 2);
-        Node first = leaderOf("orders");
         waitUntil(() -> record("orders").inSync().size() == 2);
+        Node first = settledLeaderOf("orders");
         List<String> acknowledged = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
             first.log("orders").append(("order " + i).getBytes(), Durability.ON);
@@ -145,11 +159,7 @@ class ClusterFailoverTest {
         first.close(); // the primary's server is lost
 
         waitUntil(() -> !first.name.equals(record("orders").primary()));
-        // WAGED then hands the log to the copy it placed anew (docs/cluster.md, "The rebalancer"): wait until it settled.
-        Node any = nodes.values().iterator().next();
-        waitUntil(() -> any.member.logs().placement("orders").map(Placement::settled).orElse(false)
-                && any.member.logs().placement("orders").get().primary().get().equals(record("orders").primary()));
-        Node next = leaderOf("orders");
+        Node next = settledLeaderOf("orders");
         assertThat(record("orders").epoch()).isGreaterThan(1);
         List<String> held = payloads(next.log("orders"));
         assertThat(held).as("every acknowledged record, on %s (the in-sync replica was %s)", next.name, replica)

@@ -1,0 +1,291 @@
+package io.walden.server;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Wal;
+import io.walden.core.internal.thread.WaldenThreads;
+import io.walden.replication.replica.StoreReplicaClient;
+import io.walden.replication.transport.EventLoops;
+import io.walden.server.cluster.ClusterAddress;
+import io.walden.server.cluster.ClusterMember;
+import io.walden.server.cluster.ClusterRoles;
+import io.walden.server.cluster.ClusterSettings;
+import io.walden.server.cluster.ClusterSummary;
+import io.walden.server.cluster.HeldLogs;
+import io.walden.server.cluster.LeadershipRecord;
+import io.walden.server.cluster.LogLeadership;
+import io.walden.server.cluster.Placement;
+import io.walden.server.cluster.PlacedLogs;
+import io.walden.server.cluster.Role;
+import io.walden.server.cluster.ServerInfo;
+import io.walden.server.config.ServerConfig;
+import io.walden.server.http.ClusterCatalog;
+import io.walden.server.logs.LogCatalog;
+import io.walden.server.logs.ReplicaCopies;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import static io.walden.server.config.ServerSettings.CLUSTER;
+import static io.walden.server.config.ServerSettings.REPLICATION_SECRET;
+
+/**
+ * A server of a cluster ({@code --cluster}, docs/cluster.md): joins it with Helix ({@link ClusterMember}), does each
+ * transition's data work on the server's logs ({@link PlacedLogs}, {@link ClusterRoles}), and answers the HTTP API's
+ * questions about where a log is ({@link ClusterCatalog}): its primary and replicas, from Helix's placements, refreshed
+ * every {@link #REFRESH_MILLIS} on {@code walden-cluster-view}, so that a request never waits on ZooKeeper.
+ *
+ * <p>Thread-safety: any thread.
+ */
+final class ClusterNode implements ClusterCatalog, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+    static final long REFRESH_MILLIS = 250;
+    /** How long an in-sync replica may not acknowledge before its primary drops it from the in-sync set. */
+    static final long LAG_MILLIS = 3_000;
+    /** How long a creation waits for a server to lead the new log. */
+    static final long CREATE_WAIT_MILLIS = 30_000;
+
+    private final String self;
+    private final String scheme;
+    private final CuratorFramework zk;
+    private final LogLeadership leadership;
+    private final PlacedLogs placed;
+    private final ClusterRoles roles;
+    private final ScheduledExecutorService view = Executors.newSingleThreadScheduledExecutor(
+            WaldenThreads.named("walden-cluster-view"));
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private volatile ClusterMember member;
+    private volatile Map<String, Placement> placements = Map.of();
+    private volatile Map<String, ClusterSummary.Server> servers = Map.of();
+
+    private ClusterNode(ServerConfig config, Wal root, LogCatalog catalog, ReplicationRole role, String scheme,
+                        EventLoops loops) {
+        ClusterAddress address = ClusterAddress.parse(config.get(CLUSTER));
+        this.self = config.name();
+        this.scheme = scheme;
+        this.zk = CuratorFrameworkFactory.builder().connectString(address.connectString())
+                .sessionTimeoutMs(config.coordinatorSessionTimeoutMillis())
+                .retryPolicy(new ExponentialBackoffRetry(100, 29, 1000)).build();
+        zk.start();
+        this.leadership = new LogLeadership(zk, address.clusterPath() + "/PROPERTYSTORE/walden");
+        ReplicaCopies copies = new ReplicaCopies(catalog, root);
+        this.placed = new PlacedLogs(self, held(catalog), role.server(), leadership, this::replicationAddressOf,
+                (primary, logs) -> StoreReplicaClient.builder(copies, primary, self).only(logs)
+                        .secret(config.get(REPLICATION_SECRET)).tls(ReplicationRole.clientTls(config)).eventLoops(loops)
+                        .start(), LAG_MILLIS);
+        this.roles = new ClusterRoles(placed);
+    }
+
+    /** Joins the cluster as this server, whose HTTP API is at {@code http} (HOST:PORT) over {@code scheme}. */
+    static ClusterNode join(ServerConfig config, Wal root, LogCatalog catalog, ReplicationRole role, String scheme,
+                            String http, EventLoops loops) throws Exception {
+        ClusterNode node = new ClusterNode(config, root, catalog, role, scheme, loops);
+        try {
+            InetSocketAddress replication = role.server().address();
+            node.member = ClusterMember.join(ClusterAddress.parse(config.get(CLUSTER)), new ServerInfo(config.name(), http,
+                    replication.getHostString() + ":" + replication.getPort()), node.roles, ClusterSettings.DEFAULTS
+                    .withSessionTimeout(Duration.ofMillis(config.coordinatorSessionTimeoutMillis())));
+            node.refresh();
+            node.view.scheduleWithFixedDelay(node::refresh, REFRESH_MILLIS, REFRESH_MILLIS, TimeUnit.MILLISECONDS);
+            return node;
+        } catch (Exception | Error e) {
+            node.close();
+            throw e;
+        }
+    }
+
+    /** The server's named logs, as the cluster's data work creates, finds and deletes them. */
+    private static HeldLogs held(LogCatalog catalog) {
+        return new HeldLogs() {
+            @Override
+            public Set<String> names() {
+                Set<String> names = new TreeSet<>(catalog.names());
+                names.remove(io.walden.server.http.LogPaths.DEFAULT_LOG);
+                return names;
+            }
+
+            @Override
+            public Optional<Wal> log(String name) {
+                return Optional.ofNullable(catalog.find(name));
+            }
+
+            @Override
+            public Wal create(String name) {
+                return catalog.create(name, Map.of());
+            }
+
+            @Override
+            public void delete(String name) {
+                catalog.delete(name, true);
+            }
+        };
+    }
+
+    private void refresh() {
+        try {
+            ClusterMember m = member;
+            placements = Map.copyOf(m.logs().placements());
+            Map<String, ClusterSummary.Server> byName = new HashMap<>();
+            m.logs().summary().servers().forEach(s -> byName.put(s.name(), s));
+            servers = Map.copyOf(byName);
+        } catch (RuntimeException e) {
+            LOG.warn("Could not read the cluster's placements: {}; trying again", e.toString());
+        }
+    }
+
+    private InetSocketAddress replicationAddressOf(String server) {
+        ClusterSummary.Server s = servers.get(server);
+        if (s == null) {
+            refresh();
+            s = servers.get(server);
+        }
+        if (s == null) {
+            throw new IllegalStateException("no server named " + server + " in the cluster");
+        }
+        int colon = s.replicationAddress().lastIndexOf(':');
+        return new InetSocketAddress(s.replicationAddress().substring(0, colon),
+                Integer.parseInt(s.replicationAddress().substring(colon + 1)));
+    }
+
+    @Override
+    public String primaryElsewhere(String log) {
+        if (placed.isLed(log)) {
+            return null;
+        }
+        // The copy here follows the server that claimed the log; Helix's view may trail a move by a moment.
+        String primary = placed.followedFrom(log);
+        if (primary == null) {
+            Placement p = placements.get(log);
+            primary = p == null ? null : p.primary().orElse(null);
+        }
+        ClusterSummary.Server server = primary == null || primary.equals(self) ? null : servers.get(primary);
+        return server == null ? null : scheme + "://" + server.httpAddress();
+    }
+
+    @Override
+    public boolean isClusterLog(String log) {
+        return placements.containsKey(log);
+    }
+
+    @Override
+    public Map<String, Object> create(String log, int replicas) throws Exception {
+        member.logs().add(log, replicas);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CREATE_WAIT_MILLIS);
+        while (System.nanoTime() < deadline) {
+            LeadershipRecord record = leadership.read(log);
+            if (!record.isNone()) {
+                refresh();
+                return where(log);
+            }
+            Thread.sleep(50);
+        }
+        throw new IllegalStateException("log " + log + " was added to the cluster, but no server leads it after "
+                + CREATE_WAIT_MILLIS / 1000 + " s: see GET /admin/cluster");
+    }
+
+    @Override
+    public Map<String, Object> describeAtPrimary(String log, String authorization) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CREATE_WAIT_MILLIS);
+        String primary;
+        while ((primary = primaryElsewhere(log)) == null && System.nanoTime() < deadline) {
+            Thread.sleep(50); // the placement view catches up with the record within a refresh
+            refresh();
+        }
+        if (primary == null) {
+            throw new IllegalStateException("log " + log + " was added to the cluster, but its primary is not known yet: "
+                    + "see GET /admin/cluster");
+        }
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(primary + "/v1/logs/" + log))
+                .timeout(Duration.ofSeconds(10)).GET();
+        if (authorization != null) {
+            request.header("Authorization", authorization);
+        }
+        HttpResponse<String> answer = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        if (answer.statusCode() != 200) {
+            throw new IllegalStateException("log " + log + " was added to the cluster; its primary at " + primary
+                    + " answered " + answer.statusCode() + " when asked to describe it: " + answer.body());
+        }
+        return JSON.readValue(answer.body(), new TypeReference<LinkedHashMap<String, Object>>() { });
+    }
+
+    @Override
+    public boolean delete(String log) throws Exception {
+        boolean removed = member.logs().remove(log);
+        if (removed) {
+            leadership.delete(log);
+            refresh();
+        }
+        return removed;
+    }
+
+    @Override
+    public Map<String, Object> where(String log) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        Placement p = placements.get(log);
+        // Helix's view trails a transition by a moment: a log this server took over is its own at once.
+        out.put("primary", placed.isLed(log) ? self : p == null ? null : p.primary().orElse(null));
+        List<String> replicas = new java.util.ArrayList<>(p == null ? List.of() : p.serversIn(Role.REPLICA));
+        replicas.remove(self.equals(out.get("primary")) ? self : "");
+        out.put("replicas", replicas);
+        return out;
+    }
+
+    @Override
+    public Map<String, Object> status() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        ClusterMember m = member;
+        out.put("cluster", m.address().toString());
+        out.put("server", self);
+        out.put("controller", m.isController());
+        out.put("servers", servers.values().stream().sorted(java.util.Comparator.comparing(ClusterSummary.Server::name))
+                .toList());
+        Map<String, Object> logs = new LinkedHashMap<>();
+        new java.util.TreeMap<>(placements).forEach((name, p) -> {
+            Map<String, Object> one = where(name);
+            try {
+                LeadershipRecord record = leadership.read(name);
+                one.put("epoch", record.epoch());
+                one.put("leader", record.primary()); // who claimed it: the placement's primary once it took over
+                one.put("in_sync", record.inSync());
+            } catch (Exception e) {
+                one.put("leadership_error", e.toString());
+            }
+            one.put("moves", p.moves());
+            logs.put(name, one);
+        });
+        out.put("logs", logs);
+        return out;
+    }
+
+    @Override
+    public void close() {
+        view.shutdownNow();
+        ClusterMember m = member;
+        if (m != null) {
+            m.close(); // first: the others take over its logs while it stops
+        }
+        roles.close();
+        placed.close();
+        zk.close();
+    }
+}
