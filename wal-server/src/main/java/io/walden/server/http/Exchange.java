@@ -281,7 +281,7 @@ public final class Exchange extends AppendCompletion implements Runnable {
      * method and body unchanged), with {@code {"error": ..., "detail": ..., "location": ...}} for clients that do not
      * follow redirects.
      */
-    public void redirect(String location, String error, String detail) {
+    private void redirect(String location, String error, String detail) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("error", error);
         body.put("detail", detail);
@@ -289,6 +289,12 @@ public final class Exchange extends AppendCompletion implements Runnable {
         FullHttpResponse response = jsonResponse(HttpResponseStatus.TEMPORARY_REDIRECT, body);
         response.headers().set(HttpHeaderNames.LOCATION, location);
         deliver(response);
+    }
+
+    /** Redirects a request about log {@code log}, led by the server at {@code primary} (a base URL), there: 307. */
+    void redirectToPrimary(String log, String primary) {
+        redirect(primary + uri(), "log_elsewhere", "log '" + log + "' is led by the server at " + primary
+                + ": the same request goes there");
     }
 
     /**

@@ -122,8 +122,7 @@ public final class LogsApi {
             Wal held = catalog.find(name);
             String primary = c.primaryElsewhere(name);
             if (held == null && primary != null) { // described where it is led
-                ex.redirect(primary + ex.uri(), "log_elsewhere", "log '" + name + "' is led by the server at " + primary
-                        + " and not held here: the same request goes there");
+                ex.redirectToPrimary(name, primary);
                 return;
             }
             if (held == null) {
@@ -142,8 +141,7 @@ public final class LogsApi {
         ClusterCatalog c = cluster;
         String primary = c == null ? null : c.primaryElsewhere(name);
         if (primary != null) { // a log's settings change at its primary, which tells its replicas
-            ex.redirect(primary + ex.uri(), "log_elsewhere", "log '" + name + "' is led by the server at " + primary
-                    + ": the same request goes there");
+            ex.redirectToPrimary(name, primary);
             return;
         }
         JsonNode body = body(ex, false);

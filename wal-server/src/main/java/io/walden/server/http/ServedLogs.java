@@ -80,8 +80,7 @@ public final class ServedLogs implements LogCatalog.Listener {
         if (primary == null) {
             return false;
         }
-        ex.redirect(primary + ex.uri(), "log_elsewhere", "log '" + name + "' is led by the server at " + primary
-                + ": the same request goes there");
+        ex.redirectToPrimary(name, primary);
         return true;
     }
 
