@@ -21,6 +21,7 @@ import io.walden.server.cluster.ServerInfo;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.ClusterCatalog;
 import io.walden.server.logs.LogCatalog;
+import io.walden.server.logs.LogRefusedException;
 import io.walden.server.logs.ReplicaCopies;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -189,7 +190,9 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
 
     @Override
     public Map<String, Object> create(String log, int replicas) throws Exception {
-        member.logs().add(log, replicas);
+        if (!member.logs().add(log, replicas)) {
+            throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + log + "' exists in the cluster");
+        }
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CREATE_WAIT_MILLIS);
         while (System.nanoTime() < deadline) {
             LeadershipRecord record = leadership.read(log);

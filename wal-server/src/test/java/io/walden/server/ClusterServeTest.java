@@ -121,6 +121,9 @@ class ClusterServeTest {
         JsonNode where = JSON.readTree(created.body());
         String primary = where.get("primary").asText();
         assertThat(servers).containsKey(primary);
+        HttpResponse<String> again = post("s3", "/v1/logs", "{\"name\": \"orders\"}");
+        assertThat(again.statusCode()).as(again.body()).isEqualTo(409);
+        assertThat(JSON.readTree(again.body()).get("error").asText()).isEqualTo("log_exists");
 
         // Helix may hand the new log to another server once more (docs/cluster.md, "The rebalancer"): wait until it settled.
         waitUntil(() -> {
