@@ -20,6 +20,7 @@ import io.walden.server.cluster.Role;
 import io.walden.server.cluster.ServerInfo;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.ClusterCatalog;
+import io.walden.server.http.LogPaths;
 import io.walden.server.logs.LogCatalog;
 import io.walden.server.logs.LogRefusedException;
 import io.walden.server.logs.ReplicaCopies;
@@ -35,12 +36,15 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -121,7 +125,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
             @Override
             public Set<String> names() {
                 Set<String> names = new TreeSet<>(catalog.names());
-                names.remove(io.walden.server.http.LogPaths.DEFAULT_LOG);
+                names.remove(LogPaths.DEFAULT_LOG);
                 return names;
             }
 
@@ -163,9 +167,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         if (s == null) {
             throw new IllegalStateException("no server named " + server + " in the cluster");
         }
-        int colon = s.replicationAddress().lastIndexOf(':');
-        return new InetSocketAddress(s.replicationAddress().substring(0, colon),
-                Integer.parseInt(s.replicationAddress().substring(colon + 1)));
+        return ServerConfig.parseAddress(s.replicationAddress(), "the replication address of server " + server);
     }
 
     @Override
@@ -245,10 +247,12 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     public Map<String, Object> where(String log) {
         Map<String, Object> out = new LinkedHashMap<>();
         Placement p = placements.get(log);
-        // Helix's view trails a transition by a moment: a log this server took over is its own at once.
-        out.put("primary", placed.isLed(log) ? self : p == null ? null : p.primary().orElse(null));
-        List<String> replicas = new java.util.ArrayList<>(p == null ? List.of() : p.serversIn(Role.REPLICA));
-        replicas.remove(self.equals(out.get("primary")) ? self : "");
+        // Helix's view trails a transition by a moment: a log this server took over is its own at once (and it may
+        // still be listed as a replica there).
+        String primary = placed.isLed(log) ? self : p == null ? null : p.primary().orElse(null);
+        List<String> replicas = new ArrayList<>(p == null ? List.of() : p.serversIn(Role.REPLICA));
+        replicas.remove(primary);
+        out.put("primary", primary);
         out.put("replicas", replicas);
         return out;
     }
@@ -260,10 +264,10 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         out.put("cluster", m.address().toString());
         out.put("server", self);
         out.put("controller", m.isController());
-        out.put("servers", servers.values().stream().sorted(java.util.Comparator.comparing(ClusterSummary.Server::name))
+        out.put("servers", servers.values().stream().sorted(Comparator.comparing(ClusterSummary.Server::name))
                 .toList());
         Map<String, Object> logs = new LinkedHashMap<>();
-        new java.util.TreeMap<>(placements).forEach((name, p) -> {
+        new TreeMap<>(placements).forEach((name, p) -> {
             Map<String, Object> one = where(name);
             try {
                 LeadershipRecord record = leadership.read(name);

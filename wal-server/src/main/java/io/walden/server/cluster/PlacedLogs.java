@@ -175,17 +175,20 @@ public final class PlacedLogs implements AutoCloseable {
         }
         wal.flush();
         Set<String> caughtUp = new TreeSet<>();
-        do {
+        while (true) {
+            boolean anyBehind = false;
             for (var r : endpoint.replicaStatus(log)) {
                 if (r.isStreaming() && r.flushLsn() >= end) {
                     caughtUp.add(r.name());
+                } else if (r.isStreaming()) {
+                    anyBehind = true;
                 }
             }
-            if (!caughtUp.isEmpty() && caughtUp.containsAll(streamingReplicas(log))) {
+            if (!caughtUp.isEmpty() && !anyBehind || System.nanoTime() >= deadline) {
                 break; // a replica to hand over to, and none still catching up that could be the one Helix picks
             }
             Thread.sleep(20);
-        } while (System.nanoTime() < deadline);
+        }
         LeadershipRecord now = record;
         for (String replica : caughtUp) {
             try {
@@ -196,16 +199,6 @@ public final class PlacedLogs implements AutoCloseable {
             }
         }
         return now;
-    }
-
-    private Set<String> streamingReplicas(String log) {
-        Set<String> names = new TreeSet<>();
-        endpoint.replicaStatus(log).forEach(r -> {
-            if (r.isStreaming()) {
-                names.add(r.name());
-            }
-        });
-        return names;
     }
 
     /**

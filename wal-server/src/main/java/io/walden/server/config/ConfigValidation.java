@@ -76,6 +76,13 @@ final class ConfigValidation {
             throw new IllegalArgumentException("a server of a cluster needs --replication-listen: the other servers "
                     + "follow the logs it leads from there");
         }
+        // Both addresses are published to the other servers and to redirected clients, who must be able to reach them.
+        if (c.httpAddress().getAddress().isAnyLocalAddress()
+                || c.get(REPLICATION_LISTEN).address().getAddress().isAnyLocalAddress()) {
+            throw new IllegalArgumentException("a server of a cluster publishes its --http and --replication-listen "
+                    + "addresses to the other servers and to clients: give addresses they reach, not a wildcard ("
+                    + c.httpAddress() + ", " + c.get(REPLICATION_LISTEN).address() + ")");
+        }
     }
 
     /** A member of a replica group (coordinator): every member may be elected the primary. */
