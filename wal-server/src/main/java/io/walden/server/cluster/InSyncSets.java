@@ -94,11 +94,7 @@ final class InSyncSets {
             if (now - since >= lagNanos) {
                 current = logs.leadership().shrink(log, logs.self(), current.epoch(), replica);
                 absent.remove(replica);
-                logs.recorded(log, current);
-                // Released at once (the joining replicas still waited for): what waited for the dropped one goes on.
-                Set<String> waited = new TreeSet<>(current.inSync());
-                waited.addAll(joining.getOrDefault(log, Map.of()).keySet());
-                logs.endpoint().logPolicy(log, policyOf(waited, logs.self()));
+                logs.recorded(log, current); // the waits follow below, in this pass: what waited for it goes on
             }
         }
         Map<String, Long> targets = joining.computeIfAbsent(log, l -> new HashMap<>());
