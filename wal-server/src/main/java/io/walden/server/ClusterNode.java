@@ -2,12 +2,15 @@ package io.walden.server;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.walden.core.Wal;
 import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.replica.StoreReplicaClient;
 import io.walden.replication.transport.EventLoops;
 import io.walden.server.cluster.ClusterAddress;
+import io.walden.server.cluster.ClusterLogSettings;
 import io.walden.server.cluster.ClusterMember;
+import io.walden.server.cluster.ClusterMeters;
 import io.walden.server.cluster.ClusterRoles;
 import io.walden.server.cluster.ClusterSettings;
 import io.walden.server.cluster.ClusterSummary;
@@ -18,6 +21,7 @@ import io.walden.server.cluster.Placement;
 import io.walden.server.cluster.PlacedLogs;
 import io.walden.server.cluster.Role;
 import io.walden.server.cluster.ServerInfo;
+import io.walden.server.config.PerLogSettings;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.ClusterCatalog;
 import io.walden.server.http.LogPaths;
@@ -73,6 +77,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     private final String scheme;
     private final CuratorFramework zk;
     private final LogLeadership leadership;
+    private final ClusterLogSettings creationSettings;
     private final PlacedLogs placed;
     private final ClusterRoles roles;
     private final ScheduledExecutorService view = Executors.newSingleThreadScheduledExecutor(
@@ -84,7 +89,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     private volatile Map<String, ClusterSummary.Server> servers = Map.of();
 
     private ClusterNode(ServerConfig config, Wal root, LogCatalog catalog, ReplicationRole role, String scheme,
-                        EventLoops loops) {
+                        EventLoops loops, MeterRegistry registry) {
         ClusterAddress address = ClusterAddress.parse(config.get(CLUSTER));
         this.self = config.name();
         this.scheme = scheme;
@@ -92,19 +97,22 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
                 .sessionTimeoutMs(config.coordinatorSessionTimeoutMillis())
                 .retryPolicy(new ExponentialBackoffRetry(100, 29, 1000)).build();
         zk.start();
-        this.leadership = new LogLeadership(zk, address.clusterPath() + "/PROPERTYSTORE/walden");
+        String base = address.clusterPath() + "/PROPERTYSTORE/walden";
+        this.leadership = new LogLeadership(zk, base);
+        this.creationSettings = new ClusterLogSettings(zk, base);
         ReplicaCopies copies = new ReplicaCopies(catalog, root);
-        this.placed = new PlacedLogs(self, held(catalog), role.server(), leadership, this::replicationAddressOf,
+        this.placed = new PlacedLogs(self, held(catalog, creationSettings), role.server(), leadership,
+                this::replicationAddressOf,
                 (primary, logs) -> StoreReplicaClient.builder(copies, primary, self).only(logs)
                         .secret(config.get(REPLICATION_SECRET)).tls(ReplicationRole.clientTls(config)).eventLoops(loops)
                         .start(), LAG_MILLIS);
-        this.roles = new ClusterRoles(placed);
+        this.roles = new ClusterRoles(placed, new ClusterMeters(registry, placed));
     }
 
     /** Joins the cluster as this server, whose HTTP API is at {@code http} (HOST:PORT) over {@code scheme}. */
     static ClusterNode join(ServerConfig config, Wal root, LogCatalog catalog, ReplicationRole role, String scheme,
-                            String http, EventLoops loops) throws Exception {
-        ClusterNode node = new ClusterNode(config, root, catalog, role, scheme, loops);
+                            String http, EventLoops loops, MeterRegistry registry) throws Exception {
+        ClusterNode node = new ClusterNode(config, root, catalog, role, scheme, loops, registry);
         try {
             InetSocketAddress replication = role.server().address();
             node.member = ClusterMember.join(ClusterAddress.parse(config.get(CLUSTER)), new ServerInfo(config.name(), http,
@@ -119,8 +127,11 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         }
     }
 
-    /** The server's named logs, as the cluster's data work creates, finds and deletes them. */
-    private static HeldLogs held(LogCatalog catalog) {
+    /**
+     * The server's named logs, as the cluster's data work creates, finds and deletes them: a log is created (by the
+     * first server to lead it) with the settings its creation asked for.
+     */
+    private static HeldLogs held(LogCatalog catalog, ClusterLogSettings creationSettings) {
         return new HeldLogs() {
             @Override
             public Set<String> names() {
@@ -136,7 +147,14 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
 
             @Override
             public Wal create(String name) {
-                return catalog.create(name, Map.of());
+                Map<String, String> texts;
+                try {
+                    texts = creationSettings.read(name);
+                } catch (Exception e) {
+                    throw new IllegalStateException("log " + name + "'s settings could not be read from the cluster: "
+                            + e.getMessage(), e);
+                }
+                return catalog.create(name, PerLogSettings.read(texts, "log " + name + "'s settings in the cluster", true));
             }
 
             @Override
@@ -191,7 +209,11 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     }
 
     @Override
-    public Map<String, Object> create(String log, int replicas) throws Exception {
+    public Map<String, Object> create(String log, int replicas, Map<String, String> settings) throws Exception {
+        if (member.logs().names().contains(log)) {
+            throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + log + "' exists in the cluster");
+        }
+        creationSettings.write(log, settings); // before Helix places it: its first primary creates it with them
         if (!member.logs().add(log, replicas)) {
             throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + log + "' exists in the cluster");
         }
@@ -241,6 +263,35 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
             refresh();
         }
         return removed;
+    }
+
+    @Override
+    public Map<String, Object> drain(boolean on) {
+        if (on) {
+            boolean elsewhere = servers.values().stream()
+                    .anyMatch(s -> !s.name().equals(self) && s.live() && !s.draining());
+            if (!elsewhere) {
+                throw new LogRefusedException(LogRefusedException.Reason.NO_OTHER_SERVER, "no other live server that is"
+                        + " not draining: this server's logs would have nowhere to go");
+            }
+        }
+        member.drain(on);
+        LOG.info(on ? "Draining: the cluster moves every log off this server" : "No longer draining");
+        refresh();
+        return drainStatus();
+    }
+
+    @Override
+    public Map<String, Object> drainStatus() {
+        ClusterMember m = member;
+        ClusterSummary.Server here = m.logs().summary().servers().stream().filter(s -> s.name().equals(self))
+                .findFirst().orElseThrow(() -> new IllegalStateException("this server is not registered in the cluster"));
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("server", self);
+        out.put("draining", here.draining());
+        out.put("logs", here.copies());
+        out.put("done", here.draining() && here.copies() == 0 && m.isDrained());
+        return out;
     }
 
     @Override

@@ -153,4 +153,45 @@ class ClusterServeTest {
             assertThat(records(s, "orders")).as("through %s", s).containsAll(acknowledged).contains("after the stop");
         }
     }
+
+    @Test
+    void aDrainedServerHandsItsLogsToTheOthersWithEveryRecordAndTheLogKeepsTheSettingsItWasCreatedWith() throws Exception {
+        HttpResponse<String> created = post("s1", "/v1/logs",
+                "{\"name\": \"orders\", \"settings\": {\"replicas\": 2, \"retention-time\": \"7d\"}}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        assertThat(JSON.readTree(created.body()).get("settings").get("retention-time").asText()).isEqualTo("7d");
+        waitUntil(() -> {
+            JsonNode log = JSON.readTree(get("s1", "/admin/cluster").body()).get("logs").get("orders");
+            return log.get("in_sync").size() == 2 && log.get("moves").isEmpty();
+        });
+        List<String> acknowledged = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            assertThat(appendWithRetries("s1", "order " + i)).isTrue();
+            acknowledged.add("order " + i);
+        }
+        String drained = JSON.readTree(get("s1", "/admin/cluster").body()).get("logs").get("orders").get("primary").asText();
+
+        HttpResponse<String> started = post(drained, "/admin/drain", "");
+        assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
+        assertThat(JSON.readTree(started.body()).get("draining").asBoolean()).isTrue();
+        waitUntil(() -> get(drained, "/admin/drain").statusCode() == 200);
+
+        JsonNode done = JSON.readTree(get(drained, "/admin/drain").body());
+        assertThat(done.get("logs").asInt()).isZero();
+        assertThat(done.get("done").asBoolean()).isTrue();
+        JsonNode cluster = JSON.readTree(get(drained, "/admin/cluster").body());
+        JsonNode orders = cluster.get("logs").get("orders");
+        assertThat(orders.get("primary").asText()).isNotEqualTo(drained);
+        assertThat(orders.get("replicas").toString()).doesNotContain(drained);
+        String other = servers.keySet().stream().filter(s -> !s.equals(drained)).findFirst().orElseThrow();
+        assertThat(appendWithRetries(other, "after the drain")).isTrue();
+        assertThat(records(other, "orders")).containsAll(acknowledged).contains("after the drain");
+        JsonNode described = JSON.readTree(get(other, "/v1/logs/orders").body()); // at the new primary, a former replica
+        assertThat(described.get("settings").get("retention-time").asText()).isEqualTo("7d");
+
+        HttpResponse<String> ended = http.send(HttpRequest.newBuilder(URI.create(url(drained, "/admin/drain")))
+                .timeout(Duration.ofSeconds(30)).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(ended.statusCode()).as(ended.body()).isEqualTo(200);
+        assertThat(JSON.readTree(ended.body()).get("draining").asBoolean()).isFalse();
+    }
 }

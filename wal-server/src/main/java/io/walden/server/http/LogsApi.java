@@ -82,10 +82,12 @@ public final class LogsApi {
         }
         ClusterCatalog c = cluster;
         if (c != null) {
-            int replicas = replicas(settings(body));
+            Map<String, String> texts = settings(body);
+            int replicas = replicas(texts);
+            PerLogSettings.read(texts, "settings", true); // refused here, before the cluster holds anything of the log
             offLoop(ex, () -> {
                 try {
-                    c.create(name, replicas);
+                    c.create(name, replicas, texts);
                     Wal held = catalog.find(name);
                     if (c.primaryElsewhere(name) == null && held != null) { // led here
                         Map<String, Object> described = new LinkedHashMap<>(LogDescriptions.describe(name, held, rates, true));
@@ -176,16 +178,6 @@ public final class LogsApi {
         });
     }
 
-    /** GET /admin/cluster: the servers, and each log's placement and moves in flight; 404 outside a cluster. */
-    void cluster(Exchange ex) {
-        ClusterCatalog c = cluster;
-        if (c == null) {
-            ex.error(HttpResponseStatus.NOT_FOUND, "not_in_a_cluster", "this server is not part of a cluster (--cluster)");
-            return;
-        }
-        offLoop(ex, () -> ex.json(HttpResponseStatus.OK, c.status())); // reads each log's record in ZooKeeper
-    }
-
     private Wal existing(String name) {
         Wal wal = catalog.find(name);
         if (wal == null) {
@@ -217,25 +209,22 @@ public final class LogsApi {
     }
 
     /**
-     * A cluster log's copies ({@code replicas}, the primary included; default 3, fewer when fewer servers are live):
-     * the only setting a creation in a cluster takes. The others are changed afterwards at the log's primary
-     * ({@code PATCH}), which tells its replicas.
+     * A cluster log's copies ({@code replicas}, the primary included; default 3, fewer when fewer servers are live),
+     * taken out of {@code settings}: the others are the log's own, as outside a cluster.
      */
     private static int replicas(Map<String, String> settings) {
-        int replicas = 3;
-        for (Map.Entry<String, String> e : settings.entrySet()) {
-            if (!e.getKey().equals("replicas")) {
-                throw new IllegalArgumentException("in a cluster, a log is created with its replicas only: set "
-                        + e.getKey() + " afterwards with PATCH /v1/logs/{log}");
-            }
-            try {
-                replicas = Integer.parseInt(e.getValue());
-            } catch (NumberFormatException | NullPointerException n) {
-                replicas = 0;
-            }
-            if (replicas < 1 || replicas > 16) {
-                throw new IllegalArgumentException("settings.replicas must be a whole number from 1 to 16, not " + e.getValue());
-            }
+        String text = settings.remove("replicas");
+        if (text == null) {
+            return 3;
+        }
+        int replicas;
+        try {
+            replicas = Integer.parseInt(text);
+        } catch (NumberFormatException n) {
+            replicas = 0;
+        }
+        if (replicas < 1 || replicas > 16) {
+            throw new IllegalArgumentException("settings.replicas must be a whole number from 1 to 16, not " + text);
         }
         return replicas;
     }
