@@ -164,7 +164,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         };
     }
 
-    private void refresh() {
+    private synchronized void refresh() { // one at a time: a late reader must not replace a newer view
         try {
             ClusterMember m = member;
             placements = Map.copyOf(m.logs().placements());
@@ -283,14 +283,16 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
 
     @Override
     public Map<String, Object> drainStatus() {
-        ClusterMember m = member;
-        ClusterSummary.Server here = m.logs().summary().servers().stream().filter(s -> s.name().equals(self))
-                .findFirst().orElseThrow(() -> new IllegalStateException("this server is not registered in the cluster"));
+        refresh(); // now, so that this server's view of the cluster (GET /admin/cluster) agrees with the answer
+        ClusterSummary.Server here = servers.get(self);
+        if (here == null) {
+            throw new IllegalStateException("this server is not registered in the cluster");
+        }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("server", self);
         out.put("draining", here.draining());
         out.put("logs", here.copies());
-        out.put("done", here.draining() && here.copies() == 0 && m.isDrained());
+        out.put("done", here.draining() && here.copies() == 0 && member.isDrained());
         return out;
     }
 
@@ -309,17 +311,29 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     }
 
     @Override
-    public Map<String, Object> status() {
+    public Map<String, Object> overview() {
         Map<String, Object> out = new LinkedHashMap<>();
-        ClusterMember m = member;
-        out.put("cluster", m.address().toString());
+        out.put("cluster", member.address().toString());
         out.put("server", self);
-        out.put("controller", m.isController());
         out.put("servers", servers.values().stream().sorted(Comparator.comparing(ClusterSummary.Server::name))
                 .toList());
         Map<String, Object> logs = new LinkedHashMap<>();
         new TreeMap<>(placements).forEach((name, p) -> {
             Map<String, Object> one = where(name);
+            one.put("moves", p.moves());
+            logs.put(name, one);
+        });
+        out.put("logs", logs);
+        return out;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> status() {
+        Map<String, Object> out = overview();
+        out.put("controller", member.isController());
+        ((Map<String, Object>) out.get("logs")).forEach((name, value) -> {
+            Map<String, Object> one = (Map<String, Object>) value;
             try {
                 LeadershipRecord record = leadership.read(name);
                 one.put("epoch", record.epoch());
@@ -328,10 +342,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
             } catch (Exception e) {
                 one.put("leadership_error", e.toString());
             }
-            one.put("moves", p.moves());
-            logs.put(name, one);
         });
-        out.put("logs", logs);
         return out;
     }
 

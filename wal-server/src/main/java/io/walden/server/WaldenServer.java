@@ -240,6 +240,8 @@ public final class WaldenServer implements AutoCloseable {
         tokensFile = TokensFileWatch.start(config, access::replace, registry);
         LogsApi logsApi = new LogsApi(logs, rates, admin);
         ClusterApi clusterApi = new ClusterApi(admin);
+        AdminApi adminApi = new AdminApi(wal, registry, () -> accepting, admin, replication, group,
+                new Listening(transport.name(), () -> httpUrl, config.tokenRequired()), logs, rates);
         if (config.get(CLUSTER) != null) { // before accepting: a request must find where its log is
             try {
                 cluster = ClusterNode.join(config, wal, logs, replication, tls == null ? "http" : "https",
@@ -252,11 +254,10 @@ public final class WaldenServer implements AutoCloseable {
             served.locateWith(cluster);
             logsApi.inCluster(cluster);
             clusterApi.inCluster(cluster);
+            adminApi.inCluster(cluster);
         }
-        router = new HttpRouter(Routes.of(data, cursors, logsApi, served, new AdminApi(wal,
-                registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
-                config.tokenRequired()), logs, rates), new HeldRecordsApi(group == null ? null : group::heldLog, admin),
-                clusterApi), wal.directory(), access);
+        router = new HttpRouter(Routes.of(data, cursors, logsApi, served, adminApi,
+                new HeldRecordsApi(group == null ? null : group::heldLog, admin), clusterApi), wal.directory(), access);
         serverChannel.config().setAutoRead(true); // accept: the router and access every connection needs are set
         started = true;
         accepting = true;

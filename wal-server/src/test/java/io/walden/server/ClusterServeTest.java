@@ -142,6 +142,9 @@ class ClusterServeTest {
         JsonNode cluster = JSON.readTree(get("s2", "/admin/cluster").body());
         assertThat(cluster.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
         assertThat(cluster.get("servers")).hasSize(3);
+        JsonNode status = JSON.readTree(get("s3", "/admin/status").body()).get("cluster"); // the status page's
+        assertThat(status.get("servers")).hasSize(3);
+        assertThat(status.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
 
         servers.remove(primary).close(); // its server stops
         String survivor = servers.keySet().iterator().next();

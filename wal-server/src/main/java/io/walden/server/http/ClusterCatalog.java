@@ -46,6 +46,12 @@ public interface ClusterCatalog extends ServedLogs.PrimaryLocator {
     Map<String, Object> drainStatus() throws Exception;
 
     /**
+     * The cluster at a glance, from this server's memory (refreshed every quarter second; never waits on ZooKeeper), for
+     * the status: {@code {"cluster", "server", "servers": [...], "logs": {LOG: {"primary", "replicas", "moves"}}}}.
+     */
+    Map<String, Object> overview();
+
+    /**
      * The cluster as this server sees it: its servers, and each log's placement, leadership record (epoch, leader, in
      * sync) and moves in flight. Reads ZooKeeper: never on an event loop.
      */
