@@ -2,6 +2,10 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.client.ApiClient;
+import io.walden.client.api.DataApi;
+import io.walden.client.model.Durability;
+import io.walden.server.cli.WaldenCli;
 import io.walden.server.config.ServerConfig;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
@@ -15,6 +19,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -139,6 +144,17 @@ class ClusterServeTest {
             assertThat(appendWithRetries(through, "order " + i)).as("append %d through %s", i, through).isTrue();
             acknowledged.add("order " + i);
         }
+        String leader = primary;
+        String elsewhere = servers.keySet().stream().filter(s -> !s.equals(leader)).findFirst().orElseThrow();
+        Path lines = Files.writeString(work.resolve("lines.txt"), "from the console 1\nfrom the console 2\n");
+        assertThat(WaldenCli.commandLine().execute("append", "--url", url(elsewhere, ""), "--log", "orders",
+                "--durability", "on", "--file", lines.toString(), "--quiet")).as("walden append through %s", elsewhere)
+                .isZero(); // the console tools follow the 307 to the primary
+        acknowledged.addAll(List.of("from the console 1", "from the console 2"));
+        Path body = Files.writeString(work.resolve("body.bin"), "from the generated client");
+        assertThat(new DataApi(new ApiClient().setBasePath(url(elsewhere, ""))).appendToLog("orders", body.toFile(),
+                Durability.ON, null, null).getLsn()).as("the generated client follows the 307 too").isNotEmpty();
+        acknowledged.add("from the generated client");
         JsonNode cluster = JSON.readTree(get("s2", "/admin/cluster").body());
         assertThat(cluster.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
         assertThat(cluster.get("servers")).hasSize(3);
