@@ -48,6 +48,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Executors;
@@ -201,6 +202,11 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         }
         ClusterSummary.Server server = primary == null || primary.equals(self) ? null : servers.get(primary);
         return server == null ? null : scheme + "://" + server.httpAddress();
+    }
+
+    @Override
+    public SortedSet<String> logNames() {
+        return new TreeSet<>(placements.keySet());
     }
 
     @Override

@@ -158,6 +158,18 @@ class ClusterServeTest {
         JsonNode cluster = JSON.readTree(get("s2", "/admin/cluster").body());
         assertThat(cluster.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
         assertThat(cluster.get("servers")).hasSize(3);
+        for (String s : servers.keySet()) { // each server lists the log, held there or not, with where it is
+            JsonNode listed = JSON.readTree(get(s, "/v1/logs").body());
+            JsonNode entry = null;
+            for (JsonNode l : listed.get("logs")) {
+                entry = l.get("name").asText().equals("orders") ? l : entry;
+            }
+            for (JsonNode l : listed.get("elsewhere")) {
+                entry = l.get("name").asText().equals("orders") ? l : entry;
+            }
+            assertThat(entry).as("orders in GET /v1/logs at %s: %s", s, listed).isNotNull();
+            assertThat(entry.get("primary").asText()).isEqualTo(primary);
+        }
         JsonNode status = JSON.readTree(get("s3", "/admin/status").body()).get("cluster"); // the status page's
         assertThat(status.get("servers")).hasSize(3);
         assertThat(status.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);

@@ -3,6 +3,7 @@ package io.walden.server.http;
 import io.walden.server.logs.LogRefusedException;
 
 import java.util.Map;
+import java.util.SortedSet;
 
 /**
  * Where a cluster's logs are (docs/cluster.md), for the HTTP API: a request for a log led by another server is
@@ -12,6 +13,9 @@ import java.util.Map;
  * <p>Thread-safety: any thread; {@link #primaryElsewhere} and {@link #where} answer from memory, never waiting.
  */
 public interface ClusterCatalog extends ServedLogs.PrimaryLocator {
+    /** The cluster's logs, held here or not, sorted by name (from memory). */
+    SortedSet<String> logNames();
+
     /** Whether {@code log} is one of the cluster's logs (placed by it), held here or not. */
     boolean isClusterLog(String log);
 

@@ -52,18 +52,41 @@ public final class LogsApi {
         this.cluster = cluster;
     }
 
-    /** GET /v1/logs: every log the request's token may use ({@link Exchange#grant()}), {@code default} first. */
+    /**
+     * GET /v1/logs: every log the request's token may use ({@link Exchange#grant()}), {@code default} first. In a
+     * cluster, each log held here says where its primary and replicas are, and {@code elsewhere} lists the cluster's
+     * logs this server holds no copy of, with where they are.
+     */
     void list(Exchange ex) {
         Grant grant = ex.grant();
+        ClusterCatalog c = cluster;
         offLoop(ex, () -> {
             List<Map<String, Object>> logs = new ArrayList<>();
             for (String name : catalog.names()) {
                 Wal wal = grant.permitsLog(name) ? catalog.find(name) : null;
                 if (wal != null) { // else not the token's, or deleted since the names were read
-                    logs.add(LogDescriptions.summary(name, wal, rates));
+                    Map<String, Object> summary = LogDescriptions.summary(name, wal, rates);
+                    if (c != null && c.isClusterLog(name)) {
+                        summary = new LinkedHashMap<>(summary);
+                        summary.putAll(c.where(name));
+                    }
+                    logs.add(summary);
                 }
             }
-            ex.json(HttpResponseStatus.OK, Map.of("logs", logs));
+            if (c == null) {
+                ex.json(HttpResponseStatus.OK, Map.of("logs", logs));
+                return;
+            }
+            List<Map<String, Object>> elsewhere = new ArrayList<>();
+            for (String name : c.logNames()) {
+                if (grant.permitsLog(name) && catalog.find(name) == null) {
+                    Map<String, Object> one = new LinkedHashMap<>();
+                    one.put("name", name);
+                    one.putAll(c.where(name));
+                    elsewhere.add(one);
+                }
+            }
+            ex.json(HttpResponseStatus.OK, Map.of("logs", logs, "elsewhere", elsewhere));
         });
     }
 
