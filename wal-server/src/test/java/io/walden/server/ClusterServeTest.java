@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -96,12 +97,19 @@ class ClusterServeTest {
     /**
      * Appends at {@code on} through {@code server} as a client of a cluster does while its log moves: an append refused
      * unwritten (409 {@code replica}, 503 {@code shutting_down}) or not confirmed by the replicas of a primary that handed
-     * the log over (503 {@code remote_commit_unconfirmed}: it may be there, once more) is sent again; true once one is
-     * acknowledged.
+     * the log over (503 {@code remote_commit_unconfirmed}: it may be there, once more) is sent again, and so is one
+     * redirected to a primary that has just stopped (refused connection: {@code server} still names it until Helix
+     * promotes another copy); true once one is acknowledged.
      */
     private boolean appendWithRetries(String server, String payload) throws Exception {
         for (int attempt = 0; attempt < 100; attempt++) {
-            HttpResponse<String> appended = post(server, "/v1/logs/orders/records?durability=on", payload);
+            HttpResponse<String> appended;
+            try {
+                appended = post(server, "/v1/logs/orders/records?durability=on", payload);
+            } catch (ConnectException redirectedToAStoppedServer) {
+                Thread.sleep(100);
+                continue;
+            }
             if (appended.statusCode() == 200) {
                 return true;
             }
