@@ -47,16 +47,24 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
      * Follows the log's primary and returns once its stream is taken (caught up once), or after
      * {@link #HANDOVER_MILLIS}: Helix may promote a replica next, and a planned hand-over to one still catching up
      * would wait for it (docs/cluster.md, "The listener contract").
+     *
+     * <p>Returns at once for a log that no server has led yet (no leadership record): nothing was acknowledged, so
+     * there is nothing to catch up with, and there is no primary to stream from until Helix promotes a copy. Helix
+     * promotes a copy of the MasterSlave model only once it is a REPLICA, that is once this call returned, so a wait
+     * for a stream here would leave every new log without a primary for the whole {@link #HANDOVER_MILLIS} (it did:
+     * docs/cluster.md, "How long a new log takes"). The watch points this copy at the primary once one claims the log.
      */
     @Override
     public void becomeReplica(String log) throws InterruptedException {
         replicas.add(log);
         meters.placedReplica();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
-        repoint(log);
-        while (!placed.isStreaming(log) && System.nanoTime() < deadline && replicas.contains(log)) {
+        while (replicas.contains(log)) {
+            LeadershipRecord record = repoint(log);
+            if (placed.isStreaming(log) || (record != null && record.isNone()) || System.nanoTime() >= deadline) {
+                return;
+            }
             Thread.sleep(50);
-            repoint(log);
         }
     }
 
@@ -133,16 +141,22 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
         }
     }
 
-    /** A replica log follows the primary its record names, once there is one other than this server. */
-    private void repoint(String log) {
+    /**
+     * A replica log follows the primary its record names, once there is one other than this server.
+     *
+     * @return the record read, or null when it could not be read (the next call tries again)
+     */
+    private LeadershipRecord repoint(String log) {
         try {
             LeadershipRecord record = placed.leadership().read(log);
             String primary = record.primary();
             if (primary != null && !primary.equals(placed.self()) && replicas.contains(log)) {
                 placed.followUnlessLed(log, primary); // nothing when it already follows that server
             }
+            return record;
         } catch (Exception e) {
             LOG.warn("Could not point log {} at its primary: {}; trying again", log, e.toString());
+            return null;
         }
     }
 

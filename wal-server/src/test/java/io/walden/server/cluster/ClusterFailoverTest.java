@@ -39,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Helix places a log; its primary, chosen by Helix and claimed in the log's record, takes appends acknowledged by its
  * in-sync replica; when that server goes, Helix promotes the replica, which leads with every acknowledged record.
  */
-@Timeout(120)
+@Timeout(60)
 class ClusterFailoverTest {
     @TempDir
     Path work;
@@ -173,7 +173,13 @@ class ClusterFailoverTest {
         new Node("s1");
         new Node("s2");
         new Node("s3");
+        long added = System.nanoTime();
         nodes.get("s1").member.logs().add("orders", 2);
+        leaderOf("orders");
+        long ledMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - added);
+        System.out.printf("ClusterFailoverTest: log orders led %d ms after it was added%n", ledMs);
+        // its copies became replicas without waiting for a primary to stream from (there is none before the first)
+        assertThat(ledMs).as("led before a replica's wait for a stream ran out").isLessThan(ClusterRoles.HANDOVER_MILLIS);
         waitUntil(() -> record("orders").inSync().size() == 2);
         settledLeaderOf("orders");
         List<String> acknowledged = new ArrayList<>();
