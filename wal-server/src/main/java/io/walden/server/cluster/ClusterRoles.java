@@ -53,6 +53,9 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
      * promotes a copy of the MasterSlave model only once it is a REPLICA, that is once this call returned, so a wait
      * for a stream here would leave every new log without a primary for the whole {@link #HANDOVER_MILLIS} (it did:
      * docs/cluster.md, "How long a new log takes"). The watch points this copy at the primary once one claims the log.
+     * The same holds when the record names this server as the log's primary (it led the log before it restarted, and
+     * no other server claimed it since): there is no other server to stream from, and a wait would keep the log
+     * without a primary, since this copy may be the one Helix promotes next.
      */
     @Override
     public void becomeReplica(String log) throws InterruptedException {
@@ -61,7 +64,8 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
         while (replicas.contains(log)) {
             LeadershipRecord record = repoint(log);
-            if (placed.isStreaming(log) || (record != null && record.isNone()) || System.nanoTime() >= deadline) {
+            boolean nothingToFollow = record != null && (record.isNone() || placed.self().equals(record.primary()));
+            if (placed.isStreaming(log) || nothingToFollow || System.nanoTime() >= deadline) {
                 return;
             }
             Thread.sleep(50);
