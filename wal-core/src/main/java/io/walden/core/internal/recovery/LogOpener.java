@@ -198,8 +198,11 @@ public final class LogOpener {
             return Long.MAX_VALUE;
         }
         if (history.begunHere()) {
-            LOG.warn("The control file of {} holds a replica's read limit {}, but the log began its current epoch {} "
-                    + "itself (a promotion whose checkpoint a crash took): its readers see everything it holds",
+            // Not a fault: a promotion whose next checkpoint a crash took, or a primary that steps down and is reopened to
+            // follow another before that one's epoch reached it (a cluster's hand-over does this every time).
+            LOG.info("The control file of {} holds a replica's read limit {}, but the log began its current epoch {} "
+                    + "itself (promoted since that checkpoint, or a former primary about to follow another): its readers "
+                    + "see everything it holds until a primary's stream sets a limit again",
                     dir, Lsn.format(cp.readLimit()), history.history().current());
             return Long.MAX_VALUE;
         }
