@@ -29,7 +29,10 @@ import java.util.function.Function;
  * ({@link LogLeadership}); a log is followed over the one connection this server keeps to each primary server (a
  * {@link StoreReplicaClient} of chosen logs). The in-sync sets of the logs led here are kept by {@link InSyncSets}.
  *
- * <p>Thread-safety: every method is synchronized: transitions are rare, and each must see the last one's effects.
+ * <p>Thread-safety: each log's transitions run one at a time under that log's own lock, so that each sees the last
+ * one's effects, while another log's go on: a hand-over that waits up to 10 s for a replica holds back no other log's
+ * failover. The connections to primary servers, which logs share, are kept under one short lock ({@link #clients}),
+ * always taken inside a log's lock, never the other way round.
  */
 public final class PlacedLogs implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PlacedLogs.class);
@@ -52,8 +55,13 @@ public final class PlacedLogs implements AutoCloseable {
     private final ReplicationServer endpoint;
     private final LogLeadership leadership;
     private final Function<String, InetSocketAddress> replicationAddress;
-    private final Clients clients;
-    private final Map<String, StoreReplicaClient> byPrimary = new HashMap<>();
+    private final Clients newClient;
+    /** Each log's lock: its transitions run one at a time. Never removed (a few bytes per log ever placed here). */
+    private final Map<String, Object> logLocks = new ConcurrentHashMap<>();
+    /** Guards the connections to primary servers: which exist, and which logs each carries. */
+    private final Object clients = new Object();
+    /** Written under {@link #clients}, read without it ({@link #isStreaming}). */
+    private final Map<String, StoreReplicaClient> byPrimary = new ConcurrentHashMap<>();
     /** Written under the lock, read without it ({@link #followedFrom(String)}: requests for a log ask). */
     private final Map<String, String> followedFrom = new ConcurrentHashMap<>();
     /** Written under the lock, read without it ({@link #isLed}: every request for a log asks). */
@@ -77,7 +85,7 @@ public final class PlacedLogs implements AutoCloseable {
         this.endpoint = endpoint;
         this.leadership = leadership;
         this.replicationAddress = replicationAddress;
-        this.clients = clients;
+        this.newClient = clients;
         for (String log : store.names()) { // none is led here until claimed: a server that restarts leads nothing
             store.log(log).ifPresent(wal -> wal.replication().refuseAppends("this server does not lead log " + log
                     + " (yet): write to its primary"));
@@ -95,7 +103,13 @@ public final class PlacedLogs implements AutoCloseable {
      * @throws LeadershipRefusedException when the record refuses (not in sync; the record changed meanwhile; led before
      *                                    but not held here): the log takes no appends here
      */
-    public synchronized Led lead(String log) throws Exception {
+    public Led lead(String log) throws Exception {
+        synchronized (lockOf(log)) {
+            return leadLocked(log);
+        }
+    }
+
+    private Led leadLocked(String log) throws Exception {
         LeadershipRecord before = leadership.read(log);
         if (!before.isNone() && !before.isInSync(self)) { // refused while it still follows: it may yet catch up
             throw new LeadershipRefusedException("log " + log + ": " + self + " is not in sync (in sync: "
@@ -126,7 +140,13 @@ public final class PlacedLogs implements AutoCloseable {
      * taking appends here first if it led it, then follows it over the connection to that server (a copy is created if
      * it is not held; a copy that ran ahead of the primary is rewound by the stream's history check).
      */
-    public synchronized void follow(String log, String primary) {
+    public void follow(String log, String primary) {
+        synchronized (lockOf(log)) {
+            followLocked(log, primary);
+        }
+    }
+
+    private void followLocked(String log, String primary) {
         if (primary.equals(self)) {
             throw new IllegalArgumentException("a server does not follow its own log " + log);
         }
@@ -137,14 +157,17 @@ public final class PlacedLogs implements AutoCloseable {
         }
         stopLeading(log);
         stopFollowing(log);
-        if (current != null && !current.primary().equals(at)) { // that server came back at another address
-            current.close();
-            byPrimary.remove(primary);
-            followedFrom.values().removeIf(primary::equals);
+        synchronized (clients) {
+            current = byPrimary.get(primary);
+            if (current != null && !current.primary().equals(at)) { // that server came back at another address
+                current.close();
+                byPrimary.remove(primary);
+                followedFrom.values().removeIf(primary::equals); // their logs follow it again at their next repoint
+            }
+            StoreReplicaClient client = byPrimary.computeIfAbsent(primary, name -> newClient.start(at, Set.of()));
+            client.follow(log);
+            followedFrom.put(log, primary);
         }
-        StoreReplicaClient client = byPrimary.computeIfAbsent(primary, name -> clients.start(at, Set.of()));
-        client.follow(log);
-        followedFrom.put(log, primary);
         LOG.info("Following log {} from {}", log, primary);
     }
 
@@ -155,7 +178,13 @@ public final class PlacedLogs implements AutoCloseable {
      * next may lead; then stops leading (commits still waiting fail as unconfirmed). Safe
      * without the wait: a replica that did not catch up is simply not in sync, and is refused the log.
      */
-    public synchronized void stepDown(String log, long waitMillis) throws Exception {
+    public void stepDown(String log, long waitMillis) throws Exception {
+        synchronized (lockOf(log)) {
+            stepDownLocked(log, waitMillis);
+        }
+    }
+
+    private void stepDownLocked(String log, long waitMillis) throws Exception {
         LeadershipRecord record = led.get(log);
         Wal wal = store.log(log).orElse(null);
         if (record == null || wal == null) {
@@ -217,9 +246,11 @@ public final class PlacedLogs implements AutoCloseable {
      * {@link #follow}, unless this server leads log {@code log} by now (a promotion that ran while the caller looked the
      * primary up): decided under the lock that promotions take.
      */
-    public synchronized void followUnlessLed(String log, String primary) {
-        if (!led.containsKey(log)) {
-            follow(log, primary);
+    public void followUnlessLed(String log, String primary) {
+        synchronized (lockOf(log)) {
+            if (!led.containsKey(log)) {
+                followLocked(log, primary);
+            }
         }
     }
 
@@ -236,19 +267,23 @@ public final class PlacedLogs implements AutoCloseable {
     }
 
     /** Holds log {@code log} without leading or following it (Helix's →OFFLINE): it takes no appends here. */
-    public synchronized void release(String log) {
-        stopLeading(log);
-        stopFollowing(log);
+    public void release(String log) {
+        synchronized (lockOf(log)) {
+            stopLeading(log);
+            stopFollowing(log);
+        }
     }
 
     /** Deletes this server's copy of log {@code log} (Helix's OFFLINE→DROPPED: placed elsewhere, or deleted). */
-    public synchronized void drop(String log) {
-        release(log);
-        endpoint.inheritPolicy(log);
-        if (store.log(log).isPresent()) {
-            store.delete(log);
-            endpoint.refreshLogs();
-            LOG.info("Dropped this server's copy of log {}", log);
+    public void drop(String log) {
+        synchronized (lockOf(log)) {
+            release(log);
+            endpoint.inheritPolicy(log);
+            if (store.log(log).isPresent()) {
+                store.delete(log);
+                endpoint.refreshLogs();
+                LOG.info("Dropped this server's copy of log {}", log);
+            }
         }
     }
 
@@ -260,6 +295,10 @@ public final class PlacedLogs implements AutoCloseable {
     /** How many logs this server follows now; without the lock (a gauge reads it). */
     int followedCount() {
         return followedFrom.size();
+    }
+
+    private Object lockOf(String log) {
+        return logLocks.computeIfAbsent(log, l -> new Object());
     }
 
     /** Whether this server leads log {@code log} now; without the lock, for every request that names a log. */
@@ -281,15 +320,17 @@ public final class PlacedLogs implements AutoCloseable {
     }
 
     /** This server no longer leads log {@code log} (deposed): it takes no more appends. */
-    synchronized void deposed(String log, String why) {
-        if (led.containsKey(log)) {
-            LOG.error("No longer leading log {}: {}; it takes no appends here", log, why);
-            stopLeading(log);
+    void deposed(String log, String why) {
+        synchronized (lockOf(log)) {
+            if (led.containsKey(log)) {
+                LOG.error("No longer leading log {}: {}; it takes no appends here", log, why);
+                stopLeading(log);
+            }
         }
     }
 
     /** The logs this server follows, by primary server. */
-    public synchronized Map<String, Set<String>> followed() {
+    public Map<String, Set<String>> followed() {
         Map<String, Set<String>> out = new HashMap<>();
         followedFrom.forEach((log, primary) -> out.computeIfAbsent(primary, p -> new TreeSet<>()).add(log));
         return out;
@@ -325,28 +366,33 @@ public final class PlacedLogs implements AutoCloseable {
         }
     }
 
+    /** Under the log's lock: takes the clients' lock itself. */
     private void stopFollowing(String log) {
-        String from = followedFrom.remove(log);
-        if (from == null) {
-            return;
-        }
-        StoreReplicaClient client = byPrimary.get(from);
-        if (!client.unfollow(log)) {
-            throw new IllegalStateException("log " + log + "'s receiver is stuck (a flush never ended): see the log");
-        }
-        if (!followedFrom.containsValue(from)) { // nothing more follows that server: its connection and threads go
-            byPrimary.remove(from).close();
+        synchronized (clients) {
+            String from = followedFrom.remove(log);
+            StoreReplicaClient client = from == null ? null : byPrimary.get(from);
+            if (client == null) {
+                return; // not following, or its connection was replaced (that server came back at another address)
+            }
+            if (!client.unfollow(log)) {
+                throw new IllegalStateException("log " + log + "'s receiver is stuck (a flush never ended): see the log");
+            }
+            if (!followedFrom.containsValue(from)) { // nothing more follows that server: its connection and threads go
+                byPrimary.remove(from).close();
+            }
         }
     }
 
     /** Stops every connection to a primary server; the logs stay open, each as it is. */
     @Override
-    public synchronized void close() {
+    public void close() {
         keeper.shutdownNow();
-        for (StoreReplicaClient c : List.copyOf(byPrimary.values())) {
-            c.close();
+        synchronized (clients) {
+            for (StoreReplicaClient c : List.copyOf(byPrimary.values())) {
+                c.close();
+            }
+            byPrimary.clear();
+            followedFrom.clear();
         }
-        byPrimary.clear();
-        followedFrom.clear();
     }
 }

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -247,5 +248,27 @@ class PlacedLogsTest {
         again.log("orders").append("after the claim".getBytes(), Durability.ON);
 
         assertThat(payloads(again.log("orders"))).containsExactly("before the restart", "after the claim");
+    }
+
+    @Test
+    void aHandOverWaitingForAReplicaHoldsBackNoOtherLogsTransition() throws Exception {
+        Server a = new Server("a");
+        a.placed.lead("orders"); // no replica: its hand-over waits its whole time for one to catch up
+        Thread handOver = new Thread(() -> {
+            try {
+                a.placed.stepDown("orders", 3_000);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }, "hand-over");
+        handOver.start();
+        waitUntil(() -> Arrays.stream(handOver.getStackTrace()).anyMatch(f -> f.getMethodName().equals("handOver")));
+
+        a.placed.lead("payments"); // another log's transition, while orders' hand-over holds orders' lock
+
+        assertThat(a.placed.isLed("payments")).isTrue();
+        assertThat(handOver.isAlive()).as("orders' hand-over, still waiting for a replica").isTrue();
+        handOver.join();
+        assertThat(a.placed.isLed("orders")).isFalse();
     }
 }
