@@ -106,7 +106,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
                 this::replicationAddressOf,
                 (primary, logs) -> StoreReplicaClient.builder(copies, primary, self).only(logs)
                         .secret(config.get(REPLICATION_SECRET)).tls(ReplicationRole.clientTls(config)).eventLoops(loops)
-                        .start(), LAG_MILLIS);
+                        .start(), LAG_MILLIS, this::placedOn);
         this.roles = new ClusterRoles(placed, new ClusterMeters(registry, placed));
     }
 
@@ -175,6 +175,17 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         } catch (RuntimeException e) {
             LOG.warn("Could not read the cluster's placements: {}; trying again", e.toString());
         }
+    }
+
+    /** The servers Helix has a copy of {@code log} on or is placing one on, as last read; empty for a log not known. */
+    private Optional<Set<String>> placedOn(String log) {
+        Placement p = placements.get(log);
+        if (p == null) {
+            return Optional.empty();
+        }
+        Set<String> servers = new TreeSet<>(p.current().keySet());
+        servers.addAll(p.target().keySet());
+        return Optional.of(servers);
     }
 
     private InetSocketAddress replicationAddressOf(String server) {

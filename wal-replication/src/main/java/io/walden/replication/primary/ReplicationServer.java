@@ -378,6 +378,28 @@ public final class ReplicationServer implements AutoCloseable {
     }
 
     /**
+     * Drops replica {@code name}'s slot on log {@code log} alone (a cluster moved that log's copy off the replica's
+     * server, which still follows other logs here): truncation of that log no longer keeps what it needed.
+     *
+     * @return false when there was no such slot, or no such log served
+     * @throws IllegalStateException when that replica follows that log now
+     */
+    public boolean dropSlot(String log, String name) {
+        LogEndpoint l = logs.get(log);
+        if (l == null) {
+            return false;
+        }
+        if (l.replicas.containsKey(name)) {
+            throw new IllegalStateException("replica '" + name + "' follows log " + log + ": its slot stays");
+        }
+        boolean dropped = l.slots.drop(name);
+        if (dropped) {
+            LOG.info("Dropped the replication slot of '{}' on log {}", name, log);
+        }
+        return dropped;
+    }
+
+    /**
      * Stops accepting and streaming and saves the slots; shuts an own event-loop group down, closes only its channels
      * on a shared one ({@link Builder#eventLoops}). Commits waiting for the replicas fail with
      * {@link io.walden.core.RemoteCommitUnconfirmedException} (durable locally, not confirmed), as do later ones

@@ -70,6 +70,7 @@ public final class PlacedLogs implements AutoCloseable {
     private final ScheduledExecutorService keeper = Executors.newSingleThreadScheduledExecutor(
             WaldenThreads.named("walden-in-sync"));
     static final long CHECK_MILLIS = 200;
+    static final long SLOT_CHECK_MILLIS = 1_000;
 
     /**
      * @param self               this server's name ({@code --name}), as replicas and records name it
@@ -77,9 +78,12 @@ public final class PlacedLogs implements AutoCloseable {
      * @param replicationAddress another server's replication address, by its name
      * @param lagMillis          how long an in-sync replica may not acknowledge before the primary drops it from the
      *                           in-sync set (commits at {@code on} wait for it that long at most)
+     * @param placedOn           the servers Helix places a log's copies on, now or next; empty for a log it does not
+     *                           know: the slots of other servers on a log led here are dropped ({@link FormerReplicaSlots})
      */
     public PlacedLogs(String self, HeldLogs store, ReplicationServer endpoint, LogLeadership leadership,
-                      Function<String, InetSocketAddress> replicationAddress, Clients clients, long lagMillis) {
+                      Function<String, InetSocketAddress> replicationAddress, Clients clients, long lagMillis,
+                      Function<String, Optional<Set<String>>> placedOn) {
         this.self = self;
         this.store = store;
         this.endpoint = endpoint;
@@ -92,6 +96,14 @@ public final class PlacedLogs implements AutoCloseable {
         }
         InSyncSets sets = new InSyncSets(this, lagMillis);
         keeper.scheduleWithFixedDelay(sets::check, CHECK_MILLIS, CHECK_MILLIS, TimeUnit.MILLISECONDS);
+        FormerReplicaSlots slots = new FormerReplicaSlots(this, placedOn, FormerReplicaSlots.GRACE_MILLIS);
+        keeper.scheduleWithFixedDelay(() -> {
+            try {
+                slots.check();
+            } catch (RuntimeException e) {
+                LOG.warn("Could not check the replication slots of the logs led here: {}; trying again", e.toString());
+            }
+        }, SLOT_CHECK_MILLIS, SLOT_CHECK_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     /**

@@ -26,6 +26,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
@@ -73,7 +74,7 @@ class ClusterFailoverTest {
             placed = new PlacedLogs(name, PlacedLogsTest.held(store), endpoint,
                     new LogLeadership(zkClient, address.clusterPath() + "/PROPERTYSTORE/walden"), this::replicationAddressOf,
                     (primary, logs) -> StoreReplicaClient.builder(ReplicaLogs.of(root, store, null), primary, name)
-                            .only(logs).statusIntervalMillis(100).start(), 2000);
+                            .only(logs).statusIntervalMillis(100).start(), 2000, log -> Optional.empty());
             roles = new ClusterRoles(placed, new ClusterMeters(meters, placed));
             member = ClusterMember.join(address, new ServerInfo(name, "127.0.0.1:1", "127.0.0.1:"
                     + endpoint.address().getPort()), roles, ClusterSettings.DEFAULTS);

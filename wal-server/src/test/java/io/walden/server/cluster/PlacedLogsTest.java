@@ -70,7 +70,7 @@ class PlacedLogsTest {
             addresses.put(name, endpoint.address());
             placed = new PlacedLogs(name, held(store), endpoint, new LogLeadership(client, "/walden/test"), addresses::get,
                     (primary, logs) -> StoreReplicaClient.builder(ReplicaLogs.of(root, store, null), primary, name)
-                            .only(logs).statusIntervalMillis(100).start(), LAG_MILLIS);
+                            .only(logs).statusIntervalMillis(100).start(), LAG_MILLIS, log -> Optional.empty());
             servers.add(this);
         }
 
@@ -270,5 +270,40 @@ class PlacedLogsTest {
         assertThat(handOver.isAlive()).as("orders' hand-over, still waiting for a replica").isTrue();
         handOver.join();
         assertThat(a.placed.isLed("orders")).isFalse();
+    }
+
+    @Test
+    void theSlotOfAServerThatNoLongerHoldsACopyIsDroppedAfterTheGrace() throws Exception {
+        Server a = new Server("a");
+        Server b = new Server("b");
+        a.placed.lead("orders");
+        b.placed.follow("orders", "a");
+        waitUntil(() -> a.endpoint.slots("orders").containsKey("b") && record("orders").isInSync("b"));
+        b.placed.drop("orders"); // Helix moved b's copy elsewhere
+        FormerReplicaSlots slots = new FormerReplicaSlots(a.placed, log -> Optional.of(Set.of("a")), 300);
+
+        slots.check();
+        assertThat(a.endpoint.slots("orders")).as("within the grace").containsKey("b");
+        waitUntil(() -> {
+            slots.check();
+            return !a.endpoint.slots("orders").containsKey("b");
+        });
+    }
+
+    @Test
+    void theSlotOfAServerPlacedOnTheLogStaysWhileItIsAway() throws Exception {
+        Server a = new Server("a");
+        Server b = new Server("b");
+        a.placed.lead("orders");
+        b.placed.follow("orders", "a");
+        waitUntil(() -> a.endpoint.slots("orders").containsKey("b"));
+        b.placed.release("orders"); // away (restarting, say), still placed there
+        FormerReplicaSlots slots = new FormerReplicaSlots(a.placed, log -> Optional.of(Set.of("a", "b")), 100);
+
+        for (int i = 0; i < 5; i++) {
+            slots.check();
+            Thread.sleep(100);
+        }
+        assertThat(a.endpoint.slots("orders")).containsKey("b");
     }
 }
