@@ -40,6 +40,14 @@ final class InSyncSets {
     private final Map<String, Map<String, Long>> absentSince = new HashMap<>();
     /** By log, by replica: a joining replica's target, the log's end when the waits began to include it. */
     private final Map<String, Map<String, Long>> joining = new HashMap<>();
+    /** By log: when its record was last read from ZooKeeper. */
+    private final Map<String, Long> readAt = new HashMap<>();
+    /**
+     * How often the record of a log led here is read again. Only this primary writes it while it leads, but for one
+     * change: a replica that lost its copy takes itself out ({@link LogLeadership#leave}), and must be seen to be
+     * waited for again and added back once it has caught up.
+     */
+    static final long REREAD_NANOS = 1_000_000_000L;
 
     InSyncSets(PlacedLogs logs, long lagMillis) {
         this.logs = logs;
@@ -69,12 +77,28 @@ final class InSyncSets {
         });
         absentSince.keySet().retainAll(logs.led().keySet());
         joining.keySet().retainAll(logs.led().keySet());
+        readAt.keySet().retainAll(logs.led().keySet());
     }
 
-    private void check(String log, LeadershipRecord record) throws Exception {
+    private void check(String log, LeadershipRecord known) throws Exception {
         Wal wal = logs.log(log).orElse(null);
         if (wal == null) {
             return;
+        }
+        LeadershipRecord record = known;
+        long at = System.nanoTime();
+        if (at - readAt.getOrDefault(log, at - REREAD_NANOS) >= REREAD_NANOS) {
+            readAt.put(log, at);
+            LeadershipRecord stored = logs.leadership().read(log);
+            if (!logs.self().equals(stored.primary()) || stored.epoch() != known.epoch()) {
+                throw new LeadershipRefusedException("log " + log + ": " + (stored.isNone() ? "no primary"
+                        : stored.primary() + " leads epoch " + stored.epoch()) + ", not " + logs.self() + " in epoch "
+                        + known.epoch());
+            }
+            if (stored.version() != known.version()) {
+                record = stored;
+                logs.recorded(log, record);
+            }
         }
         Map<String, ReplicaStatus> seen = new HashMap<>();
         logs.endpoint().replicaStatus(log).forEach(s -> seen.put(s.name(), s));

@@ -120,6 +120,42 @@ public final class LogLeadership {
     }
 
     /**
+     * Server {@code self}, a replica that holds no copy of log {@code log} (its disk was replaced or wiped under the same
+     * name), takes itself out of the in-sync set before it follows the log again: the set names servers, and a new,
+     * partial copy must not be promoted as if it held every acknowledged record. Removing a member keeps the rule (the
+     * others still hold every acknowledged record); the primary stops waiting for this server at its next look, and adds
+     * it again once it has caught up (rule 4). Retried while the primary writes the record meanwhile.
+     *
+     * @return the record as it is after
+     * @throws IllegalStateException when {@code self} is the record's primary (it cannot lead a log it does not hold)
+     */
+    public LeadershipRecord leave(String log, String self) throws Exception {
+        for (int attempt = 0; ; attempt++) {
+            LeadershipRecord now = read(log);
+            if (!now.isInSync(self)) {
+                return now;
+            }
+            if (self.equals(now.primary())) {
+                throw new IllegalStateException("log " + log + ": " + self + " is its primary in epoch " + now.epoch()
+                        + " and holds no copy of it");
+            }
+            Set<String> inSync = new TreeSet<>(now.inSync());
+            inSync.remove(self);
+            try {
+                LeadershipRecord next = write(log, new LeadershipRecord(now.epoch(), now.primary(), inSync,
+                        now.steppedDown(), now.version()));
+                LOG.warn("Log {}: {} holds no copy of it, and leaves the in-sync set until it has caught up (in sync: {})",
+                        log, self, next.inSync());
+                return next;
+            } catch (LeadershipRefusedException changed) {
+                if (attempt >= 10) {
+                    throw changed;
+                }
+            }
+        }
+    }
+
+    /**
      * The primary {@code self}, in epoch {@code epoch}, records that it stepped down in a planned hand-over, after it
      * added the replicas that hold its end to the in-sync set: whichever of them leads next takes over without a
      * failover ({@code walden.cluster.failovers} counts the others).

@@ -169,6 +169,14 @@ public final class PlacedLogs implements AutoCloseable {
         }
         stopLeading(log);
         stopFollowing(log);
+        if (store.log(log).isEmpty()) { // a copy begins here: it may not count as in sync until it has caught up
+            try {
+                leadership.leave(log, self);
+            } catch (Exception e) {
+                throw new IllegalStateException("log " + log + ": could not leave its in-sync set before following it"
+                        + " with a new copy: " + e.getMessage(), e);
+            }
+        }
         synchronized (clients) {
             current = byPrimary.get(primary);
             if (current != null && !current.primary().equals(at)) { // that server came back at another address

@@ -20,10 +20,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -32,6 +35,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static io.walden.core.Eventually.waitUntil;
 import static io.walden.core.TestLogs.payloads;
@@ -305,5 +309,35 @@ class PlacedLogsTest {
             Thread.sleep(100);
         }
         assertThat(a.endpoint.slots("orders")).containsKey("b");
+    }
+
+    @Test
+    void aServerThatLostItsCopyLeavesTheInSyncSetUntilItHasCaughtUpAgain() throws Exception {
+        Server a = new Server("a");
+        Server b = new Server("b");
+        a.placed.lead("orders");
+        b.placed.follow("orders", "a");
+        waitUntil(() -> record("orders").isInSync("b"));
+        for (int i = 0; i < 200; i++) {
+            a.log("orders").append(("acknowledged " + i).getBytes(), Durability.ON);
+        }
+        b.close();
+        deleteRecursively(work.resolve("b")); // its disk replaced, under the same name
+        Server b2 = new Server("b");
+
+        b2.placed.follow("orders", "a");
+
+        assertThat(record("orders").inSync()).as("before its new copy received anything").containsExactly("a");
+        assertThatThrownBy(() -> b2.placed.lead("orders")).isInstanceOf(LeadershipRefusedException.class);
+        waitUntil(() -> record("orders").isInSync("b")); // caught up: added again by the primary
+        assertThat(b2.log("orders").flushedLsn()).isGreaterThanOrEqualTo(a.log("orders").flushedLsn());
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
     }
 }
