@@ -31,6 +31,9 @@ import java.util.TreeSet;
 public final class LogLeadership {
     private static final Logger LOG = LoggerFactory.getLogger(LogLeadership.class);
 
+    /** How many times a change is tried against a record that keeps changing before it gives up. */
+    private static final int MAX_ATTEMPTS = 20;
+
     private final CuratorFramework client;
     private final String base;
 
@@ -92,12 +95,12 @@ public final class LogLeadership {
         if (replica.equals(self)) {
             throw new IllegalArgumentException("the primary cannot drop itself from the in-sync set");
         }
-        LeadershipRecord now = leading(log, self, epoch);
-        Set<String> inSync = new TreeSet<>(now.inSync());
-        if (!inSync.remove(replica)) {
-            return now;
-        }
-        LeadershipRecord next = write(log, new LeadershipRecord(epoch, self, inSync, now.steppedDown(), now.version()));
+        LeadershipRecord next = update(log, now -> {
+            checkLeading(log, now, self, epoch);
+            Set<String> inSync = new TreeSet<>(now.inSync());
+            return inSync.remove(replica) ? new LeadershipRecord(epoch, self, inSync, now.steppedDown(), now.version())
+                    : null;
+        });
         LOG.warn("Log {}: {} is no longer in sync (in sync: {})", log, replica, next.inSync());
         return next;
     }
@@ -109,31 +112,31 @@ public final class LogLeadership {
      * @throws LeadershipRefusedException when {@code self} no longer leads in that epoch
      */
     public LeadershipRecord expand(String log, String self, int epoch, String replica) throws Exception {
-        LeadershipRecord now = leading(log, self, epoch);
-        Set<String> inSync = new TreeSet<>(now.inSync());
-        if (!inSync.add(replica)) {
-            return now;
-        }
-        LeadershipRecord next = write(log, new LeadershipRecord(epoch, self, inSync, now.steppedDown(), now.version()));
+        LeadershipRecord next = update(log, now -> {
+            checkLeading(log, now, self, epoch);
+            Set<String> inSync = new TreeSet<>(now.inSync());
+            return inSync.add(replica) ? new LeadershipRecord(epoch, self, inSync, now.steppedDown(), now.version())
+                    : null;
+        });
         LOG.info("Log {}: {} is in sync (in sync: {})", log, replica, next.inSync());
         return next;
     }
 
     /**
      * Server {@code self}, a replica that holds no copy of log {@code log} (its disk was replaced or wiped under the same
-     * name), takes itself out of the in-sync set before it follows the log again: the set names servers, and a new,
+     * name, or its copy was dropped here), takes itself out of the in-sync set: the set names servers, and a new,
      * partial copy must not be promoted as if it held every acknowledged record. Removing a member keeps the rule (the
      * others still hold every acknowledged record); the primary stops waiting for this server at its next look, and adds
-     * it again once it has caught up (rule 4). Retried while the primary writes the record meanwhile.
+     * it again once it has caught up (rule 4).
      *
      * @return the record as it is after
      * @throws IllegalStateException when {@code self} is the record's primary (it cannot lead a log it does not hold)
      */
     public LeadershipRecord leave(String log, String self) throws Exception {
-        for (int attempt = 0; ; attempt++) {
-            LeadershipRecord now = read(log);
+        LeadershipRecord before = read(log);
+        LeadershipRecord next = update(log, now -> {
             if (!now.isInSync(self)) {
-                return now;
+                return null;
             }
             if (self.equals(now.primary())) {
                 throw new IllegalStateException("log " + log + ": " + self + " is its primary in epoch " + now.epoch()
@@ -141,18 +144,13 @@ public final class LogLeadership {
             }
             Set<String> inSync = new TreeSet<>(now.inSync());
             inSync.remove(self);
-            try {
-                LeadershipRecord next = write(log, new LeadershipRecord(now.epoch(), now.primary(), inSync,
-                        now.steppedDown(), now.version()));
-                LOG.warn("Log {}: {} holds no copy of it, and leaves the in-sync set until it has caught up (in sync: {})",
-                        log, self, next.inSync());
-                return next;
-            } catch (LeadershipRefusedException changed) {
-                if (attempt >= 10) {
-                    throw changed;
-                }
-            }
+            return new LeadershipRecord(now.epoch(), now.primary(), inSync, now.steppedDown(), now.version());
+        });
+        if (before.isInSync(self)) {
+            LOG.warn("Log {}: {} holds no copy of it, and leaves the in-sync set until it has caught up (in sync: {})",
+                    log, self, next.inSync());
         }
+        return next;
     }
 
     /**
@@ -163,9 +161,10 @@ public final class LogLeadership {
      * @throws LeadershipRefusedException when {@code self} no longer leads in that epoch
      */
     public LeadershipRecord stepDown(String log, String self, int epoch) throws Exception {
-        LeadershipRecord now = leading(log, self, epoch);
-        return now.steppedDown() ? now
-                : write(log, new LeadershipRecord(epoch, self, now.inSync(), true, now.version()));
+        return update(log, now -> {
+            checkLeading(log, now, self, epoch);
+            return now.steppedDown() ? null : new LeadershipRecord(epoch, self, now.inSync(), true, now.version());
+        });
     }
 
     /** Removes log {@code log}'s nodes: its record and its creation settings (the log was deleted from the cluster). */
@@ -177,13 +176,42 @@ public final class LogLeadership {
         }
     }
 
-    private LeadershipRecord leading(String log, String self, int epoch) throws Exception {
-        LeadershipRecord now = read(log);
+    private static void checkLeading(String log, LeadershipRecord now, String self, int epoch)
+            throws LeadershipRefusedException {
         if (!self.equals(now.primary()) || now.epoch() != epoch) {
             throw new LeadershipRefusedException("log " + log + ": " + self + " no longer leads epoch " + epoch + " ("
                     + (now.isNone() ? "no primary" : now.primary() + " leads epoch " + now.epoch()) + ")");
         }
-        return now;
+    }
+
+    /** A change of the record as read: the record to write (at the version read), or null for nothing to write. */
+    @FunctionalInterface
+    private interface Change {
+        LeadershipRecord apply(LeadershipRecord now) throws LeadershipRefusedException;
+    }
+
+    /**
+     * Reads the record, applies {@code change}, and writes the result if the record did not change meanwhile; reads and
+     * applies again when it did (another writer: the primary's keeper and a hand-over, or a replica leaving). Only what
+     * {@code change} throws refuses: a version conflict alone never deposes a primary.
+     *
+     * @return the record written, or as read when there was nothing to write
+     */
+    private LeadershipRecord update(String log, Change change) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            LeadershipRecord now = read(log);
+            LeadershipRecord next = change.apply(now);
+            if (next == null) {
+                return now;
+            }
+            try {
+                return write(log, next);
+            } catch (LeadershipRefusedException changed) {
+                if (attempt == MAX_ATTEMPTS) {
+                    throw changed;
+                }
+            }
+        }
     }
 
     /** Writes {@code next} if the node is still at {@code next.version()} (absent for -1). */

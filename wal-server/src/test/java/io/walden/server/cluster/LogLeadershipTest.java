@@ -9,6 +9,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -117,5 +123,41 @@ class LogLeadershipTest {
 
         assertThat(leadership.read("gone").isNone()).isTrue();
         assertThat(leadership.claim("gone", "c", leadership.read("gone")).epoch()).isEqualTo(1);
+    }
+
+    @Test
+    void twoWritersOfThePrimaryChangingTheRecordAtOnceBothSucceedWithoutDeposingIt() throws Exception {
+        LeadershipRecord led = leadership.claim("busy", "a", leadership.read("busy"));
+        int epoch = led.epoch();
+        // the primary's in-sync keeper and a hand-over, each changing the record as a replica comes and goes
+        List<CompletableFuture<Void>> writers = new ArrayList<>();
+        for (String replica : List.of("b", "c")) {
+            writers.add(CompletableFuture.runAsync(() -> {
+                try {
+                    for (int i = 0; i < 50; i++) {
+                        leadership.expand("busy", "a", epoch, replica);
+                        leadership.shrink("busy", "a", epoch, replica);
+                    }
+                    leadership.expand("busy", "a", epoch, replica);
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            }));
+        }
+
+        CompletableFuture.allOf(writers.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
+
+        assertThat(leadership.read("busy").inSync()).containsExactly("a", "b", "c");
+        assertThat(leadership.read("busy").primary()).isEqualTo("a");
+    }
+
+    @Test
+    void aReplicaThatLostItsCopyLeavesTheInSyncSetButThePrimaryCannot() throws Exception {
+        LeadershipRecord led = leadership.claim("leave", "a", leadership.read("leave"));
+        leadership.expand("leave", "a", led.epoch(), "b");
+
+        assertThat(leadership.leave("leave", "b").inSync()).containsExactly("a");
+        assertThatThrownBy(() -> leadership.leave("leave", "a")).isInstanceOf(IllegalStateException.class);
+        assertThat(leadership.read("leave").primary()).isEqualTo("a");
     }
 }
