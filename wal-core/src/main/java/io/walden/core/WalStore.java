@@ -279,6 +279,19 @@ public final class WalStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Checks that a log created now with {@code settings} would be accepted as {@link #create} checks them (each value,
+     * the segment size against the record size, the store's budget of WAL buffers), creating nothing: for a caller that
+     * must refuse a bad creation before another process makes it.
+     *
+     * @throws IllegalSettingException when a setting is refused
+     */
+    public void checkSettings(Consumer<WalConfig.Builder> settings) {
+        WalConfig.Builder b = this.settings.defaultSettings();
+        settings.accept(b);
+        this.settings.withinBudget(b.build());
+    }
+
     /** Renames a log's directory out of the store and removes it, quietly (a failed creation's cleanup). */
     private void discard(String name, Path dir) {
         Path doomed = logs.resolve(DELETING + name);

@@ -81,13 +81,16 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     private final ClusterLogSettings creationSettings;
     private final PlacedLogs placed;
     private final ClusterRoles roles;
-    private final ScheduledExecutorService view = Executors.newSingleThreadScheduledExecutor(
+    private final ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(
             WaldenThreads.named("walden-cluster-view"));
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static final ObjectMapper JSON = new ObjectMapper();
     private volatile ClusterMember member;
-    private volatile Map<String, Placement> placements = Map.of();
-    private volatile Map<String, ClusterSummary.Server> servers = Map.of();
+    /** Helix's placements and servers as last read, together: an answer built from one view never mixes two reads. */
+    private record View(Map<String, Placement> placements, Map<String, ClusterSummary.Server> servers) {
+    }
+
+    private volatile View view = new View(Map.of(), Map.of());
 
     private ClusterNode(ServerConfig config, Wal root, LogCatalog catalog, ReplicationRole role, String scheme,
                         EventLoops loops, MeterRegistry registry) {
@@ -120,7 +123,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
                     replication.getHostString() + ":" + replication.getPort()), node.roles, ClusterSettings.DEFAULTS
                     .withSessionTimeout(Duration.ofMillis(config.coordinatorSessionTimeoutMillis())));
             node.refresh();
-            node.view.scheduleWithFixedDelay(node::refresh, REFRESH_MILLIS, REFRESH_MILLIS, TimeUnit.MILLISECONDS);
+            node.refresher.scheduleWithFixedDelay(node::refresh, REFRESH_MILLIS, REFRESH_MILLIS, TimeUnit.MILLISECONDS);
             return node;
         } catch (Exception | Error e) {
             node.close();
@@ -165,34 +168,48 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         };
     }
 
-    private synchronized void refresh() { // one at a time: a late reader must not replace a newer view
+    /** Reads the view again; keeps the last one when ZooKeeper does not answer (the next refresh tries again). */
+    private void refresh() {
         try {
-            ClusterMember m = member;
-            placements = Map.copyOf(m.logs().placements());
-            Map<String, ClusterSummary.Server> byName = new HashMap<>();
-            m.logs().summary().servers().forEach(s -> byName.put(s.name(), s));
-            servers = Map.copyOf(byName);
+            refreshNow();
         } catch (RuntimeException e) {
             LOG.warn("Could not read the cluster's placements: {}; trying again", e.toString());
         }
     }
 
-    /** The servers Helix has a copy of {@code log} on or is placing one on, as last read; empty for a log not known. */
+    /** Reads the view again, or throws: for an answer that must not be given from an older view. */
+    private synchronized View refreshNow() { // one at a time: a late reader must not replace a newer view
+        ClusterMember m = member;
+        Map<String, Placement> placements = Map.copyOf(m.logs().placements());
+        Map<String, ClusterSummary.Server> byName = new HashMap<>();
+        m.logs().summary().servers().forEach(s -> byName.put(s.name(), s));
+        View now = new View(placements, Map.copyOf(byName));
+        view = now;
+        return now;
+    }
+
+    /**
+     * The servers whose slots on {@code log} stay: those Helix has a copy of it on or is placing one on, and every server
+     * not live now (a server restarting leaves Helix's placement at once, and must find its slots when it is back);
+     * empty for a log not known.
+     */
     private Optional<Set<String>> placedOn(String log) {
-        Placement p = placements.get(log);
+        View v = view;
+        Placement p = v.placements().get(log);
         if (p == null) {
             return Optional.empty();
         }
-        Set<String> servers = new TreeSet<>(p.current().keySet());
-        servers.addAll(p.target().keySet());
-        return Optional.of(servers);
+        Set<String> keep = new TreeSet<>(p.current().keySet());
+        keep.addAll(p.target().keySet());
+        v.servers().values().stream().filter(s -> !s.live()).forEach(s -> keep.add(s.name()));
+        return Optional.of(keep);
     }
 
     private InetSocketAddress replicationAddressOf(String server) {
-        ClusterSummary.Server s = servers.get(server);
+        ClusterSummary.Server s = view.servers().get(server);
         if (s == null) {
             refresh();
-            s = servers.get(server);
+            s = view.servers().get(server);
         }
         if (s == null) {
             throw new IllegalStateException("no server named " + server + " in the cluster");
@@ -206,23 +223,24 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
             return null;
         }
         // The copy here follows the server that claimed the log; Helix's view may trail a move by a moment.
+        View v = view;
         String primary = placed.followedFrom(log);
         if (primary == null) {
-            Placement p = placements.get(log);
+            Placement p = v.placements().get(log);
             primary = p == null ? null : p.primary().orElse(null);
         }
-        ClusterSummary.Server server = primary == null || primary.equals(self) ? null : servers.get(primary);
+        ClusterSummary.Server server = primary == null || primary.equals(self) ? null : v.servers().get(primary);
         return server == null ? null : scheme + "://" + server.httpAddress();
     }
 
     @Override
     public SortedSet<String> logNames() {
-        return new TreeSet<>(placements.keySet());
+        return new TreeSet<>(view.placements().keySet());
     }
 
     @Override
     public boolean isClusterLog(String log) {
-        return placements.containsKey(log);
+        return view.placements().containsKey(log);
     }
 
     @Override
@@ -230,7 +248,11 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         if (member.logs().names().contains(log)) {
             throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + log + "' exists in the cluster");
         }
-        creationSettings.write(log, settings); // before Helix places it: its first primary creates it with them
+        // before Helix places it: its first primary creates it with them
+        if (!creationSettings.create(log, settings, CREATE_WAIT_MILLIS)) {
+            throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + log + "' is being created in the"
+                    + " cluster by another request");
+        }
         if (!member.logs().add(log, replicas)) {
             throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + log + "' exists in the cluster");
         }
@@ -285,7 +307,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     @Override
     public Map<String, Object> drain(boolean on) {
         if (on) {
-            boolean elsewhere = servers.values().stream()
+            boolean elsewhere = current().servers().values().stream()
                     .anyMatch(s -> !s.name().equals(self) && s.live() && !s.draining());
             if (!elsewhere) {
                 throw new LogRefusedException(LogRefusedException.Reason.NO_OTHER_SERVER, "no other live server that is"
@@ -294,14 +316,13 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         }
         member.drain(on);
         LOG.info(on ? "Draining: the cluster moves every log off this server" : "No longer draining");
-        refresh();
         return drainStatus();
     }
 
     @Override
     public Map<String, Object> drainStatus() {
-        refresh(); // now, so that this server's view of the cluster (GET /admin/cluster) agrees with the answer
-        ClusterSummary.Server here = servers.get(self);
+        // read now, so that this server's view of the cluster (GET /admin/cluster) agrees with the answer
+        ClusterSummary.Server here = current().servers().get(self);
         if (here == null) {
             throw new IllegalStateException("this server is not registered in the cluster");
         }
@@ -313,10 +334,24 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         return out;
     }
 
+    /** The view read now; answers 503 {@code cluster_unavailable} when ZooKeeper does not answer. */
+    private View current() {
+        try {
+            return refreshNow();
+        } catch (RuntimeException e) {
+            throw new LogRefusedException(LogRefusedException.Reason.CLUSTER_UNAVAILABLE, "the cluster's ZooKeeper did"
+                    + " not answer: " + e.getMessage());
+        }
+    }
+
     @Override
     public Map<String, Object> where(String log) {
+        return where(log, view);
+    }
+
+    private Map<String, Object> where(String log, View v) {
         Map<String, Object> out = new LinkedHashMap<>();
-        Placement p = placements.get(log);
+        Placement p = v.placements().get(log);
         // Helix's view trails a transition by a moment: a log this server took over is its own at once (and it may
         // still be listed as a replica there).
         String primary = placed.isLed(log) ? self : p == null ? null : p.primary().orElse(null);
@@ -332,11 +367,12 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("cluster", member.address().toString());
         out.put("server", self);
-        out.put("servers", servers.values().stream().sorted(Comparator.comparing(ClusterSummary.Server::name))
+        View v = view;
+        out.put("servers", v.servers().values().stream().sorted(Comparator.comparing(ClusterSummary.Server::name))
                 .toList());
         Map<String, Object> logs = new LinkedHashMap<>();
-        new TreeMap<>(placements).forEach((name, p) -> {
-            Map<String, Object> one = where(name);
+        new TreeMap<>(v.placements()).forEach((name, p) -> {
+            Map<String, Object> one = where(name, v);
             one.put("moves", p.moves());
             logs.put(name, one);
         });
@@ -365,7 +401,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
 
     @Override
     public void close() {
-        view.shutdownNow();
+        refresher.shutdownNow();
         ClusterMember m = member;
         if (m != null) {
             m.close(); // first: the others take over its logs while it stops

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -34,13 +35,26 @@ public final class ClusterLogSettings {
         return base + "/logs/" + log + "/settings";
     }
 
-    /** Keeps {@code settings} as log {@code log}'s creation settings, replacing any left by an earlier creation. */
-    public void write(String log, Map<String, String> settings) throws Exception {
+    /**
+     * Keeps {@code settings} as log {@code log}'s creation settings, unless another creation's are there: a creation of
+     * the same name under way elsewhere, or one cut short longer than {@code staleMillis} ago, whose settings are
+     * replaced (the caller checked that the cluster does not hold the log).
+     *
+     * @return false when another creation's settings are there, written less than {@code staleMillis} ago
+     */
+    public boolean create(String log, Map<String, String> settings, long staleMillis) throws Exception {
         byte[] bytes = JSON.writeValueAsBytes(settings);
         try {
             client.create().creatingParentContainersIfNeeded().forPath(path(log), bytes);
+            return true;
         } catch (KeeperException.NodeExistsException e) {
-            client.setData().forPath(path(log), bytes);
+            Stat stat = new Stat();
+            client.getData().storingStatIn(stat).forPath(path(log));
+            if (System.currentTimeMillis() - stat.getMtime() < staleMillis) {
+                return false;
+            }
+            client.setData().withVersion(stat.getVersion()).forPath(path(log), bytes);
+            return true;
         }
     }
 

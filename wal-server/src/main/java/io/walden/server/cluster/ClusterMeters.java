@@ -35,7 +35,8 @@ public final class ClusterMeters {
         primaryPlacements = placements(registry, "primary");
         handovers = moves(registry, "handover");
         drops = moves(registry, "drop");
-        failovers = Counter.builder("walden.cluster.failovers").baseUnit("logs")
+        // Counters without a base unit: Prometheus would name them walden_cluster_failovers_logs_total
+        failovers = Counter.builder("walden.cluster.failovers")
                 .description("Primaries taken up on this server from a primary that did not hand the log over")
                 .register(registry);
         Gauge.builder("walden.cluster.logs", placed, p -> p.ledCount()).tag("role", "primary").baseUnit("logs")
@@ -45,13 +46,13 @@ public final class ClusterMeters {
     }
 
     private static Counter placements(MeterRegistry registry, String role) {
-        return Counter.builder("walden.cluster.placements").tag("role", role).baseUnit("logs")
+        return Counter.builder("walden.cluster.placements").tag("role", role)
                 .description("Copies of the cluster's logs placed on this server (replica), or led by it (primary)")
                 .register(registry);
     }
 
     private static Counter moves(MeterRegistry registry, String kind) {
-        return Counter.builder("walden.cluster.moves").tag("kind", kind).baseUnit("logs")
+        return Counter.builder("walden.cluster.moves").tag("kind", kind)
                 .description("Primaries handed over from this server (handover), copies removed from it (drop)")
                 .register(registry);
     }

@@ -64,7 +64,8 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
         while (replicas.contains(log)) {
             LeadershipRecord record = repoint(log);
-            boolean nothingToFollow = record != null && (record.isNone() || placed.self().equals(record.primary()));
+            boolean nothingToFollow = record != null && (record.isNone()
+                    || placed.self().equals(record.primary()) && placed.log(log).isPresent());
             if (placed.isStreaming(log) || nothingToFollow || System.nanoTime() >= deadline) {
                 return;
             }

@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Who may lead each log of a cluster, kept in ZooKeeper beside the placement (docs/cluster.md, "Who may lead a log"):
@@ -129,24 +130,22 @@ public final class LogLeadership {
      * others still hold every acknowledged record); the primary stops waiting for this server at its next look, and adds
      * it again once it has caught up (rule 4).
      *
+     * <p>Nothing changes while the record names {@code self} as primary: a primary that stepped down is still named
+     * until the next one claims the log (and a claim by a server without a copy is refused anyway).
+     *
      * @return the record as it is after
-     * @throws IllegalStateException when {@code self} is the record's primary (it cannot lead a log it does not hold)
      */
     public LeadershipRecord leave(String log, String self) throws Exception {
         LeadershipRecord before = read(log);
         LeadershipRecord next = update(log, now -> {
-            if (!now.isInSync(self)) {
+            if (!now.isInSync(self) || self.equals(now.primary())) {
                 return null;
-            }
-            if (self.equals(now.primary())) {
-                throw new IllegalStateException("log " + log + ": " + self + " is its primary in epoch " + now.epoch()
-                        + " and holds no copy of it");
             }
             Set<String> inSync = new TreeSet<>(now.inSync());
             inSync.remove(self);
             return new LeadershipRecord(now.epoch(), now.primary(), inSync, now.steppedDown(), now.version());
         });
-        if (before.isInSync(self)) {
+        if (before.isInSync(self) && !next.isInSync(self)) {
             LOG.warn("Log {}: {} holds no copy of it, and leaves the in-sync set until it has caught up (in sync: {})",
                     log, self, next.inSync());
         }
@@ -210,6 +209,8 @@ public final class LogLeadership {
                 if (attempt == MAX_ATTEMPTS) {
                     throw changed;
                 }
+                // a random pause, longer each time: two writers that collided once do not collide again in step
+                Thread.sleep(ThreadLocalRandom.current().nextInt(1, 5 * attempt + 1));
             }
         }
     }

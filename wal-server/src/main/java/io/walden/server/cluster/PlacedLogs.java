@@ -170,12 +170,7 @@ public final class PlacedLogs implements AutoCloseable {
         stopLeading(log);
         stopFollowing(log);
         if (store.log(log).isEmpty()) { // a copy begins here: it may not count as in sync until it has caught up
-            try {
-                leadership.leave(log, self);
-            } catch (Exception e) {
-                throw new IllegalStateException("log " + log + ": could not leave its in-sync set before following it"
-                        + " with a new copy: " + e.getMessage(), e);
-            }
+            leaveInSyncSet(log);
         }
         synchronized (clients) {
             current = byPrimary.get(primary);
@@ -300,6 +295,7 @@ public final class PlacedLogs implements AutoCloseable {
             release(log);
             endpoint.inheritPolicy(log);
             if (store.log(log).isPresent()) {
+                leaveInSyncSet(log); // its primary stops waiting for this copy now, not after the lag
                 store.delete(log);
                 endpoint.refreshLogs();
                 LOG.info("Dropped this server's copy of log {}", log);
@@ -315,6 +311,16 @@ public final class PlacedLogs implements AutoCloseable {
     /** How many logs this server follows now; without the lock (a gauge reads it). */
     int followedCount() {
         return followedFrom.size();
+    }
+
+    /** Takes this server out of log {@code log}'s in-sync set, as a server that holds no copy of it (now, or soon). */
+    private void leaveInSyncSet(String log) {
+        try {
+            leadership.leave(log, self);
+        } catch (Exception e) {
+            throw new IllegalStateException("log " + log + ": could not leave its in-sync set, which a server without a"
+                    + " copy must: " + e.getMessage(), e);
+        }
     }
 
     private Object lockOf(String log) {

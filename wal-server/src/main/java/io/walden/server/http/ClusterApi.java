@@ -1,6 +1,7 @@
 package io.walden.server.http;
 
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.walden.server.logs.LogRefusedException;
 
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -42,7 +43,7 @@ public final class ClusterApi {
     void drain(Exchange ex) {
         ClusterCatalog c = inCluster(ex);
         if (c != null) {
-            offLoop(ex, () -> answer(ex, call(() -> c.drain(true))));
+            offLoop(ex, () -> answer(ex, call(() -> c.drain(true)), true));
         }
     }
 
@@ -50,7 +51,7 @@ public final class ClusterApi {
     void drainStatus(Exchange ex) {
         ClusterCatalog c = inCluster(ex);
         if (c != null) {
-            offLoop(ex, () -> answer(ex, call(c::drainStatus)));
+            offLoop(ex, () -> answer(ex, call(c::drainStatus), false));
         }
     }
 
@@ -62,10 +63,14 @@ public final class ClusterApi {
         }
     }
 
-    private static void answer(Exchange ex, Map<String, Object> drain) {
+    /**
+     * 200 once drained ({@code done}), and for a server that is not draining at all; 202 while it drains. A drain
+     * started by this request is never answered 200 before it is done, whatever the view said a moment before.
+     */
+    private static void answer(Exchange ex, Map<String, Object> drain, boolean started) {
         boolean done = Boolean.TRUE.equals(drain.get("done"));
-        ex.json(done || !Boolean.TRUE.equals(drain.get("draining")) ? HttpResponseStatus.OK : HttpResponseStatus.ACCEPTED,
-                drain);
+        boolean draining = started || Boolean.TRUE.equals(drain.get("draining"));
+        ex.json(done || !draining ? HttpResponseStatus.OK : HttpResponseStatus.ACCEPTED, drain);
     }
 
     private ClusterCatalog inCluster(Exchange ex) {
@@ -86,7 +91,8 @@ public final class ClusterApi {
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
-            throw new IllegalStateException("the cluster did not answer: " + e.getMessage(), e);
+            throw new LogRefusedException(LogRefusedException.Reason.CLUSTER_UNAVAILABLE, "the cluster's ZooKeeper did"
+                    + " not answer: " + e.getMessage());
         }
     }
 

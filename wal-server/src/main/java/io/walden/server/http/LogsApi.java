@@ -107,9 +107,10 @@ public final class LogsApi {
         if (c != null) {
             Map<String, String> texts = settings(body);
             int replicas = replicas(texts);
-            PerLogSettings.read(texts, "settings", true); // refused here, before the cluster holds anything of the log
+            Map<PerLogSettings.Entry, Object> checked = PerLogSettings.read(texts, "settings", true);
             offLoop(ex, () -> {
                 try {
+                    catalog.checkSettings(checked); // refused here, before the cluster holds anything of the log
                     c.create(name, replicas, texts);
                     Wal held = catalog.find(name);
                     if (c.primaryElsewhere(name) == null && held != null) { // led here

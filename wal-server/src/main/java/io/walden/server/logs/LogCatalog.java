@@ -184,6 +184,19 @@ public final class LogCatalog implements AutoCloseable {
         return wal;
     }
 
+    /**
+     * Checks {@code settings} as a creation here would, creating nothing: a cluster checks a new log's settings where
+     * the request arrives, before another server creates the log with them.
+     *
+     * @throws IllegalArgumentException when a setting is refused
+     */
+    public void checkSettings(Map<PerLogSettings.Entry, Object> settings) {
+        inServerTerms(() -> {
+            openStore().checkSettings(PerLogSettings.applier(settings));
+            return null;
+        });
+    }
+
     /** A log just created here or as a replica's copy: its meters bound, its listeners told (replication first). */
     synchronized void adopted(String name, Wal wal) {
         wal.meterBinder().bindTo(registry);
