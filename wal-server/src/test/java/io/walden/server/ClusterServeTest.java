@@ -137,6 +137,10 @@ class ClusterServeTest {
         JsonNode where = JSON.readTree(created.body());
         String primary = where.get("primary").asText();
         assertThat(servers).containsKey(primary);
+        HttpResponse<String> badSettings = post("s2", "/v1/logs",
+                "{\"name\": \"bad\", \"settings\": {\"segment-size\": \"64KiB\", \"max-record-size\": \"1MiB\"}}");
+        assertThat(badSettings.statusCode()).as(badSettings.body()).isEqualTo(400); // refused whole, where it arrived
+        assertThat(JSON.readTree(get("s2", "/admin/cluster").body()).get("logs").has("bad")).isFalse();
         HttpResponse<String> again = post("s3", "/v1/logs", "{\"name\": \"orders\"}");
         assertThat(again.statusCode()).as(again.body()).isEqualTo(409);
         assertThat(JSON.readTree(again.body()).get("error").asText()).isEqualTo("log_exists");
