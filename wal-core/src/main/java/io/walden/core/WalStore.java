@@ -294,16 +294,7 @@ public final class WalStore implements AutoCloseable {
 
     /** Renames a log's directory out of the store and removes it, quietly (a failed creation's cleanup). */
     private void discard(String name, Path dir) {
-        Path doomed = logs.resolve(DELETING + name);
-        try {
-            StoreDirectories.deleteTree(doomed);
-            Files.move(dir, doomed, StandardCopyOption.ATOMIC_MOVE);
-            SegmentFiles.forceDirectory(logs);
-            StoreDirectories.deleteTree(doomed);
-        } catch (IOException e) {
-            LOG.warn("Could not take the failed log {} out of the store (it opens with the store next time): {}", name,
-                    e.toString());
-        }
+        StoreDirectories.discard(logs, dir, logs.resolve(DELETING + name));
     }
 
     /** The log named {@code name}, open; empty when the store has none of that name. */

@@ -1,5 +1,6 @@
 package io.walden.core.internal;
 
+import io.walden.core.internal.segment.SegmentFiles;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -7,6 +8,7 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Comparator;
 import java.util.stream.Stream;
 
@@ -40,6 +42,22 @@ public final class StoreDirectories {
             deleteTree(dir);
         } catch (IOException e) {
             LOG.warn("Could not remove {} (removed at the store's next open): {}", dir, e.toString());
+        }
+    }
+
+    /**
+     * Takes a log's directory {@code dir} out of the store's {@code logs} directory by renaming it to {@code doomed}
+     * (forced: a crash no longer finds it there), then removes it; quietly (a failed creation's cleanup): what is
+     * left opens with the store next time, or is removed then.
+     */
+    public static void discard(Path logs, Path dir, Path doomed) {
+        try {
+            deleteTree(doomed);
+            Files.move(dir, doomed, StandardCopyOption.ATOMIC_MOVE);
+            SegmentFiles.forceDirectory(logs);
+            deleteTree(doomed);
+        } catch (IOException e) {
+            LOG.warn("Could not take {} out of the store (it opens with the store next time): {}", dir, e.toString());
         }
     }
 
