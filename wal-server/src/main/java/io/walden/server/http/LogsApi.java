@@ -25,7 +25,8 @@ import java.util.concurrent.ExecutorService;
  * The logs themselves over HTTP (docs/http-api.md, "Logs"): {@code POST /v1/logs} creates one, {@code GET /v1/logs}
  * lists them, {@code GET}, {@code PATCH} and {@code DELETE /v1/logs/{log}} describe, change and delete one. A creation,
  * change or deletion forces files, so each runs on the admin thread, one at a time, never on an event loop; so do the
- * descriptions, which read every log's status.
+ * descriptions, which read every log's status. In a cluster, a creation waits for the log's placement and asks its
+ * primary for its description on the cluster's own threads ({@link ClusterCatalog#creations()}), not the admin thread.
  *
  * <p>Thread-safety: stateless beyond the catalog it serves.
  */
@@ -83,7 +84,7 @@ public final class LogsApi {
         ClusterCatalog c = cluster;
         if (c != null) {
             int replicas = replicas(settings(body));
-            offLoop(ex, () -> {
+            ApiErrors.offLoop(c.creations(), ex, () -> {
                 try {
                     c.create(name, replicas);
                     Wal held = catalog.find(name);
@@ -100,7 +101,7 @@ public final class LogsApi {
                 } catch (Exception e) {
                     throw new IllegalStateException("could not add log " + name + " to the cluster: " + e.getMessage(), e);
                 }
-            });
+            }, "shutting_down", "the server is stopping");
             return;
         }
         Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", true);
