@@ -2,12 +2,15 @@ package io.walden.server;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.walden.core.Wal;
 import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.replica.StoreReplicaClient;
 import io.walden.replication.transport.EventLoops;
 import io.walden.server.cluster.ClusterAddress;
+import io.walden.server.cluster.ClusterLogSettings;
 import io.walden.server.cluster.ClusterMember;
+import io.walden.server.cluster.ClusterMeters;
 import io.walden.server.cluster.ClusterRoles;
 import io.walden.server.cluster.ClusterSettings;
 import io.walden.server.cluster.ClusterSummary;
@@ -18,6 +21,7 @@ import io.walden.server.cluster.Placement;
 import io.walden.server.cluster.PlacedLogs;
 import io.walden.server.cluster.Role;
 import io.walden.server.cluster.ServerInfo;
+import io.walden.server.config.PerLogSettings;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.ClusterCatalog;
 import io.walden.server.http.LogPaths;
@@ -44,6 +48,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Executor;
@@ -75,6 +80,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     private final String scheme;
     private final CuratorFramework zk;
     private final LogLeadership leadership;
+    private final ClusterLogSettings creationSettings;
     private final PlacedLogs placed;
     private final ClusterRoles roles;
     private final ScheduledExecutorService view = Executors.newSingleThreadScheduledExecutor(
@@ -88,7 +94,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     private volatile Map<String, ClusterSummary.Server> servers = Map.of();
 
     private ClusterNode(ServerConfig config, Wal root, LogCatalog catalog, ReplicationRole role, String scheme,
-                        EventLoops loops) {
+                        EventLoops loops, MeterRegistry registry) {
         ClusterAddress address = ClusterAddress.parse(config.get(CLUSTER));
         this.self = config.name();
         this.scheme = scheme;
@@ -96,19 +102,22 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
                 .sessionTimeoutMs(config.coordinatorSessionTimeoutMillis())
                 .retryPolicy(new ExponentialBackoffRetry(100, 29, 1000)).build();
         zk.start();
-        this.leadership = new LogLeadership(zk, address.clusterPath() + "/PROPERTYSTORE/walden");
+        String base = address.clusterPath() + "/PROPERTYSTORE/walden";
+        this.leadership = new LogLeadership(zk, base);
+        this.creationSettings = new ClusterLogSettings(zk, base);
         ReplicaCopies copies = new ReplicaCopies(catalog, root);
-        this.placed = new PlacedLogs(self, held(catalog), role.server(), leadership, this::replicationAddressOf,
+        this.placed = new PlacedLogs(self, held(catalog, creationSettings), role.server(), leadership,
+                this::replicationAddressOf,
                 (primary, logs) -> StoreReplicaClient.builder(copies, primary, self).only(logs)
                         .secret(config.get(REPLICATION_SECRET)).tls(ReplicationRole.clientTls(config)).eventLoops(loops)
                         .start(), LAG_MILLIS);
-        this.roles = new ClusterRoles(placed);
+        this.roles = new ClusterRoles(placed, new ClusterMeters(registry, placed));
     }
 
     /** Joins the cluster as this server, whose HTTP API is at {@code http} (HOST:PORT) over {@code scheme}. */
     static ClusterNode join(ServerConfig config, Wal root, LogCatalog catalog, ReplicationRole role, String scheme,
-                            String http, EventLoops loops) throws Exception {
-        ClusterNode node = new ClusterNode(config, root, catalog, role, scheme, loops);
+                            String http, EventLoops loops, MeterRegistry registry) throws Exception {
+        ClusterNode node = new ClusterNode(config, root, catalog, role, scheme, loops, registry);
         try {
             InetSocketAddress replication = role.server().address();
             node.member = ClusterMember.join(ClusterAddress.parse(config.get(CLUSTER)), new ServerInfo(config.name(), http,
@@ -123,8 +132,11 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         }
     }
 
-    /** The server's named logs, as the cluster's data work creates, finds and deletes them. */
-    private static HeldLogs held(LogCatalog catalog) {
+    /**
+     * The server's named logs, as the cluster's data work creates, finds and deletes them: a log is created (by the
+     * first server to lead it) with the settings its creation asked for.
+     */
+    private static HeldLogs held(LogCatalog catalog, ClusterLogSettings creationSettings) {
         return new HeldLogs() {
             @Override
             public Set<String> names() {
@@ -140,7 +152,14 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
 
             @Override
             public Wal create(String name) {
-                return catalog.create(name, Map.of());
+                Map<String, String> texts;
+                try {
+                    texts = creationSettings.read(name);
+                } catch (Exception e) {
+                    throw new IllegalStateException("log " + name + "'s settings could not be read from the cluster: "
+                            + e.getMessage(), e);
+                }
+                return catalog.create(name, PerLogSettings.read(texts, "log " + name + "'s settings in the cluster", true));
             }
 
             @Override
@@ -150,7 +169,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         };
     }
 
-    private void refresh() {
+    private synchronized void refresh() { // one at a time: a late reader must not replace a newer view
         try {
             ClusterMember m = member;
             placements = Map.copyOf(m.logs().placements());
@@ -190,12 +209,21 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     }
 
     @Override
+    public SortedSet<String> logNames() {
+        return new TreeSet<>(placements.keySet());
+    }
+
+    @Override
     public boolean isClusterLog(String log) {
         return placements.containsKey(log);
     }
 
     @Override
-    public Map<String, Object> create(String log, int replicas) throws Exception {
+    public Map<String, Object> create(String log, int replicas, Map<String, String> settings) throws Exception {
+        if (member.logs().names().contains(log)) {
+            throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + log + "' exists in the cluster");
+        }
+        creationSettings.write(log, settings); // before Helix places it: its first primary creates it with them
         if (!member.logs().add(log, replicas)) {
             throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + log + "' exists in the cluster");
         }
@@ -253,6 +281,37 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     }
 
     @Override
+    public Map<String, Object> drain(boolean on) {
+        if (on) {
+            boolean elsewhere = servers.values().stream()
+                    .anyMatch(s -> !s.name().equals(self) && s.live() && !s.draining());
+            if (!elsewhere) {
+                throw new LogRefusedException(LogRefusedException.Reason.NO_OTHER_SERVER, "no other live server that is"
+                        + " not draining: this server's logs would have nowhere to go");
+            }
+        }
+        member.drain(on);
+        LOG.info(on ? "Draining: the cluster moves every log off this server" : "No longer draining");
+        refresh();
+        return drainStatus();
+    }
+
+    @Override
+    public Map<String, Object> drainStatus() {
+        refresh(); // now, so that this server's view of the cluster (GET /admin/cluster) agrees with the answer
+        ClusterSummary.Server here = servers.get(self);
+        if (here == null) {
+            throw new IllegalStateException("this server is not registered in the cluster");
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("server", self);
+        out.put("draining", here.draining());
+        out.put("logs", here.copies());
+        out.put("done", here.draining() && here.copies() == 0 && member.isDrained());
+        return out;
+    }
+
+    @Override
     public Map<String, Object> where(String log) {
         Map<String, Object> out = new LinkedHashMap<>();
         Placement p = placements.get(log);
@@ -267,17 +326,29 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     }
 
     @Override
-    public Map<String, Object> status() {
+    public Map<String, Object> overview() {
         Map<String, Object> out = new LinkedHashMap<>();
-        ClusterMember m = member;
-        out.put("cluster", m.address().toString());
+        out.put("cluster", member.address().toString());
         out.put("server", self);
-        out.put("controller", m.isController());
         out.put("servers", servers.values().stream().sorted(Comparator.comparing(ClusterSummary.Server::name))
                 .toList());
         Map<String, Object> logs = new LinkedHashMap<>();
         new TreeMap<>(placements).forEach((name, p) -> {
             Map<String, Object> one = where(name);
+            one.put("moves", p.moves());
+            logs.put(name, one);
+        });
+        out.put("logs", logs);
+        return out;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Map<String, Object> status() {
+        Map<String, Object> out = overview();
+        out.put("controller", member.isController());
+        ((Map<String, Object>) out.get("logs")).forEach((name, value) -> {
+            Map<String, Object> one = (Map<String, Object>) value;
             try {
                 LeadershipRecord record = leadership.read(name);
                 one.put("epoch", record.epoch());
@@ -286,10 +357,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
             } catch (Exception e) {
                 one.put("leadership_error", e.toString());
             }
-            one.put("moves", p.moves());
-            logs.put(name, one);
         });
-        out.put("logs", logs);
         return out;
     }
 

@@ -44,6 +44,7 @@ import io.walden.server.http.CursorApi;
 import io.walden.server.http.DataApi;
 import io.walden.server.http.HeldRecordsApi;
 import io.walden.server.http.HttpRouter;
+import io.walden.server.http.ClusterApi;
 import io.walden.server.http.LogsApi;
 import io.walden.server.http.RequestGate;
 import io.walden.server.http.Routes;
@@ -238,10 +239,13 @@ public final class WaldenServer implements AutoCloseable {
         access = Access.of(TokensFile.of(config), registry);
         tokensFile = TokensFileWatch.start(config, access::replace, registry);
         LogsApi logsApi = new LogsApi(logs, rates, admin);
+        ClusterApi clusterApi = new ClusterApi(admin);
+        AdminApi adminApi = new AdminApi(wal, registry, () -> accepting, admin, replication, group,
+                new Listening(transport.name(), () -> httpUrl, config.tokenRequired()), logs, rates);
         if (config.get(CLUSTER) != null) { // before accepting: a request must find where its log is
             try {
                 cluster = ClusterNode.join(config, wal, logs, replication, tls == null ? "http" : "https",
-                        format(boundAddress()), replicationLoops);
+                        format(boundAddress()), replicationLoops, registry);
             } catch (RuntimeException | InterruptedException e) {
                 throw e;
             } catch (Exception e) {
@@ -249,11 +253,11 @@ public final class WaldenServer implements AutoCloseable {
             }
             served.locateWith(cluster);
             logsApi.inCluster(cluster);
+            clusterApi.inCluster(cluster);
+            adminApi.inCluster(cluster);
         }
-        router = new HttpRouter(Routes.of(data, cursors, logsApi, served, new AdminApi(wal,
-                registry, () -> accepting, admin, replication, group, new Listening(transport.name(), () -> httpUrl,
-                config.tokenRequired()), logs, rates), new HeldRecordsApi(group == null ? null : group::heldLog, admin)),
-                wal.directory(), access);
+        router = new HttpRouter(Routes.of(data, cursors, logsApi, served, adminApi,
+                new HeldRecordsApi(group == null ? null : group::heldLog, admin), clusterApi), wal.directory(), access);
         serverChannel.config().setAutoRead(true); // accept: the router and access every connection needs are set
         started = true;
         accepting = true;

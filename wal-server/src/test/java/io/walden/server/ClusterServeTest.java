@@ -2,6 +2,10 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.client.ApiClient;
+import io.walden.client.api.DataApi;
+import io.walden.client.model.Durability;
+import io.walden.server.cli.WaldenCli;
 import io.walden.server.config.ServerConfig;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
@@ -15,6 +19,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -139,9 +144,35 @@ class ClusterServeTest {
             assertThat(appendWithRetries(through, "order " + i)).as("append %d through %s", i, through).isTrue();
             acknowledged.add("order " + i);
         }
+        String leader = primary;
+        String elsewhere = servers.keySet().stream().filter(s -> !s.equals(leader)).findFirst().orElseThrow();
+        Path lines = Files.writeString(work.resolve("lines.txt"), "from the console 1\nfrom the console 2\n");
+        assertThat(WaldenCli.commandLine().execute("append", "--url", url(elsewhere, ""), "--log", "orders",
+                "--durability", "on", "--file", lines.toString(), "--quiet")).as("walden append through %s", elsewhere)
+                .isZero(); // the console tools follow the 307 to the primary
+        acknowledged.addAll(List.of("from the console 1", "from the console 2"));
+        Path body = Files.writeString(work.resolve("body.bin"), "from the generated client");
+        assertThat(new DataApi(new ApiClient().setBasePath(url(elsewhere, ""))).appendToLog("orders", body.toFile(),
+                Durability.ON, null, null).getLsn()).as("the generated client follows the 307 too").isNotEmpty();
+        acknowledged.add("from the generated client");
         JsonNode cluster = JSON.readTree(get("s2", "/admin/cluster").body());
         assertThat(cluster.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
         assertThat(cluster.get("servers")).hasSize(3);
+        for (String s : servers.keySet()) { // each server lists the log, held there or not, with where it is
+            JsonNode listed = JSON.readTree(get(s, "/v1/logs").body());
+            JsonNode entry = null;
+            for (JsonNode l : listed.get("logs")) {
+                entry = l.get("name").asText().equals("orders") ? l : entry;
+            }
+            for (JsonNode l : listed.get("elsewhere")) {
+                entry = l.get("name").asText().equals("orders") ? l : entry;
+            }
+            assertThat(entry).as("orders in GET /v1/logs at %s: %s", s, listed).isNotNull();
+            assertThat(entry.get("primary").asText()).isEqualTo(primary);
+        }
+        JsonNode status = JSON.readTree(get("s3", "/admin/status").body()).get("cluster"); // the status page's
+        assertThat(status.get("servers")).hasSize(3);
+        assertThat(status.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
 
         servers.remove(primary).close(); // its server stops
         String survivor = servers.keySet().iterator().next();
@@ -152,5 +183,46 @@ class ClusterServeTest {
         for (String s : servers.keySet()) {
             assertThat(records(s, "orders")).as("through %s", s).containsAll(acknowledged).contains("after the stop");
         }
+    }
+
+    @Test
+    void aDrainedServerHandsItsLogsToTheOthersWithEveryRecordAndTheLogKeepsTheSettingsItWasCreatedWith() throws Exception {
+        HttpResponse<String> created = post("s1", "/v1/logs",
+                "{\"name\": \"orders\", \"settings\": {\"replicas\": 2, \"retention-time\": \"7d\"}}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        assertThat(JSON.readTree(created.body()).get("settings").get("retention-time").asText()).isEqualTo("7d");
+        waitUntil(() -> {
+            JsonNode log = JSON.readTree(get("s1", "/admin/cluster").body()).get("logs").get("orders");
+            return log.get("in_sync").size() == 2 && log.get("moves").isEmpty();
+        });
+        List<String> acknowledged = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            assertThat(appendWithRetries("s1", "order " + i)).isTrue();
+            acknowledged.add("order " + i);
+        }
+        String drained = JSON.readTree(get("s1", "/admin/cluster").body()).get("logs").get("orders").get("primary").asText();
+
+        HttpResponse<String> started = post(drained, "/admin/drain", "");
+        assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
+        assertThat(JSON.readTree(started.body()).get("draining").asBoolean()).isTrue();
+        waitUntil(() -> get(drained, "/admin/drain").statusCode() == 200);
+
+        JsonNode done = JSON.readTree(get(drained, "/admin/drain").body());
+        assertThat(done.get("logs").asInt()).isZero();
+        assertThat(done.get("done").asBoolean()).isTrue();
+        JsonNode cluster = JSON.readTree(get(drained, "/admin/cluster").body());
+        JsonNode orders = cluster.get("logs").get("orders");
+        assertThat(orders.get("primary").asText()).isNotEqualTo(drained);
+        assertThat(orders.get("replicas").toString()).doesNotContain(drained);
+        String other = servers.keySet().stream().filter(s -> !s.equals(drained)).findFirst().orElseThrow();
+        assertThat(appendWithRetries(other, "after the drain")).isTrue();
+        assertThat(records(other, "orders")).containsAll(acknowledged).contains("after the drain");
+        JsonNode described = JSON.readTree(get(other, "/v1/logs/orders").body()); // at the new primary, a former replica
+        assertThat(described.get("settings").get("retention-time").asText()).isEqualTo("7d");
+
+        HttpResponse<String> ended = http.send(HttpRequest.newBuilder(URI.create(url(drained, "/admin/drain")))
+                .timeout(Duration.ofSeconds(30)).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(ended.statusCode()).as(ended.body()).isEqualTo(200);
+        assertThat(JSON.readTree(ended.body()).get("draining").asBoolean()).isFalse();
     }
 }

@@ -11,6 +11,7 @@ import io.walden.replication.primary.ReplicationServer;
 import io.walden.server.ReplicationRole;
 import io.walden.server.group.FailoverController;
 import io.walden.server.logs.LogCatalog;
+import io.walden.server.http.ClusterCatalog;
 import io.walden.server.http.Exchange;
 import io.walden.server.http.HttpResponses;
 
@@ -55,6 +56,11 @@ public final class AdminApi {
         this.accepting = accepting;
         this.blocking = blocking;
         this.role = role;
+    }
+
+    /** From now on the status shows the cluster this server is part of ({@code "cluster"}), as it sees it. */
+    public void inCluster(ClusterCatalog cluster) {
+        report.inCluster(cluster);
     }
 
     /** GET / : the live status page, with the status of the moment in it ({@link StatusPage}). */

@@ -17,6 +17,7 @@ import io.walden.server.BuildInfo;
 import io.walden.server.Following;
 import io.walden.server.ReplicationRole;
 import io.walden.server.group.FailoverController;
+import io.walden.server.http.ClusterCatalog;
 import io.walden.server.http.CursorApi;
 import io.walden.server.logs.LogCatalog;
 
@@ -46,6 +47,8 @@ final class StatusReport {
     private final Listening listening;
     private final LogCatalog logs;
     private final AppendRates rates;
+    /** The cluster this server is part of, or null. */
+    private volatile ClusterCatalog cluster;
 
     StatusReport(Wal wal, PrometheusMeterRegistry registry, ReplicationRole role, FailoverController group, Listening listening,
                  LogCatalog logs, AppendRates rates) {
@@ -56,6 +59,10 @@ final class StatusReport {
         this.role = role;
         this.group = group;
         this.listening = listening;
+    }
+
+    void inCluster(ClusterCatalog cluster) {
+        this.cluster = cluster;
     }
 
     /** The status, with failure texts passed through {@code redact} (which hides secrets from a caller). */
@@ -150,6 +157,8 @@ final class StatusReport {
         }
         s.put("replication_slots", slots);
         s.put("group", group == null ? null : group.status());
+        ClusterCatalog c = cluster;
+        s.put("cluster", c == null ? null : c.overview());
         return s;
     }
 

@@ -6,6 +6,7 @@ import org.apache.helix.HelixDataAccessor;
 import org.apache.helix.HelixException;
 import org.apache.helix.HelixManager;
 import org.apache.helix.PropertyKey;
+import org.apache.helix.constants.InstanceConstants;
 import org.apache.helix.controller.rebalancer.waged.WagedRebalancer;
 import org.apache.helix.model.ExternalView;
 import org.apache.helix.model.IdealState;
@@ -179,7 +180,8 @@ public final class ClusterLogs {
             servers.add(new ClusterSummary.Server(name, live.contains(name),
                     config.getRecord().getSimpleField(ClusterSetup.HTTP_ADDRESS),
                     config.getRecord().getSimpleField(ClusterSetup.REPLICATION_ADDRESS),
-                    c[Role.PRIMARY.ordinal()], c[Role.REPLICA.ordinal()], c[Role.ERROR.ordinal()]));
+                    c[Role.PRIMARY.ordinal()], c[Role.REPLICA.ordinal()], c[Role.ERROR.ordinal()],
+                    config.getInstanceOperation().getOperation() == InstanceConstants.InstanceOperation.EVACUATE));
         }
         servers.sort((a, b) -> a.name().compareTo(b.name()));
         LiveInstance leader = accessor.getProperty(keys().controllerLeader());

@@ -2,6 +2,7 @@ package io.walden.server.cluster;
 
 import org.apache.helix.HelixManager;
 import org.apache.helix.SystemPropertyKeys;
+import org.apache.helix.constants.InstanceConstants;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,6 +88,23 @@ public final class ClusterMember implements AutoCloseable {
     /** Whether this server runs the cluster's Helix controller now. */
     public boolean isController() {
         return manager.isConnected() && manager.isLeader();
+    }
+
+    /**
+     * Starts ({@code true}) or ends this server's drain (docs/cluster.md, "Draining a server"): Helix's EVACUATE
+     * operation on it, which places no copy here and moves each copy it holds to another server: a replica is placed
+     * elsewhere before this one goes, a primary is handed over (a planned MASTER→SLAVE here). The operation is kept in
+     * the server's Helix config: a drained server that restarts stays drained until it is ended.
+     */
+    public void drain(boolean on) {
+        manager.getClusterManagmentTool().setInstanceOperation(address.clusterName(), self.name(),
+                on ? InstanceConstants.InstanceOperation.EVACUATE : InstanceConstants.InstanceOperation.ENABLE,
+                on ? "POST /admin/drain" : "DELETE /admin/drain");
+    }
+
+    /** Whether this server is drained: it is draining, holds no log and has no transition pending. */
+    public boolean isDrained() {
+        return manager.getClusterManagmentTool().isEvacuateFinished(address.clusterName(), self.name());
     }
 
     /** The cluster's logs: add, resize, remove, read where they are. */

@@ -31,13 +31,15 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
     static final long HANDOVER_MILLIS = 10_000;
 
     private final PlacedLogs placed;
+    private final ClusterMeters meters;
     /** The logs Helix wants replicated here (REPLICA), which follow their record's primary. */
     private final Set<String> replicas = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(
             WaldenThreads.named("walden-cluster-watch"));
 
-    public ClusterRoles(PlacedLogs placed) {
+    public ClusterRoles(PlacedLogs placed, ClusterMeters meters) {
         this.placed = placed;
+        this.meters = meters;
         watch.scheduleWithFixedDelay(this::repoint, WATCH_MILLIS, WATCH_MILLIS, TimeUnit.MILLISECONDS);
     }
 
@@ -49,6 +51,7 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
     @Override
     public void becomeReplica(String log) throws InterruptedException {
         replicas.add(log);
+        meters.placedReplica();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(HANDOVER_MILLIS);
         repoint(log);
         while (!placed.isStreaming(log) && System.nanoTime() < deadline && replicas.contains(log)) {
@@ -63,7 +66,7 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
         replicas.remove(log); // the watch no longer points it at the old primary
         while (true) {
             try {
-                placed.lead(log);
+                meters.led(placed.lead(log));
                 return;
             } catch (LeadershipRefusedException e) {
                 replicas.add(log); // go on following meanwhile: it may catch up
@@ -80,6 +83,7 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
     @Override
     public void stepDown(String log) throws Exception {
         placed.stepDown(log, HANDOVER_MILLIS);
+        meters.handedOver();
         replicas.add(log);
         repoint(log);
     }
@@ -94,6 +98,7 @@ public final class ClusterRoles implements LogRoles, AutoCloseable {
     public void drop(String log) {
         replicas.remove(log);
         placed.drop(log);
+        meters.dropped();
     }
 
     @Override

@@ -25,9 +25,16 @@ public record ClusterSummary(String cluster, String controller, int logs, List<S
      * @param primaries          the logs it leads now
      * @param replicas           the logs it follows now
      * @param errors             the logs in ERROR on it (a refused or failed transition)
+     * @param draining           whether it is being drained ({@code POST /admin/drain}): Helix places nothing on it and
+     *                           moves what it holds elsewhere
      */
     public record Server(String name, boolean live, String httpAddress, String replicationAddress,
-                         int primaries, int replicas, int errors) {
+                         int primaries, int replicas, int errors, boolean draining) {
+
+        /** The copies of logs it holds now, in any role. */
+        public int copies() {
+            return primaries + replicas + errors;
+        }
     }
 
     public long liveServers() {

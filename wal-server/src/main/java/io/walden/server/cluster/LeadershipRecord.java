@@ -18,14 +18,16 @@ import java.util.TreeSet;
  *
  * @param epoch   the log's epoch, as in its {@code walden.history} (0 for a record not yet written)
  * @param primary the primary's server name ({@code --name}); null for a record not yet written
- * @param inSync  the in-sync servers, the primary among them, sorted
- * @param version ZooKeeper's version of the node when read (-1 for a record not yet written)
+ * @param inSync      the in-sync servers, the primary among them, sorted
+ * @param steppedDown whether the primary stepped down in a planned hand-over (Helix's MASTER→SLAVE): the next primary
+ *                    takes over without a failover
+ * @param version     ZooKeeper's version of the node when read (-1 for a record not yet written)
  */
-public record LeadershipRecord(int epoch, String primary, Set<String> inSync, int version) {
+public record LeadershipRecord(int epoch, String primary, Set<String> inSync, boolean steppedDown, int version) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** The record of a log no server has led yet. */
-    static final LeadershipRecord NONE = new LeadershipRecord(0, null, Set.of(), -1);
+    static final LeadershipRecord NONE = new LeadershipRecord(0, null, Set.of(), false, -1);
 
     public LeadershipRecord {
         inSync = Collections.unmodifiableSortedSet(new TreeSet<>(inSync));
@@ -47,6 +49,7 @@ public record LeadershipRecord(int epoch, String primary, Set<String> inSync, in
         n.put("primary", primary);
         ArrayNode servers = n.putArray("in_sync");
         new TreeSet<>(inSync).forEach(servers::add);
+        n.put("stepped_down", steppedDown);
         try {
             return JSON.writeValueAsBytes(n);
         } catch (IOException e) {
@@ -60,7 +63,8 @@ public record LeadershipRecord(int epoch, String primary, Set<String> inSync, in
             JsonNode n = JSON.readTree(bytes);
             Set<String> inSync = new TreeSet<>();
             n.get("in_sync").forEach(s -> inSync.add(s.asText()));
-            return new LeadershipRecord(n.get("epoch").asInt(), n.get("primary").asText(), inSync, version);
+            return new LeadershipRecord(n.get("epoch").asInt(), n.get("primary").asText(), inSync,
+                    n.path("stepped_down").asBoolean(false), version);
         } catch (IOException | RuntimeException e) {
             throw new IllegalArgumentException("not a Walden leadership record: " + e.getMessage(), e);
         }

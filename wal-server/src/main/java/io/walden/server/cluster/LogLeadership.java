@@ -77,7 +77,7 @@ public final class LogLeadership {
         }
         Set<String> inSync = seen.isNone() ? Set.of(self) : seen.inSync();
         LeadershipRecord next = write(log, new LeadershipRecord(Math.max(seen.epoch() + 1, atLeastEpoch), self, inSync,
-                seen.version()));
+                false, seen.version()));
         LOG.info("Log {}: {} leads in epoch {} (in sync: {})", log, self, next.epoch(), next.inSync());
         return next;
     }
@@ -97,7 +97,7 @@ public final class LogLeadership {
         if (!inSync.remove(replica)) {
             return now;
         }
-        LeadershipRecord next = write(log, new LeadershipRecord(epoch, self, inSync, now.version()));
+        LeadershipRecord next = write(log, new LeadershipRecord(epoch, self, inSync, now.steppedDown(), now.version()));
         LOG.warn("Log {}: {} is no longer in sync (in sync: {})", log, replica, next.inSync());
         return next;
     }
@@ -114,12 +114,25 @@ public final class LogLeadership {
         if (!inSync.add(replica)) {
             return now;
         }
-        LeadershipRecord next = write(log, new LeadershipRecord(epoch, self, inSync, now.version()));
+        LeadershipRecord next = write(log, new LeadershipRecord(epoch, self, inSync, now.steppedDown(), now.version()));
         LOG.info("Log {}: {} is in sync (in sync: {})", log, replica, next.inSync());
         return next;
     }
 
-    /** Removes log {@code log}'s records (the log was deleted from the cluster). */
+    /**
+     * The primary {@code self}, in epoch {@code epoch}, records that it stepped down in a planned hand-over, after it
+     * added the replicas that hold its end to the in-sync set: whichever of them leads next takes over without a
+     * failover ({@code walden.cluster.failovers} counts the others).
+     *
+     * @throws LeadershipRefusedException when {@code self} no longer leads in that epoch
+     */
+    public LeadershipRecord stepDown(String log, String self, int epoch) throws Exception {
+        LeadershipRecord now = leading(log, self, epoch);
+        return now.steppedDown() ? now
+                : write(log, new LeadershipRecord(epoch, self, now.inSync(), true, now.version()));
+    }
+
+    /** Removes log {@code log}'s nodes: its record and its creation settings (the log was deleted from the cluster). */
     public void delete(String log) throws Exception {
         try {
             client.delete().deletingChildrenIfNeeded().forPath(base + "/logs/" + log);
@@ -149,6 +162,6 @@ public final class LogLeadership {
                  | KeeperException.NoNodeException e) {
             throw new LeadershipRefusedException("log " + log + ": the leadership record changed meanwhile; read it again");
         }
-        return new LeadershipRecord(next.epoch(), next.primary(), next.inSync(), next.version() + 1);
+        return new LeadershipRecord(next.epoch(), next.primary(), next.inSync(), next.steppedDown(), next.version() + 1);
     }
 }

@@ -40,6 +40,13 @@ public final class PlacedLogs implements AutoCloseable {
         StoreReplicaClient start(InetSocketAddress primary, Set<String> logs);
     }
 
+    /**
+     * A lead taken: its epoch, and whether it was a failover: the log had a primary before, which did not step down in a
+     * planned hand-over (its server died, was cut off, or restarted).
+     */
+    public record Led(Epoch epoch, boolean failover) {
+    }
+
     private final String self;
     private final HeldLogs store;
     private final ReplicationServer endpoint;
@@ -84,11 +91,11 @@ public final class PlacedLogs implements AutoCloseable {
      * received is forced), claims its leadership record, and only then takes appends, in the record's epoch. A log no
      * server led yet is created here.
      *
-     * @return the epoch it leads in
+     * @return the epoch it leads in, and whether it took the log over in a failover
      * @throws LeadershipRefusedException when the record refuses (not in sync; the record changed meanwhile; led before
      *                                    but not held here): the log takes no appends here
      */
-    public synchronized Epoch lead(String log) throws Exception {
+    public synchronized Led lead(String log) throws Exception {
         LeadershipRecord before = leadership.read(log);
         if (!before.isNone() && !before.isInSync(self)) { // refused while it still follows: it may yet catch up
             throw new LeadershipRefusedException("log " + log + ": " + self + " is not in sync (in sync: "
@@ -108,8 +115,10 @@ public final class PlacedLogs implements AutoCloseable {
         endpoint.refreshLogs();
         led.put(log, claimed);
         Epoch epoch = wal.replication().promote(claimed.epoch());
-        LOG.info("Leading log {} in epoch {} (in sync: {})", log, epoch.number(), claimed.inSync());
-        return epoch;
+        boolean failover = !seen.isNone() && !seen.steppedDown();
+        LOG.info("Leading log {} in epoch {} (in sync: {}){}", log, epoch.number(), claimed.inSync(),
+                failover ? ", a failover from " + seen.primary() + " in epoch " + seen.epoch() : "");
+        return new Led(epoch, failover);
     }
 
     /**
@@ -157,6 +166,9 @@ public final class PlacedLogs implements AutoCloseable {
         wal.replication().pauseAppends("log " + log + " is being handed to another server: write to its primary");
         try {
             record = handOver(log, wal, record, waitMillis);
+            record = leadership.stepDown(log, self, record.epoch());
+        } catch (LeadershipRefusedException deposed) {
+            LOG.warn("Log {} was led by another server as it stepped down: {}", log, deposed.getMessage());
         } finally {
             stopLeading(log);
         }
@@ -238,6 +250,16 @@ public final class PlacedLogs implements AutoCloseable {
             endpoint.refreshLogs();
             LOG.info("Dropped this server's copy of log {}", log);
         }
+    }
+
+    /** How many logs this server leads now; without the lock (a gauge reads it). */
+    int ledCount() {
+        return led.size();
+    }
+
+    /** How many logs this server follows now; without the lock (a gauge reads it). */
+    int followedCount() {
+        return followedFrom.size();
     }
 
     /** Whether this server leads log {@code log} now; without the lock, for every request that names a log. */

@@ -1,6 +1,9 @@
 package io.walden.server.http;
 
+import io.walden.server.logs.LogRefusedException;
+
 import java.util.Map;
+import java.util.SortedSet;
 import java.util.concurrent.Executor;
 
 /**
@@ -11,14 +14,18 @@ import java.util.concurrent.Executor;
  * <p>Thread-safety: any thread; {@link #primaryElsewhere} and {@link #where} answer from memory, never waiting.
  */
 public interface ClusterCatalog extends ServedLogs.PrimaryLocator {
+    /** The cluster's logs, held here or not, sorted by name (from memory). */
+    SortedSet<String> logNames();
+
     /** Whether {@code log} is one of the cluster's logs (placed by it), held here or not. */
     boolean isClusterLog(String log);
 
     /**
-     * Adds {@code log} to the cluster with {@code replicas} copies (its primary included), and returns once a server
-     * leads it: {@link #where} it is.
+     * Adds {@code log} to the cluster with {@code replicas} copies (its primary included) and its own {@code settings}
+     * (per-log settings by name, as texts: the server that first leads it creates it with them, and its replicas take
+     * them from it), and returns once a server leads it: {@link #where} it is.
      */
-    Map<String, Object> create(String log, int replicas) throws Exception;
+    Map<String, Object> create(String log, int replicas, Map<String, String> settings) throws Exception;
 
     /** Removes {@code log} from the cluster: every server drops its copy. False when there was no such log. */
     boolean delete(String log) throws Exception;
@@ -39,6 +46,23 @@ public interface ClusterCatalog extends ServedLogs.PrimaryLocator {
 
     /** {@code {"primary": NAME, "replicas": [NAME, ...]}}: the servers' names ({@code --name}). */
     Map<String, Object> where(String log);
+
+    /**
+     * Starts ({@code true}) or ends this server's drain: every log it holds moves to other servers, and none is placed
+     * here while it lasts. Answers {@code {"server": NAME, "draining": bool, "logs": COPIES_HELD, "done": bool}}.
+     *
+     * @throws LogRefusedException ({@code no_other_server}) when a drain would find no live server to move logs to
+     */
+    Map<String, Object> drain(boolean on) throws Exception;
+
+    /** This server's drain, as {@link #drain} answers it, without changing it. */
+    Map<String, Object> drainStatus() throws Exception;
+
+    /**
+     * The cluster at a glance, from this server's memory (refreshed every quarter second; never waits on ZooKeeper), for
+     * the status: {@code {"cluster", "server", "servers": [...], "logs": {LOG: {"primary", "replicas", "moves"}}}}.
+     */
+    Map<String, Object> overview();
 
     /**
      * The cluster as this server sees it: its servers, and each log's placement, leadership record (epoch, leader, in

@@ -53,18 +53,41 @@ public final class LogsApi {
         this.cluster = cluster;
     }
 
-    /** GET /v1/logs: every log the request's token may use ({@link Exchange#grant()}), {@code default} first. */
+    /**
+     * GET /v1/logs: every log the request's token may use ({@link Exchange#grant()}), {@code default} first. In a
+     * cluster, each log held here says where its primary and replicas are, and {@code elsewhere} lists the cluster's
+     * logs this server holds no copy of, with where they are.
+     */
     void list(Exchange ex) {
         Grant grant = ex.grant();
+        ClusterCatalog c = cluster;
         offLoop(ex, () -> {
             List<Map<String, Object>> logs = new ArrayList<>();
             for (String name : catalog.names()) {
                 Wal wal = grant.permitsLog(name) ? catalog.find(name) : null;
                 if (wal != null) { // else not the token's, or deleted since the names were read
-                    logs.add(LogDescriptions.summary(name, wal, rates));
+                    Map<String, Object> summary = LogDescriptions.summary(name, wal, rates);
+                    if (c != null && c.isClusterLog(name)) {
+                        summary = new LinkedHashMap<>(summary);
+                        summary.putAll(c.where(name));
+                    }
+                    logs.add(summary);
                 }
             }
-            ex.json(HttpResponseStatus.OK, Map.of("logs", logs));
+            if (c == null) {
+                ex.json(HttpResponseStatus.OK, Map.of("logs", logs));
+                return;
+            }
+            List<Map<String, Object>> elsewhere = new ArrayList<>();
+            for (String name : c.logNames()) {
+                if (grant.permitsLog(name) && catalog.find(name) == null) {
+                    Map<String, Object> one = new LinkedHashMap<>();
+                    one.put("name", name);
+                    one.putAll(c.where(name));
+                    elsewhere.add(one);
+                }
+            }
+            ex.json(HttpResponseStatus.OK, Map.of("logs", logs, "elsewhere", elsewhere));
         });
     }
 
@@ -83,10 +106,12 @@ public final class LogsApi {
         }
         ClusterCatalog c = cluster;
         if (c != null) {
-            int replicas = replicas(settings(body));
+            Map<String, String> texts = settings(body);
+            int replicas = replicas(texts);
+            PerLogSettings.read(texts, "settings", true); // refused here, before the cluster holds anything of the log
             ApiErrors.offLoop(c.creations(), ex, () -> {
                 try {
-                    c.create(name, replicas);
+                    c.create(name, replicas, texts);
                     Wal held = catalog.find(name);
                     if (c.primaryElsewhere(name) == null && held != null) { // led here
                         Map<String, Object> described = new LinkedHashMap<>(LogDescriptions.describe(name, held, rates, true));
@@ -177,16 +202,6 @@ public final class LogsApi {
         });
     }
 
-    /** GET /admin/cluster: the servers, and each log's placement and moves in flight; 404 outside a cluster. */
-    void cluster(Exchange ex) {
-        ClusterCatalog c = cluster;
-        if (c == null) {
-            ex.error(HttpResponseStatus.NOT_FOUND, "not_in_a_cluster", "this server is not part of a cluster (--cluster)");
-            return;
-        }
-        offLoop(ex, () -> ex.json(HttpResponseStatus.OK, c.status())); // reads each log's record in ZooKeeper
-    }
-
     private Wal existing(String name) {
         Wal wal = catalog.find(name);
         if (wal == null) {
@@ -218,25 +233,22 @@ public final class LogsApi {
     }
 
     /**
-     * A cluster log's copies ({@code replicas}, the primary included; default 3, fewer when fewer servers are live):
-     * the only setting a creation in a cluster takes. The others are changed afterwards at the log's primary
-     * ({@code PATCH}), which tells its replicas.
+     * A cluster log's copies ({@code replicas}, the primary included; default 3, fewer when fewer servers are live),
+     * taken out of {@code settings}: the others are the log's own, as outside a cluster.
      */
     private static int replicas(Map<String, String> settings) {
-        int replicas = 3;
-        for (Map.Entry<String, String> e : settings.entrySet()) {
-            if (!e.getKey().equals("replicas")) {
-                throw new IllegalArgumentException("in a cluster, a log is created with its replicas only: set "
-                        + e.getKey() + " afterwards with PATCH /v1/logs/{log}");
-            }
-            try {
-                replicas = Integer.parseInt(e.getValue());
-            } catch (NumberFormatException | NullPointerException n) {
-                replicas = 0;
-            }
-            if (replicas < 1 || replicas > 16) {
-                throw new IllegalArgumentException("settings.replicas must be a whole number from 1 to 16, not " + e.getValue());
-            }
+        String text = settings.remove("replicas");
+        if (text == null) {
+            return 3;
+        }
+        int replicas;
+        try {
+            replicas = Integer.parseInt(text);
+        } catch (NumberFormatException n) {
+            replicas = 0;
+        }
+        if (replicas < 1 || replicas > 16) {
+            throw new IllegalArgumentException("settings.replicas must be a whole number from 1 to 16, not " + text);
         }
         return replicas;
     }

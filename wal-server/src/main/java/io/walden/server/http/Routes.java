@@ -58,7 +58,7 @@ public final class Routes {
      * ({@link ServedLogs}), the same parameters and answers on every log.
      */
     public static Routes of(DataApi data, CursorApi cursors, LogsApi logs, ServedLogs served, AdminApi admin,
-                            HeldRecordsApi held) {
+                            HeldRecordsApi held, ClusterApi cluster) {
         Set<String> appendParams = Set.of("durability", "type", "compression");
         Set<String> readParams = Set.of("from", "from_time", "cursor", "limit", "wait_ms", "visibility");
         Set<String> streamParams = Set.of("from", "from_time", "cursor", "visibility");
@@ -69,7 +69,10 @@ public final class Routes {
                 probe(GET, "/metrics", Route.Kind.FREE, admin::metrics),
                 readOnly(GET, "/admin/status", Route.Kind.OTHER, admin::status),
                 readOnly(GET, "/admin/segments", Route.Kind.OTHER, admin::segments),
-                route(ADMIN, GET, "/admin/cluster", Route.Kind.OTHER, Set.of(), logs::cluster),
+                route(ADMIN, GET, "/admin/cluster", Route.Kind.OTHER, Set.of(), cluster::status),
+                route(ADMIN, POST, "/admin/drain", Route.Kind.OTHER, Set.of(), cluster::drain),
+                route(ADMIN, GET, "/admin/drain", Route.Kind.OTHER, Set.of(), cluster::drainStatus),
+                route(ADMIN, DELETE, "/admin/drain", Route.Kind.OTHER, Set.of(), cluster::undrain),
                 readOnly(GET, "/v1/openapi.json", Route.Kind.OTHER, ApiDocument::serve),
                 records(POST, LogPaths.DEFAULT.records(), appendParams, data::append),
                 route(READ, GET, LogPaths.DEFAULT.records(), Route.Kind.OTHER, readParams, data::read),

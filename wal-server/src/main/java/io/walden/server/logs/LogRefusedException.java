@@ -17,6 +17,8 @@ public final class LogRefusedException extends RuntimeException {
         DEFAULT_LOG(409, "default_log"),
         /** A replica: its logs are its primary's, created, changed and deleted there. */
         FOLLOWING(409, "not_a_primary"),
+        /** A drain of the only live server of a cluster: its logs would have nowhere to go. */
+        NO_OTHER_SERVER(409, "no_other_server"),
         /** The server is stopping: no log is created any more. */
         STOPPING(503, "shutting_down");
 

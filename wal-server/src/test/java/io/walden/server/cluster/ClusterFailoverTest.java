@@ -7,6 +7,7 @@ import io.walden.core.Wal;
 import io.walden.core.WalConfig;
 import io.walden.core.WalStore;
 import io.walden.core.WalStoreConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.walden.replication.primary.ReplicationServer;
 import io.walden.replication.replica.ReplicaLogs;
 import io.walden.replication.replica.StoreReplicaClient;
@@ -45,6 +46,8 @@ class ClusterFailoverTest {
     private TestingServer zk;
     private ClusterAddress address;
     private final Map<String, Node> nodes = new TreeMap<>();
+    /** Every node started, closed ones too: their meters are read at the end. */
+    private final List<Node> everNode = new ArrayList<>();
 
     /** One server of the cluster. */
     private final class Node implements AutoCloseable {
@@ -56,6 +59,7 @@ class ClusterFailoverTest {
         final PlacedLogs placed;
         final ClusterRoles roles;
         final ClusterMember member;
+        final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
         Node(String name) throws Exception {
             this.name = name;
@@ -70,10 +74,11 @@ class ClusterFailoverTest {
                     new LogLeadership(zkClient, address.clusterPath() + "/PROPERTYSTORE/walden"), this::replicationAddressOf,
                     (primary, logs) -> StoreReplicaClient.builder(ReplicaLogs.of(root, store, null), primary, name)
                             .only(logs).statusIntervalMillis(100).start(), 2000);
-            roles = new ClusterRoles(placed);
+            roles = new ClusterRoles(placed, new ClusterMeters(meters, placed));
             member = ClusterMember.join(address, new ServerInfo(name, "127.0.0.1:1", "127.0.0.1:"
                     + endpoint.address().getPort()), roles, ClusterSettings.DEFAULTS);
             nodes.put(name, this);
+            everNode.add(this);
         }
 
         private InetSocketAddress replicationAddressOf(String server) {
@@ -189,5 +194,32 @@ class ClusterFailoverTest {
                 .containsAll(acknowledged);
         appendAtItsLeader("orders", "after the failover"); // once the lost server is dropped from the in-sync set
         waitUntil(() -> record("orders").inSync().size() == 2 && !record("orders").inSync().contains(first.name));
+    }
+
+    @Test
+    void onlyALeadTakenFromAPrimaryThatDidNotStepDownCountsAsAFailover() throws Exception {
+        new Node("s1");
+        new Node("s2");
+        new Node("s3");
+        nodes.get("s1").member.logs().add("orders", 2);
+        waitUntil(() -> record("orders").inSync().size() == 2);
+        Node first = settledLeaderOf("orders");
+        appendAtItsLeader("orders", "before");
+        assertThat(count("walden.cluster.failovers")).as("a new log, then any planned hand-overs").isZero();
+        assertThat(count("walden.cluster.placements", "role", "replica")).isGreaterThanOrEqualTo(2);
+
+        first.close(); // its session ends without a hand-over, as when its process dies
+
+        waitUntil(() -> !first.name.equals(record("orders").primary()));
+        settledLeaderOf("orders");
+        appendAtItsLeader("orders", "after");
+        assertThat(count("walden.cluster.failovers")).isEqualTo(1);
+        assertThat(count("walden.cluster.placements", "role", "primary")).as("the first lead, the failover")
+                .isGreaterThanOrEqualTo(2);
+    }
+
+    /** The counter summed over every node started in the test. */
+    private double count(String name, String... tags) {
+        return everNode.stream().mapToDouble(n -> n.meters.get(name).tags(tags).counter().count()).sum();
     }
 }

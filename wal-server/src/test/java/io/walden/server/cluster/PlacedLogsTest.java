@@ -161,7 +161,7 @@ class PlacedLogsTest {
         Server a = new Server("a");
         Server b = new Server("b");
         Server c = new Server("c");
-        int first = a.placed.lead("orders").number();
+        int first = a.placed.lead("orders").epoch().number();
         b.placed.follow("orders", "a");
         c.placed.follow("orders", "a");
         waitUntil(() -> record("orders").inSync().size() == 3);
