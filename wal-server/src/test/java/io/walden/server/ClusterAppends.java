@@ -139,6 +139,25 @@ final class ClusterAppends implements AutoCloseable {
         return acks(log).stream().filter(a -> a.sentNanos() - nanos > 0).findFirst();
     }
 
+    /**
+     * The longest any log's client waited, between {@code from} and {@code to}, from one acknowledgement to the next (or
+     * to {@code to}, or from {@code from}), in milliseconds: how long appends were held up.
+     */
+    long longestWait(long from, long to) {
+        long longest = 0;
+        for (String log : acks.keySet()) {
+            long previous = from;
+            for (Ack a : acks(log)) {
+                if (a.ackNanos() - from > 0 && a.ackNanos() - to < 0) {
+                    longest = Math.max(longest, a.ackNanos() - previous);
+                    previous = a.ackNanos();
+                }
+            }
+            longest = Math.max(longest, to - previous);
+        }
+        return TimeUnit.NANOSECONDS.toMillis(longest);
+    }
+
     /** Waits until every log has an acknowledgement of an append begun after {@code nanos}. */
     void awaitEveryLogAcknowledgedAfter(long nanos, int seconds) throws Exception {
         try {

@@ -2,8 +2,6 @@ package io.walden.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.walden.core.Lsn;
-import io.walden.core.WrittenSegments;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
@@ -20,9 +18,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -33,7 +28,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
 import static io.walden.core.Eventually.holdsWithin;
 import static io.walden.core.Eventually.waitUntil;
@@ -57,11 +51,16 @@ class ClusterKillLoopIT {
     private static final int LOGS = Integer.getInteger("walden.cluster.logs", 12);
     private static final int KILLS = Integer.getInteger("walden.cluster.kills", 3);
     private static final long LOOP_SECONDS = Long.getLong("walden.cluster.loopSeconds", 0);
-    /** The session timeout the servers ask for; ZooKeeper ticks every 300 ms here and grants 0.6 to 6 s. */
+    /** A fourth server joins and is drained after every this many kills (0: once, after the last). */
+    private static final int JOIN_EVERY = Integer.getInteger("walden.cluster.joinEvery", 0);
+    /** The session timeout the servers ask for; ZooKeeper grants 2 to 20 of its ticks. */
     private static final int SESSION_MS = Integer.getInteger("walden.cluster.sessionMs", 3000);
-    private static final int TICK_MS = 300;
+    /** ZooKeeper's tick: 300 ms (it expires sessions to within a tick), longer only if the session asked needs it. */
+    private static final int TICK_MS = Math.max(300, (SESSION_MS + 19) / 20);
     private static final List<String> FIRST_THREE = List.of("a", "b", "c");
     private static final String JOINING = "d";
+    /** The longest a planned hand-over pauses a log's appends (docs/cluster.md, PlacedLogs.stepDown's wait). */
+    private static final long HANDOVER_MILLIS = 10_000;
 
     @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path work;
@@ -74,12 +73,14 @@ class ClusterKillLoopIT {
     };
     private TestingServer zk;
     private ClusterProcesses servers;
+    private ClusterChecks checks;
     private final long started = System.nanoTime();
 
     @BeforeEach
     void startZooKeeper() throws Exception {
         zk = new TestingServer(new InstanceSpec(work.resolve("zk").toFile(), -1, -1, -1, false, 1, TICK_MS, 100), true);
         servers = new ClusterProcesses(work, zk.getConnectString(), SESSION_MS);
+        checks = new ClusterChecks(servers);
     }
 
     @AfterEach
@@ -91,8 +92,10 @@ class ClusterKillLoopIT {
     @Test
     void keepsEveryAcknowledgedRecordWithOneLeaderPerEpochThroughKillsAndAJoiningServer() throws Exception {
         long seed = Long.getLong("walden.cluster.seed", System.nanoTime());
-        System.out.printf("ClusterKillLoopIT: %d logs of 2 copies, at least %d kills over at least %d s, %d ms sessions, "
-                + "seed %d (-Dwalden.cluster.seed=%d repeats the choices)%n", LOGS, KILLS, LOOP_SECONDS, SESSION_MS, seed, seed);
+        System.out.printf("ClusterKillLoopIT: %d logs of 2 copies, at least %d kills over at least %d s, a server joining "
+                + "and drained %s, %d ms sessions, seed %d (-Dwalden.cluster.seed=%d repeats the choices)%n", LOGS, KILLS,
+                LOOP_SECONDS, JOIN_EVERY == 0 ? "at the end" : "every " + JOIN_EVERY + " kills and at the end", SESSION_MS,
+                seed, seed);
         Random random = new Random(seed);
         for (String name : FIRST_THREE) {
             servers.add(name);
@@ -103,7 +106,7 @@ class ClusterKillLoopIT {
         List<String> logs = createLogs();
         phase("logs created");
         Set<String> running = new TreeSet<>(FIRST_THREE);
-        awaitSettled(logs, running);
+        checks.awaitSettled(logs, running);
         phase("logs settled");
         FailoverTimes times = new FailoverTimes();
         long began = System.nanoTime();
@@ -114,10 +117,13 @@ class ClusterKillLoopIT {
                 while (times.kills() < KILLS || System.nanoTime() - began < TimeUnit.SECONDS.toNanos(LOOP_SECONDS)) {
                     String victim = FIRST_THREE.get(random.nextInt(FIRST_THREE.size()));
                     times.add(killAndRestart(victim, random, logs, running, load, watch));
+                    if (JOIN_EVERY > 0 && times.kills() % JOIN_EVERY == 0) {
+                        times.add(joinAndDrain(logs, running, load));
+                    }
                 }
-                joinFourthServer(logs, running, load);
-                phase("fourth server joined");
-                awaitSettled(logs, running);
+                times.add(joinAndDrain(logs, running, load));
+                phase("fourth server joined and drained");
+                checks.awaitSettled(logs, running);
                 phase("settled");
                 load.awaitEveryLogAcknowledgedAfter(System.nanoTime(), 30);
             } finally {
@@ -130,11 +136,11 @@ class ClusterKillLoopIT {
             }
             record(times);
             assertThat(watch.violations()).as("leadership records over time").isEmpty();
-            assertBalanced(running);
+            checks.assertBalanced(logs.size(), running);
             phase("balanced");
-            Map<String, Long> ends = assertEveryAcknowledgedRecordIsOnItsPrimary(logs, load);
+            Map<String, Long> ends = checks.assertEveryAcknowledgedRecordIsOnItsPrimary(logs, load);
             phase("records checked on the primaries");
-            assertReplicasAreThePrimarysCopy(logs, ends);
+            checks.assertReplicasAreThePrimarysCopy(logs, ends);
             phase("replicas compared");
         }
     }
@@ -168,13 +174,13 @@ class ClusterKillLoopIT {
     }
 
     /**
-     * Kills {@code victim} with SIGKILL, leaves it down for up to two session timeouts (a restart within one finds its
-     * old session still there), starts it again, and waits until every log takes appends again; returns what the kill
-     * cost the logs it held.
+     * Kills {@code victim} with SIGKILL, leaves it down for up to a session timeout (its restart, which takes a JVM's
+     * start, may find its old session still there), starts it again, and waits until every log takes appends again;
+     * returns what the kill cost the logs it held.
      */
     private FailoverTimes.Kill killAndRestart(String victim, Random random, List<String> logs, Set<String> running,
                                               ClusterAppends load, LeadershipWatch watch) throws Exception {
-        awaitSettled(logs, running);
+        checks.awaitSettled(logs, running);
         JsonNode before = servers.cluster();
         List<String> led = new ArrayList<>();
         List<String> replicated = new ArrayList<>();
@@ -182,23 +188,25 @@ class ClusterKillLoopIT {
             JsonNode l = before.path("logs").path(log);
             if (victim.equals(l.path("leader").asText())) {
                 led.add(log);
-            } else if (names(l.path("replicas")).contains(victim)) {
+            } else if (ClusterChecks.names(l.path("replicas")).contains(victim)) {
                 replicated.add(log);
             }
         }
         long killed = servers.get(victim).kill();
         running.remove(victim);
-        long down = random.nextInt(2 * SESSION_MS + 1);
+        long down = random.nextInt(SESSION_MS + 1);
         Thread.sleep(down); // the time it stays down, chosen: not a wait for a condition
         servers.get(victim).start();
         running.add(victim);
         load.awaitEveryLogAcknowledgedAfter(killed, 90);
         Map<String, Long> leaders = new TreeMap<>();
         for (String log : led) {
-            watch.firstChangeAfter(log, killed).ifPresent(c -> leaders.put(log, TimeUnit.NANOSECONDS.toMillis(c.nanos() - killed)));
+            watch.firstChangeAfter(log, killed)
+                    .ifPresent(c -> leaders.put(log, TimeUnit.NANOSECONDS.toMillis(c.nanos() - killed)));
         }
         phase("kill of " + victim + " over");
-        return new FailoverTimes.Kill(victim, down, leaders, sinceKill(led, killed, load), sinceKill(replicated, killed, load));
+        return new FailoverTimes.Kill(victim, down, leaders, sinceKill(led, killed, load),
+                sinceKill(replicated, killed, load));
     }
 
     private static Map<String, Long> sinceKill(List<String> logs, long killed, ClusterAppends load) {
@@ -209,136 +217,63 @@ class ClusterKillLoopIT {
         return out;
     }
 
-    /** A fourth server joins: Helix moves copies onto it, primaries among them, while the clients append. */
-    private void joinFourthServer(List<String> logs, Set<String> running, ClusterAppends load) throws Exception {
-        awaitSettled(logs, running);
-        servers.get(JOINING).start();
+    /**
+     * A fourth server joins (a drained one is told to take logs again first): Helix moves copies onto it, a primary
+     * among them, while the clients append; then it is drained ({@code POST /admin/drain}, then {@code GET} until it
+     * holds nothing) and stopped, as an operator takes a server down. No log waits longer than a hand-over may pause it.
+     */
+    private FailoverTimes.Join joinAndDrain(List<String> logs, Set<String> running, ClusterAppends load) throws Exception {
+        checks.awaitSettled(logs, running);
+        ClusterProcesses.Server d = servers.get(JOINING);
+        d.start();
+        long joined = System.nanoTime();
         running.add(JOINING);
+        if (JSON.readTree(d.process().get("/admin/drain").body()).get("draining").asBoolean()) {
+            HttpResponse<String> ended = d.process().send("DELETE", "/admin/drain");
+            assertThat(ended.statusCode()).as(ended.body()).isEqualTo(200);
+        }
         waitUntil(60, () -> {
             JsonNode c = servers.cluster();
-            return c != null && primariesOf(c).getOrDefault(JOINING, 0) > 0;
+            return c != null && ClusterChecks.primariesOf(c).getOrDefault(JOINING, 0) > 0;
         });
-        load.awaitEveryLogAcknowledgedAfter(System.nanoTime(), 30);
-    }
-
-    /**
-     * Waits until every log is settled: led by its placed primary, with 2 copies on running servers, both in sync, no
-     * move in flight.
-     */
-    private void awaitSettled(List<String> logs, Set<String> running) throws Exception {
-        List<String> unsettled = new ArrayList<>();
-        boolean settled = holdsWithin(90, () -> {
-            JsonNode c = servers.cluster();
-            unsettled.clear();
-            for (String log : logs) {
-                if (c == null || !settled(c.path("logs").path(log), running)) {
-                    unsettled.add(log + (c == null ? "" : "=" + c.path("logs").path(log)));
-                }
-            }
-            return unsettled.isEmpty();
+        long led = System.nanoTime();
+        HttpResponse<String> drain = d.process().post("/admin/drain", new byte[0]);
+        assertThat(drain.statusCode()).as(drain.body()).isIn(200, 202);
+        JsonNode asked = JSON.readTree(drain.body());
+        assertThat(asked.get("server").asText()).isEqualTo(JOINING);
+        assertThat(asked.get("draining").asBoolean()).isTrue();
+        JsonNode[] last = {asked};
+        boolean done = holdsWithin(90, () -> {
+            HttpResponse<String> r = d.process().get("/admin/drain");
+            last[0] = JSON.readTree(r.body());
+            return r.statusCode() == 200;
         });
-        assertThat(settled).as("logs not settled on %s after 90 s: %s", running, unsettled).isTrue();
-    }
-
-    private static boolean settled(JsonNode log, Set<String> running) {
-        String primary = log.path("primary").asText(null);
-        Set<String> copies = new HashSet<>(names(log.path("replicas")));
-        copies.add(primary);
-        return primary != null && primary.equals(log.path("leader").asText(null)) && copies.size() == 2
-                && running.containsAll(copies) && new HashSet<>(names(log.path("in_sync"))).equals(copies)
-                && log.path("moves").isEmpty();
-    }
-
-    private static List<String> names(JsonNode array) {
-        List<String> out = new ArrayList<>();
-        array.forEach(n -> out.add(n.asText()));
-        return out;
-    }
-
-    private static Map<String, Integer> primariesOf(JsonNode cluster) {
-        Map<String, Integer> out = new TreeMap<>();
-        cluster.path("servers").forEach(s -> out.put(s.get("name").asText(), s.get("primaries").asInt()));
-        return out;
-    }
-
-    /** No running server is primary of more than ⌈primaries / servers⌉ + 1 logs (WAGED balances them in time). */
-    private void assertBalanced(Set<String> running) throws Exception {
-        long bound = (LOGS + running.size() - 1) / running.size() + 1;
-        AtomicReference<Map<String, Integer>> counts = new AtomicReference<>(Map.of());
-        boolean balanced = holdsWithin(60, () -> {
-            JsonNode c = servers.cluster();
-            counts.set(c == null ? Map.of() : primariesOf(c));
-            return c != null && counts.get().entrySet().stream()
-                    .allMatch(e -> !running.contains(e.getKey()) || e.getValue() <= bound);
-        });
-        System.out.printf("ClusterKillLoopIT: primaries per server at the end %s (bound %d)%n", counts.get(), bound);
-        assertThat(balanced).as("primaries per server %s, each at most %d", counts.get(), bound).isTrue();
-    }
-
-    /**
-     * Every log's acknowledged records are at their LSNs on its primary, each once; one client per log, so its
-     * acknowledged LSNs rise in the order of its appends. Returns each log's end (flushed) on its primary.
-     */
-    private Map<String, Long> assertEveryAcknowledgedRecordIsOnItsPrimary(List<String> logs, ClusterAppends load)
-            throws Exception {
+        assertThat(done).as("%s drained within 90 s; its last answer %s; the cluster %s", JOINING, last[0],
+                servers.cluster()).isTrue();
+        long drained = System.nanoTime();
+        assertThat(last[0].get("logs").asInt()).as(last[0].toString()).isZero();
+        assertThat(last[0].get("done").asBoolean()).as(last[0].toString()).isTrue();
         JsonNode cluster = servers.cluster();
-        Map<String, Long> ends = new LinkedHashMap<>();
         for (String log : logs) {
-            ServerProcess primary = servers.get(cluster.path("logs").path(log).path("primary").asText()).process();
-            Map<Long, String> records = primary.records("/v1/logs/" + log + "/records");
-            List<ClusterAppends.Ack> acks = load.acks(log);
-            assertThat(acks).as("appends acknowledged in %s", log).isNotEmpty();
-            long previous = -1;
-            for (ClusterAppends.Ack a : acks) {
-                assertThat(a.lsn()).as("%s acknowledged by %s at %s after %s", a.payload(), a.server(), Lsn.format(a.lsn()),
-                        Lsn.format(previous)).isGreaterThan(previous);
-                assertThat(records.get(a.lsn())).as("%s acknowledged by %s at %s", a.payload(), a.server(),
-                        Lsn.format(a.lsn())).isEqualTo(a.payload());
-                previous = a.lsn();
-            }
-            assertThat(new HashSet<>(records.values())).as("records of %s, each payload once", log).hasSize(records.size());
-            ends.put(log, Lsn.parse(JSON.readTree(primary.get("/v1/logs/" + log).body()).get("flushed_lsn").asText()));
+            JsonNode l = cluster.path("logs").path(log);
+            assertThat(l.path("primary").asText()).as("log %s after the drain: %s", log, l).isNotEqualTo(JOINING);
+            assertThat(ClusterChecks.names(l.path("replicas"))).as("log %s after the drain: %s", log, l)
+                    .doesNotContain(JOINING);
         }
-        return ends;
-    }
-
-    /**
-     * Each replica holds the primary's end of its log, and once every server stopped, its segments are the primary's
-     * byte for byte (a replica's records are not read over HTTP: a server redirects a read of a log it does not lead).
-     */
-    private void assertReplicasAreThePrimarysCopy(List<String> logs, Map<String, Long> ends) throws Exception {
-        JsonNode cluster = servers.cluster();
-        Map<String, String> primaries = new HashMap<>();
-        Map<String, List<String>> replicas = new HashMap<>();
-        for (String log : logs) {
-            primaries.put(log, cluster.path("logs").path(log).path("primary").asText());
-            replicas.put(log, names(cluster.path("logs").path(log).path("replicas")));
-            for (String replica : replicas.get(log)) {
-                ServerProcess copy = servers.get(replica).process();
-                waitUntil(30, () -> Lsn.parse(JSON.readTree(copy.get("/v1/logs/" + log).body()).get("flushed_lsn").asText())
-                        == ends.get(log));
-            }
-        }
-        for (ClusterProcesses.Server s : servers.all()) {
-            assertThat(s.terminate()).as("%s stopped cleanly", s.name).isTrue();
-        }
-        int compared = 0;
-        for (String log : logs) {
-            Path reference = servers.get(primaries.get(log)).data.resolve("logs").resolve(log);
-            for (String replica : replicas.get(log)) {
-                compared += WrittenSegments.assertIdentical(reference, servers.get(replica).data.resolve("logs").resolve(log),
-                        ends.get(log));
-            }
-        }
-        System.out.printf("ClusterKillLoopIT: every replica of the %d logs is its primary's copy (%d segments compared)%n",
-                logs.size(), compared);
+        assertThat(d.terminate()).as("the drained server stopped cleanly").isTrue();
+        running.remove(JOINING);
+        long longest = load.longestWait(joined, System.nanoTime());
+        assertThat(longest).as("the longest wait of a log's appends while a server joined and drained (ms)")
+                .isLessThan(HANDOVER_MILLIS);
+        return new FailoverTimes.Join(TimeUnit.NANOSECONDS.toMillis(led - joined), asked.get("logs").asInt(),
+                TimeUnit.NANOSECONDS.toMillis(drained - led), longest);
     }
 
     /** The failover times, where the soak's reader finds them (target/cluster-kill-loop/failover-times.txt). */
     private static void record(FailoverTimes times) throws Exception {
         Path dir = Files.createDirectories(Path.of("target", "cluster-kill-loop"));
-        Files.writeString(dir.resolve("failover-times.txt"), String.format("%d logs of 2 copies, %d ms sessions, %d kills%n%s",
-                LOGS, SESSION_MS, times.kills(), times.report()));
+        Files.writeString(dir.resolve("failover-times.txt"), String.format("%d logs of 2 copies, %d ms sessions, %d kills, "
+                + "recorded %s%n%s", LOGS, SESSION_MS, times.kills(), java.time.Instant.now(), times.report()));
     }
 
     /** On a failure: the last lines of each server's output, and where everything was kept. */

@@ -10,7 +10,8 @@ import java.util.TreeMap;
 /**
  * What each kill cost the logs of the killed server, as their clients saw it: for each log the server led, the time
  * from the kill to the first {@code on} append acknowledged again (begun after the kill), and for each log it held a
- * replica of, the same (its primary waits for an in-sync replica until it drops it). Kept per kill, summed up over all.
+ * replica of, the same (its primary waits for an in-sync replica until it drops it). Kept per kill, summed up over all;
+ * and what each join and drain of a server took.
  *
  * <p>Thread-safety: the test's thread only.
  */
@@ -24,10 +25,22 @@ final class FailoverTimes {
                 Map<String, Long> replicas) {
     }
 
+    /**
+     * A server that joined and was drained: from its start (ready) until it led a log, the copies it held when the drain
+     * was asked, the drain until it held none, and the longest any log waited for an append meanwhile.
+     */
+    record Join(long ledAfterMillis, int copies, long drainMillis, long longestWaitMillis) {
+    }
+
     private final List<Kill> kills = new ArrayList<>();
+    private final List<Join> joins = new ArrayList<>();
 
     void add(Kill kill) {
         kills.add(kill);
+    }
+
+    void add(Join join) {
+        joins.add(join);
     }
 
     int kills() {
@@ -57,6 +70,11 @@ final class FailoverTimes {
         out.append(String.format(Locale.ROOT, "    of which the kill to a new leader read: %s%n",
                 spread(kills.stream().flatMap(k -> k.leaders().values().stream()).sorted().toList())));
         out.append(summary("with a replica on the killed server", replicaTimes())).append('\n');
+        for (Join j : joins) {
+            out.append(String.format(Locale.ROOT, "a server joined: led a log %d ms after it was ready; asked to drain with %d "
+                    + "copies, it held none %d ms later; the longest wait for an append meanwhile %d ms%n", j.ledAfterMillis(),
+                    j.copies(), j.drainMillis(), j.longestWaitMillis()));
+        }
         return out.toString();
     }
 

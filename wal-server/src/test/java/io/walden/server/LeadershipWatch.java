@@ -68,7 +68,8 @@ final class LeadershipWatch implements AutoCloseable {
             Seen now = new Seen(record.get("epoch").asLong(), record.get("leader").asText());
             Seen before = last.put(log.getKey(), now);
             if (before == null || now.epoch() > before.epoch()) {
-                changes.computeIfAbsent(log.getKey(), k -> new ArrayList<>()).add(new Change(nanos, now.epoch(), now.leader()));
+                changes.computeIfAbsent(log.getKey(), k -> new ArrayList<>())
+                        .add(new Change(nanos, now.epoch(), now.leader()));
             }
             if (before == null) {
                 epochsSeen++;
