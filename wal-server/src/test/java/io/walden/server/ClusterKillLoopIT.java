@@ -42,8 +42,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <p>The build runs a short loop ({@code walden.cluster.logs} logs, {@code walden.cluster.kills} kills); {@code -Psoak}
  * runs the issue's (30 logs, kills for {@code walden.cluster.loopSeconds} = 10 min) and records the failover times in
- * {@code target/cluster-kill-loop/failover-times.txt}. The servers' output and data stay in the temporary directory
- * when the test fails (its path is printed).
+ * {@code target/cluster-kill-loop/failover-times.txt}. The servers' output and every acknowledgement are kept in
+ * {@code target/cluster-kill-loop/logs/}; their data too, in the temporary directory, when the test fails (its path is
+ * printed).
  */
 @Isolated // runs alone: its failovers run on ZooKeeper session timeouts of a few seconds, on two cores
 class ClusterKillLoopIT {
@@ -59,6 +60,8 @@ class ClusterKillLoopIT {
     private static final int TICK_MS = Math.max(300, (SESSION_MS + 19) / 20);
     private static final List<String> FIRST_THREE = List.of("a", "b", "c");
     private static final String JOINING = "d";
+    /** Where the figures and the servers' output are kept (the module's target directory). */
+    private static final Path KEPT = Path.of("target", "cluster-kill-loop");
     /** The longest a planned hand-over pauses a log's appends (docs/cluster.md, PlacedLogs.stepDown's wait). */
     private static final long HANDOVER_MILLIS = 10_000;
 
@@ -87,6 +90,29 @@ class ClusterKillLoopIT {
     void stopAll() throws Exception {
         servers.close();
         zk.close();
+        keepOutputs();
+    }
+
+    /**
+     * The servers' output and the acknowledgements outlive the temporary directory, in
+     * {@code target/cluster-kill-loop/logs/}: a failover time far from the others is understood from them.
+     */
+    private void keepOutputs() throws Exception {
+        Path kept = Files.createDirectories(KEPT.resolve("logs"));
+        try (var old = Files.list(kept)) {
+            for (Path file : old.toList()) {
+                Files.delete(file); // an earlier run's
+            }
+        }
+        for (ClusterProcesses.Server s : servers.all()) {
+            List<Path> outputs = s.outputs();
+            for (int i = 0; i < outputs.size(); i++) {
+                Files.copy(outputs.get(i), kept.resolve(s.name + "-" + i + ".log"));
+            }
+        }
+        if (Files.exists(work.resolve("acks.tsv"))) {
+            Files.copy(work.resolve("acks.tsv"), kept.resolve("acks.tsv"));
+        }
     }
 
     @Test
@@ -271,7 +297,7 @@ class ClusterKillLoopIT {
 
     /** The failover times, where the soak's reader finds them (target/cluster-kill-loop/failover-times.txt). */
     private static void record(FailoverTimes times) throws Exception {
-        Path dir = Files.createDirectories(Path.of("target", "cluster-kill-loop"));
+        Path dir = Files.createDirectories(KEPT);
         Files.writeString(dir.resolve("failover-times.txt"), String.format("%d logs of 2 copies, %d ms sessions, %d kills, "
                 + "recorded %s%n%s", LOGS, SESSION_MS, times.kills(), java.time.Instant.now(), times.report()));
     }
