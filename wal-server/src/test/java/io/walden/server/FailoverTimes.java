@@ -21,8 +21,8 @@ final class FailoverTimes {
      * ({@code primaries}: the logs it led, {@code replicas}: those it held a replica of), and until the watch read a new
      * leader of each log it led ({@code leaders}; within a reading's period after it happened).
      */
-    record Kill(String victim, long downMillis, Map<String, Long> leaders, Map<String, Long> primaries,
-                Map<String, Long> replicas) {
+    record Kill(String victim, boolean quickRestart, long downMillis, Map<String, Long> leaders,
+                Map<String, Long> primaries, Map<String, Long> replicas) {
     }
 
     /**
@@ -47,12 +47,18 @@ final class FailoverTimes {
         return kills.size();
     }
 
-    /** Every log's time, over every kill, for the logs the killed server led. */
-    List<Long> primaryTimes() {
-        return kills.stream().flatMap(k -> k.primaries().values().stream()).sorted().toList();
+    /** Every log's time, over the kills restarted quickly or not, for the logs the killed server led. */
+    private List<Long> primaryTimes(boolean quick) {
+        return kills.stream().filter(k -> k.quickRestart() == quick).flatMap(k -> k.primaries().values().stream())
+                .sorted().toList();
     }
 
-    List<Long> replicaTimes() {
+    private List<Long> leaderTimes(boolean quick) {
+        return kills.stream().filter(k -> k.quickRestart() == quick).flatMap(k -> k.leaders().values().stream())
+                .sorted().toList();
+    }
+
+    private List<Long> replicaTimes() {
         return kills.stream().flatMap(k -> k.replicas().values().stream()).sorted().toList();
     }
 
@@ -61,15 +67,18 @@ final class FailoverTimes {
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < kills.size(); i++) {
             Kill k = kills.get(i);
-            out.append(String.format(Locale.ROOT, "kill %d: %s (down %d ms) led %d logs: new leader read after %s ms, appends "
-                    + "acknowledged after %s ms; held %d replicas: appends acknowledged after %s ms%n", i + 1, k.victim(),
-                    k.downMillis(), k.primaries().size(), new TreeMap<>(k.leaders()).values(),
+            out.append(String.format(Locale.ROOT, "kill %d: %s (down %d ms%s) led %d logs: new leader read after %s ms, "
+                    + "appends acknowledged after %s ms; held %d replicas: appends acknowledged after %s ms%n", i + 1,
+                    k.victim(), k.downMillis(), k.quickRestart() ? ", a quick restart" : "", k.primaries().size(),
+                    new TreeMap<>(k.leaders()).values(),
                     new TreeMap<>(k.primaries()).values(), k.replicas().size(), new TreeMap<>(k.replicas()).values()));
         }
-        out.append(summary("led by the killed server", primaryTimes())).append('\n');
-        out.append(String.format(Locale.ROOT, "    of which the kill to a new leader read: %s%n",
-                spread(kills.stream().flatMap(k -> k.leaders().values().stream()).sorted().toList())));
-        out.append(summary("with a replica on the killed server", replicaTimes())).append('\n');
+        for (boolean quick : new boolean[] {false, true}) {
+            String which = quick ? "led by a server restarted quickly" : "led by a server back after the failover";
+            out.append(summary(which, quick, primaryTimes(quick))).append('\n');
+            out.append(String.format(Locale.ROOT, "    of which the kill to a new leader read: %s%n", spread(leaderTimes(quick))));
+        }
+        out.append(summary("with a replica on the killed server", null, replicaTimes())).append('\n');
         for (Join j : joins) {
             out.append(String.format(Locale.ROOT, "a server joined: led a log %d ms after it was ready; asked to drain with %d "
                     + "copies, it held none %d ms later; the longest wait for an append meanwhile %d ms%n", j.ledAfterMillis(),
@@ -78,9 +87,11 @@ final class FailoverTimes {
         return out.toString();
     }
 
-    private String summary(String which, List<Long> times) {
+    /** Over the kills restarted quickly ({@code quick}), or not, or all (null). */
+    private String summary(String which, Boolean quick, List<Long> times) {
+        long over = kills.stream().filter(k -> quick == null || k.quickRestart() == quick).count();
         return String.format(Locale.ROOT, "logs %s: kill to the first on append acknowledged again, over %d kills and %d "
-                + "logs: %s", which, kills.size(), times.size(), spread(times));
+                + "logs: %s", which, over, times.size(), spread(times));
     }
 
     private static String spread(List<Long> sorted) {
