@@ -149,6 +149,33 @@ class StoreReplicaChosenLogsTest {
         }
     }
 
+    /**
+     * A cluster drops a server's copy of a log and places it there again while another log keeps the connection to its
+     * primary busy: the log is created again as a copy, on that connection (the primary's answer about who the log is
+     * went to the stream of the deleted copy, and the log was never created while the connection lasted).
+     */
+    @Test
+    void aLogLetGoDeletedAndChosenAgainIsCopiedAgainOnTheSameConnection() throws Exception {
+        try (Side primary = Side.open(work.resolve("p"));
+             Side replica = Side.open(work.resolve("r"))) {
+            append(primary.store().create("orders"), "order", 50);
+            append(primary.store().create("audit"), "audit", 50);
+            try (ReplicationServer server = serve(primary);
+                 StoreReplicaClient client = follow(replica, server, "orders", "audit")) {
+                waitUntilCopied(primary, replica, "orders");
+                waitUntilStreaming(server, client, "audit");
+                assertThat(client.unfollow("orders")).isTrue();
+                replica.store().delete("orders");
+                append(primary.log("orders"), "order after", 10);
+
+                client.follow("orders");
+
+                waitUntilCopied(primary, replica, "orders");
+                assertThat(payloads(replica.log("orders"))).hasSize(60);
+            }
+        }
+    }
+
     @Test
     void aLogPromotedTakesAppendsInItsNextEpochWhileTheOtherLogsGoOnStreaming() throws Exception {
         try (Side primary = Side.open(work.resolve("p"));

@@ -51,6 +51,8 @@ import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -83,6 +85,8 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     private final ClusterRoles roles;
     private final ScheduledExecutorService refresher = Executors.newSingleThreadScheduledExecutor(
             WaldenThreads.named("walden-cluster-view"));
+    /** {@link #creations()}: a few at once; more wait their turn (each waits seconds for Helix, not for a core). */
+    private final ExecutorService creations = Executors.newFixedThreadPool(4, WaldenThreads.numbered("walden-cluster-create"));
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static final ObjectMapper JSON = new ObjectMapper();
     private volatile ClusterMember member;
@@ -270,6 +274,11 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     }
 
     @Override
+    public Executor creations() {
+        return creations;
+    }
+
+    @Override
     public Map<String, Object> describeAtPrimary(String log, String authorization) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CREATE_WAIT_MILLIS);
         String primary;
@@ -402,6 +411,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     @Override
     public void close() {
         refresher.shutdownNow();
+        creations.shutdownNow(); // a creation still waiting for its log's primary stops waiting
         ClusterMember m = member;
         if (m != null) {
             m.close(); // first: the others take over its logs while it stops

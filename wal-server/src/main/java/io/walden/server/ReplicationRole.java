@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
+import static io.walden.server.config.ServerSettings.CLUSTER;
 import static io.walden.server.config.ServerSettings.MAX_REPLICAS;
 import static io.walden.server.config.ServerSettings.MAX_SLOT_RETAINED_BYTES;
 import static io.walden.server.config.ServerSettings.REPLICATE_FROM;
@@ -176,6 +177,9 @@ public final class ReplicationRole implements AutoCloseable {
                     role.startServer(config.replicationListen()); // cascading: serve replicas of this replica
                 }
             } else {
+                if (config.get(CLUSTER) != null) {
+                    refuseClusterCopies(wal, catalog);
+                }
                 if (config.replicationListen() != null) { // replication-listen none: a primary on its own
                     role.startServer(config.replicationListen());
                     if (config.get(SYNC_REPLICAS) != null) {
@@ -188,6 +192,23 @@ public final class ReplicationRole implements AutoCloseable {
         } catch (RuntimeException | InterruptedException e) {
             role.close();
             throw e;
+        }
+    }
+
+    /**
+     * A cluster's server leads none of its copies until it claims them (PlacedLogs, which refuses them too, once it
+     * starts): they are refused before the replication endpoint starts. It must be so: a copy that was a replica's when
+     * the server was killed began no epoch when it was opened again (a replica's log never begins one on its own), and the
+     * endpoint refuses to start on a log that takes appends after a crash in the epoch it crashed in (its replicas could
+     * hold records it lost): without this, a server killed -9 while it held a replica copy did not start again. The log
+     * {@code default} is the server's own, and not refused.
+     */
+    private static void refuseClusterCopies(Wal root, LogCatalog catalog) {
+        for (String name : catalog.names()) {
+            Wal log = catalog.find(name);
+            if (log != null && log != root) {
+                log.replication().refuseAppends("this server does not lead log " + name + " (yet): write to its primary");
+            }
         }
     }
 

@@ -222,7 +222,13 @@ final class StoreCatalog {
             f = null;
         }
         if (f == null) {
-            askIdentity(ch, n);
+            // On the event loop, which routes the answer: a copy followed on this connection before (let go, then
+            // deleted) left its stream in n, and the answer would go to that stream, never creating the log here.
+            ch.eventLoop().execute(() -> {
+                n.stream = null;
+                n.identity = null;
+                askIdentity(ch, n);
+            });
             return;
         }
         settle(f, entry); // before its start: the start names where the log, reopened or not, ends

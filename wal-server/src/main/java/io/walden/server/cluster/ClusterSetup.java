@@ -15,7 +15,9 @@ import org.apache.helix.manager.zk.ZKUtil;
 import org.apache.helix.model.BuiltInStateModelDefinitions;
 import org.apache.helix.model.ClusterConfig;
 import org.apache.helix.model.ClusterConfig.GlobalRebalancePreferenceKey;
+import org.apache.helix.model.HelixConfigScope.ConfigScopeProperty;
 import org.apache.helix.model.InstanceConfig;
+import org.apache.helix.model.builder.HelixConfigScopeBuilder;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -135,23 +137,25 @@ final class ClusterSetup {
     /**
      * Adds the server, or refreshes the addresses of one that was here before (same name, maybe new addresses). Helix's
      * own host and port fields stay as Helix derives them from the name (it refuses to change them afterwards); the
-     * addresses are Walden's fields.
+     * addresses are Walden's fields, and a server that was here before has only those written: Helix's
+     * {@code setInstanceConfig} compares the host and port fields, which it leaves unset for a name that is not
+     * {@code HOST_PORT}, and threw a NullPointerException (a server killed and started again under its name did not
+     * start).
      */
     static void register(HelixAdmin admin, String cluster, ServerInfo self) {
-        boolean known = admin.getInstancesInCluster(cluster).contains(self.name());
-        InstanceConfig config = known ? admin.getInstanceConfig(cluster, self.name()) : new InstanceConfig(self.name());
-        config.getRecord().setSimpleField(HTTP_ADDRESS, self.httpAddress());
-        config.getRecord().setSimpleField(REPLICATION_ADDRESS, self.replicationAddress());
-        if (known) {
-            admin.setInstanceConfig(cluster, self.name(), config);
-        } else {
+        Map<String, String> addresses = Map.of(HTTP_ADDRESS, self.httpAddress(), REPLICATION_ADDRESS, self.replicationAddress());
+        if (!admin.getInstancesInCluster(cluster).contains(self.name())) {
+            InstanceConfig config = new InstanceConfig(self.name());
+            addresses.forEach(config.getRecord()::setSimpleField);
             config.setInstanceEnabled(true);
             try {
                 admin.addInstance(cluster, config);
+                return;
             } catch (HelixException raced) {
                 // the same name registered by an earlier start of this server that we did not see: refresh it
-                admin.setInstanceConfig(cluster, self.name(), config);
             }
         }
+        admin.setConfig(new HelixConfigScopeBuilder(ConfigScopeProperty.PARTICIPANT).forCluster(cluster)
+                .forParticipant(self.name()).build(), addresses);
     }
 }

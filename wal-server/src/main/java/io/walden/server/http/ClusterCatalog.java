@@ -4,6 +4,7 @@ import io.walden.server.logs.LogRefusedException;
 
 import java.util.Map;
 import java.util.SortedSet;
+import java.util.concurrent.Executor;
 
 /**
  * Where a cluster's logs are (docs/cluster.md), for the HTTP API: a request for a log led by another server is
@@ -28,6 +29,14 @@ public interface ClusterCatalog extends ServedLogs.PrimaryLocator {
 
     /** Removes {@code log} from the cluster: every server drops its copy. False when there was no such log. */
     boolean delete(String log) throws Exception;
+
+    /**
+     * Where {@code POST /v1/logs} runs {@link #create} and {@link #describeAtPrimary}: never the admin thread. A creation
+     * waits for Helix to place the log (seconds), then asks the log's primary, another server, to describe it, which that
+     * server does on its admin thread: two servers creating logs led by each other on their admin threads would each
+     * wait for the other's until the request timed out, and every other admin request of both would wait behind them.
+     */
+    Executor creations();
 
     /**
      * Log {@code log}'s description (as {@code GET /v1/logs/{log}} answers it) from its primary, another server, asked

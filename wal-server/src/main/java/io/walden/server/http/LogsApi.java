@@ -25,7 +25,8 @@ import java.util.concurrent.ExecutorService;
  * The logs themselves over HTTP (docs/http-api.md, "Logs"): {@code POST /v1/logs} creates one, {@code GET /v1/logs}
  * lists them, {@code GET}, {@code PATCH} and {@code DELETE /v1/logs/{log}} describe, change and delete one. A creation,
  * change or deletion forces files, so each runs on the admin thread, one at a time, never on an event loop; so do the
- * descriptions, which read every log's status.
+ * descriptions, which read every log's status. In a cluster, a creation waits for the log's placement and asks its
+ * primary for its description on the cluster's own threads ({@link ClusterCatalog#creations()}), not the admin thread.
  *
  * <p>Thread-safety: stateless beyond the catalog it serves.
  */
@@ -108,7 +109,7 @@ public final class LogsApi {
             Map<String, String> texts = settings(body);
             int replicas = replicas(texts);
             Map<PerLogSettings.Entry, Object> checked = PerLogSettings.read(texts, "settings", true);
-            offLoop(ex, () -> {
+            ApiErrors.offLoop(c.creations(), ex, () -> {
                 try {
                     catalog.checkSettings(checked); // refused here, before the cluster holds anything of the log
                     c.create(name, replicas, texts);
@@ -126,7 +127,7 @@ public final class LogsApi {
                 } catch (Exception e) {
                     throw new IllegalStateException("could not add log " + name + " to the cluster: " + e.getMessage(), e);
                 }
-            });
+            }, "shutting_down", "the server is stopping");
             return;
         }
         Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", true);

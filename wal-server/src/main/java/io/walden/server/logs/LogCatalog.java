@@ -190,7 +190,7 @@ public final class LogCatalog implements AutoCloseable {
      *
      * @throws IllegalArgumentException when a setting is refused
      */
-    public void checkSettings(Map<PerLogSettings.Entry, Object> settings) {
+    public synchronized void checkSettings(Map<PerLogSettings.Entry, Object> settings) {
         inServerTerms(() -> {
             openStore().checkSettings(PerLogSettings.applier(settings));
             return null;
