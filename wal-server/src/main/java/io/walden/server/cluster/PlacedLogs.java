@@ -392,8 +392,12 @@ public final class PlacedLogs implements AutoCloseable {
         }
     }
 
-    /** Under the log's lock: takes the clients' lock itself. */
+    /**
+     * Under the log's lock: takes the clients' lock itself. A connection no log follows any more is closed after that
+     * lock is let go (a close waits for its threads): another log may meanwhile start a new one to the same server.
+     */
     private void stopFollowing(String log) {
+        StoreReplicaClient idle = null;
         synchronized (clients) {
             String from = followedFrom.remove(log);
             StoreReplicaClient client = from == null ? null : byPrimary.get(from);
@@ -404,8 +408,11 @@ public final class PlacedLogs implements AutoCloseable {
                 throw new IllegalStateException("log " + log + "'s receiver is stuck (a flush never ended): see the log");
             }
             if (!followedFrom.containsValue(from)) { // nothing more follows that server: its connection and threads go
-                byPrimary.remove(from).close();
+                idle = byPrimary.remove(from);
             }
+        }
+        if (idle != null) {
+            idle.close();
         }
     }
 
