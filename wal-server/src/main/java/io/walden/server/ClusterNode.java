@@ -304,6 +304,14 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     }
 
     @Override
+    public void setReplicas(String log, int replicas) {
+        if (!member.logs().setReplicas(log, replicas)) {
+            throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + log + "' in the cluster");
+        }
+        LOG.info("Log {}: {} copies from now on", log, replicas);
+    }
+
+    @Override
     public boolean delete(String log) throws Exception {
         boolean removed = member.logs().remove(log);
         if (removed) {

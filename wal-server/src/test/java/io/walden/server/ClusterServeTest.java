@@ -189,6 +189,13 @@ class ClusterServeTest {
         assertThat(status.get("servers")).hasSize(3);
         assertThat(status.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
 
+        HttpResponse<String> threeCopies = http.send(HttpRequest.newBuilder(URI.create(url(elsewhere, "/v1/logs/orders")))
+                .timeout(Duration.ofSeconds(30)).method("PATCH", HttpRequest.BodyPublishers.ofString(
+                        "{\"settings\": {\"replicas\": 3}}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(threeCopies.statusCode()).as(threeCopies.body()).isEqualTo(200); // redirected to the primary
+        waitUntil(() -> JSON.readTree(get("s1", "/admin/cluster").body()).get("logs").get("orders").get("in_sync")
+                .size() == 3); // a third copy placed, caught up, in sync
+
         servers.remove(primary).close(); // its server stops
         String survivor = servers.keySet().iterator().next();
         long stopped = System.nanoTime();

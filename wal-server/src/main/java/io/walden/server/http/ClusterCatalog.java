@@ -27,6 +27,12 @@ public interface ClusterCatalog extends ServedLogs.PrimaryLocator {
      */
     Map<String, Object> create(String log, int replicas, Map<String, String> settings) throws Exception;
 
+    /**
+     * Changes how many copies of {@code log} the cluster keeps (its primary included): Helix places a new copy, which
+     * catches up, before it takes one away.
+     */
+    void setReplicas(String log, int replicas) throws Exception;
+
     /** Removes {@code log} from the cluster: every server drops its copy. False when there was no such log. */
     boolean delete(String log) throws Exception;
 

@@ -172,10 +172,29 @@ public final class LogsApi {
             return;
         }
         JsonNode body = body(ex, false);
-        Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(settings(body), "settings", false);
+        Map<String, String> texts = settings(body);
+        boolean inCluster = c != null && c.isClusterLog(name);
+        // a cluster log's copies: Helix's placement changes (a new copy is placed and catches up before any goes)
+        Integer replicas = inCluster && texts.containsKey("replicas") ? replicas(texts) : null;
+        Map<PerLogSettings.Entry, Object> settings = PerLogSettings.read(texts, "settings", false);
         offLoop(ex, () -> {
-            Wal wal = catalog.change(name, settings);
-            ex.json(HttpResponseStatus.OK, LogDescriptions.describe(name, wal, rates, catalog.replicated(name)));
+            if (replicas != null) {
+                try {
+                    c.setReplicas(name, replicas);
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new LogRefusedException(LogRefusedException.Reason.CLUSTER_UNAVAILABLE, "the cluster's"
+                            + " ZooKeeper did not answer: " + e.getMessage());
+                }
+            }
+            Wal wal = settings.isEmpty() ? existing(name) : catalog.change(name, settings);
+            Map<String, Object> described = new LinkedHashMap<>(LogDescriptions.describe(name, wal, rates,
+                    catalog.replicated(name)));
+            if (inCluster) {
+                described.putAll(c.where(name));
+            }
+            ex.json(HttpResponseStatus.OK, described);
         });
     }
 
