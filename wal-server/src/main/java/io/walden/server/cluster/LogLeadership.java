@@ -79,7 +79,13 @@ public final class LogLeadership {
             throw new LeadershipRefusedException("log " + log + ": " + self + " is not in sync (in sync: " + seen.inSync()
                     + ", epoch " + seen.epoch() + "), so it may lack acknowledged records");
         }
-        Set<String> inSync = seen.isNone() ? Set.of(self) : seen.inSync();
+        Set<String> inSync = new TreeSet<>(seen.isNone() ? Set.of(self) : seen.inSync());
+        if (!seen.isNone() && !seen.steppedDown() && !self.equals(seen.primary())) {
+            // A failover: the old primary did not hand over (it died, or is cut off, and is deposed by this very
+            // write). Keeping it in sync would make every commit here wait for it until the lag drops it; taking it
+            // out is safe by the rule (the others hold every acknowledged record), and it joins again as a replica.
+            inSync.remove(seen.primary());
+        }
         LeadershipRecord next = write(log, new LeadershipRecord(Math.max(seen.epoch() + 1, atLeastEpoch), self, inSync,
                 false, seen.version()));
         LOG.info("Log {}: {} leads in epoch {} (in sync: {})", log, self, next.epoch(), next.inSync());

@@ -53,15 +53,28 @@ class LogLeadershipTest {
     }
 
     @Test
-    void aServerInSyncTakesOverInTheNextEpochKeepingTheInSyncSet() throws Exception {
+    void aServerInSyncTakesOverInTheNextEpochWithoutThePrimaryThatDidNotStepDown() throws Exception {
         LeadershipRecord led = leadership.claim("takeover", "a", leadership.read("takeover"));
         led = leadership.expand("takeover", "a", led.epoch(), "b");
+        leadership.expand("takeover", "a", led.epoch(), "c");
 
-        LeadershipRecord next = leadership.claim("takeover", "b", leadership.read("takeover"));
+        LeadershipRecord next = leadership.claim("takeover", "b", leadership.read("takeover")); // a failed over
 
         assertThat(next.epoch()).isEqualTo(2);
         assertThat(next.primary()).isEqualTo("b");
-        assertThat(next.inSync()).containsExactly("a", "b");
+        assertThat(next.inSync()).as("a, deposed, joins again as a replica").containsExactly("b", "c");
+    }
+
+    @Test
+    void aServerTakingOverFromAPrimaryThatSteppedDownKeepsItInSync() throws Exception {
+        LeadershipRecord led = leadership.claim("handover", "a", leadership.read("handover"));
+        led = leadership.expand("handover", "a", led.epoch(), "b");
+        leadership.stepDown("handover", "a", led.epoch());
+
+        LeadershipRecord next = leadership.claim("handover", "b", leadership.read("handover"));
+
+        assertThat(next.inSync()).as("a follows b from now on").containsExactly("a", "b");
+        assertThat(next.steppedDown()).isFalse();
     }
 
     @Test
@@ -99,7 +112,7 @@ class LogLeadershipTest {
                 .isInstanceOf(LeadershipRefusedException.class).hasMessageContaining("b leads epoch 2");
         assertThatThrownBy(() -> leadership.expand("deposed", "a", oldEpoch, "c"))
                 .isInstanceOf(LeadershipRefusedException.class);
-        assertThat(leadership.read("deposed").inSync()).containsExactly("a", "b");
+        assertThat(leadership.read("deposed").inSync()).as("as b's claim wrote it").containsExactly("b");
     }
 
     @Test
