@@ -58,6 +58,15 @@ final class FailoverTimes {
                 .sorted().toList();
     }
 
+    /**
+     * The longest a log led by a killed server waited for an append, over the kills whose server came back after its
+     * failover (over every kill when there were none such): one failover, as clients see it.
+     */
+    long longestFailover() {
+        List<Long> times = primaryTimes(false).isEmpty() ? primaryTimes(true) : primaryTimes(false);
+        return times.isEmpty() ? 0 : Collections.max(times);
+    }
+
     private List<Long> replicaTimes() {
         return kills.stream().flatMap(k -> k.replicas().values().stream()).sorted().toList();
     }
