@@ -35,7 +35,7 @@ import java.util.concurrent.TimeUnit;
  * fourth server joins ({@link ClusterJoin}).
  *
  * <p>Usage: {@code ClusterLoad --jar wal-server/target/walden.jar [--seconds S] [--warmup W] [--logs L] [--clients C]
- * [--servers 1,2,3] [--fill-mib M] [--no-join] [--quick] [--server-opts 'JVM OPTIONS'] [--dir DIR] [--json FILE]}.
+ * [--servers 1,2,3] [--fill-mib M] [--no-join] [--keep] [--quick] [--server-opts 'JVM OPTIONS'] [--dir DIR] [--json FILE]}.
  * {@code --quick}: 5 s measured after 2 s, 4 MiB per log, for trying it out.
  */
 public final class ClusterLoad {
@@ -52,6 +52,8 @@ public final class ClusterLoad {
     private int clients = 4;
     private long fillBytes = 16L << 20;
     private boolean join = true;
+    /** Keep each round's data directories and server logs (deleted when a round ends, unless it failed). */
+    private boolean keep;
     private List<Integer> serverCounts = List.of(1, 2, 3);
     private List<String> serverOpts = List.of();
     private Path dir = Path.of("target/bench-data");
@@ -75,6 +77,7 @@ public final class ClusterLoad {
                 case "--clients" -> clients = Integer.parseInt(args[++i]);
                 case "--fill-mib" -> fillBytes = Long.parseLong(args[++i]) << 20;
                 case "--no-join" -> join = false;
+                case "--keep" -> keep = true;
                 case "--servers" -> serverCounts = java.util.Arrays.stream(args[++i].split(","))
                         .map(String::trim).map(Integer::valueOf).toList();
                 case "--server-opts" -> serverOpts = List.of(args[++i].trim().split("\\s+"));
@@ -88,7 +91,7 @@ public final class ClusterLoad {
                 }
                 default -> throw new IllegalArgumentException("unknown argument " + args[i] + " (usage: ClusterLoad"
                         + " --jar JAR [--seconds S] [--warmup W] [--logs L] [--clients C] [--servers 1,2,3]"
-                        + " [--fill-mib M] [--no-join] [--quick] [--server-opts OPTS] [--dir DIR] [--json FILE])");
+                        + " [--fill-mib M] [--no-join] [--keep] [--quick] [--server-opts OPTS] [--dir DIR] [--json FILE])");
             }
         }
     }
@@ -156,7 +159,17 @@ public final class ClusterLoad {
             System.out.printf(Locale.ROOT, "%d server(s): started in %.1f s, %d logs created and settled in %.1f s, "
                             + "primaries per server %s%n", n, (Long) r.get("startMs") / 1e3, logs,
                     (Long) r.get("createToSettledMs") / 1e3, r.get("primariesPerServer"));
-            double before = floor(raw);
+            long[] idle = new long[n];
+            for (int i = 0; i < n; i++) {
+                idle[i] = -servers.get(i).cpuNanos();
+            }
+            long i0 = System.nanoTime();
+            double before = floor(raw); // the servers idle meanwhile: what they spend with no load
+            List<Double> idleCores = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                idleCores.add(LoadMeasurement.round2((idle[i] + servers.get(i).cpuNanos()) / (double) (System.nanoTime() - i0)));
+            }
+            r.put("idleServerCpuCores", idleCores);
             ClusterLoop.Outcome o = ClusterLoop.run(primaries, clients, PAYLOAD, servers,
                     TimeUnit.SECONDS.toMillis(warmupSeconds), TimeUnit.SECONDS.toMillis(seconds));
             double after = floor(raw);
@@ -167,7 +180,8 @@ public final class ClusterLoad {
             r.put("floorCommitsPerSecond", Math.round(floor));
             r.put("ratioToFloor", LoadMeasurement.round2(((Number) r.get("commitsPerSecond")).doubleValue() / floor));
             System.out.printf(Locale.ROOT, "    floor (64 B write+fdatasync, one thread): %,.0f/s before, %,.0f/s after;"
-                    + " %d server(s) make %.2fx their mean%n", before, after, n, r.get("ratioToFloor"));
+                    + " %d server(s) make %.2fx their mean; idle, the servers spent %s cores%n", before, after, n,
+                    r.get("ratioToFloor"), idleCores);
             if (join && n == 3) {
                 r.put("join", ClusterJoin.run(control, servers, () -> start(cluster, "s4", d), "s4", names, replicas,
                         fillBytes));
@@ -177,7 +191,9 @@ public final class ClusterLoad {
                 s.close();
             }
         }
-        BenchFiles.delete(d);
+        if (!keep) {
+            BenchFiles.delete(d);
+        }
         return r;
     }
 
