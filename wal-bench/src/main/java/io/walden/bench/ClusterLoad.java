@@ -231,13 +231,18 @@ public final class ClusterLoad {
         }
         r.put("serverCpuCores", serverCores);
         r.put("loadGeneratorCpuCores", LoadMeasurement.round2(o.clientCpuNanos() / elapsed));
+        // The machine's busy cores beyond the cluster's processes and this one: other builds and tests on the machine.
+        r.put("otherProcessesCpuCores", LoadMeasurement.round2(Math.max(0, o.machineBusyNanos() - serverCpu
+                - o.clientCpuNanos()) / elapsed));
         r.put("serverCpuUsPerCommit", LoadMeasurement.round2(serverCpu / 1e3 / Math.max(1, o.commits())));
         r.put("failure", o.failure());
         System.out.printf(Locale.ROOT, "%d server(s), %d logs x %d clients: %,d commits/s (%.2fx the first round)  "
-                        + "p50 %d us  p99 %d us  p99.9 %d us  server cpu %s cores, load generator %.2f cores%s%n",
+                        + "p50 %d us  p99 %d us  p99.9 %d us  server cpu %s cores, load generator %.2f cores, other "
+                        + "processes %.2f cores%s%n",
                 r.get("servers"), r.get("logs"), r.get("clientsPerLog"), rate, r.get("ratioToFirst"),
                 h.getValueAtPercentile(50), h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), serverCores,
-                o.clientCpuNanos() / elapsed, o.failure() == null ? "" : "  FAILURE: " + o.failure());
+                o.clientCpuNanos() / elapsed, r.get("otherProcessesCpuCores"),
+                o.failure() == null ? "" : "  FAILURE: " + o.failure());
     }
 
     /** The disk's floor: one thread writing a 64 B record (and header) and fdatasync'ing it, back to back. */

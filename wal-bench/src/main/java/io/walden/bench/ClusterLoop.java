@@ -17,7 +17,10 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -43,7 +46,7 @@ final class ClusterLoop {
      * answer, a broken connection), null when there was none.
      */
     record Outcome(long commits, long elapsedNanos, Histogram histogram, long[] serverCpuNanos, long clientCpuNanos,
-                   String failure) {
+                   long machineBusyNanos, String failure) {
     }
 
     private ClusterLoop() {
@@ -89,6 +92,7 @@ final class ClusterLoop {
             }
             long self = ProcessHandle.current().pid();
             long clientCpu = -ServerProcess.cpuNanosOf(self);
+            long machine = -machineBusyNanos();
             recorder.reset();
             counting.set(true);
             long t0 = System.nanoTime();
@@ -96,6 +100,7 @@ final class ClusterLoop {
             counting.set(false);
             long elapsed = System.nanoTime() - t0;
             clientCpu += ServerProcess.cpuNanosOf(self);
+            machine += machineBusyNanos();
             for (int i = 0; i < serverCpu.length; i++) {
                 serverCpu[i] += servers.get(i).cpuNanos();
             }
@@ -104,9 +109,26 @@ final class ClusterLoop {
             for (Channel ch : channels) {
                 ch.close().syncUninterruptibly();
             }
-            return new Outcome(answers.sum(), elapsed, h, serverCpu, clientCpu, failure.get());
+            return new Outcome(answers.sum(), elapsed, h, serverCpu, clientCpu, machine, failure.get());
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    /**
+     * The CPU time every core of the machine spent busy so far (/proc/stat's first line: all but idle and iowait), so
+     * that what other processes took meanwhile shows beside the cluster's own; 0 where there is no /proc.
+     */
+    static long machineBusyNanos() {
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long ticks = 0;
+            for (int i : new int[] {1, 2, 3, 6, 7, 8}) { // user nice system (idle iowait) irq softirq steal
+                ticks += Long.parseLong(f[i]);
+            }
+            return ticks * (1_000_000_000L / 100); // USER_HZ is 100 on Linux
+        } catch (IOException | RuntimeException e) {
+            return 0;
         }
     }
 }

@@ -15,14 +15,16 @@ final class ClusterTable {
     static String markdown(List<Map<String, Object>> rounds) {
         StringBuilder md = new StringBuilder();
         md.append("| servers | logs × copies | clients | commits/s | × 1 server | floor/s before / after | × floor "
-                + "| p50 µs | p99 µs | p99.9 µs | CPU per server (cores) | load generator CPU | server CPU µs/commit |\n");
-        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                + "| p50 µs | p99 µs | p99.9 µs | CPU per server (cores) | load generator CPU | other processes' CPU "
+                + "| server CPU µs/commit |\n");
+        md.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Map<String, Object> r : rounds) {
-            md.append(String.format(Locale.ROOT, "| %d | %d × %d | %d | %,d | %.2f | %,d / %,d | %.2f | %d | %d | %d | %s | %.2f | %.1f |%n",
+            md.append(String.format(Locale.ROOT, "| %d | %d × %d | %d | %,d | %.2f | %,d / %,d | %.2f | %d | %d | %d | %s | %.2f | %.2f | %.1f |%n",
                     r.get("servers"), r.get("logs"), r.get("replicas"),
                     (int) r.get("logs") * (int) r.get("clientsPerLog"), r.get("commitsPerSecond"), r.get("ratioToFirst"),
                     r.get("floorBeforePerSecond"), r.get("floorAfterPerSecond"), r.get("ratioToFloor"), r.get("p50us"), r.get("p99us"),
                     r.get("p999us"), cores(r.get("serverCpuCores")), r.get("loadGeneratorCpuCores"),
+                    r.get("otherProcessesCpuCores"),
                     r.get("serverCpuUsPerCommit")));
         }
         for (Map<String, Object> r : rounds) {
