@@ -234,14 +234,16 @@ public final class ClusterLoad {
         // The machine's busy cores beyond the cluster's processes and this one: other builds and tests on the machine.
         r.put("otherProcessesCpuCores", LoadMeasurement.round2(Math.max(0, o.machineBusyNanos() - serverCpu
                 - o.clientCpuNanos()) / elapsed));
+        r.put("flushesAllServers", o.flushes());
+        r.put("commitsPerFlush", o.flushes() > 0 ? LoadMeasurement.round2((double) o.commits() / o.flushes()) : null);
         r.put("serverCpuUsPerCommit", LoadMeasurement.round2(serverCpu / 1e3 / Math.max(1, o.commits())));
         r.put("failure", o.failure());
         System.out.printf(Locale.ROOT, "%d server(s), %d logs x %d clients: %,d commits/s (%.2fx the first round)  "
                         + "p50 %d us  p99 %d us  p99.9 %d us  server cpu %s cores, load generator %.2f cores, other "
-                        + "processes %.2f cores%s%n",
+                        + "processes %.2f cores, %s commits per force (every server's)%s%n",
                 r.get("servers"), r.get("logs"), r.get("clientsPerLog"), rate, r.get("ratioToFirst"),
                 h.getValueAtPercentile(50), h.getValueAtPercentile(99), h.getValueAtPercentile(99.9), serverCores,
-                o.clientCpuNanos() / elapsed, r.get("otherProcessesCpuCores"),
+                o.clientCpuNanos() / elapsed, r.get("otherProcessesCpuCores"), r.get("commitsPerFlush"),
                 o.failure() == null ? "" : "  FAILURE: " + o.failure());
     }
 

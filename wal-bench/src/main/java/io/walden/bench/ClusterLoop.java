@@ -46,7 +46,18 @@ final class ClusterLoop {
      * answer, a broken connection), null when there was none.
      */
     record Outcome(long commits, long elapsedNanos, Histogram histogram, long[] serverCpuNanos, long clientCpuNanos,
-                   long machineBusyNanos, String failure) {
+                   long machineBusyNanos, long flushes, String failure) {
+    }
+
+    private static final String FLUSHES = "walden_flushes_total";
+
+    /** The forces of every log of every server so far (primaries' and replicas'); -1 where a server has no meter. */
+    private static long flushes(List<ServerProcess> servers) {
+        double sum = 0;
+        for (ServerProcess s : servers) {
+            sum += s.metric(FLUSHES);
+        }
+        return Double.isNaN(sum) ? -1 : (long) sum;
     }
 
     private ClusterLoop() {
@@ -93,6 +104,7 @@ final class ClusterLoop {
             long self = ProcessHandle.current().pid();
             long clientCpu = -ServerProcess.cpuNanosOf(self);
             long machine = -machineBusyNanos();
+            long flushes0 = flushes(servers);
             recorder.reset();
             counting.set(true);
             long t0 = System.nanoTime();
@@ -101,6 +113,8 @@ final class ClusterLoop {
             long elapsed = System.nanoTime() - t0;
             clientCpu += ServerProcess.cpuNanosOf(self);
             machine += machineBusyNanos();
+            long flushes1 = flushes(servers);
+            long flushes = flushes0 < 0 || flushes1 < 0 ? -1 : flushes1 - flushes0;
             for (int i = 0; i < serverCpu.length; i++) {
                 serverCpu[i] += servers.get(i).cpuNanos();
             }
@@ -109,7 +123,7 @@ final class ClusterLoop {
             for (Channel ch : channels) {
                 ch.close().syncUninterruptibly();
             }
-            return new Outcome(answers.sum(), elapsed, h, serverCpu, clientCpu, machine, failure.get());
+            return new Outcome(answers.sum(), elapsed, h, serverCpu, clientCpu, machine, flushes, failure.get());
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
