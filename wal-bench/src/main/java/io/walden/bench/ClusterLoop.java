@@ -73,12 +73,15 @@ final class ClusterLoop {
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(2,
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        List<ByteBuf> templates = new ArrayList<>();
         try {
             List<Channel> channels = new ArrayList<>();
             CountDownLatch connected = new CountDownLatch(primaryByLog.size() * clientsPerLog);
             for (Map.Entry<String, InetSocketAddress> e : primaryByLog.entrySet()) {
                 byte[] request = HttpMessages.post("/v1/logs/" + e.getKey() + "/records?durability=on", new byte[payload]);
-                ByteBuf template = Unpooled.unreleasableBuffer(Unpooled.directBuffer(request.length).writeBytes(request));
+                ByteBuf bytes = Unpooled.directBuffer(request.length).writeBytes(request);
+                templates.add(bytes);
+                ByteBuf template = Unpooled.unreleasableBuffer(bytes); // sent again and again; released at the end
                 Bootstrap b = new Bootstrap().group(group)
                         .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
                         .option(ChannelOption.TCP_NODELAY, true)
@@ -126,18 +129,21 @@ final class ClusterLoop {
             return new Outcome(answers.sum(), elapsed, h, serverCpu, clientCpu, machine, flushes, failure.get());
         } finally {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            templates.forEach(ByteBuf::release); // the connections are closed: nothing sends them any more
         }
     }
 
     /**
-     * The CPU time every core of the machine spent busy so far (/proc/stat's first line: all but idle and iowait), so
-     * that what other processes took meanwhile shows beside the cluster's own; 0 where there is no /proc.
+     * The CPU time every core of the machine spent busy so far (/proc/stat's first line: user, nice, system, irq,
+     * softirq; not idle, iowait or a hypervisor's steal), so that what other processes took meanwhile shows beside the
+     * cluster's own; 0 where there is no /proc. Approximate: the kernel samples these counters at its tick, and the
+     * softirq time of the cluster's own loopback traffic is in them but in no process's time.
      */
     static long machineBusyNanos() {
         try {
             String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
             long ticks = 0;
-            for (int i : new int[] {1, 2, 3, 6, 7, 8}) { // user nice system (idle iowait) irq softirq steal
+            for (int i : new int[] {1, 2, 3, 6, 7}) { // user nice system (idle iowait) irq softirq (steal)
                 ticks += Long.parseLong(f[i]);
             }
             return ticks * (1_000_000_000L / 100); // USER_HZ is 100 on Linux
