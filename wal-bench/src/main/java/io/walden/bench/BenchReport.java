@@ -131,6 +131,9 @@ public final class BenchReport {
         line("`wal-bench/target/archive-load.json`, `wal-bench/target/store-load.json`).");
         line("One replication scenario alone:");
         line("`java <flags from run.sh> -cp wal-bench/target/walden-bench.jar io.walden.bench.ReplicationLoad --only 'walden on loopback 64'`.");
+        line("A cluster of 1, 2 and 3 servers and a fourth joining (issue #38; not in run.sh: about 8 minutes, and its section is");
+        line("written by hand from the tables it prints; `--quick` for a short try, `--keep` keeps the servers' logs):");
+        line("`java -cp wal-bench/target/walden-bench.jar io.walden.bench.ClusterLoad --jar wal-server/target/walden.jar --seconds 20 --json wal-bench/target/cluster-load.json`.");
     }
 
     private void line(String s) {

@@ -113,8 +113,13 @@ final class ServerProcess implements AutoCloseable {
 
     /** The server's CPU time so far (user + system), from /proc; 0 where there is none. */
     long cpuNanos() {
+        return cpuNanosOf(process.pid());
+    }
+
+    /** Process {@code pid}'s CPU time so far (user + system), from /proc; 0 where there is none. */
+    static long cpuNanosOf(long pid) {
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(process.pid()), "stat"));
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
             return ticks * (1_000_000_000L / 100); // USER_HZ is 100 on Linux
