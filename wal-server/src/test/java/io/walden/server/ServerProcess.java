@@ -140,8 +140,12 @@ final class ServerProcess implements AutoCloseable {
         Map<Long, String> out = new TreeMap<>();
         String from = null; // the oldest record kept
         while (true) {
-            JsonNode page = json.readTree(get(recordsPath + "?limit=1000"
-                    + (from == null ? "" : "&from=" + from)).body());
+            HttpResponse<String> response = get(recordsPath + "?limit=1000" + (from == null ? "" : "&from=" + from));
+            if (response.statusCode() != 200) {
+                throw new AssertionError("reading " + recordsPath + " from " + from + ": " + response.statusCode() + " "
+                        + response.body());
+            }
+            JsonNode page = json.readTree(response.body());
             for (JsonNode r : page.get("records")) {
                 out.put(Lsn.parse(r.get("lsn").asText()), new String(Base64.getDecoder()
                         .decode(r.get("data").asText()), StandardCharsets.UTF_8));

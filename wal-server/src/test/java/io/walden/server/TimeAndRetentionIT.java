@@ -60,6 +60,13 @@ class TimeAndRetentionIT {
         return out;
     }
 
+    /** The segments the log spans in {@code status}, from oldest_lsn's to insert_lsn's (both counted). */
+    private static long segmentsFromOldestToInsert(JsonNode status) {
+        long oldest = Lsn.parse(status.get("oldest_lsn").asText());
+        long insert = Lsn.parse(status.get("insert_lsn").asText());
+        return insert / SEGMENT - oldest / SEGMENT + 1;
+    }
+
     private static JsonNode status(ServerProcess server) throws Exception {
         return JSON.readTree(server.get("/admin/status").body());
     }
@@ -153,6 +160,9 @@ class TimeAndRetentionIT {
                 "--retention-bytes", "256KiB")) {
             List<String> fed = feed(server, "r", 2600, 1000); // 10 x 256 KiB
             waitUntil(30, () -> status(server).get("retention").get("removed_segments").asLong() >= 30);
+            // Retention looks again when the feed's last segment switch is seen (within its 100 ms poll): wait for that
+            // look, so that reading every record below does not race with one last removal under its pages.
+            waitUntil(30, () -> segmentsFromOldestToInsert(status(server)) * SEGMENT <= LIMIT);
             waitUntil(() -> segmentFilesSize(data) <= LIMIT + 3 * SEGMENT); // the last removals reach the directory
 
             assertThat(segmentFilesSize(data)).as("kept segments, the one prepared ahead and up to two spares")
