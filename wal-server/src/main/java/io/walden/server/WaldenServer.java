@@ -13,16 +13,10 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpRequestDecoder;
-import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.walden.core.IllegalSettingException;
 import io.walden.core.Lsn;
 import io.walden.core.RetentionStatus;
@@ -39,14 +33,14 @@ import io.walden.server.config.TokensFile;
 import io.walden.server.config.TokensFileWatch;
 import io.walden.server.group.FailoverController;
 import io.walden.server.http.Access;
-import io.walden.server.http.ConnectionLimit;
 import io.walden.server.http.CursorApi;
 import io.walden.server.http.DataApi;
 import io.walden.server.http.HeldRecordsApi;
+import io.walden.server.http.HttpPipeline;
 import io.walden.server.http.HttpRouter;
 import io.walden.server.http.ClusterApi;
 import io.walden.server.http.LogsApi;
-import io.walden.server.http.RequestGate;
+import io.walden.server.http.NotServingYet;
 import io.walden.server.http.Routes;
 import io.walden.server.http.ServedLogs;
 import io.walden.server.http.Transports;
@@ -97,9 +91,9 @@ public final class WaldenServer implements AutoCloseable {
     /** How long of that a commit waiting for the synchronous replicas is given before it is ended ({@link #endRemoteWaits}). */
     private static final long REMOTE_WAIT_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final Logger LOG = LoggerFactory.getLogger(WaldenServer.class);
-    private static final int MAX_INITIAL_LINE = 4096;
-    private static final int MAX_HEADER_SIZE = 8192;
-    private static final int IDLE_SECONDS = 120;
+    /** Every request's answer while a cluster's server joins (docs/cluster.md, "A server that restarts"). */
+    private static final NotServingYet JOINING = new NotServingYet("joining", "this server is joining its cluster "
+            + "(docs/cluster.md): retry in a second, or ask another of its servers");
 
     private final ServerConfig config;
     private Wal wal;
@@ -127,6 +121,8 @@ public final class WaldenServer implements AutoCloseable {
     /** The logs by name: {@code default} ({@link #wal}) and the named logs of the store in the data directory. */
     private LogCatalog logs;
     private ServedLogs served;
+    /** Each connection's handlers: answers 503 {@link #JOINING} until given the router. */
+    private HttpPipeline pipeline;
     private HttpRouter router;
     /** The tokens and the count of their refusals, set with the router, before accepting (every connection's gate). */
     private Access access;
@@ -242,7 +238,8 @@ public final class WaldenServer implements AutoCloseable {
         ClusterApi clusterApi = new ClusterApi(admin);
         AdminApi adminApi = new AdminApi(wal, registry, () -> accepting, admin, replication, group,
                 new Listening(transport.name(), () -> httpUrl, config.tokenRequired()), logs, rates);
-        if (config.get(CLUSTER) != null) { // before accepting: a request must find where its log is
+        if (config.get(CLUSTER) != null) { // before serving: a request must find where its log is
+            serverChannel.config().setAutoRead(true); // meanwhile each request is answered 503 joining, at once
             try {
                 cluster = ClusterNode.join(config, wal, logs, replication, tls == null ? "http" : "https",
                         format(boundAddress()), replicationLoops, registry);
@@ -258,7 +255,8 @@ public final class WaldenServer implements AutoCloseable {
         }
         router = new HttpRouter(Routes.of(data, cursors, logsApi, served, adminApi,
                 new HeldRecordsApi(group == null ? null : group::heldLog, admin), clusterApi), wal.directory(), access);
-        serverChannel.config().setAutoRead(true); // accept: the router and access every connection needs are set
+        pipeline.serve(router, access);
+        serverChannel.config().setAutoRead(true); // accept (or go on accepting, in a cluster) with the API
         started = true;
         accepting = true;
         LOG.info("Walden serving {} on {} (durability {}, sync {}, transport {}: {}); log at {}", wal.directory(),
@@ -270,13 +268,13 @@ public final class WaldenServer implements AutoCloseable {
 
     /**
      * Binds the HTTP address, not yet accepting: connections wait in the listen backlog until {@link #startOrFail}
-     * turns reading on, after {@link #router} is set (turning it on hands over to the event loops through their task
-     * queues, so the loop that initialises a connection sees the router). Bound before the log is opened, so that an
-     * address another process holds fails the start before the log is touched.
+     * turns reading on, once the pipeline serves the router (or, in a cluster, while it joins: each request is then
+     * answered 503 {@link #JOINING}). Bound before the log is opened, so that an address another process holds fails
+     * the start before the log is touched.
      */
     private Channel bindHttp(SslContext tls) throws InterruptedException {
         int maxContent = (int) Math.min(Integer.MAX_VALUE - 1024, config.get(MAX_BATCH_BYTES));
-        ConnectionLimit connections = new ConnectionLimit(config.get(MAX_CONNECTIONS));
+        pipeline = new HttpPipeline(tls, config.get(MAX_CONNECTIONS), maxContent, JOINING);
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss, workers)
                 .channel(transport.serverChannel())
@@ -288,23 +286,7 @@ public final class WaldenServer implements AutoCloseable {
         // A client that vanished without a FIN (a dead machine, a dropped route) is found by TCP keepalive probes even
         // while its connection carries nothing, e.g. a quiet stream: after 30 s idle, then 3 unanswered probes 10 s apart.
         transport.keepAlive(b, 30, 10, 3);
-        b.childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        if (tls != null) {
-                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
-                        }
-                        ch.pipeline()
-                                .addLast(connections)
-                                .addLast(new IdleStateHandler(IDLE_SECONDS, 0, 0))
-                                .addLast(new HttpRequestDecoder(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192))
-                                // Hot answers are written pre-encoded from this handler's context (HttpConnection).
-                                .addLast(new HttpResponseEncoder())
-                                .addLast(new RequestGate(router.routes(), access, maxContent)) // token and size, before buffering
-                                .addLast(new HttpObjectAggregator(maxContent))
-                                .addLast(router.newConnection()); // in-order answers to pipelined requests
-                    }
-                });
+        b.childHandler(pipeline);
         b.option(ChannelOption.AUTO_READ, false);
         try {
             return b.bind(config.httpAddress()).sync().channel();
@@ -420,7 +402,7 @@ public final class WaldenServer implements AutoCloseable {
     private void closeUnstarted() {
         try {
             if (serverChannel != null) {
-                serverChannel.close().awaitUninterruptibly(); // it never accepted
+                serverChannel.close().awaitUninterruptibly(); // it never served (joining a cluster, it answered 503)
                 serverChannel = null;
             }
             if (cluster != null) {
