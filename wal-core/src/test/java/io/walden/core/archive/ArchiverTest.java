@@ -231,6 +231,41 @@ class ArchiverTest {
     }
 
     @Test
+    void whileAppendsAreBlockedAStoreThatCameBackIsFoundWithinASecondWhateverTheBackoff() throws Exception {
+        ArchiveConfig.Builder capped = ArchiveConfig.builder(new FileArchiveTarget(archiveDir))
+                .retry(Duration.ofSeconds(30), Duration.ofSeconds(60)) // the next attempt, by backoff alone: 30 s on
+                .maxPendingBytes(3 * SMALL_SEGMENT).timeout(Duration.ZERO);
+        try (Wal wal = Wal.open(archived(capped).build())) {
+            deleteDirectory(archiveDir);
+            Files.writeString(archiveDir, "the store is down");
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            boolean blocked = false;
+            while (!blocked && System.nanoTime() < deadline) {
+                try {
+                    wal.append(new byte[1000], Durability.LOCAL);
+                } catch (AppendsBlockedException e) {
+                    blocked = true;
+                }
+            }
+            assertThat(blocked).isTrue();
+
+            Files.delete(archiveDir);
+            Files.createDirectories(archiveDir);
+            long back = System.nanoTime();
+            assertThat(Eventually.holdsWithin(10, () -> {
+                try {
+                    wal.append(new byte[1000], Durability.LOCAL);
+                    return true;
+                } catch (AppendsBlockedException e) {
+                    return false;
+                }
+            })).as("appends resume long before the 30 s backoff ends").isTrue();
+            System.out.printf("ArchiverTest: appends resumed %d ms after the store came back (backoff 30 s)%n",
+                    (System.nanoTime() - back) / 1_000_000);
+        }
+    }
+
+    @Test
     void dropArchiveGivesUpTheOldestSegmentsAndKeepsAppending() throws Exception {
         ArchiveConfig.Builder dropping = toDirectory().maxPendingBytes(2 * SMALL_SEGMENT).timeout(Duration.ZERO)
                 .whenFull(ArchiveConfig.WhenFull.DROP_ARCHIVE);

@@ -53,6 +53,9 @@ public final class ArchiveUploader {
     private long backoffNanos;
     private int failuresInARow;
     private long nextAttemptNanos;
+    private long lastFailureNanos;
+    /** The longest wait between two attempts while the cap blocks appends ({@link #due}). */
+    static final long BLOCKED_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     public ArchiveUploader(ArchivedLog log, ArchiveConfig config, ArchiveStatus status, ArchiveProgress progress) {
         this.log = log;
@@ -63,9 +66,15 @@ public final class ArchiveUploader {
         this.seenReplica = !log.acceptsAppends(); // a replica's log (its read limit is set from the control file)
     }
 
-    /** False while a failure's backoff lasts. */
-    public boolean due() {
-        return System.nanoTime() - nextAttemptNanos >= 0;
+    /**
+     * False while a failure's backoff lasts, but never longer than {@link #BLOCKED_RETRY_NANOS} while
+     * {@code appendsBlocked}: then every client of the log is refused until an upload succeeds, so a store that came
+     * back must be found within a second, not at the end of a backoff grown to {@link ArchiveConfig#retryMax()}. A
+     * failed attempt a second costs little next to an outage of the log's writes.
+     */
+    public boolean due(boolean appendsBlocked) {
+        long now = System.nanoTime();
+        return now - nextAttemptNanos >= 0 || (appendsBlocked && now - lastFailureNanos >= BLOCKED_RETRY_NANOS);
     }
 
     /** One upload, if one is due; true when there may be more. A failure backs off before the next attempt. */
@@ -84,7 +93,8 @@ public final class ArchiveUploader {
             failuresInARow++;
             backoffNanos = backoffNanos == 0 ? config.retryMin().toNanos()
                     : Math.min(config.retryMax().toNanos(), backoffNanos * 2);
-            nextAttemptNanos = System.nanoTime() + backoffNanos;
+            lastFailureNanos = System.nanoTime();
+            nextAttemptNanos = lastFailureNanos + backoffNanos;
             LOG.warn("Archiving to {} failed ({} in a row; retrying in {} ms): {}", target.uri(), failuresInARow,
                     TimeUnit.NANOSECONDS.toMillis(backoffNanos), error);
             return false;

@@ -215,7 +215,7 @@ public final class Archiver implements ArchiverStatus, AutoCloseable {
     private final class Archiving implements Loop {
         @Override
         public long doWork() throws IOException {
-            boolean more = uploader.due() && uploader.attempt();
+            boolean more = uploader.due(cap.blocking()) && uploader.attempt();
             List<SegmentInfo> segments = log.segments();
             progress.refresh(segments, log.flushedLsn());
             cap.admit(segments);
