@@ -12,6 +12,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.ConnectException;
@@ -38,6 +40,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the client follows); when its primary's server stops, another leads it with every acknowledged record.
  */
 @Timeout(60)
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on ZooKeeper and Helix
 class ClusterServeTest {
     private static final ObjectMapper JSON = new ObjectMapper();
 

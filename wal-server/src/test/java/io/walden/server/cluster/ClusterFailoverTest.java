@@ -19,6 +19,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.InetSocketAddress;
@@ -41,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * in-sync replica; when that server goes, Helix promotes the replica, which leads with every acknowledged record.
  */
 @Timeout(60)
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on ZooKeeper and Helix
 class ClusterFailoverTest {
     @TempDir
     Path work;

@@ -18,6 +18,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -48,6 +50,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * ZooKeeper.
  */
 @Timeout(60)
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on ZooKeeper and Helix
 class PlacedLogsTest {
     private static final long LAG_MILLIS = 2000; // long enough for a replica to connect on a loaded machine
 
