@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.walden.core.Wal;
+import io.walden.core.archive.ArchiveTargets;
 import io.walden.core.internal.thread.WaldenThreads;
 import io.walden.replication.replica.StoreReplicaClient;
 import io.walden.replication.transport.EventLoops;
@@ -21,6 +22,7 @@ import io.walden.server.cluster.Placement;
 import io.walden.server.cluster.PlacedLogs;
 import io.walden.server.cluster.Role;
 import io.walden.server.cluster.ServerInfo;
+import io.walden.server.config.LogArchives;
 import io.walden.server.config.PerLogSettings;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.ClusterCatalog;
@@ -57,6 +59,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
+import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
+import static io.walden.server.config.ServerSettings.ARCHIVE_TO;
 import static io.walden.server.config.ServerSettings.CLUSTER;
 import static io.walden.server.config.ServerSettings.REPLICATION_SECRET;
 
@@ -111,10 +115,22 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         ReplicaCopies copies = new ReplicaCopies(catalog, root);
         this.placed = new PlacedLogs(self, held(catalog, creationSettings), role.server(), leadership,
                 this::replicationAddressOf,
-                (primary, logs) -> StoreReplicaClient.builder(copies, primary, self).only(logs)
-                        .secret(config.get(REPLICATION_SECRET)).tls(ReplicationRole.clientTls(config)).eventLoops(loops)
-                        .start(), LAG_MILLIS, this::placedOn);
+                (primary, logs) -> replicaClient(config, copies, primary, logs, loops), LAG_MILLIS, this::placedOn);
         this.roles = new ClusterRoles(placed, new ClusterMeters(registry, placed));
+    }
+
+    /**
+     * A replica client of {@code logs} at {@code primary}: a log whose start the primary no longer holds catches up
+     * from the cluster's archive (archive-to, the same at every server: {@link LogArchives}), then streams.
+     */
+    private static StoreReplicaClient replicaClient(ServerConfig config, ReplicaCopies copies, InetSocketAddress primary,
+                                                    Set<String> logs, EventLoops loops) {
+        StoreReplicaClient.Builder client = StoreReplicaClient.builder(copies, primary, config.name()).only(logs)
+                .secret(config.get(REPLICATION_SECRET)).tls(ReplicationRole.clientTls(config)).eventLoops(loops);
+        if (config.get(ARCHIVE_TO) != null) { // its own client, closed with the replica client
+            client.restoreFrom(ArchiveTargets.open(config.get(ARCHIVE_TO), config.get(ARCHIVE_ENDPOINT)), LogArchives::prefix);
+        }
+        return client.start();
     }
 
     /** Joins the cluster as this server, whose HTTP API is at {@code http} (HOST:PORT) over {@code scheme}. */

@@ -28,6 +28,7 @@ import io.walden.replication.transport.EventLoops;
 import io.walden.server.admin.AdminApi;
 import io.walden.server.admin.AppendRates;
 import io.walden.server.admin.Listening;
+import io.walden.server.config.LogArchives;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.config.TokensFile;
 import io.walden.server.config.TokensFileWatch;
@@ -199,7 +200,7 @@ public final class WaldenServer implements AutoCloseable {
             wal = id.openReplicaLog(config.walConfigBuilder().archive(archive));
         } else {
             archive = config.archiveConfig();
-            wal = Wal.open(config.walConfigBuilder().archive(archive).build());
+            wal = Wal.open(config.walConfigBuilder().archive(LogArchives.defaultLog(config, archive)).build());
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         new JvmMemoryMetrics().bindTo(registry);
@@ -212,7 +213,7 @@ public final class WaldenServer implements AutoCloseable {
         // disk_free_bytes / disk_total_bytes of the data directory's file system: the disk-nearly-full alert (ops/)
         new DiskSpaceMetrics(config.dataDir().toAbsolutePath().toFile()).bindTo(registry);
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
-        logs = LogCatalog.open(config, wal, registry); // binds every log's meters, default's included
+        logs = LogCatalog.open(config, wal, archive, registry); // binds every log's meters, default's included
         if (group != null) {
             replication = ReplicationRole.standby(wal, logs, config, registry, replicationLoops);
             group.start(wal, logs, replication, registry);

@@ -15,6 +15,12 @@ import java.util.List;
  * client. The default log's objects never share a name with another log's: its listing shows only the objects directly
  * at the location.
  *
+ * <p>In a cluster ({@code --cluster}) every server is given the same location: a named log archives under
+ * {@code logs/<log>/} whichever server leads it (its objects are named by the log's epochs, so a former primary's late
+ * upload never replaces its successor's), and a new copy catches up from there when its primary no longer holds the
+ * start. Each server's own log {@code default}, which is not the cluster's, archives under {@code servers/<name>/}, so
+ * that the servers' default logs do not write over each other (docs/cluster.md, "Archives").
+ *
  * <p>Thread-safety: stateless.
  */
 public final class LogArchives {
@@ -22,6 +28,20 @@ public final class LogArchives {
     public static final String NAMED_LOGS = "logs/";
 
     private LogArchives() {
+    }
+
+    /** The sub-prefix under which a cluster's servers archive each its own log {@code default}, under its name. */
+    public static final String SERVERS = "servers/";
+
+    /**
+     * The log {@code default}'s archive settings: {@code root} itself, or, on a server of a cluster, {@code root} under
+     * {@code servers/<name>/} (on its client: the server closes {@code root}'s target). Null when {@code root} is.
+     */
+    public static ArchiveConfig defaultLog(ServerConfig config, ArchiveConfig root) {
+        if (root == null || config.get(ServerSettings.CLUSTER) == null) {
+            return root;
+        }
+        return root.under(SERVERS + config.name() + "/");
     }
 
     /** The sub-prefix named log {@code log} archives under: {@code logs/<log>/}. */

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.walden.core.Cursors;
 import io.walden.core.IllegalSettingException;
 import io.walden.core.Wal;
+import io.walden.core.archive.ArchiveConfig;
 import io.walden.core.WalConfig;
 import io.walden.core.WalStore;
 import io.walden.core.WalStoreConfig;
@@ -67,6 +68,8 @@ public final class LogCatalog implements AutoCloseable {
 
     private final ServerConfig config;
     private final Wal defaultLog;
+    /** The archive's location (archive-to), under which the named logs archive; null without one. */
+    private final ArchiveConfig archiveRoot;
     private final MeterRegistry registry;
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
     /** The largest record of a log created with the server's settings. */
@@ -89,9 +92,10 @@ public final class LogCatalog implements AutoCloseable {
     /** The replication slots holding a log (replica name to the LSN it needs); none when no endpoint serves replicas. */
     private volatile Function<String, Map<String, Long>> slots = name -> Map.of();
 
-    private LogCatalog(ServerConfig config, Wal defaultLog, MeterRegistry registry) {
+    private LogCatalog(ServerConfig config, Wal defaultLog, ArchiveConfig archiveRoot, MeterRegistry registry) {
         this.config = config;
         this.defaultLog = defaultLog;
+        this.archiveRoot = archiveRoot;
         this.registry = registry;
         WalConfig.Builder defaults = WalConfig.builder(config.dataDir().resolve("logs"));
         config.namedLogDefaults(defaults);
@@ -103,7 +107,15 @@ public final class LogCatalog implements AutoCloseable {
      * logs or walden.yaml declares some, and creates the declared logs that do not exist yet.
      */
     public static LogCatalog open(ServerConfig config, Wal defaultLog, MeterRegistry registry) {
-        LogCatalog c = new LogCatalog(config, defaultLog, registry);
+        return open(config, defaultLog, defaultLog.config().archive(), registry);
+    }
+
+    /**
+     * {@link #open(ServerConfig, Wal, MeterRegistry)}, the named logs archiving under {@code archiveRoot} (null: none),
+     * which is not the log default's location on a cluster's server ({@link LogArchives}).
+     */
+    public static LogCatalog open(ServerConfig config, Wal defaultLog, ArchiveConfig archiveRoot, MeterRegistry registry) {
+        LogCatalog c = new LogCatalog(config, defaultLog, archiveRoot, registry);
         defaultLog.meterBinder().bindTo(registry);
         if (!holdsNamedLogs(config.dataDir()) && config.declaredLogs().isEmpty()) {
             return c;
@@ -403,8 +415,8 @@ public final class LogCatalog implements AutoCloseable {
                         if (declared != null) {
                             PerLogSettings.applier(declared).accept(b);
                         }
-                        // Under logs/<name>/ of the log default's archive, on its client (closed after the store).
-                        b.archive(LogArchives.archiveConfig(defaultLog.config().archive(), name));
+                        // Under logs/<name>/ of the archive's location, on its client (closed after the store).
+                        b.archive(LogArchives.archiveConfig(archiveRoot, name));
                     })
                     .build());
             for (String name : s.names()) {

@@ -1,0 +1,166 @@
+package io.walden.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.walden.core.Lsn;
+import io.walden.server.cli.WaldenCli;
+import io.walden.server.config.ServerConfig;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+
+import static io.walden.core.Eventually.waitUntil;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A cluster whose servers archive to one location (docs/cluster.md, "Archives"): a log archives under
+ * {@code logs/<log>/} whichever server leads it, across a failover, so that a restore from there brings back every
+ * record it acknowledged in both epochs; each server's own log {@code default} archives under {@code servers/<name>/},
+ * apart from the other servers'.
+ */
+@Timeout(90)
+@Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on ZooKeeper and Helix
+class ClusterArchiveTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path work;
+    private TestingServer zk;
+    private final Map<String, WaldenServer> servers = new TreeMap<>();
+    private final HttpClient http = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NORMAL)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+
+    @AfterEach
+    void stop() throws Exception {
+        for (WaldenServer s : servers.values()) {
+            s.close();
+        }
+        if (zk != null) {
+            zk.close();
+        }
+    }
+
+    private String archive() {
+        return work.resolve("archive").toUri().toString();
+    }
+
+    private void start(String name) throws InterruptedException {
+        servers.put(name, new WaldenServer(ServerConfig.load(null, Map.of("data-dir", work.resolve(name).toString(),
+                "http", "127.0.0.1:0", "replication-listen", "127.0.0.1:0", "name", name,
+                "cluster", "zk://" + zk.getConnectString() + "/walden/test", "segment-size", Integer.toString(64 << 10),
+                "archive-to", archive(), "archive-timeout", "1s"))).start());
+    }
+
+    private HttpResponse<String> send(String server, String method, String path, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + servers.get(server).boundAddress()
+                        .getPort() + path)).timeout(Duration.ofSeconds(30))
+                .method(method, HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private JsonNode json(String server, String path) throws Exception {
+        return JSON.readTree(send(server, "GET", path, "").body());
+    }
+
+    /** Appends {@code n} records of about 2 KB to log orders at {@code on} through {@code server}, each acknowledged. */
+    private void append(String server, int n, List<String> acknowledged) throws Exception {
+        for (int i = 0; i < n; i++) {
+            String payload = acknowledged.size() + ":" + "o".repeat(2000);
+            HttpResponse<String> r = send(server, "POST", "/v1/logs/orders/records?durability=on", payload);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            acknowledged.add(payload);
+        }
+    }
+
+    private static List<String> files(Path dir) throws Exception {
+        try (Stream<Path> all = Files.walk(dir)) {
+            return all.filter(Files::isRegularFile).map(p -> dir.relativize(p).toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void aLogArchivesInOnePlaceAcrossAFailoverAndEachServersDefaultLogApartFromTheOthers() throws Exception {
+        zk = new TestingServer(true);
+        start("s1");
+        start("s2");
+        HttpResponse<String> created = send("s1", "POST", "/v1/logs", "{\"name\": \"orders\", \"settings\": {\"replicas\": 2}}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        String first = JSON.readTree(created.body()).get("primary").asText();
+        String second = first.equals("s1") ? "s2" : "s1";
+        waitUntil(30, () -> json(first, "/admin/cluster").get("logs").get("orders").get("in_sync").size() == 2);
+        for (String s : servers.keySet()) { // each server's own log, not the cluster's
+            assertThat(send(s, "POST", "/v1/records?durability=local", "default of " + s).statusCode()).isEqualTo(200);
+            waitUntil(30, () -> {
+                JsonNode status = json(s, "/admin/status");
+                return Lsn.parse(status.get("archive").get("archived_lsn").asText())
+                        >= Lsn.parse(status.get("flushed_lsn").asText());
+            });
+        }
+        List<String> acknowledged = new ArrayList<>();
+        append(first, 60, acknowledged); // about two segments
+
+        servers.remove(first).close();
+        waitUntil(60, () -> second.equals(json(second, "/v1/logs/orders").path("primary").asText())
+                && send(second, "POST", "/v1/logs/orders/records?durability=on", "x").statusCode() == 200);
+        acknowledged.add("x");
+        append(second, 60, acknowledged); // in the new primary's epoch
+        waitUntil(30, () -> {
+            JsonNode orders = json(second, "/v1/logs/orders");
+            return Lsn.parse(orders.get("archive").get("archived_lsn").asText())
+                    >= Lsn.parse(orders.get("flushed_lsn").asText());
+        });
+
+        Path archived = work.resolve("archive");
+        assertThat(files(archived)).as("nothing at the location itself: each log under its own prefix")
+                .allMatch(f -> f.startsWith("logs/orders/") || f.startsWith("servers/s1/") || f.startsWith("servers/s2/"));
+        assertThat(files(archived.resolve("servers/s1"))).isNotEmpty();
+        assertThat(files(archived.resolve("servers/s2"))).isNotEmpty();
+
+        Path restored = work.resolve("restored");
+        assertThat(WaldenCli.commandLine().execute("restore", "--from", archive(), "--data-dir", restored.toString(),
+                "--log", "orders")).isZero();
+        try (WaldenServer fromArchive = new WaldenServer(ServerConfig.load(null, Map.of("data-dir", restored.toString(),
+                "http", "127.0.0.1:0", "replication-listen", "127.0.0.1:0"))).start()) {
+            servers.put("restored", fromArchive);
+            assertThat(records("restored")).as("every record the log acknowledged, in both epochs").isEqualTo(acknowledged);
+            servers.remove("restored");
+        }
+    }
+
+    /** Every record of log orders that {@code server} serves, in LSN order. */
+    private List<String> records(String server) throws Exception {
+        List<String> out = new ArrayList<>();
+        String from = null;
+        while (true) {
+            HttpResponse<String> r = send(server, "GET", "/v1/logs/orders/records?limit=1000"
+                    + (from == null ? "" : "&from=" + from), "");
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            JsonNode page = JSON.readTree(r.body());
+            for (JsonNode record : page.get("records")) {
+                out.add(new String(Base64.getDecoder().decode(record.get("data").asText()), StandardCharsets.UTF_8));
+            }
+            if (page.get("records").isEmpty()) {
+                return out;
+            }
+            from = page.get("next").asText();
+        }
+    }
+}
