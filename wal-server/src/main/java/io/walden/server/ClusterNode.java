@@ -79,6 +79,8 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     static final long LAG_MILLIS = 3_000;
     /** How long a creation waits for a server to lead the new log. */
     static final long CREATE_WAIT_MILLIS = 30_000;
+    /** How long a creation waits for a lead before it nudges Helix ({@code ClusterLogs.nudge}), and again after. */
+    static final long NUDGE_MILLIS = 3_000;
 
     private final String self;
     private final String scheme;
@@ -276,12 +278,20 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         if (!member.logs().add(log, replicas)) {
             throw new LogRefusedException(LogRefusedException.Reason.EXISTS, "log '" + log + "' exists in the cluster");
         }
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CREATE_WAIT_MILLIS);
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(CREATE_WAIT_MILLIS);
+        long nextNudge = start + TimeUnit.MILLISECONDS.toNanos(NUDGE_MILLIS); // a new log is led in 0.3-0.4 s
         while (System.nanoTime() < deadline) {
             LeadershipRecord record = leadership.read(log);
             if (!record.isNone()) {
                 refresh();
                 return where(log);
+            }
+            if (System.nanoTime() - nextNudge >= 0) {
+                LOG.info("Log {}: no server leads it {} ms after its creation; asking Helix to place it again", log,
+                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                member.logs().nudge(log);
+                nextNudge = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(NUDGE_MILLIS);
             }
             Thread.sleep(50);
         }

@@ -94,6 +94,29 @@ public final class ClusterLogs {
     }
 
     /**
+     * Writes {@code log}'s ideal state again, changed only in a counter of nudges: the controller runs its pipeline on
+     * the change. Helix leaves a log unplaced when its first computation fails (seen when a log is added as a server
+     * joins: "the calculated best possible states ... is empty or invalid") until some other change arrives; a
+     * creation nudges until a server leads the log. Harmless on a placed log: the same computation again.
+     *
+     * @return false when there is no such log
+     */
+    public boolean nudge(String log) {
+        if (!names().contains(log)) {
+            return false;
+        }
+        return accessor().updateProperty(keys().idealStates(log), record -> {
+            if (record != null) {
+                record.setLongField(NUDGES, record.getLongField(NUDGES, 0) + 1);
+            }
+            return record;
+        }, new IdealState(log));
+    }
+
+    /** The ideal state's field counting {@link #nudge}s: Helix ignores fields it does not know. */
+    private static final String NUDGES = "WALDEN_NUDGES";
+
+    /**
      * Removes {@code log} from the cluster: Helix steps its primary down and takes every copy OFFLINE, then DROPPED
      * ({@link LogRoles#drop}).
      *
