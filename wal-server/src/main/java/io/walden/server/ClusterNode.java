@@ -15,7 +15,7 @@ import io.walden.server.cluster.ClusterMeters;
 import io.walden.server.cluster.ClusterRoles;
 import io.walden.server.cluster.ClusterSettings;
 import io.walden.server.cluster.ClusterSummary;
-import io.walden.server.cluster.HeldLogs;
+import io.walden.server.cluster.ErrorCopies;
 import io.walden.server.cluster.LeadershipRecord;
 import io.walden.server.cluster.LogLeadership;
 import io.walden.server.cluster.Placement;
@@ -23,10 +23,8 @@ import io.walden.server.cluster.PlacedLogs;
 import io.walden.server.cluster.Role;
 import io.walden.server.cluster.ServerInfo;
 import io.walden.server.config.LogArchives;
-import io.walden.server.config.PerLogSettings;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.http.ClusterCatalog;
-import io.walden.server.http.LogPaths;
 import io.walden.server.logs.LogCatalog;
 import io.walden.server.logs.LogRefusedException;
 import io.walden.server.logs.ReplicaCopies;
@@ -96,6 +94,8 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static final ObjectMapper JSON = new ObjectMapper();
     private volatile ClusterMember member;
+    /** Set before the refresher starts, used by it alone. */
+    private ErrorCopies errorCopies;
     /** Helix's placements and servers as last read, together: an answer built from one view never mixes two reads. */
     private record View(Map<String, Placement> placements, Map<String, ClusterSummary.Server> servers) {
     }
@@ -115,7 +115,7 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         this.leadership = new LogLeadership(zk, base);
         this.creationSettings = new ClusterLogSettings(zk, base);
         ReplicaCopies copies = new ReplicaCopies(catalog, root);
-        this.placed = new PlacedLogs(self, held(catalog, creationSettings), role.server(), leadership,
+        this.placed = new PlacedLogs(self, new CatalogHeldLogs(catalog, creationSettings), role.server(), leadership,
                 this::replicationAddressOf,
                 (primary, logs) -> replicaClient(config, copies, primary, logs, loops), LAG_MILLIS, this::placedOn);
         this.roles = new ClusterRoles(placed, new ClusterMeters(registry, placed));
@@ -145,7 +145,9 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
                     replication.getHostString() + ":" + replication.getPort()), node.roles, ClusterSettings.DEFAULTS
                     .withSessionTimeout(Duration.ofMillis(config.coordinatorSessionTimeoutMillis())));
             node.refresh();
-            node.refresher.scheduleWithFixedDelay(node::refresh, REFRESH_MILLIS, REFRESH_MILLIS, TimeUnit.MILLISECONDS);
+            node.errorCopies = new ErrorCopies(node.member.logs(), config.name(), ErrorCopies.GRACE_MILLIS);
+            node.refresher.scheduleWithFixedDelay(node::refreshAndReset, REFRESH_MILLIS, REFRESH_MILLIS,
+                    TimeUnit.MILLISECONDS);
             return node;
         } catch (Exception | Error e) {
             node.close();
@@ -153,47 +155,19 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         }
     }
 
-    /**
-     * The server's named logs, as the cluster's data work creates, finds and deletes them: a log is created (by the
-     * first server to lead it) with the settings its creation asked for.
-     */
-    private static HeldLogs held(LogCatalog catalog, ClusterLogSettings creationSettings) {
-        return new HeldLogs() {
-            @Override
-            public Set<String> names() {
-                Set<String> names = new TreeSet<>(catalog.names());
-                names.remove(LogPaths.DEFAULT_LOG);
-                return names;
-            }
-
-            @Override
-            public Optional<Wal> log(String name) {
-                return Optional.ofNullable(catalog.find(name));
-            }
-
-            @Override
-            public Wal create(String name) {
-                Map<String, String> texts;
-                try {
-                    texts = creationSettings.read(name);
-                } catch (Exception e) {
-                    throw new IllegalStateException("log " + name + "'s settings could not be read from the cluster: "
-                            + e.getMessage(), e);
-                }
-                return catalog.create(name, PerLogSettings.read(texts, "log " + name + "'s settings in the cluster", true));
-            }
-
-            @Override
-            public void delete(String name) {
-                catalog.delete(name, true);
-            }
-        };
-    }
-
     /** Reads the view again; keeps the last one when ZooKeeper does not answer (the next refresh tries again). */
     private void refresh() {
         try {
             refreshNow();
+        } catch (RuntimeException e) {
+            LOG.warn("Could not read the cluster's placements: {}; trying again", e.toString());
+        }
+    }
+
+    /** The refresher's turn: the view, then this server's copies in ERROR, which it resets after their grace. */
+    private void refreshAndReset() {
+        try {
+            errorCopies.check(refreshNow().placements());
         } catch (RuntimeException e) {
             LOG.warn("Could not read the cluster's placements: {}; trying again", e.toString());
         }
@@ -253,6 +227,11 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         }
         ClusterSummary.Server server = primary == null || primary.equals(self) ? null : v.servers().get(primary);
         return server == null ? null : scheme + "://" + server.httpAddress();
+    }
+
+    @Override
+    public boolean inCluster(String log) {
+        return view.placements().containsKey(log);
     }
 
     @Override

@@ -163,6 +163,8 @@ class ClusterKillLoopIT {
             }
             record(times);
             assertThat(watch.violations()).as("leadership records over time").isEmpty();
+            assertThat(load.refusals()).as("no server ever said a log of the cluster does not exist (between two "
+                    + "primaries: 503 no_primary)").doesNotContainKey("404 log_not_found");
             checks.assertBalanced(logs.size(), running);
             phase("balanced");
             Map<String, Long> ends = checks.assertEveryAcknowledgedRecordIsOnItsPrimary(logs, load);

@@ -113,6 +113,16 @@ public final class ClusterLogs {
         }, new IdealState(log));
     }
 
+    /**
+     * Resets {@code server}'s copy of {@code log} from ERROR (Helix's {@code resetPartition}: ERROR → OFFLINE, then
+     * placed again as Helix decides; {@link ErrorCopies}).
+     *
+     * @throws org.apache.helix.HelixException when the copy is not in ERROR, the server not live, or the log gone
+     */
+    public void reset(String log, String server) {
+        admin().resetPartition(cluster, server, log, List.of(partition(log)));
+    }
+
     /** The ideal state's field counting {@link #nudge}s: Helix ignores fields it does not know. */
     private static final String NUDGES = "WALDEN_NUDGES";
 

@@ -47,6 +47,11 @@ public final class ServedLogs implements LogCatalog.Listener {
          * server; null when this server leads it, or holds it alone, or no server leads it now.
          */
         String primaryElsewhere(String log);
+
+        /** Whether named log {@code log} is one of a cluster's, wherever it is and whether or not a server leads it now. */
+        default boolean inCluster(String log) {
+            return false;
+        }
     }
 
     /**
@@ -118,10 +123,23 @@ public final class ServedLogs implements LogCatalog.Listener {
             }
             ServedLog log = get(name);
             if (log == null) {
-                throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name + "'");
+                throw notHere(name, "no log '" + name + "'");
             }
             action.accept(log, ex);
         };
+    }
+
+    /**
+     * The refusal of a request for log {@code name}, which this server neither holds nor knows a primary of: a cluster's
+     * log between two primaries (a failover, a hand-over, its creation) is there, so 503 {@code no_primary} (retry in a
+     * moment), never 404, which would tell a client the log does not exist; any other, 404 with {@code detail}.
+     */
+    private LogRefusedException notHere(String name, String detail) {
+        if (locator.inCluster(name)) {
+            return new LogRefusedException(LogRefusedException.Reason.NO_PRIMARY, "log '" + name + "' has no primary "
+                    + "at the moment (a failover or a move in flight, see GET /admin/cluster): retry in a moment");
+        }
+        return new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, detail);
     }
 
     /**
@@ -142,8 +160,8 @@ public final class ServedLogs implements LogCatalog.Listener {
                 append.accept(log, ex);
                 return;
             }
-            if (!catalog.autoCreates()) {
-                throw new LogRefusedException(LogRefusedException.Reason.NOT_FOUND, "no log '" + name
+            if (!catalog.autoCreates() || locator.inCluster(name)) {
+                throw notHere(name, "no log '" + name
                         + "' (create it with POST /v1/logs, or start the server with --auto-create-logs)");
             }
             RecordParams.checkAppend(ex);

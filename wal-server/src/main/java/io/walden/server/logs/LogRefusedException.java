@@ -19,6 +19,8 @@ public final class LogRefusedException extends RuntimeException {
         FOLLOWING(409, "not_a_primary"),
         /** A drain of the only live server of a cluster: its logs would have nowhere to go. */
         NO_OTHER_SERVER(409, "no_other_server"),
+        /** A cluster's log that no server leads at the moment (a failover, a move): nothing was done (retry). */
+        NO_PRIMARY(503, "no_primary"),
         /** A cluster's ZooKeeper did not answer: nothing was changed (retry). */
         CLUSTER_UNAVAILABLE(503, "cluster_unavailable"),
         /** The server is stopping: no log is created any more. */

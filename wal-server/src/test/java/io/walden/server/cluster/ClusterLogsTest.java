@@ -123,6 +123,35 @@ class ClusterLogsTest {
         awaitCall(removing, refuser, "refused", Kind.DROP);
     }
 
+    @Test
+    void aCopyInErrorIsResetAfterItsGraceAndPlacedAgainAsAReplica() throws Exception {
+        refuseOnce.add("healed");
+        logs().add("healed", 2);
+        Placement refused = await("healed", p -> p.serversIn(Role.ERROR).size() == 1 && p.primary().isPresent());
+        String refuser = refused.serversIn(Role.ERROR).get(0);
+        ErrorCopies errors = new ErrorCopies(members.get(refuser).logs(), refuser, 500);
+        long checking = System.nanoTime();
+        errors.check(logs().placements());
+        Thread.sleep(100);
+        errors.check(logs().placements());
+        assertThat(logs().placement("healed").orElseThrow().current().get(refuser)).as("within the grace")
+                .isEqualTo(Role.ERROR);
+
+        Placement healed = await("healed", p -> {
+            errors.check(logs().placements());
+            return p.serversIn(Role.ERROR).isEmpty() && p.serversIn(Role.REPLICA).contains(refuser);
+        });
+        assertThat(System.nanoTime() - checking).as("not before the grace").isGreaterThan(TimeUnit.MILLISECONDS.toNanos(500));
+        assertThat(healed.primary()).as("the other copy still leads").hasValue(refused.primary().orElseThrow());
+        assertThat(RecordingRoles.since(history, checking, Kind.BECOME_OFFLINE)).as("ERROR → OFFLINE")
+                .anyMatch(c -> c.server().equals(refuser) && c.log().equals("healed"));
+        awaitCall(checking, refuser, "healed", Kind.BECOME_REPLICA);
+
+        long removing = System.nanoTime();
+        logs().remove("healed");
+        awaitCall(removing, refuser, "healed", Kind.DROP);
+    }
+
     private ClusterLogs logs() {
         return members.get("s1").logs();
     }
