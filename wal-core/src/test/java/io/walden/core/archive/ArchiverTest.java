@@ -218,14 +218,7 @@ class ArchiverTest {
 
             Files.delete(archiveDir);
             Files.createDirectories(archiveDir);
-            assertThat(Eventually.holds(() -> {
-                try {
-                    wal.append(new byte[1000], Durability.LOCAL);
-                    return true;
-                } catch (AppendsBlockedException e) {
-                    return false;
-                }
-            })).as("appends resume once the archive caught up").isTrue();
+            assertThat(Eventually.holds(() -> appends(wal))).as("appends resume once the archive caught up").isTrue();
             assertThat(wal.status().archiver().orElseThrow().blocking()).isFalse();
         }
     }
@@ -241,27 +234,27 @@ class ArchiverTest {
             long deadline = System.nanoTime() + WAIT.toNanos();
             boolean blocked = false;
             while (!blocked && System.nanoTime() < deadline) {
-                try {
-                    wal.append(new byte[1000], Durability.LOCAL);
-                } catch (AppendsBlockedException e) {
-                    blocked = true;
-                }
+                blocked = !appends(wal);
             }
-            assertThat(blocked).isTrue();
+            assertThat(blocked).as("appends blocked at the cap").isTrue();
 
             Files.delete(archiveDir);
             Files.createDirectories(archiveDir);
             long back = System.nanoTime();
-            assertThat(Eventually.holdsWithin(10, () -> {
-                try {
-                    wal.append(new byte[1000], Durability.LOCAL);
-                    return true;
-                } catch (AppendsBlockedException e) {
-                    return false;
-                }
-            })).as("appends resume long before the 30 s backoff ends").isTrue();
+            assertThat(Eventually.holdsWithin(10, () -> appends(wal))).as("appends resume long before the 30 s backoff ends")
+                    .isTrue();
             System.out.printf("ArchiverTest: appends resumed %d ms after the store came back (backoff 30 s)%n",
                     (System.nanoTime() - back) / 1_000_000);
+        }
+    }
+
+    /** Whether a 1000-byte LOCAL append is taken (false: refused, the archive too far behind). */
+    private static boolean appends(Wal wal) {
+        try {
+            wal.append(new byte[1000], Durability.LOCAL);
+            return true;
+        } catch (AppendsBlockedException e) {
+            return false;
         }
     }
 
