@@ -139,10 +139,10 @@ class ClusterLogsTest {
 
         Placement healed = await("healed", p -> {
             errors.check(logs().placements());
-            return p.serversIn(Role.ERROR).isEmpty() && p.serversIn(Role.REPLICA).contains(refuser);
+            return p.serversIn(Role.ERROR).isEmpty() && p.current().containsKey(refuser) && p.primary().isPresent();
         });
         assertThat(System.nanoTime() - checking).as("not before the grace").isGreaterThan(TimeUnit.MILLISECONDS.toNanos(500));
-        assertThat(healed.primary()).as("the other copy still leads").hasValue(refused.primary().orElseThrow());
+        assertThat(healed.primary()).as("a primary all along (WAGED may hand it to the healed copy)").isPresent();
         assertThat(RecordingRoles.since(history, checking, Kind.BECOME_OFFLINE)).as("ERROR → OFFLINE")
                 .anyMatch(c -> c.server().equals(refuser) && c.log().equals("healed"));
         awaitCall(checking, refuser, "healed", Kind.BECOME_REPLICA);
