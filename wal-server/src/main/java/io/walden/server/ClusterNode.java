@@ -60,6 +60,7 @@ import java.util.concurrent.TimeUnit;
 import static io.walden.server.config.ServerSettings.ARCHIVE_ENDPOINT;
 import static io.walden.server.config.ServerSettings.ARCHIVE_TO;
 import static io.walden.server.config.ServerSettings.CLUSTER;
+import static io.walden.server.config.ServerSettings.MAX_LOGS;
 import static io.walden.server.config.ServerSettings.REPLICATION_SECRET;
 
 /**
@@ -143,7 +144,8 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
             InetSocketAddress replication = role.server().address();
             node.member = ClusterMember.join(ClusterAddress.parse(config.get(CLUSTER)), new ServerInfo(config.name(), http,
                     replication.getHostString() + ":" + replication.getPort()), node.roles, ClusterSettings.DEFAULTS
-                    .withSessionTimeout(Duration.ofMillis(config.coordinatorSessionTimeoutMillis())));
+                    .withSessionTimeout(Duration.ofMillis(config.coordinatorSessionTimeoutMillis()))
+                    .withServerCapacity(config.get(MAX_LOGS) - 1)); // max-logs counts the log default, not placed
             node.refresh();
             node.errorCopies = new ErrorCopies(node.member.logs(), config.name(), ErrorCopies.GRACE_MILLIS);
             node.refresher.scheduleWithFixedDelay(node::refreshAndReset, REFRESH_MILLIS, REFRESH_MILLIS,

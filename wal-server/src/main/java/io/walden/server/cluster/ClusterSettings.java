@@ -16,9 +16,15 @@ import java.time.Duration;
  *                       log. Recovery (a primary or a replica lost with its server) is not throttled
  * @param logsPerServer  the most log replicas (primary or replica) one server holds: the capacity Helix's WAGED
  *                       rebalancer places against. A log that fits nowhere is not placed
+ * @param serverCapacity this server's own capacity, in place of {@code logsPerServer}, or {@link #CLUSTER_DEFAULT}:
+ *                       each server's own, like the session timeout ({@code max-logs} less its log {@code default}),
+ *                       written into its Helix instance config at every join, so that WAGED never places on it more
+ *                       copies than it would create
  */
-public record ClusterSettings(Duration sessionTimeout, int movesPerServer, int logsPerServer) {
-    public static final ClusterSettings DEFAULTS = new ClusterSettings(Duration.ofSeconds(6), 2, 10_000);
+public record ClusterSettings(Duration sessionTimeout, int movesPerServer, int logsPerServer, int serverCapacity) {
+    /** {@link #serverCapacity}: none of its own, the cluster's {@code logsPerServer}. */
+    public static final int CLUSTER_DEFAULT = -1;
+    public static final ClusterSettings DEFAULTS = new ClusterSettings(Duration.ofSeconds(6), 2, 10_000, CLUSTER_DEFAULT);
 
     public ClusterSettings {
         if (sessionTimeout.toMillis() < 1000 || sessionTimeout.toMillis() > Integer.MAX_VALUE) {
@@ -30,13 +36,21 @@ public record ClusterSettings(Duration sessionTimeout, int movesPerServer, int l
         if (logsPerServer < 1) {
             throw new IllegalArgumentException("logs per server " + logsPerServer + ": at least 1");
         }
+        if (serverCapacity < CLUSTER_DEFAULT) {
+            throw new IllegalArgumentException("server capacity " + serverCapacity + ": at least 0");
+        }
     }
 
     public ClusterSettings withSessionTimeout(Duration timeout) {
-        return new ClusterSettings(timeout, movesPerServer, logsPerServer);
+        return new ClusterSettings(timeout, movesPerServer, logsPerServer, serverCapacity);
     }
 
     public ClusterSettings withMovesPerServer(int moves) {
-        return new ClusterSettings(sessionTimeout, moves, logsPerServer);
+        return new ClusterSettings(sessionTimeout, moves, logsPerServer, serverCapacity);
+    }
+
+    /** This server's own capacity: the most log copies Helix places on it. */
+    public ClusterSettings withServerCapacity(int copies) {
+        return new ClusterSettings(sessionTimeout, movesPerServer, logsPerServer, copies);
     }
 }

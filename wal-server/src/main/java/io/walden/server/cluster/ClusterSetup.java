@@ -79,6 +79,9 @@ final class ClusterSetup {
                 HelixAdmin admin = new ZKHelixAdmin.Builder().setZkAddress(address.helixZkAddress()).build();
                 try {
                     register(admin, address.clusterName(), self);
+                    if (settings.serverCapacity() != ClusterSettings.CLUSTER_DEFAULT) {
+                        setCapacity(address, self.name(), settings.serverCapacity());
+                    }
                 } finally {
                     admin.close();
                 }
@@ -132,6 +135,22 @@ final class ClusterSetup {
         config.setStateTransitionThrottleConfigs(List.of(new StateTransitionThrottleConfig(
                 RebalanceType.LOAD_BALANCE, ThrottleScope.INSTANCE, settings.movesPerServer())));
         return config;
+    }
+
+    /**
+     * Writes server {@code name}'s own capacity into its instance config (merged: its other fields stay), which WAGED
+     * places against in place of the cluster's default. At every join, so that a server restarted with another
+     * {@code max-logs} is held to it from then on.
+     */
+    private static void setCapacity(ClusterAddress address, String name, int copies) {
+        ConfigAccessor configs = new ConfigAccessor.Builder().setZkAddress(address.helixZkAddress()).build();
+        try {
+            InstanceConfig delta = new InstanceConfig(name);
+            delta.setInstanceCapacityMap(Map.of(CAPACITY_KEY, copies));
+            configs.updateInstanceConfig(address.clusterName(), name, delta);
+        } finally {
+            configs.close();
+        }
     }
 
     /**
