@@ -157,21 +157,25 @@ final class ClusterNode implements ClusterCatalog, AutoCloseable {
         }
     }
 
-    /** Reads the view again; keeps the last one when ZooKeeper does not answer (the next refresh tries again). */
-    private void refresh() {
+    /**
+     * Reads the view again; keeps the last one when ZooKeeper does not answer (the next refresh tries again).
+     *
+     * @return the view read, or null when it could not be
+     */
+    private View refresh() {
         try {
-            refreshNow();
+            return refreshNow();
         } catch (RuntimeException e) {
             LOG.warn("Could not read the cluster's placements: {}; trying again", e.toString());
+            return null;
         }
     }
 
     /** The refresher's turn: the view, then this server's copies in ERROR, which it resets after their grace. */
     private void refreshAndReset() {
-        try {
-            errorCopies.check(refreshNow().placements());
-        } catch (RuntimeException e) {
-            LOG.warn("Could not read the cluster's placements: {}; trying again", e.toString());
+        View now = refresh();
+        if (now != null) { // never from an older view: a copy reset since would be reset again
+            errorCopies.check(now.placements());
         }
     }
 

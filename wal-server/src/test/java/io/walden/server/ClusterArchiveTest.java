@@ -17,12 +17,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -147,20 +145,7 @@ class ClusterArchiveTest {
 
     /** Every record of log orders that {@code server} serves, in LSN order. */
     private List<String> records(String server) throws Exception {
-        List<String> out = new ArrayList<>();
-        String from = null;
-        while (true) {
-            HttpResponse<String> r = send(server, "GET", "/v1/logs/orders/records?limit=1000"
-                    + (from == null ? "" : "&from=" + from), "");
-            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-            JsonNode page = JSON.readTree(r.body());
-            for (JsonNode record : page.get("records")) {
-                out.add(new String(Base64.getDecoder().decode(record.get("data").asText()), StandardCharsets.UTF_8));
-            }
-            if (page.get("records").isEmpty()) {
-                return out;
-            }
-            from = page.get("next").asText();
-        }
+        return new ArrayList<>(RecordPages.read(path -> send(server, "GET", path, ""), "/v1/logs/orders/records")
+                .values());
     }
 }

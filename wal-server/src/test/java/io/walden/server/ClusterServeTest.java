@@ -21,12 +21,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -87,19 +85,7 @@ class ClusterServeTest {
 
     /** Every record of {@code log} as {@code server} serves it (through a redirect to its primary), in LSN order. */
     private List<String> records(String server, String log) throws Exception {
-        List<String> out = new ArrayList<>();
-        String from = null;
-        while (true) {
-            JsonNode page = JSON.readTree(get(server, "/v1/logs/" + log + "/records?limit=1000"
-                    + (from == null ? "" : "&from=" + from)).body());
-            for (JsonNode r : page.get("records")) {
-                out.add(new String(Base64.getDecoder().decode(r.get("data").asText()), StandardCharsets.UTF_8));
-            }
-            if (page.get("records").isEmpty()) {
-                return out;
-            }
-            from = page.get("next").asText();
-        }
+        return new ArrayList<>(RecordPages.read(path -> get(server, path), "/v1/logs/" + log + "/records").values());
     }
 
     /**

@@ -1,9 +1,6 @@
 package io.walden.server;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Eventually;
-import io.walden.core.Lsn;
 import io.walden.server.contract.ContractCheckedClient;
 
 import java.io.IOException;
@@ -12,16 +9,13 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
@@ -136,25 +130,7 @@ final class ServerProcess implements AutoCloseable {
 
     /** Every record at {@code recordsPath} ({@code /v1/logs/orders/records}), LSN → payload as UTF-8, page by page. */
     Map<Long, String> records(String recordsPath) throws Exception {
-        ObjectMapper json = new ObjectMapper();
-        Map<Long, String> out = new TreeMap<>();
-        String from = null; // the oldest record kept
-        while (true) {
-            HttpResponse<String> response = get(recordsPath + "?limit=1000" + (from == null ? "" : "&from=" + from));
-            if (response.statusCode() != 200) {
-                throw new AssertionError("reading " + recordsPath + " from " + from + ": " + response.statusCode() + " "
-                        + response.body());
-            }
-            JsonNode page = json.readTree(response.body());
-            for (JsonNode r : page.get("records")) {
-                out.put(Lsn.parse(r.get("lsn").asText()), new String(Base64.getDecoder()
-                        .decode(r.get("data").asText()), StandardCharsets.UTF_8));
-            }
-            if (page.get("records").isEmpty()) {
-                return out;
-            }
-            from = page.get("next").asText();
-        }
+        return RecordPages.read(this::get, recordsPath);
     }
 
     HttpResponse<String> send(String method, String path) throws IOException, InterruptedException {

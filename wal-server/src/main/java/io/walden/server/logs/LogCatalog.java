@@ -105,14 +105,9 @@ public final class LogCatalog implements AutoCloseable {
     /**
      * The catalog of a server whose log {@code default} is open: opens the store when the data directory holds named
      * logs or walden.yaml declares some, and creates the declared logs that do not exist yet.
-     */
-    public static LogCatalog open(ServerConfig config, Wal defaultLog, MeterRegistry registry) {
-        return open(config, defaultLog, defaultLog.config().archive(), registry);
-    }
-
-    /**
-     * {@link #open(ServerConfig, Wal, MeterRegistry)}, the named logs archiving under {@code archiveRoot} (null: none),
-     * which is not the log default's location on a cluster's server ({@link LogArchives}).
+     *
+     * @param archiveRoot the archive's location (archive-to), under which the named logs archive (null: none): the log
+     *                    default's own, except on a cluster's server ({@link LogArchives})
      */
     public static LogCatalog open(ServerConfig config, Wal defaultLog, ArchiveConfig archiveRoot, MeterRegistry registry) {
         LogCatalog c = new LogCatalog(config, defaultLog, archiveRoot, registry);

@@ -73,7 +73,7 @@ class TailCopyTest {
         }
         ServerConfig config = ServerConfig.load(null, settings);
         try (Wal wal = Wal.open(config.walConfig());
-             LogCatalog logs = LogCatalog.open(config, wal, new SimpleMeterRegistry())) {
+             LogCatalog logs = LogCatalog.open(config, wal, wal.config().archive(), new SimpleMeterRegistry())) {
             wal.append("mine".getBytes(StandardCharsets.UTF_8), Durability.LOCAL);
             long end = wal.insertLsn();
             Member donor = new Member("a", "127.0.0.1:" + other.boundAddress().getPort(), "127.0.0.1:1",
