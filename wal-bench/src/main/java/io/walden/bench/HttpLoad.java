@@ -110,7 +110,7 @@ public final class HttpLoad {
             }
             if (wanted(InterleavedBatching.NAME)) {
                 try (PostgresPeer pg = postgres == null ? null : PostgresPeer.start(postgres, Path.of(System.getProperty("walden.bench.dir")))) {
-                    measurement.results().addAll(new InterleavedBatching(full).run(server, pg, new int[] {4, 16, 64, 256},
+                    measurement.results().addAll(new InterleavedBatching(full).run(server, pg, interleavedConnections(),
                             full ? 5 : 3, full ? 5 : 3));
                 }
             }
@@ -139,6 +139,16 @@ public final class HttpLoad {
         }
         runReplicated();
         runFloor();
+    }
+
+    /**
+     * The connection counts of the interleaved rounds: 4, 16, 64 and 256, or those listed in the system property
+     * {@code walden.interleaved.connections} (e.g. {@code 16,64}, for a quicker A/B of two builds on issue #39's counts).
+     */
+    private static int[] interleavedConnections() {
+        String listed = System.getProperty("walden.interleaved.connections");
+        return listed == null ? new int[] {4, 16, 64, 256}
+                : java.util.Arrays.stream(listed.split(",")).mapToInt(c -> Integer.parseInt(c.trim())).toArray();
     }
 
     /**

@@ -196,6 +196,17 @@ final class HttpReport {
         }
         for (int n : new int[] {16, 64}) {
             JsonNode r = batchingRow(n);
+            if (r != null && r.has("httpToLower")) {
+                double ratio = r.get("httpToLower").asDouble();
+                line.accept(String.format(Locale.ROOT, "| `local`, %d connections ≥ 0.7 × the lower of embedded LOCAL and `GET /health` "
+                                + "(median of %d interleaved rounds) | %,.0f vs %,.0f and %,.0f/s: **%.2f×** (server CPU %.1f against %.1f µs "
+                                + "per request) | %s |", n, r.get("rounds").asInt(), r.get("http").asDouble(), r.get("embedded").asDouble(),
+                        r.get("health").asDouble(), ratio, r.get("serverCpuUsPerRequest").asDouble(),
+                        r.get("healthServerCpuUsPerRequest").asDouble(), verdict(ratio >= 0.7)));
+            }
+        }
+        for (int n : new int[] {16, 64}) {
+            JsonNode r = batchingRow(n);
             if (r != null && r.has("httpToPg")) {
                 double ratio = r.get("httpToPg").asDouble();
                 line.accept(String.format(Locale.ROOT, "| `local`, %d connections ≥ 2 × PostgreSQL `on`, %d clients (median of %d interleaved rounds) "

@@ -20,7 +20,9 @@ import java.util.function.ToDoubleFunction;
  * How well the sidecar batches against the embedded log and PostgreSQL, measured in the same minutes: for each
  * connection count N, rounds of four adjacent windows on the same disk: the raw {@code write()} + fdatasync floor
  * (a short slice, to tell a fast-fsync minute from a slow one), N embedded LOCAL committer threads, N keep-alive
- * connections appending at {@code durability=local}, and N pgbench clients at {@code synchronous_commit=on}. The
+ * connections appending at {@code durability=local}, the same connections asking {@code GET /health} (the HTTP path
+ * with no log behind it: issue #39's goal is {@code local} at 0.7 x the lower of that and the embedded log), and N
+ * pgbench clients at {@code synchronous_commit=on}. The
  * disk's latency drifts 2-3x within minutes, so each figure is the median over rounds of the ratio of adjacent
  * windows, never a ratio of figures from different minutes.
  */
@@ -46,6 +48,7 @@ final class InterleavedBatching {
         Path d = BenchFiles.newDir("interleaved-batching");
         byte[] bytes = new byte[PAYLOAD];
         byte[] request = HttpMessages.post("/v1/records?durability=local", bytes);
+        byte[] health = HttpMessages.get("/health");
         try (Wal wal = Wal.open(WalConfig.builder(d.resolve("embedded")).build());
              FileChannel raw = RawForceLoop.preallocated(d.resolve("raw.dat"), RAW_FILE_SIZE)) {
             ByteBuffer record = ByteBuffer.allocateDirect(PAYLOAD + 24);
@@ -71,14 +74,26 @@ final class InterleavedBatching {
                     s.put("httpPerFlush", w.flushes() > 0 ? o.answers() / (double) w.flushes() : 0);
                     s.put("httpP99ToP50", w.histogram().getValueAtPercentile(99) / (double) Math.max(1, w.histogram().getValueAtPercentile(50)));
                     s.put("httpToEmbedded", http / (double) s.get("embedded"));
+                    ClosedLoop.Outcome h = closedLoop.measure(server, n, 1, health, false);
+                    if (h.failure() != null) {
+                        throw new IllegalStateException("GET /health with " + n + " connections: " + h.failure());
+                    }
+                    double healthRate = h.answers() / (h.window().elapsedNanos() / 1e9);
+                    s.put("health", healthRate);
+                    s.put("httpToLower", http / Math.min(healthRate, (double) s.get("embedded")));
+                    s.put("serverCpuUsPerRequest", o.serverCpuNanos() / 1e3 / o.answers());
+                    s.put("healthServerCpuUsPerRequest", h.serverCpuNanos() / 1e3 / h.answers());
                     if (pg != null) {
                         double tps = pg.tps(n, pgSeconds);
                         s.put("pg", tps);
                         s.put("httpToPg", http / tps);
                     }
                     System.out.printf(Locale.ROOT, "  %3d connections, round %d: raw force %.0f us, embedded %,.0f/s, http %,.0f/s "
-                                    + "(%.1f/flush, p99/p50 %.2f)%s%n", n, round + 1, (double) s.get("rawForceUs"),
+                                    + "(%.1f/flush, p99/p50 %.2f, server %.1f us/request), health %,.0f/s (%.1f us/request), "
+                                    + "http / lower %.2f%s%n", n, round + 1, (double) s.get("rawForceUs"),
                             (double) s.get("embedded"), http, (double) s.get("httpPerFlush"), (double) s.get("httpP99ToP50"),
+                            (double) s.get("serverCpuUsPerRequest"), healthRate, (double) s.get("healthServerCpuUsPerRequest"),
+                            (double) s.get("httpToLower"),
                             pg == null ? "" : String.format(Locale.ROOT, ", postgres %,.0f tps", (double) s.get("pg")));
                     samples.add(s);
                 }
@@ -96,16 +111,20 @@ final class InterleavedBatching {
         r.put("kind", KIND);
         r.put("connections", n);
         r.put("rounds", samples.size());
-        for (String key : withPg ? new String[] {"rawForceUs", "embedded", "embeddedPerFlush", "http", "httpPerFlush",
-                "httpP99ToP50", "httpToEmbedded", "pg", "httpToPg"}
-                : new String[] {"rawForceUs", "embedded", "embeddedPerFlush", "http", "httpPerFlush", "httpP99ToP50", "httpToEmbedded"}) {
+        List<String> keys = new ArrayList<>(List.of("rawForceUs", "embedded", "embeddedPerFlush", "http", "httpPerFlush",
+                "httpP99ToP50", "httpToEmbedded", "health", "httpToLower", "serverCpuUsPerRequest", "healthServerCpuUsPerRequest"));
+        if (withPg) {
+            keys.addAll(List.of("pg", "httpToPg"));
+        }
+        for (String key : keys) {
             r.put(key, LoadMeasurement.round2(median(samples, s -> ((Number) s.get(key)).doubleValue())));
         }
         List<Double> raw = new ArrayList<>();
         samples.forEach(s -> raw.add(LoadMeasurement.round2((double) s.get("rawForceUs"))));
         r.put("rawForceUsByRound", raw);
-        System.out.printf(Locale.ROOT, "%-60s %3d: median http/embedded %.2f%s, http %.1f commits/flush, raw force %.0f us%n",
-                NAME, n, (double) r.get("httpToEmbedded"),
+        System.out.printf(Locale.ROOT, "%-60s %3d: median http/embedded %.2f, http/lower of embedded and health %.2f%s, "
+                        + "http %.1f commits/flush, raw force %.0f us%n",
+                NAME, n, (double) r.get("httpToEmbedded"), (double) r.get("httpToLower"),
                 withPg ? String.format(Locale.ROOT, ", http/postgres %.2f", (double) r.get("httpToPg")) : "",
                 (double) r.get("httpPerFlush"), (double) r.get("rawForceUs"));
         return r;

@@ -6,6 +6,7 @@ import io.walden.server.config.ConfigTemplate;
 import io.walden.server.config.ServerConfig;
 import io.walden.server.config.ServerSettings;
 import io.walden.server.config.Setting;
+import io.walden.server.http.LeakDetection;
 import io.walden.server.logging.ConsoleLines;
 import io.walden.server.logging.ServerLogging;
 import picocli.CommandLine.Command;
@@ -104,6 +105,7 @@ final class ServeCommand implements Callable<Integer> {
                 config.get(ServerSettings.NAME));
         ConsoleLines console = new ConsoleLines(config.get(ServerSettings.LOG_FORMAT), logName,
                 config.get(ServerSettings.NAME), ServeCommand.class);
+        LeakDetection.applyForServe();
         WaldenServer server = new WaldenServer(config);
         try {
             server.start(); // a start that fails has closed what it opened
