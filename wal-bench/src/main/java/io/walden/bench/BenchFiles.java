@@ -32,14 +32,6 @@ final class BenchFiles {
         }
     }
 
-    /** Waits (up to a minute) until a file exists: the segment preparer's work is done before measuring. */
-    static void awaitFile(Path file) throws InterruptedException {
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (!Files.exists(file) && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-    }
-
     static void delete(Path dir) {
         if (dir == null || !Files.exists(dir)) {
             return;
