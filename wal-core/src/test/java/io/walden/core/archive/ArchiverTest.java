@@ -225,27 +225,48 @@ class ArchiverTest {
 
     @Test
     void whileAppendsAreBlockedAStoreThatCameBackIsFoundWithinASecondWhateverTheBackoff() throws Exception {
-        ArchiveConfig.Builder capped = ArchiveConfig.builder(new FileArchiveTarget(archiveDir))
-                .retry(Duration.ofSeconds(30), Duration.ofSeconds(60)) // the next attempt, by backoff alone: 30 s on
-                .maxPendingBytes(3 * SMALL_SEGMENT).timeout(Duration.ZERO);
-        try (Wal wal = Wal.open(archived(capped).build())) {
-            deleteDirectory(archiveDir);
-            Files.writeString(archiveDir, "the store is down");
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            boolean blocked = false;
-            while (!blocked && System.nanoTime() < deadline) {
-                blocked = !appends(wal);
-            }
-            assertThat(blocked).as("appends blocked at the cap").isTrue();
-
-            Files.delete(archiveDir);
-            Files.createDirectories(archiveDir);
+        try (Wal wal = Wal.open(archived(cappedWithA30sBackoff()).build())) {
+            blockAtTheCapThenBringTheStoreBack(wal);
             long back = System.nanoTime();
             assertThat(Eventually.holdsWithin(10, () -> appends(wal))).as("appends resume long before the 30 s backoff ends")
                     .isTrue();
             System.out.printf("ArchiverTest: appends resumed %d ms after the store came back (backoff 30 s)%n",
                     (System.nanoTime() - back) / 1_000_000);
         }
+    }
+
+    /**
+     * The cap lets appends in again while segments are still pending (the lag is back under it, not at zero): those
+     * go up at once too, not when the backoff of the last failure would have ended.
+     */
+    @Test
+    void onceTheCapLetsAppendsInAgainTheSegmentsStillPendingGoUpWithoutWaitingForTheBackoff() throws Exception {
+        try (Wal wal = Wal.open(archived(cappedWithA30sBackoff()).build())) {
+            blockAtTheCapThenBringTheStoreBack(wal);
+            ArchiverStatus archiver = wal.status().archiver().orElseThrow();
+            assertThat(Eventually.holdsWithin(10, () -> archiver.pendingSegments() == 0 && !archiver.blocking()))
+                    .as("the backlog is archived long before the 30 s backoff ends").isTrue();
+        }
+    }
+
+    /** A cap of three segments, and a backoff that alone would put the next attempt 30 s or more after a failure. */
+    private ArchiveConfig.Builder cappedWithA30sBackoff() throws Exception {
+        return ArchiveConfig.builder(new FileArchiveTarget(archiveDir)).retry(Duration.ofSeconds(30), Duration.ofSeconds(60))
+                .maxPendingBytes(3 * SMALL_SEGMENT).timeout(Duration.ZERO);
+    }
+
+    /** Takes the store down, appends until the cap refuses them, and brings the store back. */
+    private void blockAtTheCapThenBringTheStoreBack(Wal wal) throws Exception {
+        deleteDirectory(archiveDir);
+        Files.writeString(archiveDir, "the store is down");
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        boolean blocked = false;
+        while (!blocked && System.nanoTime() < deadline) {
+            blocked = !appends(wal);
+        }
+        assertThat(blocked).as("appends blocked at the cap").isTrue();
+        Files.delete(archiveDir);
+        Files.createDirectories(archiveDir);
     }
 
     /** Whether a 1000-byte LOCAL append is taken (false: refused, the archive too far behind). */

@@ -84,6 +84,11 @@ public final class ArchiveUploader {
             if (uploaded) {
                 backoffNanos = 0;
                 failuresInARow = 0;
+                // The store answers again: the last failure's due time must go with its backoff. Kept, it held the
+                // next upload back once the cap released appends (due(false) reads it alone), and while appends were
+                // blocked each second's failed attempt had doubled it up to retryMax: the segments still pending then
+                // waited up to 30 s after the store's return (ArchiveIT's refusing store: 5-11 s alone, 63 s loaded).
+                nextAttemptNanos = System.nanoTime();
                 progress.uploadSucceeded();
             }
             return uploaded;
