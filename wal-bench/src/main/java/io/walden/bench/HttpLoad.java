@@ -6,6 +6,7 @@ import io.walden.core.SyncMethod;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -148,7 +149,7 @@ public final class HttpLoad {
     private static int[] interleavedConnections() {
         String listed = System.getProperty("walden.interleaved.connections");
         return listed == null ? new int[] {4, 16, 64, 256}
-                : java.util.Arrays.stream(listed.split(",")).mapToInt(c -> Integer.parseInt(c.trim())).toArray();
+                : Arrays.stream(listed.split(",")).mapToInt(c -> Integer.parseInt(c.trim())).toArray();
     }
 
     /**

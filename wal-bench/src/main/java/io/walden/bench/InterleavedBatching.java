@@ -18,7 +18,7 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * How well the sidecar batches against the embedded log and PostgreSQL, measured in the same minutes: for each
- * connection count N, rounds of four adjacent windows on the same disk: the raw {@code write()} + fdatasync floor
+ * connection count N, rounds of five adjacent windows on the same disk: the raw {@code write()} + fdatasync floor
  * (a short slice, to tell a fast-fsync minute from a slow one), N embedded LOCAL committer threads, N keep-alive
  * connections appending at {@code durability=local}, the same connections asking {@code GET /health} (the HTTP path
  * with no log behind it: issue #39's goal is {@code local} at 0.7 x the lower of that and the embedded log), and N
