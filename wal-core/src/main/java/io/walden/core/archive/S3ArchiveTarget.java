@@ -32,6 +32,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
@@ -51,9 +52,22 @@ import java.util.Map;
  * <p>The SDK's own flexible checksums are asked for only when an operation requires them: S3-compatible stores
  * differ in which trailing-checksum encodings they accept, and the MD5 check above covers the same ground.
  *
+ * <p>A store that accepts a connection and never answers costs a call a known time, not the archiver's thread (whose
+ * turns also apply the cap on pending bytes and let blocked appends in again): a connect is given up after
+ * {@link #CONNECT_TIMEOUT}, a response that stays silent after {@link #READ_TIMEOUT}, and the SDK tries a call up to
+ * four times. A store that refuses connections fails each try at once. Not bounded yet: an upload whose writes stall
+ * (the store stops reading the body), where {@code HttpURLConnection} has no write timeout.
+ *
  * <p>Thread-safety: safe for concurrent use (the SDK client is).
  */
 public final class S3ArchiveTarget implements ArchiveTarget {
+    /** A TCP connect: enough for one lost SYN (resent after 1 s) on any route to a store. */
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
+    /**
+     * The longest silence while a response is read, a get's body included (so a download of any size is bounded by its
+     * progress, not its size): the SDK's own default, fixed here so that it stays a decision of ours.
+     */
+    static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
     private final S3Client s3;
     private final String bucket;
     private final String prefix;
@@ -66,6 +80,11 @@ public final class S3ArchiveTarget implements ArchiveTarget {
      * @param endpoint an S3-compatible store's endpoint ({@code http://host:port}), or null for AWS itself
      */
     public S3ArchiveTarget(URI uri, URI endpoint) {
+        this(uri, endpoint, READ_TIMEOUT);
+    }
+
+    /** As {@link #S3ArchiveTarget(URI, URI)}, a response given up after {@code readTimeout} of silence (tests). */
+    S3ArchiveTarget(URI uri, URI endpoint, Duration readTimeout) {
         if (!"s3".equals(uri.getScheme()) || uri.getHost() == null || uri.getHost().isEmpty()) {
             throw new IllegalArgumentException("an S3 archive is s3://bucket[/prefix], not " + uri);
         }
@@ -77,7 +96,8 @@ public final class S3ArchiveTarget implements ArchiveTarget {
         }
         this.prefix = path.isEmpty() || path.endsWith("/") ? path : path + "/";
         S3ClientBuilder b = S3Client.builder()
-                .httpClientBuilder(UrlConnectionHttpClient.builder())
+                .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(CONNECT_TIMEOUT)
+                        .socketTimeout(readTimeout))
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
         if (endpoint != null) {
