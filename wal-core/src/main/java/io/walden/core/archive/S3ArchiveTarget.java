@@ -54,9 +54,9 @@ import java.util.Map;
  *
  * <p>A store that accepts a connection and never answers costs a call a known time, not the archiver's thread (whose
  * turns also apply the cap on pending bytes and let blocked appends in again): a connect is given up after
- * {@link #CONNECT_TIMEOUT}, a response that stays silent after {@link #READ_TIMEOUT}, and the SDK tries a call up to
- * four times. A store that refuses connections fails each try at once. Not bounded yet: an upload whose writes stall
- * (the store stops reading the body), where {@code HttpURLConnection} has no write timeout.
+ * {@link #CONNECT_TIMEOUT}, a response that stays silent after {@link #READ_TIMEOUT}, and the SDK tries a call a few
+ * times (its default retry policy). A store that refuses connections fails each try at once. Not bounded yet: an
+ * upload whose writes stall (the store stops reading the body), where {@code HttpURLConnection} has no write timeout.
  *
  * <p>Thread-safety: safe for concurrent use (the SDK client is).
  */
