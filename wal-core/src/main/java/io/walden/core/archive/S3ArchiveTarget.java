@@ -52,39 +52,61 @@ import java.util.Map;
  * <p>The SDK's own flexible checksums are asked for only when an operation requires them: S3-compatible stores
  * differ in which trailing-checksum encodings they accept, and the MD5 check above covers the same ground.
  *
- * <p>A store that accepts a connection and never answers costs a call a known time, not the archiver's thread (whose
- * turns also apply the cap on pending bytes and let blocked appends in again): a connect is given up after
- * {@link #CONNECT_TIMEOUT}, a response that stays silent after {@link #READ_TIMEOUT}, and the SDK tries a call a few
- * times (its default retry policy). A store that refuses connections fails each try at once. Not bounded yet: an
- * upload whose writes stall (the store stops reading the body), where {@code HttpURLConnection} has no write timeout.
+ * <p>A store that accepts a connection and never answers, or stops reading an upload, costs a call a known time,
+ * not the archiver's thread (whose turns also apply the cap on pending bytes and let blocked appends in again): a
+ * connect is given up after {@link #CONNECT_TIMEOUT}, a response that stays silent after {@link Limits#read()}, and
+ * an upload attempt after {@link Limits#uploadAttempt(long)} (its size at the slowest rate we still accept, plus a
+ * margin): a socket write has no timeout in {@code HttpURLConnection}, so the SDK's attempt timeout aborts the
+ * connection instead. The SDK tries a call a few times (its default retry policy). A store that refuses connections
+ * fails each try at once.
  *
  * <p>Thread-safety: safe for concurrent use (the SDK client is).
  */
 public final class S3ArchiveTarget implements ArchiveTarget {
     /** A TCP connect: enough for one lost SYN (resent after 1 s) on any route to a store. */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
+
     /**
-     * The longest silence while a response is read, a get's body included (so a download of any size is bounded by its
-     * progress, not its size): the SDK's own default, fixed here so that it stays a decision of ours.
+     * How long a call may stay silent or an upload may take.
+     *
+     * @param read                      the longest silence while a response is read, a get's body included (so a
+     *                                  download of any size is bounded by its progress, not its size)
+     * @param uploadMargin              what an upload attempt may take beyond moving its bytes at the slowest rate
+     * @param slowestUploadBytesPerSecond the slowest upload that still completes
      */
-    static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
+    record Limits(Duration read, Duration uploadMargin, long slowestUploadBytesPerSecond) {
+        /**
+         * 30 s of silence (the SDK's own default, fixed here so that it stays a decision of ours); an upload at
+         * 2 Mbit/s plus 30 s, so a 64 MiB segment may take 286 s. An attempt is bounded by its size, not a fixed time,
+         * because a fixed time short enough to matter would fail every large segment on a slow link, forever (each
+         * try killed at the same point).
+         */
+        static final Limits DEFAULT = new Limits(Duration.ofSeconds(30), Duration.ofSeconds(30), 256 << 10);
+
+        /** How long one attempt to upload {@code length} bytes may take (the SDK aborts it then, and tries again). */
+        Duration uploadAttempt(long length) {
+            return uploadMargin.plusMillis(length * 1000 / slowestUploadBytesPerSecond);
+        }
+    }
+
     private final S3Client s3;
     private final String bucket;
     private final String prefix;
     private final String uri;
     /** Whether this target made {@link #s3} and so closes it (false for one reached through {@link #under}). */
     private final boolean ownsClient;
+    private final Limits limits;
 
     /**
      * @param uri      {@code s3://bucket} or {@code s3://bucket/prefix}
      * @param endpoint an S3-compatible store's endpoint ({@code http://host:port}), or null for AWS itself
      */
     public S3ArchiveTarget(URI uri, URI endpoint) {
-        this(uri, endpoint, READ_TIMEOUT);
+        this(uri, endpoint, Limits.DEFAULT);
     }
 
-    /** As {@link #S3ArchiveTarget(URI, URI)}, a response given up after {@code readTimeout} of silence (tests). */
-    S3ArchiveTarget(URI uri, URI endpoint, Duration readTimeout) {
+    /** As {@link #S3ArchiveTarget(URI, URI)}, with other bounds on a call's time (tests). */
+    S3ArchiveTarget(URI uri, URI endpoint, Limits limits) {
         if (!"s3".equals(uri.getScheme()) || uri.getHost() == null || uri.getHost().isEmpty()) {
             throw new IllegalArgumentException("an S3 archive is s3://bucket[/prefix], not " + uri);
         }
@@ -97,7 +119,7 @@ public final class S3ArchiveTarget implements ArchiveTarget {
         this.prefix = path.isEmpty() || path.endsWith("/") ? path : path + "/";
         S3ClientBuilder b = S3Client.builder()
                 .httpClientBuilder(UrlConnectionHttpClient.builder().connectionTimeout(CONNECT_TIMEOUT)
-                        .socketTimeout(readTimeout))
+                        .socketTimeout(limits.read()))
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
         if (endpoint != null) {
@@ -111,6 +133,7 @@ public final class S3ArchiveTarget implements ArchiveTarget {
             throw new IllegalArgumentException("cannot reach the archive " + uri + ": " + e.getMessage(), e);
         }
         this.ownsClient = true;
+        this.limits = limits;
     }
 
     /** A target under {@code parent}'s prefix, on its client. */
@@ -120,6 +143,7 @@ public final class S3ArchiveTarget implements ArchiveTarget {
         this.prefix = parent.prefix + sub;
         this.uri = "s3://" + bucket + "/" + prefix;
         this.ownsClient = false;
+        this.limits = parent.limits;
     }
 
     private static Region regionOr(Region fallback) {
@@ -147,6 +171,7 @@ public final class S3ArchiveTarget implements ArchiveTarget {
             s3.putObject(PutObjectRequest.builder().bucket(bucket).key(key).contentLength(length)
                             .contentMD5(Base64.getEncoder().encodeToString(local.md5()))
                             .metadata(Map.of("walden-crc32c", Long.toHexString(local.crc32c())))
+                            .overrideConfiguration(o -> o.apiCallAttemptTimeout(limits.uploadAttempt(length)))
                             .build(),
                     RequestBody.fromContentProvider(() -> openRange(file, length), length, "application/octet-stream"));
             HeadObjectResponse head = s3.headObject(HeadObjectRequest.builder().bucket(bucket).key(key).build());
