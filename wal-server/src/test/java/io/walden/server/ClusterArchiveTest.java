@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.walden.core.Lsn;
 import io.walden.server.cli.WaldenCli;
 import io.walden.server.config.ServerConfig;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -13,17 +12,12 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Stream;
 
 import static io.walden.core.Eventually.waitUntil;
@@ -42,18 +36,12 @@ class ClusterArchiveTest {
 
     @TempDir
     Path work;
-    private TestingServer zk;
-    private final Map<String, WaldenServer> servers = new TreeMap<>();
-    private final HttpClient http = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NORMAL)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    private InProcessCluster cluster;
 
     @AfterEach
     void stop() throws Exception {
-        for (WaldenServer s : servers.values()) {
-            s.close();
-        }
-        if (zk != null) {
-            zk.close();
+        if (cluster != null) {
+            cluster.close();
         }
     }
 
@@ -62,20 +50,16 @@ class ClusterArchiveTest {
     }
 
     private void start(String name) throws InterruptedException {
-        servers.put(name, new WaldenServer(ServerConfig.load(null, Map.of("data-dir", work.resolve(name).toString(),
-                "http", "127.0.0.1:0", "replication-listen", "127.0.0.1:0", "name", name,
-                "cluster", "zk://" + zk.getConnectString() + "/walden/test", "segment-size", Integer.toString(64 << 10),
-                "archive-to", archive(), "archive-timeout", "1s"))).start());
+        cluster.start(name, Map.of("segment-size", Integer.toString(64 << 10), "archive-to", archive(),
+                "archive-timeout", "1s"));
     }
 
     private HttpResponse<String> send(String server, String method, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + servers.get(server).boundAddress()
-                        .getPort() + path)).timeout(Duration.ofSeconds(30))
-                .method(method, HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return cluster.send(server, method, path, body);
     }
 
     private JsonNode json(String server, String path) throws Exception {
-        return JSON.readTree(send(server, "GET", path, "").body());
+        return cluster.json(server, path);
     }
 
     /** Appends {@code n} records of about 2 KB to log orders at {@code on} through {@code server}, each acknowledged. */
@@ -96,7 +80,7 @@ class ClusterArchiveTest {
 
     @Test
     void aLogArchivesInOnePlaceAcrossAFailoverAndEachServersDefaultLogApartFromTheOthers() throws Exception {
-        zk = new TestingServer(true);
+        cluster = new InProcessCluster(work);
         start("s1");
         start("s2");
         HttpResponse<String> created = send("s1", "POST", "/v1/logs", "{\"name\": \"orders\", \"settings\": {\"replicas\": 2}}");
@@ -104,7 +88,7 @@ class ClusterArchiveTest {
         String first = JSON.readTree(created.body()).get("primary").asText();
         String second = first.equals("s1") ? "s2" : "s1";
         waitUntil(30, () -> json(first, "/admin/cluster").get("logs").get("orders").get("in_sync").size() == 2);
-        for (String s : servers.keySet()) { // each server's own log, not the cluster's
+        for (String s : cluster.names()) { // each server's own log, not the cluster's
             assertThat(send(s, "POST", "/v1/records?durability=local", "default of " + s).statusCode()).isEqualTo(200);
             waitUntil(30, () -> {
                 JsonNode status = json(s, "/admin/status");
@@ -115,7 +99,7 @@ class ClusterArchiveTest {
         List<String> acknowledged = new ArrayList<>();
         append(first, 60, acknowledged); // about two segments
 
-        servers.remove(first).close();
+        cluster.stop(first);
         waitUntil(60, () -> second.equals(json(second, "/v1/logs/orders").path("primary").asText())
                 && send(second, "POST", "/v1/logs/orders/records?durability=on", "x").statusCode() == 200);
         acknowledged.add("x");
@@ -137,15 +121,13 @@ class ClusterArchiveTest {
                 "--log", "orders")).isZero();
         try (WaldenServer fromArchive = new WaldenServer(ServerConfig.load(null, Map.of("data-dir", restored.toString(),
                 "http", "127.0.0.1:0", "replication-listen", "127.0.0.1:0"))).start()) {
-            servers.put("restored", fromArchive);
-            assertThat(records("restored")).as("every record the log acknowledged, in both epochs").isEqualTo(acknowledged);
-            servers.remove("restored");
+            assertThat(records(fromArchive)).as("every record the log acknowledged, in both epochs").isEqualTo(acknowledged);
         }
     }
 
     /** Every record of log orders that {@code server} serves, in LSN order. */
-    private List<String> records(String server) throws Exception {
-        return new ArrayList<>(RecordPages.read(path -> send(server, "GET", path, ""), "/v1/logs/orders/records")
+    private List<String> records(WaldenServer server) throws Exception {
+        return new ArrayList<>(RecordPages.read(path -> cluster.send(server, "GET", path, ""), "/v1/logs/orders/records")
                 .values());
     }
 }

@@ -6,8 +6,6 @@ import io.walden.client.ApiClient;
 import io.walden.client.api.DataApi;
 import io.walden.client.model.Durability;
 import io.walden.server.cli.WaldenCli;
-import io.walden.server.config.ServerConfig;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -17,17 +15,12 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.ConnectException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 import static io.walden.core.Eventually.waitUntil;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -44,43 +37,31 @@ class ClusterServeTest {
 
     @TempDir
     Path work;
-    private TestingServer zk;
-    private final Map<String, WaldenServer> servers = new TreeMap<>();
-    private final HttpClient http = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NORMAL)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    private InProcessCluster cluster;
 
     @BeforeEach
     void threeServersJoinACluster() throws Exception {
-        zk = new TestingServer(true);
+        cluster = new InProcessCluster(work);
         for (String name : List.of("s1", "s2", "s3")) {
-            servers.put(name, new WaldenServer(ServerConfig.load(null, Map.of("data-dir", work.resolve(name).toString(),
-                    "http", "127.0.0.1:0", "replication-listen", "127.0.0.1:0", "name", name,
-                    "cluster", "zk://" + zk.getConnectString() + "/walden/test", "segment-size", Integer.toString(1 << 20))))
-                    .start());
+            cluster.start(name, Map.of("segment-size", Integer.toString(1 << 20)));
         }
     }
 
     @AfterEach
     void stop() throws Exception {
-        for (WaldenServer s : servers.values()) {
-            s.close();
-        }
-        zk.close();
+        cluster.close();
     }
 
     private String url(String server, String path) {
-        WaldenServer s = servers.get(server);
-        return "http://127.0.0.1:" + s.boundAddress().getPort() + path;
+        return cluster.url(server, path);
     }
 
     private HttpResponse<String> post(String server, String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(url(server, path))).timeout(Duration.ofSeconds(30))
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return cluster.post(server, path, body);
     }
 
     private HttpResponse<String> get(String server, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(url(server, path))).timeout(Duration.ofSeconds(30)).GET().build(),
-                HttpResponse.BodyHandlers.ofString());
+        return cluster.get(server, path);
     }
 
     /** Every record of {@code log} as {@code server} serves it (through a redirect to its primary), in LSN order. */
@@ -125,7 +106,7 @@ class ClusterServeTest {
                 (System.nanoTime() - creating) / 1_000_000);
         JsonNode where = JSON.readTree(created.body());
         String primary = where.get("primary").asText();
-        assertThat(servers).containsKey(primary);
+        assertThat(cluster.names()).contains(primary);
         HttpResponse<String> badSettings = post("s2", "/v1/logs",
                 "{\"name\": \"bad\", \"settings\": {\"segment-size\": \"64KiB\", \"max-record-size\": \"1MiB\"}}");
         assertThat(badSettings.statusCode()).as(badSettings.body()).isEqualTo(400); // refused whole, where it arrived
@@ -149,7 +130,7 @@ class ClusterServeTest {
             acknowledged.add("order " + i);
         }
         String leader = primary;
-        String elsewhere = servers.keySet().stream().filter(s -> !s.equals(leader)).findFirst().orElseThrow();
+        String elsewhere = cluster.names().stream().filter(s -> !s.equals(leader)).findFirst().orElseThrow();
         Path lines = Files.writeString(work.resolve("lines.txt"), "from the console 1\nfrom the console 2\n");
         assertThat(WaldenCli.commandLine().execute("append", "--url", url(elsewhere, ""), "--log", "orders",
                 "--durability", "on", "--file", lines.toString(), "--quiet")).as("walden append through %s", elsewhere)
@@ -159,10 +140,10 @@ class ClusterServeTest {
         assertThat(new DataApi(new ApiClient().setBasePath(url(elsewhere, ""))).appendToLog("orders", body.toFile(),
                 Durability.ON, null, null).getLsn()).as("the generated client follows the 307 too").isNotEmpty();
         acknowledged.add("from the generated client");
-        JsonNode cluster = JSON.readTree(get("s2", "/admin/cluster").body());
-        assertThat(cluster.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
-        assertThat(cluster.get("servers")).hasSize(3);
-        for (String s : servers.keySet()) { // each server lists the log, held there or not, with where it is
+        JsonNode view = JSON.readTree(get("s2", "/admin/cluster").body());
+        assertThat(view.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
+        assertThat(view.get("servers")).hasSize(3);
+        for (String s : cluster.names()) { // each server lists the log, held there or not, with where it is
             JsonNode listed = JSON.readTree(get(s, "/v1/logs").body());
             JsonNode entry = null;
             for (JsonNode l : listed.get("logs")) {
@@ -178,20 +159,19 @@ class ClusterServeTest {
         assertThat(status.get("servers")).hasSize(3);
         assertThat(status.get("logs").get("orders").get("primary").asText()).isEqualTo(primary);
 
-        HttpResponse<String> threeCopies = http.send(HttpRequest.newBuilder(URI.create(url(elsewhere, "/v1/logs/orders")))
-                .timeout(Duration.ofSeconds(30)).method("PATCH", HttpRequest.BodyPublishers.ofString(
-                        "{\"settings\": {\"replicas\": 3}}")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> threeCopies = cluster.send(elsewhere, "PATCH", "/v1/logs/orders",
+                "{\"settings\": {\"replicas\": 3}}");
         assertThat(threeCopies.statusCode()).as(threeCopies.body()).isEqualTo(200); // redirected to the primary
         waitUntil(() -> JSON.readTree(get("s1", "/admin/cluster").body()).get("logs").get("orders").get("in_sync")
                 .size() == 3); // a third copy placed, caught up, in sync
 
-        servers.remove(primary).close(); // its server stops
-        String survivor = servers.keySet().iterator().next();
+        cluster.stop(primary); // its server stops
+        String survivor = cluster.names().iterator().next();
         long stopped = System.nanoTime();
         assertThat(appendWithRetries(survivor, "after the stop")).isTrue();
         System.out.printf("ClusterServeTest: log orders took an ON append again %d ms after its primary %s stopped%n",
                 (System.nanoTime() - stopped) / 1_000_000, primary);
-        for (String s : servers.keySet()) {
+        for (String s : cluster.names()) {
             assertThat(records(s, "orders")).as("through %s", s).containsAll(acknowledged).contains("after the stop");
         }
     }
@@ -221,18 +201,17 @@ class ClusterServeTest {
         JsonNode done = JSON.readTree(get(drained, "/admin/drain").body());
         assertThat(done.get("logs").asInt()).isZero();
         assertThat(done.get("done").asBoolean()).isTrue();
-        JsonNode cluster = JSON.readTree(get(drained, "/admin/cluster").body());
-        JsonNode orders = cluster.get("logs").get("orders");
+        JsonNode view = JSON.readTree(get(drained, "/admin/cluster").body());
+        JsonNode orders = view.get("logs").get("orders");
         assertThat(orders.get("primary").asText()).isNotEqualTo(drained);
         assertThat(orders.get("replicas").toString()).doesNotContain(drained);
-        String other = servers.keySet().stream().filter(s -> !s.equals(drained)).findFirst().orElseThrow();
+        String other = cluster.names().stream().filter(s -> !s.equals(drained)).findFirst().orElseThrow();
         assertThat(appendWithRetries(other, "after the drain")).isTrue();
         assertThat(records(other, "orders")).containsAll(acknowledged).contains("after the drain");
         JsonNode described = JSON.readTree(get(other, "/v1/logs/orders").body()); // at the new primary, a former replica
         assertThat(described.get("settings").get("retention-time").asText()).isEqualTo("7d");
 
-        HttpResponse<String> ended = http.send(HttpRequest.newBuilder(URI.create(url(drained, "/admin/drain")))
-                .timeout(Duration.ofSeconds(30)).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> ended = cluster.send(drained, "DELETE", "/admin/drain", "");
         assertThat(ended.statusCode()).as(ended.body()).isEqualTo(200);
         assertThat(JSON.readTree(ended.body()).get("draining").asBoolean()).isFalse();
     }
