@@ -35,16 +35,19 @@ final class JarClassArchive {
     }
 
     /**
-     * {@code java [archive flags] -XX:TieredStopAtLevel=1 -jar walden.jar}: the start of every command that runs the jar.
-     * The children live seconds: the optimising compiler (C2) spent most of its work on start-up code it never ran again,
-     * a third of a server's CPU time to {@code /ready} (2.3 s against 1.6 s here), taken from the other child JVMs on a
-     * machine of two cores. What the tests prove does not depend on which compiler ran the code.
+     * {@code java [archive flags] -XX:TieredStopAtLevel=1 -Djava.io.tmpdir=... -jar walden.jar}: the start of every
+     * command that runs the jar. The children live seconds: the optimising compiler (C2) spent most of its work on
+     * start-up code it never ran again, a third of a server's CPU time to {@code /ready} (2.3 s against 1.6 s here), taken
+     * from the other child JVMs on a machine of two cores. What the tests prove does not depend on which compiler ran the
+     * code. A child's temporary directory is the test JVM's (the build's, see walden.test.tmpFlag in the parent pom):
+     * a killed child leaves the native libraries it extracted there.
      */
     static List<String> javaJar() {
         List<String> cmd = new ArrayList<>();
         cmd.add(java());
         cmd.addAll(archiveFlags());
         cmd.add("-XX:TieredStopAtLevel=1");
+        cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
         cmd.add("-jar");
         cmd.add(WaldenJar.jar().toAbsolutePath().toString());
         return cmd;
