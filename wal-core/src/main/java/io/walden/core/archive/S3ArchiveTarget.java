@@ -76,12 +76,20 @@ public final class S3ArchiveTarget implements ArchiveTarget {
      */
     record Limits(Duration read, Duration uploadMargin, long slowestUploadBytesPerSecond) {
         /**
-         * 30 s of silence (the SDK's own default, fixed here so that it stays a decision of ours); an upload at
-         * 2 Mbit/s plus 30 s, so a 64 MiB segment may take 286 s. An attempt is bounded by its size, not a fixed time,
-         * because a fixed time short enough to matter would fail every large segment on a slow link, forever (each
-         * try killed at the same point).
+         * 30 s of silence (the SDK's own default, fixed here so that it stays a decision of ours); an upload attempt
+         * at 2 Mbit/s plus 30 s, so a 64 MiB segment may take 286 s a try (and the SDK, in the version we ship, tries
+         * up to four times: 19 minutes for a store that takes the body's head and then stops reading, during which the
+         * archiver's turns wait). An attempt is bounded by its size, not a fixed time, because a fixed time short
+         * enough to matter would fail every large segment on a slow link, forever (each try killed at the same point).
          */
         static final Limits DEFAULT = new Limits(Duration.ofSeconds(30), Duration.ofSeconds(30), 256 << 10);
+
+        Limits {
+            if (read.isNegative() || uploadMargin.isNegative() || slowestUploadBytesPerSecond <= 0) {
+                throw new IllegalArgumentException("S3 call limits must be positive: " + read + ", " + uploadMargin
+                        + ", " + slowestUploadBytesPerSecond + " B/s");
+            }
+        }
 
         /** How long one attempt to upload {@code length} bytes may take (the SDK aborts it then, and tries again). */
         Duration uploadAttempt(long length) {

@@ -6,6 +6,7 @@ import io.walden.core.Wal;
 import io.walden.core.WalReader;
 import io.walden.core.WalRecord;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,6 +59,40 @@ class ArchiveS3Test {
             assertThat(t.list()).isEmpty();
             assertThat(t.get("a.wal", back)).isFalse();
         }
+    }
+
+    /**
+     * A put opens the segment file for the body (once per try) and for its checksums: none of it may stay open, or every
+     * archived segment would hold a descriptor on its file until a garbage collection, and a deleted segment's disk
+     * space with it. (The SDK's HTTP client closes the body's stream; this holds it to that across upgrades.)
+     */
+    @Test
+    void aPutLeavesNoDescriptorOpenOnTheSegmentFile() throws Exception {
+        Path fds = Path.of("/proc/self/fd");
+        Assumptions.assumeTrue(Files.isDirectory(fds), "needs /proc/self/fd (Linux)");
+        Path file = scratch.resolve("segment");
+        Files.write(file, new byte[100_000]);
+        try (ArchiveTarget t = ArchiveTargets.open(s3.uri("descriptors"), s3.endpoint())) {
+            for (int i = 0; i < 3; i++) {
+                t.put("a" + i + ".wal", file, 100_000);
+            }
+            assertThat(descriptorsOn(fds, file)).as("descriptors still open on the file after its puts").isZero();
+        }
+    }
+
+    private static long descriptorsOn(Path fds, Path file) throws Exception {
+        Path real = file.toRealPath();
+        long n = 0;
+        try (var all = Files.list(fds)) {
+            for (Path fd : all.toList()) {
+                try {
+                    n += Files.readSymbolicLink(fd).equals(real) ? 1 : 0;
+                } catch (java.io.IOException closedMeanwhile) {
+                    // the listing's own descriptor, or one closed since
+                }
+            }
+        }
+        return n;
     }
 
     /** Another log's archive under a prefix: apart from this one's objects, on the same client. */

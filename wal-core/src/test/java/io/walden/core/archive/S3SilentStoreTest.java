@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
@@ -43,7 +44,11 @@ class S3SilentStoreTest {
 
     /** A store on a free port whose every connection {@code behaviour} serves, on a thread of its own. */
     private URI startStore(Consumer<Socket> behaviour) throws IOException {
-        silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        silent = new ServerSocket();
+        // A small receive window: a store that stops reading then stalls the client's writes after a few hundred KiB
+        // whatever the machine's TCP buffer settings (accepted sockets inherit it).
+        silent.setReceiveBufferSize(64 << 10);
+        silent.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
         Thread acceptor = new Thread(() -> {
             try {
                 while (true) {
