@@ -57,6 +57,9 @@ public final class ChildJvm implements AutoCloseable {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(flags);
+        // The test JVM's temporary directory (the build's: walden.test.tmpFlag in the parent pom), one argument so that
+        // a path with spaces stays one: a killed child leaves the native libraries it extracted there, not in /tmp.
+        cmd.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
         cmd.add("-Xmx256m");
         // Only the quick compiler (C1): a child lives for seconds, in which the optimising one mostly compiles start-up
         // code, a third of a start's CPU time, taken from the other tests on a machine of two cores.

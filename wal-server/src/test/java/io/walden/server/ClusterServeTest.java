@@ -49,7 +49,9 @@ class ClusterServeTest {
 
     @AfterEach
     void stop() throws Exception {
-        cluster.close();
+        if (cluster != null) {
+            cluster.close();
+        }
     }
 
     private String url(String server, String path) {

@@ -93,16 +93,34 @@ final class InProcessCluster implements AutoCloseable {
         return JSON.readTree(get(name, path).body());
     }
 
-    /** Closes every server still running, then the ZooKeeper. */
+    /** Closes every server still running (each, whatever another's close threw), then the ZooKeeper. */
     @Override
     public void close() throws Exception {
-        try {
-            for (WaldenServer s : servers.values()) {
+        Exception failed = null;
+        for (WaldenServer s : servers.values()) {
+            try {
                 s.close();
+            } catch (Exception e) {
+                failed = withSuppressed(failed, e);
             }
-            servers.clear();
-        } finally {
-            zk.close();
         }
+        servers.clear();
+        try {
+            zk.close();
+        } catch (Exception e) {
+            failed = withSuppressed(failed, e);
+        }
+        if (failed != null) {
+            throw failed;
+        }
+    }
+
+    /** The first failure, with the later ones added to it. */
+    private static Exception withSuppressed(Exception first, Exception later) {
+        if (first == null) {
+            return later;
+        }
+        first.addSuppressed(later);
+        return first;
     }
 }
