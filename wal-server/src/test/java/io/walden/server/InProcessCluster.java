@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Walden servers in this JVM that form one cluster ({@code --cluster}) on a ZooKeeper of their own (curator-test's, on
@@ -28,8 +29,11 @@ import java.util.TreeMap;
 final class InProcessCluster implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    private static final AtomicInteger CLUSTERS = new AtomicInteger();
+
     private final Path work;
     private final TestingServer zk;
+    private final String clusterName = "test" + CLUSTERS.incrementAndGet();
     /** The servers running, by name, in name order. */
     private final Map<String, WaldenServer> servers = new TreeMap<>();
     private final HttpClient http = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NORMAL)
@@ -41,11 +45,20 @@ final class InProcessCluster implements AutoCloseable {
         this.zk = new TestingServer(true);
     }
 
+    /**
+     * The cluster's name, this object's own: Helix keeps state per cluster name in the JVM (its controllers' event
+     * processors are named by it), and in-process clusters of the same name on different ZooKeepers, in tests that
+     * run side by side, disturbed each other's placements.
+     */
+    String name() {
+        return clusterName;
+    }
+
     /** Starts server {@code name} in the cluster, with {@code settings} (serve's flags' names) beside the cluster's. */
     void start(String name, Map<String, String> settings) throws InterruptedException {
         Map<String, String> all = new HashMap<>(Map.of("data-dir", work.resolve(name).toString(), "http", "127.0.0.1:0",
                 "replication-listen", "127.0.0.1:0", "name", name,
-                "cluster", "zk://" + zk.getConnectString() + "/walden/test"));
+                "cluster", "zk://" + zk.getConnectString() + "/walden/" + name()));
         all.putAll(settings);
         servers.put(name, new WaldenServer(ServerConfig.load(null, all)).start());
     }
