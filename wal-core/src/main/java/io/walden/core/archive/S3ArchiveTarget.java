@@ -57,8 +57,9 @@ import java.util.Map;
  * connect is given up after {@link #CONNECT_TIMEOUT}, a response that stays silent after {@link Limits#read()}, and
  * an upload attempt after {@link Limits#uploadAttempt(long)} (its size at the slowest rate we still accept, plus a
  * margin): a socket write has no timeout in {@code HttpURLConnection}, so the SDK's attempt timeout aborts the
- * connection instead. The SDK tries a call a few times (its default retry policy). A store that refuses connections
- * fails each try at once.
+ * connection instead. The SDK tries a call a few times (its default retry policy), and the archiver's turns wait for
+ * it meanwhile ({@link Limits#DEFAULT} says how long that can be). A store that refuses connections fails each try at
+ * once.
  *
  * <p>Thread-safety: safe for concurrent use (the SDK client is).
  */
@@ -86,8 +87,8 @@ public final class S3ArchiveTarget implements ArchiveTarget {
 
         Limits {
             if (read.isNegative() || uploadMargin.isNegative() || slowestUploadBytesPerSecond <= 0) {
-                throw new IllegalArgumentException("S3 call limits must be positive: " + read + ", " + uploadMargin
-                        + ", " + slowestUploadBytesPerSecond + " B/s");
+                throw new IllegalArgumentException("S3 call limits: times not negative, a rate above zero, not "
+                        + read + ", " + uploadMargin + ", " + slowestUploadBytesPerSecond + " B/s");
             }
         }
 
