@@ -31,6 +31,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.walden.core.Eventually.waitUntil;
 import static io.walden.core.TestLogs.payloads;
@@ -45,6 +46,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(60)
 @Execution(ExecutionMode.CONCURRENT) // beside the other test classes: it mostly waits on ZooKeeper and Helix
 class ClusterFailoverTest {
+    private static final AtomicInteger CLUSTERS = new AtomicInteger();
     @TempDir
     Path work;
     private TestingServer zk;
@@ -115,7 +117,8 @@ class ClusterFailoverTest {
     @BeforeEach
     void startZooKeeper() throws Exception {
         zk = new TestingServer(true);
-        address = ClusterAddress.parse("zk://" + zk.getConnectString() + "/walden/failover");
+        // A name of its own: Helix keeps state per cluster name in the JVM, and this class's tests run side by side.
+        address = ClusterAddress.parse("zk://" + zk.getConnectString() + "/walden/failover" + CLUSTERS.incrementAndGet());
     }
 
     @AfterEach
