@@ -33,6 +33,12 @@ final class InProcessCluster implements AutoCloseable {
 
     private final Path work;
     private final TestingServer zk;
+    /**
+     * The cluster's name, this object's own: in-process clusters of one name on different ZooKeepers, in tests that ran
+     * side by side, disturbed each other's placements (ClusterServeTest's third copy was never placed, most runs
+     * beside ClusterArchiveTest; never since the names differ). Helix names per-JVM threads and state by cluster name;
+     * which of it was shared we did not trace.
+     */
     private final String clusterName = "test" + CLUSTERS.incrementAndGet();
     /** The servers running, by name, in name order. */
     private final Map<String, WaldenServer> servers = new TreeMap<>();
@@ -45,20 +51,11 @@ final class InProcessCluster implements AutoCloseable {
         this.zk = new TestingServer(true);
     }
 
-    /**
-     * The cluster's name, this object's own: Helix keeps state per cluster name in the JVM (its controllers' event
-     * processors are named by it), and in-process clusters of the same name on different ZooKeepers, in tests that
-     * run side by side, disturbed each other's placements.
-     */
-    String name() {
-        return clusterName;
-    }
-
     /** Starts server {@code name} in the cluster, with {@code settings} (serve's flags' names) beside the cluster's. */
     void start(String name, Map<String, String> settings) throws InterruptedException {
         Map<String, String> all = new HashMap<>(Map.of("data-dir", work.resolve(name).toString(), "http", "127.0.0.1:0",
                 "replication-listen", "127.0.0.1:0", "name", name,
-                "cluster", "zk://" + zk.getConnectString() + "/walden/" + name()));
+                "cluster", "zk://" + zk.getConnectString() + "/walden/" + clusterName));
         all.putAll(settings);
         servers.put(name, new WaldenServer(ServerConfig.load(null, all)).start());
     }

@@ -117,7 +117,8 @@ class ClusterFailoverTest {
     @BeforeEach
     void startZooKeeper() throws Exception {
         zk = new TestingServer(true);
-        // A name of its own: Helix keeps state per cluster name in the JVM, and this class's tests run side by side.
+        // A name of its own, as this class's tests run side by side: in-process clusters of one name disturbed each
+        // other's placements (see InProcessCluster's name).
         address = ClusterAddress.parse("zk://" + zk.getConnectString() + "/walden/failover" + CLUSTERS.incrementAndGet());
     }
 
